@@ -1,0 +1,129 @@
+/* The native-queue interface every backend implements.
+ *
+ * The core owns all policy (the pool, streams, publication, validation);
+ * a backend only translates these calls into its runtime's and its errors
+ * into hrx_status_t. Arguments reaching a backend have been validated by the
+ * core: pointers are in bounds, lengths are non-zero, copies do not overlap.
+ *
+ * Threading: every entry point may be called from any thread, concurrently,
+ * including on the same queue. A backend never calls back into the core and
+ * never touches Python.
+ */
+#ifndef HRX_BACKENDS_BACKEND_H_
+#define HRX_BACKENDS_BACKEND_H_
+
+#include "hrx.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct hrx_backend_vtable_s hrx_backend_vtable_t;
+
+/* A backend's device. Backends embed this as their struct's first member. */
+typedef struct hrx_backend_device_s {
+  const hrx_backend_vtable_t* vtable;
+} hrx_backend_device_t;
+
+/* Opaque per-backend objects. */
+typedef struct hrx_native_queue_s hrx_native_queue_t;
+typedef struct hrx_native_event_s hrx_native_event_t;
+
+/* Static description of a backend: how to load it and open its devices. */
+typedef struct hrx_backend_s {
+  const char* name;
+  /* Loads the runtime once per process (thread-safe, idempotent) and returns
+   * the number of devices. A failure explains why the backend is unusable:
+   * UNAVAILABLE with the loader's or runtime's message. */
+  hrx_status_t (*load)(int* out_device_count);
+  /* Opens device `index` (already checked against the count). */
+  hrx_status_t (*device_open)(int index, hrx_backend_device_t** out_device);
+} hrx_backend_t;
+
+extern const hrx_backend_t hrx_host_backend;
+extern const hrx_backend_t hrx_hip_backend;
+
+/* A ticket names a submitted command on a queue. Backends that can name
+ * their commands (host) return increasing tickets; others return 0. The core
+ * only hands tickets back to event_record. */
+typedef uint64_t hrx_ticket_t;
+
+struct hrx_backend_vtable_s {
+  /* Frees the device. Every queue and event of it has been destroyed and
+   * every allocation freed before this is called. */
+  void (*destroy)(hrx_backend_device_t* device);
+  hrx_status_t (*query_info)(hrx_backend_device_t* device,
+                             hrx_device_info_t* out_info);
+  hrx_status_t (*query_free_memory)(hrx_backend_device_t* device,
+                                    uint64_t* out_free_bytes);
+
+  /* Queues. A refused queue (capacity) is RESOURCE_EXHAUSTED carrying the
+   * runtime's message, and leaves nothing behind. queue_destroy first waits
+   * for the queue's submitted work. */
+  hrx_status_t (*queue_create)(hrx_backend_device_t* device,
+                               hrx_native_queue_t** out_queue);
+  void (*queue_destroy)(hrx_backend_device_t* device, hrx_native_queue_t* queue);
+  void* (*queue_native_handle)(hrx_native_queue_t* queue);
+  /* Blocks until everything submitted to the queue so far is done. */
+  hrx_status_t (*queue_synchronize)(hrx_backend_device_t* device,
+                                    hrx_native_queue_t* queue);
+
+  /* Device memory. free() does not return the memory until no work
+   * submitted before the call, on any queue, can still touch it (it may
+   * block until then, as cudaFree and hipFree do). */
+  hrx_status_t (*alloc)(hrx_backend_device_t* device, uint64_t size,
+                        void** out_ptr);
+  void (*free)(hrx_backend_device_t* device, void* ptr);
+  /* Host memory the device can transfer to and from asynchronously (pinned
+   * on GPUs). host_free has the same deferral rule as free. */
+  hrx_status_t (*host_alloc)(hrx_backend_device_t* device, uint64_t size,
+                             void** out_ptr);
+  void (*host_free)(hrx_backend_device_t* device, void* ptr);
+
+  /* Asynchronous commands, executed in submission order on the queue. A
+   * command is published once the call returns successfully; on failure
+   * nothing was submitted. out_ticket may be NULL. */
+  hrx_status_t (*copy)(hrx_backend_device_t* device, hrx_native_queue_t* queue,
+                       void* dst, const void* src, uint64_t length,
+                       hrx_ticket_t* out_ticket);
+  hrx_status_t (*fill)(hrx_backend_device_t* device, hrx_native_queue_t* queue,
+                       void* dst, uint8_t byte, uint64_t length,
+                       hrx_ticket_t* out_ticket);
+  /* host_src is borrowed only for the duration of the call: the backend
+   * copies or stages it before returning. */
+  hrx_status_t (*upload)(hrx_backend_device_t* device,
+                         hrx_native_queue_t* queue, void* dst,
+                         const void* host_src, uint64_t length,
+                         hrx_ticket_t* out_ticket);
+  /* host_dst comes from host_alloc and stays valid until the command is
+   * done. */
+  hrx_status_t (*download)(hrx_backend_device_t* device,
+                           hrx_native_queue_t* queue, void* host_dst,
+                           const void* src, uint64_t length,
+                           hrx_ticket_t* out_ticket);
+
+  /* Events. event_record makes the event complete once the queue's work up
+   * to and including `ticket` is done (a backend without tickets records at
+   * the queue's current end, which includes that work). It must not wait for
+   * space in the queue. queue_wait_event makes later work on the queue wait
+   * on the device for the event's last record. */
+  hrx_status_t (*event_create)(hrx_backend_device_t* device,
+                               hrx_native_event_t** out_event);
+  void (*event_destroy)(hrx_backend_device_t* device, hrx_native_event_t* event);
+  hrx_status_t (*event_record)(hrx_backend_device_t* device,
+                               hrx_native_queue_t* queue,
+                               hrx_native_event_t* event, hrx_ticket_t ticket);
+  hrx_status_t (*queue_wait_event)(hrx_backend_device_t* device,
+                                   hrx_native_queue_t* queue,
+                                   hrx_native_event_t* event);
+  hrx_status_t (*event_query)(hrx_backend_device_t* device,
+                              hrx_native_event_t* event, bool* out_done);
+  hrx_status_t (*event_synchronize)(hrx_backend_device_t* device,
+                                    hrx_native_event_t* event);
+};
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* HRX_BACKENDS_BACKEND_H_ */

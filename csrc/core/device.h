@@ -1,0 +1,24 @@
+/* The live device: one per (backend, index) while any object of it is alive.
+ * It owns the backend device and the queue pool. Internal to the core. */
+#ifndef HRX_CORE_DEVICE_H_
+#define HRX_CORE_DEVICE_H_
+
+#include "backends/backend.h"
+#include "hrx.h"
+#include "queue_pool.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The backend device (borrowed; lives as long as the device). */
+hrx_backend_device_t* hrx_device_backend(hrx_device_t* device);
+/* The device's queue pool (borrowed; lives as long as the device). */
+hrx_queue_pool_t* hrx_device_pool(hrx_device_t* device);
+const hrx_device_info_t* hrx_device_info(hrx_device_t* device);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* HRX_CORE_DEVICE_H_ */

@@ -1,0 +1,227 @@
+/* hrx: a GPU stream runtime whose logical streams share a pool of native
+ * queues. This is the only public header of the C core.
+ *
+ * Conventions (every function below follows them):
+ * - Fallible calls return hrx_status_t: NULL means success; otherwise the
+ *   caller owns the status and must hrx_status_free() it.
+ * - out_* parameters are written only on success ("out is unchanged on
+ *   failure").
+ * - Heap objects are reference counted: create and open calls return a retained
+ *   object, retain adds a reference, release drops one; release(NULL) is a
+ *   no-op.
+ * - Every object of a device retains its device, so the live device stays
+ *   alive while any stream, buffer, event or fabric queue of it is alive.
+ * - Thread safety: every function may be called from any thread, unless its
+ *   comment says otherwise. Blocking calls are marked "blocks".
+ * - Bad arguments are rejected before any work is submitted.
+ */
+#ifndef HRX_H_
+#define HRX_H_
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ------------------------------------------------------------------ status */
+
+typedef enum hrx_status_code_e {
+  HRX_STATUS_OK = 0,
+  HRX_STATUS_INVALID_ARGUMENT = 1,
+  HRX_STATUS_BUSY = 2,
+  HRX_STATUS_OUT_OF_MEMORY = 3,
+  HRX_STATUS_UNAVAILABLE = 4,
+  HRX_STATUS_RESOURCE_EXHAUSTED = 5,
+  HRX_STATUS_OUT_OF_RANGE = 6,
+  HRX_STATUS_FAILED_PRECONDITION = 7,
+  HRX_STATUS_DEVICE_ERROR = 8,
+} hrx_status_code_t;
+
+typedef struct hrx_status_s* hrx_status_t;
+
+hrx_status_code_t hrx_status_code(hrx_status_t status);
+/* Borrowed; valid until the status is freed. "" for NULL. */
+const char* hrx_status_message(hrx_status_t status);
+const char* hrx_status_code_name(hrx_status_code_t code);
+void hrx_status_free(hrx_status_t status);
+
+/* ------------------------------------------------------------------ backends */
+
+/* Names of the compiled-in backends, in automatic-selection order
+ * ("hip", "host"). Returns the count; names are static strings. */
+int hrx_backend_names(const char* const** out_names);
+
+/* Loads the backend (once per process) and reports whether it can open a
+ * device. On false, out_reason (if not NULL) receives the loader's or the
+ * runtime's own message, truncated to reason_capacity. */
+bool hrx_backend_probe(const char* name, char* out_reason,
+                       size_t reason_capacity);
+
+/* ------------------------------------------------------------------ device */
+
+typedef struct hrx_device_s hrx_device_t;
+
+/* Opens the live device (backend, index). backend NULL selects:
+ * $HRX_BACKEND if set, else the first backend whose probe succeeds.
+ * Handles of the same (backend, index) share one live device while any
+ * object of it is alive; once the last is released it is torn down and the
+ * next open starts fresh (pool size back to the default). */
+hrx_status_t hrx_device_open(const char* backend, int index,
+                             hrx_device_t** out_device);
+void hrx_device_retain(hrx_device_t* device);
+void hrx_device_release(hrx_device_t* device);
+
+typedef struct hrx_device_info_s {
+  char backend[16];     /* "hip", "host" */
+  int index;
+  char name[256];       /* "NVIDIA H200", "host (8 logical CPUs)" */
+  char target[64];      /* "sm_90", "gfx1151", "host-x86_64" */
+  char runtime[128];    /* runtime library and version */
+  uint64_t total_memory;
+  int max_native_queues;  /* 0 when the runtime states no limit */
+} hrx_device_info_t;
+
+hrx_status_t hrx_device_query_info(hrx_device_t* device,
+                                   hrx_device_info_t* out_info);
+hrx_status_t hrx_device_query_free_memory(hrx_device_t* device,
+                                          uint64_t* out_free_bytes);
+/* Blocks until all work submitted to every queue of the device is done. */
+hrx_status_t hrx_device_synchronize(hrx_device_t* device);
+
+/* ------------------------------------------------------------------ pool */
+
+#define HRX_DEFAULT_STREAM_QUEUE_COUNT 8
+#define HRX_MAX_STREAM_QUEUE_COUNT 64
+
+/* Sets the live device's pool size. Rules (the pool contract):
+ * - count must be in [1, HRX_MAX_STREAM_QUEUE_COUNT], else INVALID_ARGUMENT
+ *   (also after first use);
+ * - the current value is always accepted;
+ * - a different value after first use (the first successful creation of a
+ *   pool queue) is BUSY, even once every stream has been released. */
+hrx_status_t hrx_device_set_stream_queue_count(hrx_device_t* device,
+                                               int64_t count);
+int hrx_device_stream_queue_count(hrx_device_t* device);
+
+typedef struct hrx_pool_info_s {
+  int queue_count;       /* configured pool size */
+  int queues_created;    /* native pool queues created so far (lazy) */
+  int next_slot;         /* slot the next pool stream will get */
+  bool first_use;        /* a pool queue has been created */
+  int live_streams;      /* pool streams alive */
+  int fabric_queues;     /* live queues outside the pool */
+} hrx_pool_info_t;
+
+void hrx_device_query_pool(hrx_device_t* device, hrx_pool_info_t* out_info);
+
+/* ------------------------------------------------------------------ buffer */
+
+typedef struct hrx_buffer_s hrx_buffer_t;
+
+/* Allocates device memory, usable by every stream of the device. Its memory
+ * is returned only once no submitted work can still touch it. */
+hrx_status_t hrx_buffer_allocate(hrx_device_t* device, uint64_t size,
+                                 hrx_buffer_t** out_buffer);
+void hrx_buffer_retain(hrx_buffer_t* buffer);
+void hrx_buffer_release(hrx_buffer_t* buffer);
+uint64_t hrx_buffer_size(const hrx_buffer_t* buffer);
+hrx_device_t* hrx_buffer_device(const hrx_buffer_t* buffer); /* borrowed */
+/* The native device address (a host pointer on the host backend). */
+void* hrx_buffer_native_pointer(const hrx_buffer_t* buffer);
+
+/* A byte range of a buffer. Views are plain values; the buffer they name must
+ * be kept alive by whoever holds the view. */
+typedef struct hrx_view_s {
+  hrx_buffer_t* buffer;  /* borrowed */
+  uint64_t offset;
+  uint64_t length;
+} hrx_view_t;
+
+/* Checks offset + length against the buffer without overflow. */
+hrx_status_t hrx_view_make(hrx_buffer_t* buffer, uint64_t offset,
+                           uint64_t length, hrx_view_t* out_view);
+
+/* ------------------------------------------------------------------ event */
+
+typedef struct hrx_event_s hrx_event_t;
+
+void hrx_event_retain(hrx_event_t* event);
+void hrx_event_release(hrx_event_t* event);
+hrx_device_t* hrx_event_device(const hrx_event_t* event); /* borrowed */
+hrx_status_t hrx_event_query(hrx_event_t* event, bool* out_done);
+/* Blocks until the work the event snapshots is complete. */
+hrx_status_t hrx_event_synchronize(hrx_event_t* event);
+
+/* ------------------------------------------------------------------ stream */
+
+typedef struct hrx_stream_s hrx_stream_t;
+
+/* A pool stream: takes the pool's next slot round-robin, creating that
+ * slot's native queue on first need. If the native runtime refuses the
+ * queue, the error carries its message, the cursor does not advance and
+ * nothing is left behind. */
+hrx_status_t hrx_stream_create(hrx_device_t* device, hrx_stream_t** out_stream);
+/* A stream with its own native queue outside the pool (hrx.fabric.Queue):
+ * no slot, no effect on the pool setting or its first use. */
+hrx_status_t hrx_stream_create_dedicated(hrx_device_t* device,
+                                         hrx_stream_t** out_stream);
+void hrx_stream_retain(hrx_stream_t* stream);
+/* Releasing the last reference publishes pending work; the work still
+ * completes, and its buffers stay alive until it has. */
+void hrx_stream_release(hrx_stream_t* stream);
+hrx_device_t* hrx_stream_device(const hrx_stream_t* stream); /* borrowed */
+/* Pool slot of the stream's queue; -1 for a dedicated stream. */
+int hrx_stream_queue_index(const hrx_stream_t* stream);
+/* The native queue handle (hipStream_t / cudaStream_t, or the host queue). */
+void* hrx_stream_native_handle(const hrx_stream_t* stream);
+
+/* Work is executed in submission order on the stream. dst and src must be
+ * non-empty, of equal length, on the stream's device and not overlap. */
+hrx_status_t hrx_stream_copy(hrx_stream_t* stream, hrx_view_t dst,
+                             hrx_view_t src);
+hrx_status_t hrx_stream_fill(hrx_stream_t* stream, hrx_view_t dst,
+                             uint8_t byte);
+/* Copies `length` bytes from host memory into dst. The host memory is read
+ * before the call returns; the caller may reuse it at once. length must
+ * equal dst.length. */
+hrx_status_t hrx_stream_upload(hrx_stream_t* stream, hrx_view_t dst,
+                               const void* data, uint64_t length);
+
+/* An asynchronous device-to-host read. */
+typedef struct hrx_readback_s hrx_readback_t;
+hrx_status_t hrx_stream_read(hrx_stream_t* stream, hrx_view_t src,
+                             hrx_readback_t** out_readback);
+void hrx_readback_release(hrx_readback_t* readback);
+uint64_t hrx_readback_length(const hrx_readback_t* readback);
+hrx_status_t hrx_readback_query(hrx_readback_t* readback, bool* out_done);
+/* Blocks until the read is complete, then returns the bytes (borrowed; valid
+ * until the readback is released). */
+hrx_status_t hrx_readback_wait(hrx_readback_t* readback,
+                               const uint8_t** out_bytes);
+/* Blocks; reads src into out (capacity bytes, at least src.length). */
+hrx_status_t hrx_stream_read_blocking(hrx_stream_t* stream, hrx_view_t src,
+                                      void* out, uint64_t capacity);
+
+/* Blocks until all work published on the stream is done. */
+hrx_status_t hrx_stream_synchronize(hrx_stream_t* stream);
+/* An event that completes when all work published so far on the stream is
+ * done. Never waits behind a producer blocked on a full queue. */
+hrx_status_t hrx_stream_record_event(hrx_stream_t* stream,
+                                     hrx_event_t** out_event);
+/* Device-side wait: later work on the stream (and on every stream sharing
+ * its queue) starts after the event completes. */
+hrx_status_t hrx_stream_wait_event(hrx_stream_t* stream, hrx_event_t* event);
+
+/* ------------------------------------------------------------------ time */
+
+/* Monotonic nanoseconds, for benchmarks and timeouts. */
+uint64_t hrx_now_ns(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* HRX_H_ */
