@@ -88,7 +88,8 @@ hrx_status_t hrx_device_query_info(hrx_device_t* device,
                                    hrx_device_info_t* out_info);
 hrx_status_t hrx_device_query_free_memory(hrx_device_t* device,
                                           uint64_t* out_free_bytes);
-/* Blocks until all work submitted to every queue of the device is done. */
+/* Blocks until all work submitted so far to the device's pool queues is
+ * done (fabric queues are synchronized through their own stream). */
 hrx_status_t hrx_device_synchronize(hrx_device_t* device);
 
 /* ------------------------------------------------------------------ pool */

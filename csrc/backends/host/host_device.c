@@ -1,0 +1,423 @@
+/* The host backend: a real CPU device. Memory is host memory; each native
+ * queue is a worker thread (host_queue.c); events are (queue, ticket)
+ * completion markers.
+ *
+ * Environment (read when a device is opened):
+ *   HRX_HOST_DEVICE_COUNT  devices the backend reports (default 1, max 64)
+ *   HRX_HOST_MAX_QUEUES    live native queues a device accepts (default
+ *                          unlimited); more is refused like a GPU runtime
+ *                          refuses a queue, to test the pool's capacity rule
+ *   HRX_HOST_RING_CAPACITY commands a queue holds before producers wait
+ *                          (default 1024)
+ *   HRX_HOST_SPIN_US       how long an idle worker spins before parking
+ *                          (default 50) */
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include "backends/backend.h"
+#include "core/status.h"
+#include "host_queue.h"
+
+typedef struct hrx_host_device_s {
+  hrx_backend_device_t base;
+  int index;
+  pthread_mutex_t mutex;
+  int max_queues;                /* 0: unlimited */
+  uint32_t ring_capacity;
+  int queue_count;               /* live queues; guarded by mutex */
+  int queue_capacity;            /* entries in `queues` */
+  hrx_host_queue_t** queues;     /* live queues, retained; guarded by mutex */
+  hrx_host_spin_budget_t budget;
+} hrx_host_device_t;
+
+/* A native queue handle is the host queue itself. */
+#define HRX_HOST_QUEUE(q) ((hrx_host_queue_t*)(q))
+
+typedef struct hrx_host_event_s {
+  pthread_mutex_t mutex;
+  hrx_host_queue_t* queue;       /* retained; NULL until recorded */
+  uint64_t ticket;
+} hrx_host_event_t;
+
+#define HRX_HOST_EVENT(e) ((hrx_host_event_t*)(e))
+
+static long hrx_env_long(const char* name, long fallback, long min, long max) {
+  const char* text = getenv(name);
+  if (!text || !*text) return fallback;
+  char* end = NULL;
+  errno = 0;
+  long value = strtol(text, &end, 10);
+  if (errno || *end || value < min || value > max) return fallback;
+  return value;
+}
+
+static hrx_host_device_t* hrx_host_device_cast(hrx_backend_device_t* device) {
+  return (hrx_host_device_t*)device;
+}
+
+static void hrx_host_device_destroy(hrx_backend_device_t* base) {
+  hrx_host_device_t* device = hrx_host_device_cast(base);
+  pthread_mutex_destroy(&device->mutex);
+  free(device->queues);
+  free(device);
+}
+
+static hrx_status_t hrx_host_query_info(hrx_backend_device_t* base,
+                                        hrx_device_info_t* out_info) {
+  hrx_host_device_t* device = hrx_host_device_cast(base);
+  memset(out_info, 0, sizeof(*out_info));
+  snprintf(out_info->backend, sizeof(out_info->backend), "host");
+  out_info->index = device->index;
+  long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+  snprintf(out_info->name, sizeof(out_info->name), "host CPU (%ld logical CPUs)",
+           cpus);
+  struct utsname uts;
+  snprintf(out_info->target, sizeof(out_info->target), "host-%.56s",
+           uname(&uts) == 0 ? uts.machine : "unknown");
+  snprintf(out_info->runtime, sizeof(out_info->runtime),
+           "hrx host backend (worker thread per queue)");
+  long pages = sysconf(_SC_PHYS_PAGES);
+  long page_size = sysconf(_SC_PAGE_SIZE);
+  out_info->total_memory =
+      pages > 0 && page_size > 0 ? (uint64_t)pages * (uint64_t)page_size : 0;
+  out_info->max_native_queues = device->max_queues;
+  return NULL;
+}
+
+static hrx_status_t hrx_host_query_free_memory(hrx_backend_device_t* base,
+                                               uint64_t* out_free_bytes) {
+  (void)base;
+  long pages = sysconf(_SC_AVPHYS_PAGES);
+  long page_size = sysconf(_SC_PAGE_SIZE);
+  *out_free_bytes =
+      pages > 0 && page_size > 0 ? (uint64_t)pages * (uint64_t)page_size : 0;
+  return NULL;
+}
+
+static hrx_status_t hrx_host_queue_create_native(hrx_backend_device_t* base,
+                                                 hrx_native_queue_t** out) {
+  hrx_host_device_t* device = hrx_host_device_cast(base);
+  hrx_status_t status = NULL;
+  pthread_mutex_lock(&device->mutex);
+  if (device->max_queues && device->queue_count >= device->max_queues) {
+    status = hrx_make_status(
+        HRX_STATUS_RESOURCE_EXHAUSTED,
+        "host device %d refused a native queue: its limit of %d live queues "
+        "is reached (HRX_HOST_MAX_QUEUES)",
+        device->index, device->max_queues);
+  } else if (device->queue_count == device->queue_capacity) {
+    int capacity = device->queue_capacity ? device->queue_capacity * 2 : 16;
+    hrx_host_queue_t** grown =
+        realloc(device->queues, (size_t)capacity * sizeof(*grown));
+    if (grown) {
+      device->queues = grown;
+      device->queue_capacity = capacity;
+    } else {
+      status = hrx_make_status(HRX_STATUS_OUT_OF_MEMORY,
+                               "cannot grow the host queue list");
+    }
+  }
+  hrx_host_queue_t* queue = NULL;
+  if (!status) {
+    status = hrx_host_queue_create(device->ring_capacity, &device->budget,
+                                   &queue);
+  }
+  if (!status) {
+    hrx_host_queue_retain(queue);
+    device->queues[device->queue_count++] = queue;
+    *out = (hrx_native_queue_t*)queue;
+  }
+  pthread_mutex_unlock(&device->mutex);
+  return status;
+}
+
+static void hrx_host_queue_destroy_native(hrx_backend_device_t* base,
+                                          hrx_native_queue_t* native) {
+  hrx_host_device_t* device = hrx_host_device_cast(base);
+  hrx_host_queue_t* queue = HRX_HOST_QUEUE(native);
+  pthread_mutex_lock(&device->mutex);
+  for (int i = 0; i < device->queue_count; ++i) {
+    if (device->queues[i] == queue) {
+      device->queues[i] = device->queues[--device->queue_count];
+      break;
+    }
+  }
+  pthread_mutex_unlock(&device->mutex);
+  hrx_host_queue_shutdown(queue);
+  hrx_host_queue_release(queue);
+}
+
+static void* hrx_host_queue_native_handle(hrx_native_queue_t* queue) {
+  return queue;
+}
+
+static hrx_status_t hrx_host_queue_synchronize(hrx_backend_device_t* base,
+                                               hrx_native_queue_t* native) {
+  (void)base;
+  hrx_host_queue_t* queue = HRX_HOST_QUEUE(native);
+  hrx_host_queue_wait(queue, hrx_host_queue_tail(queue));
+  return NULL;
+}
+
+static hrx_status_t hrx_host_alloc(hrx_backend_device_t* base, uint64_t size,
+                                   void** out_ptr) {
+  (void)base;
+  uint64_t rounded = (size + 63) & ~(uint64_t)63;
+  void* ptr = rounded >= size ? aligned_alloc(64, rounded) : NULL;
+  if (!ptr) {
+    return hrx_make_status(HRX_STATUS_OUT_OF_MEMORY,
+                           "host allocation of %llu bytes failed",
+                           (unsigned long long)size);
+  }
+  *out_ptr = ptr;
+  return NULL;
+}
+
+/* Waits for every command submitted so far on every live queue: after that,
+ * no earlier work can touch the memory (the rule cudaFree follows). */
+static void hrx_host_free(hrx_backend_device_t* base, void* ptr) {
+  hrx_host_device_t* device = hrx_host_device_cast(base);
+  if (!ptr) return;
+  pthread_mutex_lock(&device->mutex);
+  int n = device->queue_count;
+  hrx_host_queue_t** queues = n ? malloc((size_t)n * sizeof(*queues)) : NULL;
+  uint64_t* tails = n ? malloc((size_t)n * sizeof(*tails)) : NULL;
+  if (n && (!queues || !tails)) {
+    /* Cannot snapshot: wait under the lock instead (slower, still safe). */
+    for (int i = 0; i < n; ++i) {
+      hrx_host_queue_wait(device->queues[i],
+                          hrx_host_queue_tail(device->queues[i]));
+    }
+    pthread_mutex_unlock(&device->mutex);
+    free(queues);
+    free(tails);
+    free(ptr);
+    return;
+  }
+  for (int i = 0; i < n; ++i) {
+    queues[i] = device->queues[i];
+    hrx_host_queue_retain(queues[i]);
+    tails[i] = hrx_host_queue_tail(queues[i]);
+  }
+  pthread_mutex_unlock(&device->mutex);
+  for (int i = 0; i < n; ++i) {
+    hrx_host_queue_wait(queues[i], tails[i]);
+    hrx_host_queue_release(queues[i]);
+  }
+  free(queues);
+  free(tails);
+  free(ptr);
+}
+
+static hrx_status_t hrx_host_submit(hrx_native_queue_t* native,
+                                    const hrx_host_command_t* command,
+                                    hrx_ticket_t* out_ticket) {
+  uint64_t ticket = 0;
+  HRX_RETURN_IF_ERROR(
+      hrx_host_queue_submit(HRX_HOST_QUEUE(native), command, &ticket));
+  if (out_ticket) *out_ticket = ticket;
+  return NULL;
+}
+
+static hrx_status_t hrx_host_copy(hrx_backend_device_t* base,
+                                  hrx_native_queue_t* queue, void* dst,
+                                  const void* src, uint64_t length,
+                                  hrx_ticket_t* out_ticket) {
+  (void)base;
+  hrx_host_command_t command = {.kind = HRX_HOST_COMMAND_COPY,
+                                .dst = dst, .src = src, .length = length};
+  return hrx_host_submit(queue, &command, out_ticket);
+}
+
+static hrx_status_t hrx_host_fill(hrx_backend_device_t* base,
+                                  hrx_native_queue_t* queue, void* dst,
+                                  uint8_t byte, uint64_t length,
+                                  hrx_ticket_t* out_ticket) {
+  (void)base;
+  hrx_host_command_t command = {.kind = HRX_HOST_COMMAND_FILL,
+                                .dst = dst, .byte = byte, .length = length};
+  return hrx_host_submit(queue, &command, out_ticket);
+}
+
+static hrx_status_t hrx_host_upload(hrx_backend_device_t* base,
+                                    hrx_native_queue_t* queue, void* dst,
+                                    const void* host_src, uint64_t length,
+                                    hrx_ticket_t* out_ticket) {
+  (void)base;
+  /* The caller may reuse host_src as soon as we return: stage a copy. */
+  void* staging = malloc(length);
+  if (!staging) {
+    return hrx_make_status(HRX_STATUS_OUT_OF_MEMORY,
+                           "cannot stage an upload of %llu bytes",
+                           (unsigned long long)length);
+  }
+  memcpy(staging, host_src, length);
+  hrx_host_command_t command = {.kind = HRX_HOST_COMMAND_COPY, .dst = dst,
+                                .src = staging, .length = length,
+                                .owned = staging};
+  return hrx_host_submit(queue, &command, out_ticket);
+}
+
+static hrx_status_t hrx_host_download(hrx_backend_device_t* base,
+                                      hrx_native_queue_t* queue,
+                                      void* host_dst, const void* src,
+                                      uint64_t length,
+                                      hrx_ticket_t* out_ticket) {
+  return hrx_host_copy(base, queue, host_dst, src, length, out_ticket);
+}
+
+static hrx_status_t hrx_host_event_create(hrx_backend_device_t* base,
+                                          hrx_native_event_t** out_event) {
+  (void)base;
+  hrx_host_event_t* event = calloc(1, sizeof(*event));
+  if (!event) {
+    return hrx_make_status(HRX_STATUS_OUT_OF_MEMORY, "cannot allocate event");
+  }
+  pthread_mutex_init(&event->mutex, NULL);
+  *out_event = (hrx_native_event_t*)event;
+  return NULL;
+}
+
+static void hrx_host_event_destroy(hrx_backend_device_t* base,
+                                   hrx_native_event_t* native) {
+  (void)base;
+  hrx_host_event_t* event = HRX_HOST_EVENT(native);
+  hrx_host_queue_release(event->queue);
+  pthread_mutex_destroy(&event->mutex);
+  free(event);
+}
+
+/* Records at the queue's current end: every command accepted so far, which
+ * includes the ticket the core names. */
+static hrx_status_t hrx_host_event_record(hrx_backend_device_t* base,
+                                          hrx_native_queue_t* native,
+                                          hrx_native_event_t* native_event,
+                                          hrx_ticket_t ticket) {
+  (void)base;
+  (void)ticket;
+  hrx_host_queue_t* queue = HRX_HOST_QUEUE(native);
+  hrx_host_event_t* event = HRX_HOST_EVENT(native_event);
+  hrx_host_queue_retain(queue);
+  pthread_mutex_lock(&event->mutex);
+  hrx_host_queue_t* previous = event->queue;
+  event->queue = queue;
+  event->ticket = hrx_host_queue_tail(queue);
+  pthread_mutex_unlock(&event->mutex);
+  hrx_host_queue_release(previous);
+  return NULL;
+}
+
+/* Copies out the event's last record (queue retained), or NULL. */
+static hrx_host_queue_t* hrx_host_event_snapshot(hrx_host_event_t* event,
+                                                 uint64_t* out_ticket) {
+  pthread_mutex_lock(&event->mutex);
+  hrx_host_queue_t* queue = event->queue;
+  if (queue) hrx_host_queue_retain(queue);
+  *out_ticket = event->ticket;
+  pthread_mutex_unlock(&event->mutex);
+  return queue;
+}
+
+static hrx_status_t hrx_host_queue_wait_event(hrx_backend_device_t* base,
+                                              hrx_native_queue_t* queue,
+                                              hrx_native_event_t* native_event) {
+  (void)base;
+  uint64_t ticket = 0;
+  hrx_host_queue_t* target =
+      hrx_host_event_snapshot(HRX_HOST_EVENT(native_event), &ticket);
+  if (!target) return NULL; /* never recorded: nothing to wait for */
+  if (hrx_host_queue_is_complete(target, ticket)) {
+    hrx_host_queue_release(target);
+    return NULL;
+  }
+  hrx_host_command_t command = {.kind = HRX_HOST_COMMAND_WAIT,
+                                .wait_queue = target, .wait_ticket = ticket};
+  return hrx_host_submit(queue, &command, NULL);
+}
+
+static hrx_status_t hrx_host_event_query(hrx_backend_device_t* base,
+                                         hrx_native_event_t* native_event,
+                                         bool* out_done) {
+  (void)base;
+  uint64_t ticket = 0;
+  hrx_host_queue_t* queue =
+      hrx_host_event_snapshot(HRX_HOST_EVENT(native_event), &ticket);
+  *out_done = !queue || hrx_host_queue_is_complete(queue, ticket);
+  hrx_host_queue_release(queue);
+  return NULL;
+}
+
+static hrx_status_t hrx_host_event_synchronize(hrx_backend_device_t* base,
+                                               hrx_native_event_t* native_event) {
+  (void)base;
+  uint64_t ticket = 0;
+  hrx_host_queue_t* queue =
+      hrx_host_event_snapshot(HRX_HOST_EVENT(native_event), &ticket);
+  if (queue) {
+    hrx_host_queue_wait(queue, ticket);
+    hrx_host_queue_release(queue);
+  }
+  return NULL;
+}
+
+static const hrx_backend_vtable_t hrx_host_vtable = {
+    .destroy = hrx_host_device_destroy,
+    .query_info = hrx_host_query_info,
+    .query_free_memory = hrx_host_query_free_memory,
+    .queue_create = hrx_host_queue_create_native,
+    .queue_destroy = hrx_host_queue_destroy_native,
+    .queue_native_handle = hrx_host_queue_native_handle,
+    .queue_synchronize = hrx_host_queue_synchronize,
+    .alloc = hrx_host_alloc,
+    .free = hrx_host_free,
+    .host_alloc = hrx_host_alloc,
+    .host_free = hrx_host_free,
+    .copy = hrx_host_copy,
+    .fill = hrx_host_fill,
+    .upload = hrx_host_upload,
+    .download = hrx_host_download,
+    .event_create = hrx_host_event_create,
+    .event_destroy = hrx_host_event_destroy,
+    .event_record = hrx_host_event_record,
+    .queue_wait_event = hrx_host_queue_wait_event,
+    .event_query = hrx_host_event_query,
+    .event_synchronize = hrx_host_event_synchronize,
+};
+
+static hrx_status_t hrx_host_load(int* out_device_count) {
+  *out_device_count = (int)hrx_env_long("HRX_HOST_DEVICE_COUNT", 1, 1, 64);
+  return NULL;
+}
+
+static hrx_status_t hrx_host_device_open(int index,
+                                         hrx_backend_device_t** out_device) {
+  hrx_host_device_t* device = calloc(1, sizeof(*device));
+  if (!device) {
+    return hrx_make_status(HRX_STATUS_OUT_OF_MEMORY,
+                           "cannot allocate host device");
+  }
+  device->base.vtable = &hrx_host_vtable;
+  device->index = index;
+  pthread_mutex_init(&device->mutex, NULL);
+  device->max_queues = (int)hrx_env_long("HRX_HOST_MAX_QUEUES", 0, 0, 1 << 20);
+  device->ring_capacity =
+      (uint32_t)hrx_env_long("HRX_HOST_RING_CAPACITY", 1024, 2, 1 << 20);
+  long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+  atomic_init(&device->budget.spinners, 0);
+  device->budget.max_spinners = cpus > 2 ? (int)(cpus - 1) : 1;
+  device->budget.spin_ns =
+      (uint64_t)hrx_env_long("HRX_HOST_SPIN_US", 50, 0, 1000000) * 1000u;
+  *out_device = &device->base;
+  return NULL;
+}
+
+const hrx_backend_t hrx_host_backend = {
+    .name = "host",
+    .load = hrx_host_load,
+    .device_open = hrx_host_device_open,
+};

@@ -1,0 +1,274 @@
+#include "host_queue.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/status.h"
+
+struct hrx_host_queue_s {
+  atomic_int ref_count;            /* creator + retained WAIT commands/events */
+  hrx_host_spin_budget_t* budget;  /* borrowed; the device outlives workers */
+  hrx_host_command_t* ring;        /* owned; capacity entries */
+  uint64_t mask;                   /* capacity - 1 */
+  pthread_mutex_t mutex;
+  pthread_cond_t work_cond;        /* the worker parks here */
+  pthread_cond_t progress_cond;    /* waiters and blocked producers park here */
+  /* Tickets: `submitted` is written by producers under `mutex`; `completed`
+   * only by the thread holding `executing`. Both are read without the lock. */
+  atomic_uint_fast64_t submitted;
+  atomic_uint_fast64_t completed;
+  atomic_int executing;            /* 1 while a thread runs commands */
+  atomic_int sleepers;             /* threads parked on progress_cond */
+  bool worker_parked;              /* guarded by mutex */
+  bool stopping;                   /* guarded by mutex */
+  pthread_t thread;
+};
+
+static inline void hrx_cpu_relax(void) {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  __asm__ __volatile__("yield");
+#endif
+}
+
+static bool hrx_host_queue_has_pending(hrx_host_queue_t* queue) {
+  return atomic_load(&queue->completed) < atomic_load(&queue->submitted);
+}
+
+bool hrx_host_queue_is_complete(hrx_host_queue_t* queue, uint64_t ticket) {
+  return atomic_load(&queue->completed) >= ticket;
+}
+
+uint64_t hrx_host_queue_tail(hrx_host_queue_t* queue) {
+  return atomic_load(&queue->submitted);
+}
+
+/* Wakes the threads parked on progress; called after `completed` moved or
+ * `executing` was released (both seq_cst stores before this load). */
+static void hrx_host_queue_notify_progress(hrx_host_queue_t* queue) {
+  if (atomic_load(&queue->sleepers) > 0) {
+    pthread_mutex_lock(&queue->mutex);
+    pthread_cond_broadcast(&queue->progress_cond);
+    pthread_mutex_unlock(&queue->mutex);
+  }
+}
+
+static void hrx_host_command_run(hrx_host_command_t* command) {
+  switch (command->kind) {
+    case HRX_HOST_COMMAND_COPY:
+      memcpy(command->dst, command->src, command->length);
+      break;
+    case HRX_HOST_COMMAND_FILL:
+      memset(command->dst, command->byte, command->length);
+      break;
+    case HRX_HOST_COMMAND_WAIT:
+      hrx_host_queue_wait(command->wait_queue, command->wait_ticket);
+      break;
+  }
+  free(command->owned);
+  command->owned = NULL;
+  if (command->wait_queue) {
+    hrx_host_queue_release(command->wait_queue);
+    command->wait_queue = NULL;
+  }
+}
+
+/* Runs pending commands up to `target` if no other thread is running this
+ * queue's commands. Returns false when another thread is. */
+static bool hrx_host_queue_try_execute(hrx_host_queue_t* queue,
+                                       uint64_t target) {
+  int expected = 0;
+  if (!atomic_compare_exchange_strong(&queue->executing, &expected, 1)) {
+    return false;
+  }
+  uint64_t done = atomic_load_explicit(&queue->completed, memory_order_relaxed);
+  for (;;) {
+    uint64_t end = atomic_load(&queue->submitted);
+    if (end > target) end = target;
+    if (done >= end) break;
+    hrx_host_command_run(&queue->ring[done & queue->mask]);
+    atomic_store(&queue->completed, ++done);
+    hrx_host_queue_notify_progress(queue);
+  }
+  atomic_store(&queue->executing, 0);
+  hrx_host_queue_notify_progress(queue);
+  if (hrx_host_queue_has_pending(queue)) {
+    /* Work beyond our target: make sure the worker is running. */
+    pthread_mutex_lock(&queue->mutex);
+    if (queue->worker_parked) {
+      queue->worker_parked = false;
+      pthread_cond_signal(&queue->work_cond);
+    }
+    pthread_mutex_unlock(&queue->mutex);
+  }
+  return true;
+}
+
+enum { HRX_HOST_WAIT_SPIN_NS = 20000 };
+
+void hrx_host_queue_wait(hrx_host_queue_t* queue, uint64_t ticket) {
+  while (!hrx_host_queue_is_complete(queue, ticket)) {
+    if (hrx_host_queue_try_execute(queue, ticket)) continue;
+    /* Another thread is executing: spin briefly, then park. */
+    uint64_t start = hrx_now_ns();
+    for (unsigned i = 1; !hrx_host_queue_is_complete(queue, ticket) &&
+                         atomic_load(&queue->executing);
+         ++i) {
+      hrx_cpu_relax();
+      if ((i & 63) == 0 && hrx_now_ns() - start > HRX_HOST_WAIT_SPIN_NS) break;
+    }
+    pthread_mutex_lock(&queue->mutex);
+    atomic_fetch_add(&queue->sleepers, 1);
+    while (!hrx_host_queue_is_complete(queue, ticket) &&
+           atomic_load(&queue->executing)) {
+      pthread_cond_wait(&queue->progress_cond, &queue->mutex);
+    }
+    atomic_fetch_sub(&queue->sleepers, 1);
+    pthread_mutex_unlock(&queue->mutex);
+  }
+}
+
+/* Spins while idle, within the device's spinner budget. Returns true if work
+ * arrived. */
+static bool hrx_host_worker_spin(hrx_host_queue_t* queue) {
+  hrx_host_spin_budget_t* budget = queue->budget;
+  if (atomic_fetch_add(&budget->spinners, 1) >= budget->max_spinners) {
+    atomic_fetch_sub(&budget->spinners, 1);
+    return false;
+  }
+  uint64_t start = hrx_now_ns();
+  bool arrived = false;
+  for (unsigned i = 1;; ++i) {
+    if (hrx_host_queue_has_pending(queue)) {
+      arrived = true;
+      break;
+    }
+    hrx_cpu_relax();
+    if ((i & 63) == 0 && hrx_now_ns() - start > budget->spin_ns) break;
+  }
+  atomic_fetch_sub(&budget->spinners, 1);
+  return arrived;
+}
+
+static void* hrx_host_worker_main(void* arg) {
+  hrx_host_queue_t* queue = arg;
+  for (;;) {
+    hrx_host_queue_try_execute(queue, UINT64_MAX);
+    if (hrx_host_queue_has_pending(queue) && !atomic_load(&queue->executing)) {
+      continue;
+    }
+    if (!hrx_host_queue_has_pending(queue) && hrx_host_worker_spin(queue)) {
+      continue;
+    }
+    pthread_mutex_lock(&queue->mutex);
+    bool runnable =
+        hrx_host_queue_has_pending(queue) && !atomic_load(&queue->executing);
+    if (!runnable) {
+      if (queue->stopping && !hrx_host_queue_has_pending(queue)) {
+        pthread_mutex_unlock(&queue->mutex);
+        break;
+      }
+      queue->worker_parked = true;
+      while (queue->worker_parked && !queue->stopping) {
+        pthread_cond_wait(&queue->work_cond, &queue->mutex);
+      }
+      queue->worker_parked = false;
+    }
+    pthread_mutex_unlock(&queue->mutex);
+  }
+  return NULL;
+}
+
+hrx_status_t hrx_host_queue_create(uint32_t capacity,
+                                   hrx_host_spin_budget_t* budget,
+                                   hrx_host_queue_t** out_queue) {
+  uint64_t rounded = 2;
+  while (rounded < capacity) rounded <<= 1;
+  hrx_host_queue_t* queue = calloc(1, sizeof(*queue));
+  hrx_host_command_t* ring = calloc(rounded, sizeof(*ring));
+  if (!queue || !ring) {
+    free(queue);
+    free(ring);
+    return hrx_make_status(HRX_STATUS_OUT_OF_MEMORY,
+                           "cannot allocate a host queue of %llu commands",
+                           (unsigned long long)rounded);
+  }
+  atomic_init(&queue->ref_count, 1);
+  queue->budget = budget;
+  queue->ring = ring;
+  queue->mask = rounded - 1;
+  pthread_mutex_init(&queue->mutex, NULL);
+  pthread_cond_init(&queue->work_cond, NULL);
+  pthread_cond_init(&queue->progress_cond, NULL);
+  int error = pthread_create(&queue->thread, NULL, hrx_host_worker_main, queue);
+  if (error) {
+    pthread_mutex_destroy(&queue->mutex);
+    pthread_cond_destroy(&queue->work_cond);
+    pthread_cond_destroy(&queue->progress_cond);
+    free(ring);
+    free(queue);
+    return hrx_make_status(HRX_STATUS_RESOURCE_EXHAUSTED,
+                           "cannot start a host queue worker thread: %s",
+                           strerror(error));
+  }
+  *out_queue = queue;
+  return NULL;
+}
+
+void hrx_host_queue_shutdown(hrx_host_queue_t* queue) {
+  pthread_mutex_lock(&queue->mutex);
+  queue->stopping = true;
+  pthread_cond_signal(&queue->work_cond);
+  pthread_mutex_unlock(&queue->mutex);
+  pthread_join(queue->thread, NULL);
+  hrx_host_queue_release(queue);
+}
+
+void hrx_host_queue_retain(hrx_host_queue_t* queue) {
+  atomic_fetch_add_explicit(&queue->ref_count, 1, memory_order_relaxed);
+}
+
+void hrx_host_queue_release(hrx_host_queue_t* queue) {
+  if (!queue) return;
+  if (atomic_fetch_sub_explicit(&queue->ref_count, 1, memory_order_acq_rel) !=
+      1) {
+    return;
+  }
+  pthread_mutex_destroy(&queue->mutex);
+  pthread_cond_destroy(&queue->work_cond);
+  pthread_cond_destroy(&queue->progress_cond);
+  free(queue->ring);
+  free(queue);
+}
+
+hrx_status_t hrx_host_queue_submit(hrx_host_queue_t* queue,
+                                   const hrx_host_command_t* command,
+                                   uint64_t* out_ticket) {
+  pthread_mutex_lock(&queue->mutex);
+  if (queue->stopping) {
+    pthread_mutex_unlock(&queue->mutex);
+    free(command->owned);
+    hrx_host_queue_release(command->wait_queue);
+    return hrx_make_status(HRX_STATUS_FAILED_PRECONDITION,
+                           "host queue is shutting down");
+  }
+  uint64_t ticket = atomic_load(&queue->submitted);
+  if (ticket - atomic_load(&queue->completed) > queue->mask) {
+    /* Full: wait for the executor to make room (never drop, never spin). */
+    atomic_fetch_add(&queue->sleepers, 1);
+    while (ticket - atomic_load(&queue->completed) > queue->mask) {
+      pthread_cond_wait(&queue->progress_cond, &queue->mutex);
+    }
+    atomic_fetch_sub(&queue->sleepers, 1);
+  }
+  queue->ring[ticket & queue->mask] = *command;
+  atomic_store(&queue->submitted, ticket + 1);
+  if (queue->worker_parked) {
+    queue->worker_parked = false;
+    pthread_cond_signal(&queue->work_cond);
+  }
+  pthread_mutex_unlock(&queue->mutex);
+  if (out_ticket) *out_ticket = ticket + 1;
+  return NULL;
+}

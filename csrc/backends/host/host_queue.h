@@ -1,0 +1,68 @@
+/* A host native queue: one worker thread draining a bounded FIFO ring of
+ * commands. Producers that find the ring full wait (never drop). Waiters
+ * (synchronize, event waits, free) help: when the worker is not executing,
+ * the waiting thread runs the queue's pending commands itself, so a copy
+ * followed by a wait costs no thread wake-up. Workers spin briefly before
+ * parking, within a device-wide budget of spinners so that many queues on
+ * few cores do not starve the producers.
+ *
+ * Thread-safe. Never touches Python. */
+#ifndef HRX_BACKENDS_HOST_HOST_QUEUE_H_
+#define HRX_BACKENDS_HOST_HOST_QUEUE_H_
+
+#include <pthread.h>
+#include <stdatomic.h>
+
+#include "backends/backend.h"
+
+typedef struct hrx_host_queue_s hrx_host_queue_t;
+
+/* Spinning policy shared by a device's queues. */
+typedef struct hrx_host_spin_budget_s {
+  atomic_int spinners;    /* workers spinning now */
+  int max_spinners;       /* at most this many spin at once */
+  uint64_t spin_ns;       /* how long one idle spell spins before parking */
+} hrx_host_spin_budget_t;
+
+typedef enum hrx_host_command_kind_e {
+  HRX_HOST_COMMAND_COPY,
+  HRX_HOST_COMMAND_FILL,
+  HRX_HOST_COMMAND_WAIT,
+} hrx_host_command_kind_t;
+
+typedef struct hrx_host_command_s {
+  hrx_host_command_kind_t kind;
+  uint8_t byte;
+  void* dst;
+  const void* src;
+  uint64_t length;
+  void* owned;                 /* freed once executed (upload staging) */
+  hrx_host_queue_t* wait_queue;  /* retained; WAIT: the queue to wait on */
+  uint64_t wait_ticket;          /* WAIT: until it completes this ticket */
+} hrx_host_command_t;
+
+/* Creates a queue and starts its worker. capacity is rounded up to a power
+ * of two. */
+hrx_status_t hrx_host_queue_create(uint32_t capacity,
+                                   hrx_host_spin_budget_t* budget,
+                                   hrx_host_queue_t** out_queue);
+/* Stops accepting work, waits for the submitted work, joins the worker and
+ * drops the creator's reference. */
+void hrx_host_queue_shutdown(hrx_host_queue_t* queue);
+void hrx_host_queue_retain(hrx_host_queue_t* queue);
+void hrx_host_queue_release(hrx_host_queue_t* queue);
+
+/* Appends a command, waiting for space if the ring is full. Takes ownership
+ * of command->owned and of the reference in command->wait_queue (also on
+ * failure). Returns the command's ticket (1, 2, ...) in out_ticket. */
+hrx_status_t hrx_host_queue_submit(hrx_host_queue_t* queue,
+                                   const hrx_host_command_t* command,
+                                   uint64_t* out_ticket);
+
+/* The ticket of the last accepted command (0 when none). */
+uint64_t hrx_host_queue_tail(hrx_host_queue_t* queue);
+bool hrx_host_queue_is_complete(hrx_host_queue_t* queue, uint64_t ticket);
+/* Blocks until the queue has completed `ticket`, helping if it can. */
+void hrx_host_queue_wait(hrx_host_queue_t* queue, uint64_t ticket);
+
+#endif /* HRX_BACKENDS_HOST_HOST_QUEUE_H_ */

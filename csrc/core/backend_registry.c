@@ -1,0 +1,92 @@
+#include "backend_registry.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "status.h"
+
+static const hrx_backend_t* const hrx_backends[] = {&hrx_hip_backend,
+                                                     &hrx_host_backend};
+static const char* const hrx_backend_name_list[] = {"hip", "host"};
+enum { HRX_BACKEND_COUNT = sizeof(hrx_backends) / sizeof(hrx_backends[0]) };
+
+int hrx_backend_names(const char* const** out_names) {
+  *out_names = hrx_backend_name_list;
+  return HRX_BACKEND_COUNT;
+}
+
+const hrx_backend_t* hrx_backend_lookup(const char* name) {
+  for (int i = 0; i < HRX_BACKEND_COUNT; ++i) {
+    if (name && strcmp(hrx_backends[i]->name, name) == 0) return hrx_backends[i];
+  }
+  return NULL;
+}
+
+static hrx_status_t hrx_backend_unknown(const char* name, const char* origin) {
+  return hrx_make_status(HRX_STATUS_INVALID_ARGUMENT,
+                         "unknown backend '%s'%s; expected one of: hip, host",
+                         name, origin);
+}
+
+/* Loads `backend` and checks that it has device `index`. */
+static hrx_status_t hrx_backend_check(const hrx_backend_t* backend, int index) {
+  int count = 0;
+  HRX_RETURN_IF_ERROR(backend->load(&count));
+  if (index < 0 || index >= count) {
+    return hrx_make_status(HRX_STATUS_OUT_OF_RANGE,
+                           "device index %d is out of range: backend '%s' has "
+                           "%d device%s (valid: 0..%d)",
+                           index, backend->name, count, count == 1 ? "" : "s",
+                           count - 1);
+  }
+  return NULL;
+}
+
+bool hrx_backend_probe(const char* name, char* out_reason,
+                       size_t reason_capacity) {
+  const hrx_backend_t* backend = hrx_backend_lookup(name);
+  hrx_status_t status = backend ? hrx_backend_check(backend, 0)
+                                : hrx_backend_unknown(name ? name : "(null)", "");
+  if (out_reason && reason_capacity) {
+    snprintf(out_reason, reason_capacity, "%s", hrx_status_message(status));
+  }
+  bool ok = status == NULL;
+  hrx_status_free(status);
+  return ok;
+}
+
+hrx_status_t hrx_backend_select(const char* name, int index,
+                                const hrx_backend_t** out_backend) {
+  const char* origin = "";
+  if (!name || !*name) {
+    const char* env = getenv("HRX_BACKEND");
+    if (env && *env) {
+      name = env;
+      origin = " (from HRX_BACKEND)";
+    }
+  }
+  if (name && *name) {
+    const hrx_backend_t* backend = hrx_backend_lookup(name);
+    if (!backend) return hrx_backend_unknown(name, origin);
+    HRX_RETURN_IF_ERROR(hrx_backend_check(backend, index));
+    *out_backend = backend;
+    return NULL;
+  }
+  /* Automatic: the first backend that has the device. */
+  char reasons[1024] = "";
+  for (int i = 0; i < HRX_BACKEND_COUNT; ++i) {
+    hrx_status_t status = hrx_backend_check(hrx_backends[i], index);
+    if (!status) {
+      *out_backend = hrx_backends[i];
+      return NULL;
+    }
+    size_t used = strlen(reasons);
+    snprintf(reasons + used, sizeof(reasons) - used, "%s%s: %s",
+             used ? "; " : "", hrx_backends[i]->name,
+             hrx_status_message(status));
+    hrx_status_free(status);
+  }
+  return hrx_make_status(HRX_STATUS_UNAVAILABLE,
+                         "no backend has device %d (%s)", index, reasons);
+}

@@ -1,0 +1,17 @@
+/* The compiled-in backends and automatic selection. */
+#ifndef HRX_CORE_BACKEND_REGISTRY_H_
+#define HRX_CORE_BACKEND_REGISTRY_H_
+
+#include "backends/backend.h"
+
+/* The backend named `name`, or NULL. */
+const hrx_backend_t* hrx_backend_lookup(const char* name);
+
+/* Resolves a backend name for device `index`: `name` if given; else
+ * $HRX_BACKEND; else the first backend (in hrx_backend_names order) that
+ * loads and has device `index`. On failure the status says why each
+ * candidate was rejected. */
+hrx_status_t hrx_backend_select(const char* name, int index,
+                                const hrx_backend_t** out_backend);
+
+#endif /* HRX_CORE_BACKEND_REGISTRY_H_ */

@@ -1,0 +1,85 @@
+/* Device memory. A buffer retains its device; its memory goes back through
+ * the backend's free, which waits until no submitted work can touch it. */
+#include <stdatomic.h>
+#include <stdlib.h>
+
+#include "device.h"
+#include "status.h"
+
+struct hrx_buffer_s {
+  atomic_int ref_count;
+  hrx_device_t* device;  /* retained */
+  void* ptr;             /* owned, backend memory */
+  uint64_t size;
+};
+
+hrx_status_t hrx_buffer_allocate(hrx_device_t* device, uint64_t size,
+                                 hrx_buffer_t** out_buffer) {
+  if (size == 0) {
+    return hrx_make_status(HRX_STATUS_INVALID_ARGUMENT,
+                           "buffer size must be at least 1 byte; got 0");
+  }
+  hrx_buffer_t* buffer = calloc(1, sizeof(*buffer));
+  if (!buffer) {
+    return hrx_make_status(HRX_STATUS_OUT_OF_MEMORY,
+                           "cannot allocate buffer object");
+  }
+  hrx_backend_device_t* backend = hrx_device_backend(device);
+  hrx_status_t status = backend->vtable->alloc(backend, size, &buffer->ptr);
+  if (status) {
+    free(buffer);
+    return hrx_status_annotate(status, "cannot allocate %llu bytes",
+                               (unsigned long long)size);
+  }
+  atomic_init(&buffer->ref_count, 1);
+  buffer->size = size;
+  buffer->device = device;
+  hrx_device_retain(device);
+  *out_buffer = buffer;
+  return NULL;
+}
+
+void hrx_buffer_retain(hrx_buffer_t* buffer) {
+  if (buffer) atomic_fetch_add_explicit(&buffer->ref_count, 1,
+                                        memory_order_relaxed);
+}
+
+void hrx_buffer_release(hrx_buffer_t* buffer) {
+  if (!buffer) return;
+  if (atomic_fetch_sub_explicit(&buffer->ref_count, 1, memory_order_acq_rel) !=
+      1) {
+    return;
+  }
+  hrx_backend_device_t* backend = hrx_device_backend(buffer->device);
+  backend->vtable->free(backend, buffer->ptr);
+  hrx_device_release(buffer->device);
+  free(buffer);
+}
+
+uint64_t hrx_buffer_size(const hrx_buffer_t* buffer) { return buffer->size; }
+
+hrx_device_t* hrx_buffer_device(const hrx_buffer_t* buffer) {
+  return buffer->device;
+}
+
+void* hrx_buffer_native_pointer(const hrx_buffer_t* buffer) {
+  return buffer->ptr;
+}
+
+hrx_status_t hrx_view_make(hrx_buffer_t* buffer, uint64_t offset,
+                           uint64_t length, hrx_view_t* out_view) {
+  if (!buffer) {
+    return hrx_make_status(HRX_STATUS_INVALID_ARGUMENT, "view of no buffer");
+  }
+  if (offset > buffer->size || length > buffer->size - offset) {
+    return hrx_make_status(
+        HRX_STATUS_OUT_OF_RANGE,
+        "view [offset %llu, length %llu] exceeds the buffer's %llu bytes",
+        (unsigned long long)offset, (unsigned long long)length,
+        (unsigned long long)buffer->size);
+  }
+  out_view->buffer = buffer;
+  out_view->offset = offset;
+  out_view->length = length;
+  return NULL;
+}

@@ -1,0 +1,9 @@
+#include <time.h>
+
+#include "hrx.h"
+
+uint64_t hrx_now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}

@@ -1,0 +1,151 @@
+/* The live-device registry. A live device exists per (backend, index) while
+ * any reference to it exists; every stream, buffer, event and readback holds
+ * one. The registry lock guards the list and every device's reference count,
+ * so an open never revives a device that is being torn down. */
+#include "device.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend_registry.h"
+#include "status.h"
+
+struct hrx_device_s {
+  int ref_count;                   /* guarded by hrx_registry_mutex */
+  struct hrx_device_s* next;       /* registry list; guarded likewise */
+  const hrx_backend_t* backend_type; /* static */
+  int index;
+  hrx_backend_device_t* backend;   /* owned */
+  hrx_queue_pool_t pool;           /* owned */
+  hrx_device_info_t info;          /* immutable after open */
+};
+
+static pthread_mutex_t hrx_registry_mutex = PTHREAD_MUTEX_INITIALIZER;
+static hrx_device_t* hrx_registry_head = NULL;
+
+static hrx_device_t* hrx_registry_find_locked(const hrx_backend_t* backend,
+                                              int index) {
+  for (hrx_device_t* d = hrx_registry_head; d; d = d->next) {
+    if (d->backend_type == backend && d->index == index) return d;
+  }
+  return NULL;
+}
+
+static hrx_status_t hrx_device_create(const hrx_backend_t* backend_type,
+                                      int index, hrx_device_t** out_device) {
+  hrx_device_t* device = calloc(1, sizeof(*device));
+  if (!device) {
+    return hrx_make_status(HRX_STATUS_OUT_OF_MEMORY, "cannot allocate device");
+  }
+  device->ref_count = 1;
+  device->backend_type = backend_type;
+  device->index = index;
+  hrx_status_t status = backend_type->device_open(index, &device->backend);
+  if (!status) {
+    status = device->backend->vtable->query_info(device->backend, &device->info);
+    if (status) device->backend->vtable->destroy(device->backend);
+  }
+  if (status) {
+    free(device);
+    return status;
+  }
+  device->info.index = index;
+  hrx_queue_pool_initialize(device->backend, &device->pool);
+  *out_device = device;
+  return NULL;
+}
+
+hrx_status_t hrx_device_open(const char* backend_name, int index,
+                             hrx_device_t** out_device) {
+  const hrx_backend_t* backend = NULL;
+  HRX_RETURN_IF_ERROR(hrx_backend_select(backend_name, index, &backend));
+  hrx_status_t status = NULL;
+  pthread_mutex_lock(&hrx_registry_mutex);
+  hrx_device_t* device = hrx_registry_find_locked(backend, index);
+  if (device) {
+    device->ref_count++;
+  } else {
+    /* Opening under the registry lock keeps one live device per key. */
+    status = hrx_device_create(backend, index, &device);
+    if (!status) {
+      device->next = hrx_registry_head;
+      hrx_registry_head = device;
+    }
+  }
+  pthread_mutex_unlock(&hrx_registry_mutex);
+  if (!status) *out_device = device;
+  return status;
+}
+
+void hrx_device_retain(hrx_device_t* device) {
+  if (!device) return;
+  pthread_mutex_lock(&hrx_registry_mutex);
+  device->ref_count++;
+  pthread_mutex_unlock(&hrx_registry_mutex);
+}
+
+void hrx_device_release(hrx_device_t* device) {
+  if (!device) return;
+  pthread_mutex_lock(&hrx_registry_mutex);
+  bool last = --device->ref_count == 0;
+  if (last) {
+    hrx_device_t** link = &hrx_registry_head;
+    while (*link != device) link = &(*link)->next;
+    *link = device->next;
+  }
+  pthread_mutex_unlock(&hrx_registry_mutex);
+  if (!last) return;
+  /* No stream, buffer or event is left: they all held references. */
+  hrx_queue_pool_deinitialize(&device->pool);
+  device->backend->vtable->destroy(device->backend);
+  free(device);
+}
+
+hrx_backend_device_t* hrx_device_backend(hrx_device_t* device) {
+  return device->backend;
+}
+
+hrx_queue_pool_t* hrx_device_pool(hrx_device_t* device) {
+  return &device->pool;
+}
+
+const hrx_device_info_t* hrx_device_info(hrx_device_t* device) {
+  return &device->info;
+}
+
+hrx_status_t hrx_device_query_info(hrx_device_t* device,
+                                   hrx_device_info_t* out_info) {
+  *out_info = device->info;
+  return NULL;
+}
+
+hrx_status_t hrx_device_query_free_memory(hrx_device_t* device,
+                                          uint64_t* out_free_bytes) {
+  return device->backend->vtable->query_free_memory(device->backend,
+                                                    out_free_bytes);
+}
+
+hrx_status_t hrx_device_synchronize(hrx_device_t* device) {
+  hrx_native_queue_t* queues[HRX_MAX_STREAM_QUEUE_COUNT];
+  int n = hrx_queue_pool_snapshot(&device->pool, queues,
+                                  HRX_MAX_STREAM_QUEUE_COUNT);
+  for (int i = 0; i < n; ++i) {
+    HRX_RETURN_IF_ERROR(
+        device->backend->vtable->queue_synchronize(device->backend, queues[i]));
+  }
+  return NULL;
+}
+
+hrx_status_t hrx_device_set_stream_queue_count(hrx_device_t* device,
+                                               int64_t count) {
+  return hrx_queue_pool_set_count(&device->pool, count);
+}
+
+int hrx_device_stream_queue_count(hrx_device_t* device) {
+  return hrx_queue_pool_count(&device->pool);
+}
+
+void hrx_device_query_pool(hrx_device_t* device, hrx_pool_info_t* out_info) {
+  hrx_queue_pool_query(&device->pool, out_info);
+}

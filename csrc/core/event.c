@@ -1,0 +1,67 @@
+/* An event snapshots the work a stream had published when it was recorded. */
+#include "event.h"
+
+#include <stdatomic.h>
+#include <stdlib.h>
+
+#include "device.h"
+#include "status.h"
+
+struct hrx_event_s {
+  atomic_int ref_count;
+  hrx_device_t* device;          /* retained */
+  hrx_native_event_t* native;    /* owned */
+};
+
+hrx_status_t hrx_event_create(hrx_device_t* device, hrx_event_t** out_event) {
+  hrx_event_t* event = calloc(1, sizeof(*event));
+  if (!event) {
+    return hrx_make_status(HRX_STATUS_OUT_OF_MEMORY, "cannot allocate event");
+  }
+  hrx_backend_device_t* backend = hrx_device_backend(device);
+  hrx_status_t status = backend->vtable->event_create(backend, &event->native);
+  if (status) {
+    free(event);
+    return status;
+  }
+  atomic_init(&event->ref_count, 1);
+  event->device = device;
+  hrx_device_retain(device);
+  *out_event = event;
+  return NULL;
+}
+
+void hrx_event_retain(hrx_event_t* event) {
+  if (event) atomic_fetch_add_explicit(&event->ref_count, 1,
+                                       memory_order_relaxed);
+}
+
+void hrx_event_release(hrx_event_t* event) {
+  if (!event) return;
+  if (atomic_fetch_sub_explicit(&event->ref_count, 1, memory_order_acq_rel) !=
+      1) {
+    return;
+  }
+  hrx_backend_device_t* backend = hrx_device_backend(event->device);
+  backend->vtable->event_destroy(backend, event->native);
+  hrx_device_release(event->device);
+  free(event);
+}
+
+hrx_device_t* hrx_event_device(const hrx_event_t* event) {
+  return event->device;
+}
+
+hrx_native_event_t* hrx_event_native(hrx_event_t* event) {
+  return event->native;
+}
+
+hrx_status_t hrx_event_query(hrx_event_t* event, bool* out_done) {
+  hrx_backend_device_t* backend = hrx_device_backend(event->device);
+  return backend->vtable->event_query(backend, event->native, out_done);
+}
+
+hrx_status_t hrx_event_synchronize(hrx_event_t* event) {
+  hrx_backend_device_t* backend = hrx_device_backend(event->device);
+  return backend->vtable->event_synchronize(backend, event->native);
+}

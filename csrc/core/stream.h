@@ -1,0 +1,28 @@
+/* Internal access to streams for readbacks and the benchmark driver. */
+#ifndef HRX_CORE_STREAM_H_
+#define HRX_CORE_STREAM_H_
+
+#include "backends/backend.h"
+#include "hrx.h"
+
+/* Checks that `view` names a live, non-empty, in-bounds range of a buffer on
+ * the stream's device. `role` names the argument in the message ("dst"). */
+hrx_status_t hrx_stream_check_view(const hrx_stream_t* stream,
+                                   hrx_view_t view, const char* role);
+
+/* Runs `submit` under the stream's producer lock, then publishes: the
+ * stream's last-published marker is advanced under its separate publish
+ * lock. `submit` gets the stream's backend and native queue. */
+typedef hrx_status_t (*hrx_stream_submit_fn_t)(hrx_backend_device_t* backend,
+                                               hrx_native_queue_t* queue,
+                                               void* user_data,
+                                               hrx_ticket_t* out_ticket);
+hrx_status_t hrx_stream_submit(hrx_stream_t* stream,
+                               hrx_stream_submit_fn_t submit, void* user_data);
+
+/* Records `native_event` after the stream's published work, under the
+ * publish lock only. */
+hrx_status_t hrx_stream_record_native(hrx_stream_t* stream,
+                                      hrx_native_event_t* native_event);
+
+#endif /* HRX_CORE_STREAM_H_ */

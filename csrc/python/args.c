@@ -1,0 +1,47 @@
+#include "args.h"
+
+int hrx_py_arg_int64(PyObject* object, const char* what, int64_t* out) {
+  if (PyBool_Check(object) || !PyIndex_Check(object)) {
+    PyErr_Format(PyExc_TypeError, "%s must be an int, not %.100s", what,
+                 Py_TYPE(object)->tp_name);
+    return -1;
+  }
+  PyObject* index = PyNumber_Index(object);
+  if (!index) return -1;
+  int overflow = 0;
+  long long value = PyLong_AsLongLongAndOverflow(index, &overflow);
+  Py_DECREF(index);
+  if (value == -1 && PyErr_Occurred()) return -1;
+  if (overflow) {
+    PyErr_Format(PyExc_ValueError, "%s is out of the 64-bit integer range",
+                 what);
+    return -1;
+  }
+  *out = value;
+  return 0;
+}
+
+int hrx_py_arg_uint64(PyObject* object, const char* what, uint64_t* out) {
+  if (PyBool_Check(object) || !PyIndex_Check(object)) {
+    PyErr_Format(PyExc_TypeError, "%s must be an int, not %.100s", what,
+                 Py_TYPE(object)->tp_name);
+    return -1;
+  }
+  PyObject* index = PyNumber_Index(object);
+  if (!index) return -1;
+  if (PyObject_RichCompareBool(index, Py_False, Py_LT) == 1) {
+    Py_DECREF(index);
+    PyErr_Format(PyExc_ValueError, "%s must be >= 0", what);
+    return -1;
+  }
+  unsigned long long value = PyLong_AsUnsignedLongLong(index);
+  Py_DECREF(index);
+  if (value == (unsigned long long)-1 && PyErr_Occurred()) {
+    PyErr_Clear();
+    PyErr_Format(PyExc_ValueError, "%s is out of the 64-bit unsigned range",
+                 what);
+    return -1;
+  }
+  *out = value;
+  return 0;
+}

@@ -1,0 +1,282 @@
+/* hrx.Buffer: device memory, or a view (byte range) of it. Views share the
+ * allocation; its memory is freed when the last view and the last command
+ * using it are gone. */
+#include "args.h"
+#include "objects.h"
+
+PyObject* hrx_py_buffer_wrap(hrx_py_state_t* state, hrx_buffer_t* buffer,
+                             uint64_t offset, uint64_t length) {
+  hrx_py_buffer_t* self = PyObject_GC_New(hrx_py_buffer_t, state->buffer_type);
+  if (!self) {
+    hrx_buffer_release(buffer);
+    return NULL;
+  }
+  self->buffer = buffer;
+  self->offset = offset;
+  self->length = length;
+  PyObject_GC_Track(self);
+  return (PyObject*)self;
+}
+
+int hrx_py_buffer_view(hrx_py_state_t* state, PyObject* object,
+                       const char* role, hrx_view_t* out_view) {
+  if (!PyObject_TypeCheck(object, state->buffer_type)) {
+    PyErr_Format(PyExc_TypeError, "%s must be an hrx.Buffer, not %.100s", role,
+                 Py_TYPE(object)->tp_name);
+    return -1;
+  }
+  hrx_py_buffer_t* self = (hrx_py_buffer_t*)object;
+  if (!self->buffer) {
+    PyErr_Format(state->errors[HRX_STATUS_FAILED_PRECONDITION],
+                 "%s is a closed buffer", role);
+    return -1;
+  }
+  out_view->buffer = self->buffer;
+  out_view->offset = self->offset;
+  out_view->length = self->length;
+  return 0;
+}
+
+static hrx_py_buffer_t* hrx_py_buffer_get(PyObject* self) {
+  hrx_py_buffer_t* buffer = (hrx_py_buffer_t*)self;
+  if (!buffer->buffer) {
+    hrx_py_state_t* state = hrx_py_state_from_type(Py_TYPE(self));
+    if (state) hrx_py_raise_closed(state, "buffer");
+    return NULL;
+  }
+  return buffer;
+}
+
+static int hrx_py_buffer_traverse(PyObject* self, visitproc visit, void* arg) {
+  Py_VISIT(Py_TYPE(self));
+  return 0;
+}
+
+static void hrx_py_buffer_close_handle(hrx_py_buffer_t* self) {
+  hrx_buffer_t* buffer = self->buffer;
+  self->buffer = NULL;
+  if (buffer) {
+    /* Freeing waits until no submitted work can touch the memory. */
+    Py_BEGIN_ALLOW_THREADS
+    hrx_buffer_release(buffer);
+    Py_END_ALLOW_THREADS
+  }
+}
+
+static void hrx_py_buffer_dealloc(PyObject* self) {
+  PyTypeObject* type = Py_TYPE(self);
+  PyObject_GC_UnTrack(self);
+  hrx_py_buffer_close_handle((hrx_py_buffer_t*)self);
+  type->tp_free(self);
+  Py_DECREF(type);
+}
+
+static PyObject* hrx_py_buffer_close(PyObject* self, PyObject* unused) {
+  (void)unused;
+  hrx_py_buffer_close_handle((hrx_py_buffer_t*)self);
+  Py_RETURN_NONE;
+}
+
+/* A sub-view [offset, offset + length) of this view, bounds-checked. */
+static PyObject* hrx_py_buffer_subview(hrx_py_buffer_t* self, uint64_t offset,
+                                       uint64_t length) {
+  hrx_py_state_t* state = hrx_py_state_from_type(Py_TYPE(self));
+  if (offset > self->length || length > self->length - offset) {
+    PyErr_Format(state->errors[HRX_STATUS_OUT_OF_RANGE],
+                 "view [offset %llu, length %llu] exceeds the %llu-byte "
+                 "buffer it is taken from",
+                 (unsigned long long)offset, (unsigned long long)length,
+                 (unsigned long long)self->length);
+    return NULL;
+  }
+  hrx_buffer_retain(self->buffer);
+  return hrx_py_buffer_wrap(state, self->buffer, self->offset + offset, length);
+}
+
+static PyObject* hrx_py_buffer_slice(PyObject* self, PyObject* args,
+                                     PyObject* kwargs) {
+  static char* keywords[] = {"offset", "length", NULL};
+  PyObject* offset_object = NULL;
+  PyObject* length_object = NULL;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO:slice", keywords,
+                                   &offset_object, &length_object)) {
+    return NULL;
+  }
+  hrx_py_buffer_t* buffer = hrx_py_buffer_get(self);
+  if (!buffer) return NULL;
+  int64_t offset = 0, length = 0;
+  if (hrx_py_arg_int64(offset_object, "offset", &offset) < 0 ||
+      hrx_py_arg_int64(length_object, "length", &length) < 0) {
+    return NULL;
+  }
+  if (offset < 0 || length < 0) {
+    hrx_py_state_t* state = hrx_py_state_from_type(Py_TYPE(self));
+    PyErr_Format(state->errors[HRX_STATUS_OUT_OF_RANGE],
+                 "offset and length must be >= 0; got offset %lld, length "
+                 "%lld",
+                 (long long)offset, (long long)length);
+    return NULL;
+  }
+  return hrx_py_buffer_subview(buffer, (uint64_t)offset, (uint64_t)length);
+}
+
+/* buf[a:b]: Python's negative indices count from the end; a range that does
+ * not fit is an error, not clamped; steps other than 1 are refused. */
+static PyObject* hrx_py_buffer_subscript(PyObject* self, PyObject* key) {
+  hrx_py_buffer_t* buffer = hrx_py_buffer_get(self);
+  if (!buffer) return NULL;
+  hrx_py_state_t* state = hrx_py_state_from_type(Py_TYPE(self));
+  if (!PySlice_Check(key)) {
+    PyErr_Format(PyExc_TypeError,
+                 "buffers are indexed with a slice (buf[a:b]), not %.100s",
+                 Py_TYPE(key)->tp_name);
+    return NULL;
+  }
+  PySliceObject* slice = (PySliceObject*)key;
+  int64_t bounds[2] = {0, (int64_t)buffer->length};
+  PyObject* parts[2] = {slice->start, slice->stop};
+  for (int i = 0; i < 2; ++i) {
+    if (parts[i] == Py_None) continue;
+    if (hrx_py_arg_int64(parts[i], "slice bound", &bounds[i]) < 0) return NULL;
+    if (bounds[i] < 0) bounds[i] += (int64_t)buffer->length;
+  }
+  if (slice->step != Py_None) {
+    int64_t step = 0;
+    if (hrx_py_arg_int64(slice->step, "slice step", &step) < 0) return NULL;
+    if (step != 1) {
+      PyErr_Format(state->errors[HRX_STATUS_INVALID_ARGUMENT],
+                   "buffer views are contiguous: slice step must be 1; got "
+                   "%lld",
+                   (long long)step);
+      return NULL;
+    }
+  }
+  if (bounds[0] < 0 || bounds[1] > (int64_t)buffer->length ||
+      bounds[0] > bounds[1]) {
+    PyErr_Format(state->errors[HRX_STATUS_OUT_OF_RANGE],
+                 "slice [%lld:%lld] is outside the %llu-byte buffer (valid: "
+                 "0 <= start <= stop <= %llu)",
+                 (long long)bounds[0], (long long)bounds[1],
+                 (unsigned long long)buffer->length,
+                 (unsigned long long)buffer->length);
+    return NULL;
+  }
+  return hrx_py_buffer_subview(buffer, (uint64_t)bounds[0],
+                               (uint64_t)(bounds[1] - bounds[0]));
+}
+
+static Py_ssize_t hrx_py_buffer_length(PyObject* self) {
+  hrx_py_buffer_t* buffer = hrx_py_buffer_get(self);
+  return buffer ? (Py_ssize_t)buffer->length : -1;
+}
+
+static PyObject* hrx_py_buffer_get_nbytes(PyObject* self, void* closure) {
+  (void)closure;
+  hrx_py_buffer_t* buffer = hrx_py_buffer_get(self);
+  return buffer ? PyLong_FromUnsignedLongLong(buffer->length) : NULL;
+}
+
+static PyObject* hrx_py_buffer_get_offset(PyObject* self, void* closure) {
+  (void)closure;
+  hrx_py_buffer_t* buffer = hrx_py_buffer_get(self);
+  return buffer ? PyLong_FromUnsignedLongLong(buffer->offset) : NULL;
+}
+
+static PyObject* hrx_py_buffer_get_allocation_size(PyObject* self,
+                                                   void* closure) {
+  (void)closure;
+  hrx_py_buffer_t* buffer = hrx_py_buffer_get(self);
+  return buffer ? PyLong_FromUnsignedLongLong(hrx_buffer_size(buffer->buffer))
+                : NULL;
+}
+
+static PyObject* hrx_py_buffer_get_device(PyObject* self, void* closure) {
+  (void)closure;
+  hrx_py_buffer_t* buffer = hrx_py_buffer_get(self);
+  if (!buffer) return NULL;
+  hrx_device_t* device = hrx_buffer_device(buffer->buffer);
+  hrx_device_retain(device);
+  return hrx_py_device_wrap(hrx_py_state_from_type(Py_TYPE(self)), device);
+}
+
+static PyObject* hrx_py_buffer_get_closed(PyObject* self, void* closure) {
+  (void)closure;
+  return PyBool_FromLong(((hrx_py_buffer_t*)self)->buffer == NULL);
+}
+
+static PyObject* hrx_py_buffer_repr(PyObject* self) {
+  hrx_py_buffer_t* buffer = (hrx_py_buffer_t*)self;
+  if (!buffer->buffer) return PyUnicode_FromString("<hrx.Buffer (closed)>");
+  return PyUnicode_FromFormat("<hrx.Buffer [%llu:%llu] of %llu bytes>",
+                              (unsigned long long)buffer->offset,
+                              (unsigned long long)(buffer->offset +
+                                                   buffer->length),
+                              (unsigned long long)hrx_buffer_size(
+                                  buffer->buffer));
+}
+
+static PyObject* hrx_py_buffer_enter(PyObject* self, PyObject* unused) {
+  (void)unused;
+  if (!hrx_py_buffer_get(self)) return NULL;
+  return Py_NewRef(self);
+}
+
+static PyObject* hrx_py_buffer_exit(PyObject* self, PyObject* args) {
+  (void)args;
+  hrx_py_buffer_close_handle((hrx_py_buffer_t*)self);
+  Py_RETURN_FALSE;
+}
+
+static PyMethodDef hrx_py_buffer_methods[] = {
+    {"slice", (PyCFunction)(void (*)(void))hrx_py_buffer_slice,
+     METH_VARARGS | METH_KEYWORDS,
+     "slice(offset, length) -> Buffer view, relative to this view and "
+     "bounds-checked."},
+    {"close", hrx_py_buffer_close, METH_NOARGS,
+     "close(): drop this view; memory is freed once no view or queued "
+     "command uses it."},
+    {"__enter__", hrx_py_buffer_enter, METH_NOARGS, NULL},
+    {"__exit__", hrx_py_buffer_exit, METH_VARARGS, NULL},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyGetSetDef hrx_py_buffer_getset[] = {
+    {"nbytes", hrx_py_buffer_get_nbytes, NULL, "length of this view in bytes",
+     NULL},
+    {"offset", hrx_py_buffer_get_offset, NULL,
+     "offset of this view in its allocation", NULL},
+    {"allocation_size", hrx_py_buffer_get_allocation_size, NULL,
+     "size of the whole allocation", NULL},
+    {"device", hrx_py_buffer_get_device, NULL, "the buffer's device", NULL},
+    {"closed", hrx_py_buffer_get_closed, NULL, "whether close() was called",
+     NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+static PyType_Slot hrx_py_buffer_slots[] = {
+    {Py_tp_doc, "Device memory (or a view of it), usable by every stream of "
+                "its device. Create with Device.allocate or Stream.allocate."},
+    {Py_tp_dealloc, hrx_py_buffer_dealloc},
+    {Py_tp_traverse, hrx_py_buffer_traverse},
+    {Py_tp_methods, hrx_py_buffer_methods},
+    {Py_tp_getset, hrx_py_buffer_getset},
+    {Py_tp_repr, hrx_py_buffer_repr},
+    {Py_mp_subscript, hrx_py_buffer_subscript},
+    {Py_mp_length, hrx_py_buffer_length},
+    {0, NULL},
+};
+
+static PyType_Spec hrx_py_buffer_spec = {
+    .name = "hrx.Buffer",
+    .basicsize = sizeof(hrx_py_buffer_t),
+    .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC |
+             Py_TPFLAGS_IMMUTABLETYPE | Py_TPFLAGS_DISALLOW_INSTANTIATION,
+    .slots = hrx_py_buffer_slots,
+};
+
+int hrx_py_buffer_register(PyObject* module, hrx_py_state_t* state) {
+  state->buffer_type =
+      (PyTypeObject*)PyType_FromModuleAndSpec(module, &hrx_py_buffer_spec, NULL);
+  if (!state->buffer_type) return -1;
+  return PyModule_AddObjectRef(module, "Buffer", (PyObject*)state->buffer_type);
+}

@@ -1,0 +1,338 @@
+/* hrx.Device: a handle on a live device. */
+#include "args.h"
+#include "objects.h"
+
+void hrx_py_raise_closed(hrx_py_state_t* state, const char* what) {
+  PyErr_Format(state->errors[HRX_STATUS_FAILED_PRECONDITION],
+               "%s is closed; open a new one", what);
+}
+
+PyObject* hrx_py_device_wrap(hrx_py_state_t* state, hrx_device_t* device) {
+  hrx_py_device_t* self =
+      PyObject_GC_New(hrx_py_device_t, state->device_type);
+  if (!self) {
+    hrx_device_release(device);
+    return NULL;
+  }
+  self->device = device;
+  PyObject_GC_Track(self);
+  return (PyObject*)self;
+}
+
+hrx_device_t* hrx_py_device_unwrap(hrx_py_state_t* state, PyObject* object) {
+  if (!PyObject_TypeCheck(object, state->device_type)) {
+    PyErr_Format(PyExc_TypeError, "expected an hrx.Device, not %.100s",
+                 Py_TYPE(object)->tp_name);
+    return NULL;
+  }
+  hrx_device_t* device = ((hrx_py_device_t*)object)->device;
+  if (!device) hrx_py_raise_closed(state, "device");
+  return device;
+}
+
+static hrx_device_t* hrx_py_device_get(PyObject* self) {
+  hrx_py_state_t* state = hrx_py_state_from_type(Py_TYPE(self));
+  return state ? hrx_py_device_unwrap(state, self) : NULL;
+}
+
+/* Device.open(index=0, backend=None) and Device(index=0, backend=None). */
+static PyObject* hrx_py_device_open_impl(PyTypeObject* type, PyObject* args,
+                                         PyObject* kwargs) {
+  static char* keywords[] = {"index", "backend", NULL};
+  PyObject* index_object = NULL;
+  const char* backend = NULL;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|Oz:open", keywords,
+                                   &index_object, &backend)) {
+    return NULL;
+  }
+  int64_t index = 0;
+  if (index_object && hrx_py_arg_int64(index_object, "device index", &index) < 0) {
+    return NULL;
+  }
+  hrx_py_state_t* state = hrx_py_state_from_type(type);
+  if (!state) return NULL;
+  if (index < 0 || index > INT32_MAX) {
+    PyErr_Format(state->errors[HRX_STATUS_OUT_OF_RANGE],
+                 "device index must be >= 0; got %lld", (long long)index);
+    return NULL;
+  }
+  hrx_device_t* device = NULL;
+  hrx_status_t status;
+  Py_BEGIN_ALLOW_THREADS
+  status = hrx_device_open(backend, (int)index, &device);
+  Py_END_ALLOW_THREADS
+  if (status) return hrx_py_raise(state, status);
+  return hrx_py_device_wrap(state, device);
+}
+
+static PyObject* hrx_py_device_new(PyTypeObject* type, PyObject* args,
+                                   PyObject* kwargs) {
+  return hrx_py_device_open_impl(type, args, kwargs);
+}
+
+static PyObject* hrx_py_device_open(PyObject* cls, PyObject* args,
+                                    PyObject* kwargs) {
+  return hrx_py_device_open_impl((PyTypeObject*)cls, args, kwargs);
+}
+
+static int hrx_py_device_traverse(PyObject* self, visitproc visit, void* arg) {
+  Py_VISIT(Py_TYPE(self));
+  return 0;
+}
+
+static void hrx_py_device_close_handle(hrx_py_device_t* self) {
+  hrx_device_t* device = self->device;
+  self->device = NULL;
+  if (device) {
+    /* The last release tears the device down, waiting for its queues. */
+    Py_BEGIN_ALLOW_THREADS
+    hrx_device_release(device);
+    Py_END_ALLOW_THREADS
+  }
+}
+
+static void hrx_py_device_dealloc(PyObject* self) {
+  PyTypeObject* type = Py_TYPE(self);
+  PyObject_GC_UnTrack(self);
+  hrx_py_device_close_handle((hrx_py_device_t*)self);
+  type->tp_free(self);
+  Py_DECREF(type);
+}
+
+static PyObject* hrx_py_device_close(PyObject* self, PyObject* unused) {
+  (void)unused;
+  hrx_py_device_close_handle((hrx_py_device_t*)self);
+  Py_RETURN_NONE;
+}
+
+static PyObject* hrx_py_device_enter(PyObject* self, PyObject* unused) {
+  (void)unused;
+  if (!hrx_py_device_get(self)) return NULL;
+  return Py_NewRef(self);
+}
+
+static PyObject* hrx_py_device_exit(PyObject* self, PyObject* args) {
+  (void)args;
+  hrx_py_device_close_handle((hrx_py_device_t*)self);
+  Py_RETURN_FALSE;
+}
+
+static PyObject* hrx_py_device_clone(PyObject* self, PyObject* unused) {
+  (void)unused;
+  hrx_device_t* device = hrx_py_device_get(self);
+  if (!device) return NULL;
+  hrx_device_retain(device);
+  return hrx_py_device_wrap(hrx_py_state_from_type(Py_TYPE(self)), device);
+}
+
+static PyObject* hrx_py_device_set_stream_queue_count(PyObject* self,
+                                                      PyObject* count_object) {
+  hrx_device_t* device = hrx_py_device_get(self);
+  if (!device) return NULL;
+  int64_t count = 0;
+  if (hrx_py_arg_int64(count_object, "stream queue count", &count) < 0) {
+    if (PyErr_ExceptionMatches(PyExc_ValueError)) {
+      PyErr_Clear();
+      count = INT64_MAX; /* out of range either way: report the bounds */
+    } else {
+      return NULL;
+    }
+  }
+  hrx_status_t status = hrx_device_set_stream_queue_count(device, count);
+  if (status) return hrx_py_raise(hrx_py_state_from_type(Py_TYPE(self)), status);
+  Py_RETURN_NONE;
+}
+
+static PyObject* hrx_py_device_stream(PyObject* self, PyObject* unused) {
+  (void)unused;
+  hrx_device_t* device = hrx_py_device_get(self);
+  if (!device) return NULL;
+  hrx_py_state_t* state = hrx_py_state_from_type(Py_TYPE(self));
+  hrx_stream_t* stream = NULL;
+  hrx_status_t status;
+  Py_BEGIN_ALLOW_THREADS
+  status = hrx_stream_create(device, &stream);
+  Py_END_ALLOW_THREADS
+  if (status) return hrx_py_raise(state, status);
+  return hrx_py_stream_wrap(state, state->stream_type, stream);
+}
+
+PyObject* hrx_py_allocate(hrx_py_state_t* state, hrx_device_t* device,
+                          PyObject* size_object) {
+  uint64_t size = 0;
+  if (hrx_py_arg_uint64(size_object, "buffer size", &size) < 0) return NULL;
+  hrx_buffer_t* buffer = NULL;
+  hrx_status_t status;
+  Py_BEGIN_ALLOW_THREADS
+  status = hrx_buffer_allocate(device, size, &buffer);
+  Py_END_ALLOW_THREADS
+  if (status) return hrx_py_raise(state, status);
+  return hrx_py_buffer_wrap(state, buffer, 0, size);
+}
+
+static PyObject* hrx_py_device_allocate(PyObject* self, PyObject* size) {
+  hrx_device_t* device = hrx_py_device_get(self);
+  if (!device) return NULL;
+  return hrx_py_allocate(hrx_py_state_from_type(Py_TYPE(self)), device, size);
+}
+
+static PyObject* hrx_py_device_synchronize(PyObject* self, PyObject* unused) {
+  (void)unused;
+  hrx_device_t* device = hrx_py_device_get(self);
+  if (!device) return NULL;
+  hrx_status_t status;
+  Py_BEGIN_ALLOW_THREADS
+  status = hrx_device_synchronize(device);
+  Py_END_ALLOW_THREADS
+  if (status) return hrx_py_raise(hrx_py_state_from_type(Py_TYPE(self)), status);
+  Py_RETURN_NONE;
+}
+
+static PyObject* hrx_py_device_pool_info(PyObject* self, PyObject* unused) {
+  (void)unused;
+  hrx_device_t* device = hrx_py_device_get(self);
+  if (!device) return NULL;
+  hrx_pool_info_t info;
+  hrx_device_query_pool(device, &info);
+  return Py_BuildValue("{s:i,s:i,s:i,s:O,s:i,s:i}", "queue_count",
+                       info.queue_count, "queues_created", info.queues_created,
+                       "next_slot", info.next_slot, "first_use",
+                       info.first_use ? Py_True : Py_False, "live_streams",
+                       info.live_streams, "fabric_queues", info.fabric_queues);
+}
+
+static PyObject* hrx_py_device_get_info(PyObject* self, void* closure) {
+  (void)closure;
+  hrx_device_t* device = hrx_py_device_get(self);
+  if (!device) return NULL;
+  hrx_device_info_t info;
+  hrx_status_t status = hrx_device_query_info(device, &info);
+  if (status) return hrx_py_raise(hrx_py_state_from_type(Py_TYPE(self)), status);
+  return Py_BuildValue("{s:s,s:i,s:s,s:s,s:s,s:K,s:i}", "backend", info.backend,
+                       "index", info.index, "name", info.name, "target",
+                       info.target, "runtime", info.runtime, "total_memory",
+                       (unsigned long long)info.total_memory,
+                       "max_native_queues", info.max_native_queues);
+}
+
+static PyObject* hrx_py_device_get_free_memory(PyObject* self, void* closure) {
+  (void)closure;
+  hrx_device_t* device = hrx_py_device_get(self);
+  if (!device) return NULL;
+  uint64_t free_bytes = 0;
+  hrx_status_t status;
+  Py_BEGIN_ALLOW_THREADS
+  status = hrx_device_query_free_memory(device, &free_bytes);
+  Py_END_ALLOW_THREADS
+  if (status) return hrx_py_raise(hrx_py_state_from_type(Py_TYPE(self)), status);
+  return PyLong_FromUnsignedLongLong(free_bytes);
+}
+
+static PyObject* hrx_py_device_get_stream_queue_count(PyObject* self,
+                                                      void* closure) {
+  (void)closure;
+  hrx_device_t* device = hrx_py_device_get(self);
+  if (!device) return NULL;
+  return PyLong_FromLong(hrx_device_stream_queue_count(device));
+}
+
+static PyObject* hrx_py_device_get_closed(PyObject* self, void* closure) {
+  (void)closure;
+  return PyBool_FromLong(((hrx_py_device_t*)self)->device == NULL);
+}
+
+static PyObject* hrx_py_device_richcompare(PyObject* self, PyObject* other,
+                                           int op) {
+  if ((op != Py_EQ && op != Py_NE) || Py_TYPE(other) != Py_TYPE(self)) {
+    Py_RETURN_NOTIMPLEMENTED;
+  }
+  hrx_device_t* a = ((hrx_py_device_t*)self)->device;
+  hrx_device_t* b = ((hrx_py_device_t*)other)->device;
+  bool equal = a && a == b;
+  return PyBool_FromLong(op == Py_EQ ? equal : !equal);
+}
+
+static Py_hash_t hrx_py_device_hash(PyObject* self) {
+  Py_hash_t hash = (Py_hash_t)((uintptr_t)((hrx_py_device_t*)self)->device >> 4);
+  return hash == -1 ? -2 : hash;
+}
+
+static PyObject* hrx_py_device_repr(PyObject* self) {
+  hrx_device_t* device = ((hrx_py_device_t*)self)->device;
+  if (!device) return PyUnicode_FromString("<hrx.Device (closed)>");
+  hrx_device_info_t info;
+  hrx_status_free(hrx_device_query_info(device, &info));
+  return PyUnicode_FromFormat("<hrx.Device %s:%d %s (%s), %d stream queues>",
+                              info.backend, info.index, info.name, info.target,
+                              hrx_device_stream_queue_count(device));
+}
+
+static PyMethodDef hrx_py_device_methods[] = {
+    {"open", (PyCFunction)(void (*)(void))hrx_py_device_open,
+     METH_VARARGS | METH_KEYWORDS | METH_CLASS,
+     "open(index=0, backend=None) -> Device. backend None means $HRX_BACKEND, "
+     "else the first available of hrx.backends()."},
+    {"clone", hrx_py_device_clone, METH_NOARGS,
+     "clone() -> Device: another handle on the same live device."},
+    {"close", hrx_py_device_close, METH_NOARGS,
+     "close(): drop this handle; the live device goes once nothing of it "
+     "is left."},
+    {"__enter__", hrx_py_device_enter, METH_NOARGS, NULL},
+    {"__exit__", hrx_py_device_exit, METH_VARARGS, NULL},
+    {"set_stream_queue_count", hrx_py_device_set_stream_queue_count, METH_O,
+     "set_stream_queue_count(n): pool size, 1..MAX_STREAM_QUEUE_COUNT, before "
+     "the first pool queue is created (BusyError after, unless n is the "
+     "current value)."},
+    {"stream", hrx_py_device_stream, METH_NOARGS,
+     "stream() -> Stream on the pool's next queue (round-robin)."},
+    {"allocate", hrx_py_device_allocate, METH_O,
+     "allocate(nbytes) -> Buffer of device memory."},
+    {"synchronize", hrx_py_device_synchronize, METH_NOARGS,
+     "synchronize(): wait for all work on the pool's queues."},
+    {"pool_info", hrx_py_device_pool_info, METH_NOARGS,
+     "pool_info() -> dict: queue_count, queues_created, next_slot, first_use, "
+     "live_streams, fabric_queues."},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyGetSetDef hrx_py_device_getset[] = {
+    {"info", hrx_py_device_get_info, NULL,
+     "dict: backend, index, name, target, runtime, total_memory, "
+     "max_native_queues", NULL},
+    {"free_memory", hrx_py_device_get_free_memory, NULL,
+     "free device memory in bytes", NULL},
+    {"stream_queue_count", hrx_py_device_get_stream_queue_count, NULL,
+     "the pool size", NULL},
+    {"closed", hrx_py_device_get_closed, NULL, "whether close() was called",
+     NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+static PyType_Slot hrx_py_device_slots[] = {
+    {Py_tp_doc, "A handle on a live device. Handles of the same (backend, "
+                "index) share one live device, its pool setting and queues."},
+    {Py_tp_new, hrx_py_device_new},
+    {Py_tp_dealloc, hrx_py_device_dealloc},
+    {Py_tp_traverse, hrx_py_device_traverse},
+    {Py_tp_methods, hrx_py_device_methods},
+    {Py_tp_getset, hrx_py_device_getset},
+    {Py_tp_richcompare, hrx_py_device_richcompare},
+    {Py_tp_hash, hrx_py_device_hash},
+    {Py_tp_repr, hrx_py_device_repr},
+    {0, NULL},
+};
+
+static PyType_Spec hrx_py_device_spec = {
+    .name = "hrx.Device",
+    .basicsize = sizeof(hrx_py_device_t),
+    .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC |
+             Py_TPFLAGS_IMMUTABLETYPE,
+    .slots = hrx_py_device_slots,
+};
+
+int hrx_py_device_register(PyObject* module, hrx_py_state_t* state) {
+  state->device_type =
+      (PyTypeObject*)PyType_FromModuleAndSpec(module, &hrx_py_device_spec, NULL);
+  if (!state->device_type) return -1;
+  return PyModule_AddObjectRef(module, "Device", (PyObject*)state->device_type);
+}

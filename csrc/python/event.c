@@ -1,0 +1,138 @@
+/* hrx.Event: a snapshot of a stream's published work. */
+#include "objects.h"
+
+PyObject* hrx_py_event_wrap(hrx_py_state_t* state, hrx_event_t* event) {
+  hrx_py_event_t* self = PyObject_GC_New(hrx_py_event_t, state->event_type);
+  if (!self) {
+    hrx_event_release(event);
+    return NULL;
+  }
+  self->event = event;
+  PyObject_GC_Track(self);
+  return (PyObject*)self;
+}
+
+hrx_event_t* hrx_py_event_unwrap(hrx_py_state_t* state, PyObject* object) {
+  if (!PyObject_TypeCheck(object, state->event_type)) {
+    PyErr_Format(PyExc_TypeError, "expected an hrx.Event, not %.100s",
+                 Py_TYPE(object)->tp_name);
+    return NULL;
+  }
+  hrx_event_t* event = ((hrx_py_event_t*)object)->event;
+  if (!event) hrx_py_raise_closed(state, "event");
+  return event;
+}
+
+static hrx_event_t* hrx_py_event_get(PyObject* self, hrx_py_state_t** out) {
+  *out = hrx_py_state_from_type(Py_TYPE(self));
+  return *out ? hrx_py_event_unwrap(*out, self) : NULL;
+}
+
+static int hrx_py_event_traverse(PyObject* self, visitproc visit, void* arg) {
+  Py_VISIT(Py_TYPE(self));
+  return 0;
+}
+
+static void hrx_py_event_close_handle(hrx_py_event_t* self) {
+  hrx_event_t* event = self->event;
+  self->event = NULL;
+  if (event) {
+    Py_BEGIN_ALLOW_THREADS
+    hrx_event_release(event);
+    Py_END_ALLOW_THREADS
+  }
+}
+
+static void hrx_py_event_dealloc(PyObject* self) {
+  PyTypeObject* type = Py_TYPE(self);
+  PyObject_GC_UnTrack(self);
+  hrx_py_event_close_handle((hrx_py_event_t*)self);
+  type->tp_free(self);
+  Py_DECREF(type);
+}
+
+static PyObject* hrx_py_event_close(PyObject* self, PyObject* unused) {
+  (void)unused;
+  hrx_py_event_close_handle((hrx_py_event_t*)self);
+  Py_RETURN_NONE;
+}
+
+static PyObject* hrx_py_event_query(PyObject* self, PyObject* unused) {
+  (void)unused;
+  hrx_py_state_t* state;
+  hrx_event_t* event = hrx_py_event_get(self, &state);
+  if (!event) return NULL;
+  bool done = false;
+  hrx_status_t status = hrx_event_query(event, &done);
+  if (status) return hrx_py_raise(state, status);
+  return PyBool_FromLong(done);
+}
+
+static PyObject* hrx_py_event_synchronize(PyObject* self, PyObject* unused) {
+  (void)unused;
+  hrx_py_state_t* state;
+  hrx_event_t* event = hrx_py_event_get(self, &state);
+  if (!event) return NULL;
+  hrx_status_t status;
+  Py_BEGIN_ALLOW_THREADS
+  status = hrx_event_synchronize(event);
+  Py_END_ALLOW_THREADS
+  if (status) return hrx_py_raise(state, status);
+  Py_RETURN_NONE;
+}
+
+static PyObject* hrx_py_event_get_device(PyObject* self, void* closure) {
+  (void)closure;
+  hrx_py_state_t* state;
+  hrx_event_t* event = hrx_py_event_get(self, &state);
+  if (!event) return NULL;
+  hrx_device_t* device = hrx_event_device(event);
+  hrx_device_retain(device);
+  return hrx_py_device_wrap(state, device);
+}
+
+static PyObject* hrx_py_event_get_closed(PyObject* self, void* closure) {
+  (void)closure;
+  return PyBool_FromLong(((hrx_py_event_t*)self)->event == NULL);
+}
+
+static PyMethodDef hrx_py_event_methods[] = {
+    {"query", hrx_py_event_query, METH_NOARGS,
+     "query() -> bool: whether the recorded work is done."},
+    {"synchronize", hrx_py_event_synchronize, METH_NOARGS,
+     "synchronize(): wait until the recorded work is done."},
+    {"close", hrx_py_event_close, METH_NOARGS, "close(): drop this event."},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyGetSetDef hrx_py_event_getset[] = {
+    {"device", hrx_py_event_get_device, NULL, "the event's device", NULL},
+    {"closed", hrx_py_event_get_closed, NULL, "whether close() was called",
+     NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+static PyType_Slot hrx_py_event_slots[] = {
+    {Py_tp_doc, "Completes when the work its stream had published at "
+                "Stream.record_event() is done."},
+    {Py_tp_dealloc, hrx_py_event_dealloc},
+    {Py_tp_traverse, hrx_py_event_traverse},
+    {Py_tp_methods, hrx_py_event_methods},
+    {Py_tp_getset, hrx_py_event_getset},
+    {0, NULL},
+};
+
+static PyType_Spec hrx_py_event_spec = {
+    .name = "hrx.Event",
+    .basicsize = sizeof(hrx_py_event_t),
+    .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC |
+             Py_TPFLAGS_IMMUTABLETYPE | Py_TPFLAGS_DISALLOW_INSTANTIATION,
+    .slots = hrx_py_event_slots,
+};
+
+int hrx_py_event_register(PyObject* module, hrx_py_state_t* state) {
+  state->event_type =
+      (PyTypeObject*)PyType_FromModuleAndSpec(module, &hrx_py_event_spec, NULL);
+  if (!state->event_type) return -1;
+  return PyModule_AddObjectRef(module, "Event", (PyObject*)state->event_type);
+}

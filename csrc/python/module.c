@@ -1,0 +1,220 @@
+/* hrx._hrx: module definition, state, exceptions and module functions. */
+#include "module.h"
+
+#include "args.h"
+
+static struct PyModuleDef hrx_py_module_def;
+
+hrx_py_state_t* hrx_py_state(PyObject* module) {
+  return (hrx_py_state_t*)PyModule_GetState(module);
+}
+
+hrx_py_state_t* hrx_py_state_from_type(PyTypeObject* type) {
+  PyObject* module = PyType_GetModuleByDef(type, &hrx_py_module_def);
+  return module ? hrx_py_state(module) : NULL;
+}
+
+PyObject* hrx_py_raise(hrx_py_state_t* state, hrx_status_t status) {
+  hrx_status_code_t code = hrx_status_code(status);
+  PyObject* type = (code > 0 && code <= HRX_STATUS_DEVICE_ERROR)
+                       ? state->errors[code]
+                       : state->errors[0];
+  PyErr_SetString(type, hrx_status_message(status));
+  hrx_status_free(status);
+  return NULL;
+}
+
+int hrx_py_raise_int(hrx_py_state_t* state, hrx_status_t status) {
+  hrx_py_raise(state, status);
+  return -1;
+}
+
+/* (name, status code, builtin bases beside hrx.Error, doc). */
+static const struct {
+  const char* name;
+  hrx_status_code_t code;
+  const char* doc;
+} hrx_py_error_specs[] = {
+    {"hrx.InvalidArgumentError", HRX_STATUS_INVALID_ARGUMENT,
+     "An argument has a wrong value (also a ValueError)."},
+    {"hrx.BusyError", HRX_STATUS_BUSY,
+     "The setting is in use and cannot change now (also a RuntimeError)."},
+    {"hrx.OutOfMemoryError", HRX_STATUS_OUT_OF_MEMORY,
+     "Device or host memory ran out (also a MemoryError)."},
+    {"hrx.UnavailableError", HRX_STATUS_UNAVAILABLE,
+     "A backend or device is not available (also a RuntimeError)."},
+    {"hrx.ResourceExhaustedError", HRX_STATUS_RESOURCE_EXHAUSTED,
+     "The native runtime refused a resource such as a queue (also a "
+     "RuntimeError)."},
+    {"hrx.OutOfRangeError", HRX_STATUS_OUT_OF_RANGE,
+     "An index or byte range is out of bounds (also an IndexError and a "
+     "ValueError)."},
+    {"hrx.FailedPreconditionError", HRX_STATUS_FAILED_PRECONDITION,
+     "The object is not in a state that allows the call, e.g. it is closed "
+     "(also a RuntimeError)."},
+    {"hrx.DeviceError", HRX_STATUS_DEVICE_ERROR,
+     "The native runtime reported an error (also a RuntimeError)."},
+};
+
+static PyObject* hrx_py_builtin_bases(hrx_status_code_t code) {
+  switch (code) {
+    case HRX_STATUS_INVALID_ARGUMENT:
+      return PyTuple_Pack(1, PyExc_ValueError);
+    case HRX_STATUS_OUT_OF_MEMORY:
+      return PyTuple_Pack(1, PyExc_MemoryError);
+    case HRX_STATUS_OUT_OF_RANGE:
+      return PyTuple_Pack(2, PyExc_IndexError, PyExc_ValueError);
+    default:
+      return PyTuple_Pack(1, PyExc_RuntimeError);
+  }
+}
+
+static int hrx_py_add_errors(PyObject* module, hrx_py_state_t* state) {
+  state->errors[0] = PyErr_NewExceptionWithDoc(
+      "hrx.Error", "Base class of every error hrx raises.", PyExc_Exception,
+      NULL);
+  if (!state->errors[0] || PyModule_AddObjectRef(module, "Error",
+                                                 state->errors[0]) < 0) {
+    return -1;
+  }
+  size_t n = sizeof(hrx_py_error_specs) / sizeof(hrx_py_error_specs[0]);
+  for (size_t i = 0; i < n; ++i) {
+    PyObject* builtins = hrx_py_builtin_bases(hrx_py_error_specs[i].code);
+    if (!builtins) return -1;
+    Py_ssize_t k = PyTuple_GET_SIZE(builtins);
+    PyObject* bases = PyTuple_New(k + 1);
+    if (!bases) {
+      Py_DECREF(builtins);
+      return -1;
+    }
+    PyTuple_SET_ITEM(bases, 0, Py_NewRef(state->errors[0]));
+    for (Py_ssize_t j = 0; j < k; ++j) {
+      PyTuple_SET_ITEM(bases, j + 1, Py_NewRef(PyTuple_GET_ITEM(builtins, j)));
+    }
+    Py_DECREF(builtins);
+    PyObject* type = PyErr_NewExceptionWithDoc(
+        hrx_py_error_specs[i].name, hrx_py_error_specs[i].doc, bases, NULL);
+    Py_DECREF(bases);
+    if (!type) return -1;
+    state->errors[hrx_py_error_specs[i].code] = type;
+    if (PyModule_AddObjectRef(module, hrx_py_error_specs[i].name + 4, type) <
+        0) {
+      return -1;
+    }
+  }
+  return 0;
+}
+
+static PyObject* hrx_py_backends(PyObject* module, PyObject* unused) {
+  (void)module;
+  (void)unused;
+  const char* const* names = NULL;
+  int count = hrx_backend_names(&names);
+  PyObject* list = PyList_New(0);
+  if (!list) return NULL;
+  for (int i = 0; i < count; ++i) {
+    char reason[1024] = "";
+    bool available;
+    Py_BEGIN_ALLOW_THREADS
+    available = hrx_backend_probe(names[i], reason, sizeof(reason));
+    Py_END_ALLOW_THREADS
+    PyObject* entry = Py_BuildValue("{s:s,s:O,s:s}", "name", names[i],
+                                    "available",
+                                    available ? Py_True : Py_False, "reason",
+                                    available ? "" : reason);
+    if (!entry || PyList_Append(list, entry) < 0) {
+      Py_XDECREF(entry);
+      Py_DECREF(list);
+      return NULL;
+    }
+    Py_DECREF(entry);
+  }
+  return list;
+}
+
+static PyObject* hrx_py_now_ns(PyObject* module, PyObject* unused) {
+  (void)module;
+  (void)unused;
+  return PyLong_FromUnsignedLongLong(hrx_now_ns());
+}
+
+static PyMethodDef hrx_py_module_methods[] = {
+    {"backends", hrx_py_backends, METH_NOARGS,
+     "backends() -> list of {'name', 'available', 'reason'}, in automatic "
+     "selection order."},
+    {"now_ns", hrx_py_now_ns, METH_NOARGS,
+     "now_ns() -> int: the monotonic clock hrx times with, in ns."},
+    {"bench_run", (PyCFunction)(void (*)(void))hrx_py_bench_run,
+     METH_VARARGS | METH_KEYWORDS,
+     "bench_run(device, *, driver='native', ...) -> dict of raw timings; "
+     "runs the queue-pool benchmark's cases in C (see hrx.bench)."},
+    {NULL, NULL, 0, NULL},
+};
+
+static int hrx_py_module_exec(PyObject* module) {
+  hrx_py_state_t* state = hrx_py_state(module);
+  if (hrx_py_add_errors(module, state) < 0) return -1;
+  if (hrx_py_device_register(module, state) < 0) return -1;
+  if (hrx_py_buffer_register(module, state) < 0) return -1;
+  if (hrx_py_event_register(module, state) < 0) return -1;
+  if (hrx_py_readback_register(module, state) < 0) return -1;
+  if (hrx_py_stream_register(module, state) < 0) return -1;
+  if (PyModule_AddIntConstant(module, "DEFAULT_STREAM_QUEUE_COUNT",
+                              HRX_DEFAULT_STREAM_QUEUE_COUNT) < 0 ||
+      PyModule_AddIntConstant(module, "MAX_STREAM_QUEUE_COUNT",
+                              HRX_MAX_STREAM_QUEUE_COUNT) < 0) {
+    return -1;
+  }
+  return 0;
+}
+
+static int hrx_py_module_traverse(PyObject* module, visitproc visit,
+                                  void* arg) {
+  hrx_py_state_t* state = hrx_py_state(module);
+  Py_VISIT(state->device_type);
+  Py_VISIT(state->stream_type);
+  Py_VISIT(state->buffer_type);
+  Py_VISIT(state->event_type);
+  Py_VISIT(state->readback_type);
+  Py_VISIT(state->queue_type);
+  for (int i = 0; i <= HRX_STATUS_DEVICE_ERROR; ++i) Py_VISIT(state->errors[i]);
+  return 0;
+}
+
+static int hrx_py_module_clear(PyObject* module) {
+  hrx_py_state_t* state = hrx_py_state(module);
+  Py_CLEAR(state->device_type);
+  Py_CLEAR(state->stream_type);
+  Py_CLEAR(state->buffer_type);
+  Py_CLEAR(state->event_type);
+  Py_CLEAR(state->readback_type);
+  Py_CLEAR(state->queue_type);
+  for (int i = 0; i <= HRX_STATUS_DEVICE_ERROR; ++i) Py_CLEAR(state->errors[i]);
+  return 0;
+}
+
+static void hrx_py_module_free(void* module) {
+  hrx_py_module_clear((PyObject*)module);
+}
+
+static PyModuleDef_Slot hrx_py_module_slots[] = {
+    {Py_mod_exec, hrx_py_module_exec},
+    {0, NULL},
+};
+
+static struct PyModuleDef hrx_py_module_def = {
+    PyModuleDef_HEAD_INIT,
+    .m_name = "hrx._hrx",
+    .m_doc = "C core of hrx: devices, the stream queue pool, streams, "
+             "buffers, events.",
+    .m_size = sizeof(hrx_py_state_t),
+    .m_methods = hrx_py_module_methods,
+    .m_slots = hrx_py_module_slots,
+    .m_traverse = hrx_py_module_traverse,
+    .m_clear = hrx_py_module_clear,
+    .m_free = hrx_py_module_free,
+};
+
+PyMODINIT_FUNC PyInit__hrx(void) {
+  return PyModuleDef_Init(&hrx_py_module_def);
+}

@@ -1,0 +1,61 @@
+/* Instance layouts of the extension's types, shared between binding files
+ * that construct each other's objects. Every handle holds one reference to
+ * its C object; NULL means the handle was closed. */
+#ifndef HRX_PYTHON_OBJECTS_H_
+#define HRX_PYTHON_OBJECTS_H_
+
+#include "module.h"
+
+typedef struct {
+  PyObject_HEAD
+  hrx_device_t* device;      /* retained; NULL once closed */
+} hrx_py_device_t;
+
+typedef struct {
+  PyObject_HEAD
+  hrx_stream_t* stream;      /* retained; NULL once closed */
+} hrx_py_stream_t;
+
+typedef struct {
+  PyObject_HEAD
+  hrx_buffer_t* buffer;      /* retained; NULL once closed */
+  uint64_t offset;           /* this view's range within the allocation */
+  uint64_t length;
+} hrx_py_buffer_t;
+
+typedef struct {
+  PyObject_HEAD
+  hrx_event_t* event;        /* retained; NULL once closed */
+} hrx_py_event_t;
+
+typedef struct {
+  PyObject_HEAD
+  hrx_readback_t* readback;  /* owned; NULL once closed */
+  PyObject* result;          /* cached numpy array after wait() */
+} hrx_py_readback_t;
+
+/* New Python handles that take over one reference to the C object. On
+ * failure the reference is released and NULL returned. */
+PyObject* hrx_py_device_wrap(hrx_py_state_t* state, hrx_device_t* device);
+PyObject* hrx_py_stream_wrap(hrx_py_state_t* state, PyTypeObject* type,
+                             hrx_stream_t* stream);
+PyObject* hrx_py_buffer_wrap(hrx_py_state_t* state, hrx_buffer_t* buffer,
+                             uint64_t offset, uint64_t length);
+PyObject* hrx_py_event_wrap(hrx_py_state_t* state, hrx_event_t* event);
+PyObject* hrx_py_readback_wrap(hrx_py_state_t* state,
+                               hrx_readback_t* readback);
+
+/* allocate(nbytes) shared by Device and Stream. */
+PyObject* hrx_py_allocate(hrx_py_state_t* state, hrx_device_t* device,
+                          PyObject* size_object);
+
+/* The view an hrx.Buffer names, or -1 with an error set. */
+int hrx_py_buffer_view(hrx_py_state_t* state, PyObject* object,
+                       const char* role, hrx_view_t* out_view);
+/* Borrowed C event of an hrx.Event, or NULL with an error set. */
+hrx_event_t* hrx_py_event_unwrap(hrx_py_state_t* state, PyObject* object);
+
+/* Raises hrx.FailedPreconditionError("<what> is closed"). */
+void hrx_py_raise_closed(hrx_py_state_t* state, const char* what);
+
+#endif /* HRX_PYTHON_OBJECTS_H_ */

@@ -1,0 +1,137 @@
+/* hrx.Readback: an asynchronous read; wait() returns a numpy uint8 array. */
+#include "objects.h"
+
+PyObject* hrx_py_readback_wrap(hrx_py_state_t* state,
+                               hrx_readback_t* readback) {
+  hrx_py_readback_t* self =
+      PyObject_GC_New(hrx_py_readback_t, state->readback_type);
+  if (!self) {
+    hrx_readback_release(readback);
+    return NULL;
+  }
+  self->readback = readback;
+  self->result = NULL;
+  PyObject_GC_Track(self);
+  return (PyObject*)self;
+}
+
+static int hrx_py_readback_traverse(PyObject* self, visitproc visit,
+                                    void* arg) {
+  Py_VISIT(Py_TYPE(self));
+  Py_VISIT(((hrx_py_readback_t*)self)->result);
+  return 0;
+}
+
+static int hrx_py_readback_clear(PyObject* self) {
+  Py_CLEAR(((hrx_py_readback_t*)self)->result);
+  return 0;
+}
+
+static void hrx_py_readback_close_handle(hrx_py_readback_t* self) {
+  hrx_readback_t* readback = self->readback;
+  self->readback = NULL;
+  if (readback) {
+    Py_BEGIN_ALLOW_THREADS
+    hrx_readback_release(readback);
+    Py_END_ALLOW_THREADS
+  }
+}
+
+static void hrx_py_readback_dealloc(PyObject* self) {
+  PyTypeObject* type = Py_TYPE(self);
+  PyObject_GC_UnTrack(self);
+  hrx_py_readback_clear(self);
+  hrx_py_readback_close_handle((hrx_py_readback_t*)self);
+  type->tp_free(self);
+  Py_DECREF(type);
+}
+
+static PyObject* hrx_py_readback_wait(PyObject* self, PyObject* unused) {
+  (void)unused;
+  hrx_py_readback_t* readback = (hrx_py_readback_t*)self;
+  if (readback->result) return Py_NewRef(readback->result);
+  hrx_py_state_t* state = hrx_py_state_from_type(Py_TYPE(self));
+  if (!readback->readback) {
+    hrx_py_raise_closed(state, "readback");
+    return NULL;
+  }
+  const uint8_t* bytes = NULL;
+  hrx_status_t status;
+  Py_BEGIN_ALLOW_THREADS
+  status = hrx_readback_wait(readback->readback, &bytes);
+  Py_END_ALLOW_THREADS
+  if (status) return hrx_py_raise(state, status);
+  Py_ssize_t length = (Py_ssize_t)hrx_readback_length(readback->readback);
+  PyObject* data = PyByteArray_FromStringAndSize((const char*)bytes, length);
+  if (!data) return NULL;
+  PyObject* numpy = PyImport_ImportModule("numpy");
+  if (!numpy) {
+    Py_DECREF(data);
+    return NULL;
+  }
+  PyObject* array = PyObject_CallMethod(numpy, "frombuffer", "Os", data,
+                                        "uint8");
+  Py_DECREF(numpy);
+  Py_DECREF(data);
+  if (!array) return NULL;
+  readback->result = Py_NewRef(array);
+  /* The host staging memory is no longer needed. */
+  hrx_py_readback_close_handle(readback);
+  return array;
+}
+
+static PyObject* hrx_py_readback_done(PyObject* self, PyObject* unused) {
+  (void)unused;
+  hrx_py_readback_t* readback = (hrx_py_readback_t*)self;
+  if (readback->result) Py_RETURN_TRUE;
+  hrx_py_state_t* state = hrx_py_state_from_type(Py_TYPE(self));
+  if (!readback->readback) {
+    hrx_py_raise_closed(state, "readback");
+    return NULL;
+  }
+  bool done = false;
+  hrx_status_t status = hrx_readback_query(readback->readback, &done);
+  if (status) return hrx_py_raise(state, status);
+  return PyBool_FromLong(done);
+}
+
+static PyObject* hrx_py_readback_close(PyObject* self, PyObject* unused) {
+  (void)unused;
+  hrx_py_readback_close_handle((hrx_py_readback_t*)self);
+  Py_RETURN_NONE;
+}
+
+static PyMethodDef hrx_py_readback_methods[] = {
+    {"wait", hrx_py_readback_wait, METH_NOARGS,
+     "wait() -> numpy.ndarray[uint8]: blocks until the read is done."},
+    {"done", hrx_py_readback_done, METH_NOARGS,
+     "done() -> bool: whether the read has completed."},
+    {"close", hrx_py_readback_close, METH_NOARGS,
+     "close(): drop the read's staging memory without waiting for it."},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyType_Slot hrx_py_readback_slots[] = {
+    {Py_tp_doc, "An asynchronous device-to-host read (Stream.read)."},
+    {Py_tp_dealloc, hrx_py_readback_dealloc},
+    {Py_tp_traverse, hrx_py_readback_traverse},
+    {Py_tp_clear, hrx_py_readback_clear},
+    {Py_tp_methods, hrx_py_readback_methods},
+    {0, NULL},
+};
+
+static PyType_Spec hrx_py_readback_spec = {
+    .name = "hrx.Readback",
+    .basicsize = sizeof(hrx_py_readback_t),
+    .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC |
+             Py_TPFLAGS_IMMUTABLETYPE | Py_TPFLAGS_DISALLOW_INSTANTIATION,
+    .slots = hrx_py_readback_slots,
+};
+
+int hrx_py_readback_register(PyObject* module, hrx_py_state_t* state) {
+  state->readback_type = (PyTypeObject*)PyType_FromModuleAndSpec(
+      module, &hrx_py_readback_spec, NULL);
+  if (!state->readback_type) return -1;
+  return PyModule_AddObjectRef(module, "Readback",
+                               (PyObject*)state->readback_type);
+}

@@ -1,0 +1,467 @@
+/* hrx.Stream (a pool stream) and hrx.fabric.Queue (a stream on a native
+ * queue of its own, outside the pool). Every call that can block (queue
+ * space, waits, large host copies) runs with the GIL released. */
+#include "args.h"
+#include "objects.h"
+
+PyObject* hrx_py_stream_wrap(hrx_py_state_t* state, PyTypeObject* type,
+                             hrx_stream_t* stream) {
+  (void)state;
+  hrx_py_stream_t* self = PyObject_GC_New(hrx_py_stream_t, type);
+  if (!self) {
+    hrx_stream_release(stream);
+    return NULL;
+  }
+  self->stream = stream;
+  PyObject_GC_Track(self);
+  return (PyObject*)self;
+}
+
+hrx_stream_t* hrx_py_stream_unwrap(hrx_py_state_t* state, PyObject* object) {
+  if (!PyObject_TypeCheck(object, state->stream_type)) {
+    PyErr_Format(PyExc_TypeError, "expected an hrx.Stream, not %.100s",
+                 Py_TYPE(object)->tp_name);
+    return NULL;
+  }
+  hrx_stream_t* stream = ((hrx_py_stream_t*)object)->stream;
+  if (!stream) hrx_py_raise_closed(state, "stream");
+  return stream;
+}
+
+static hrx_stream_t* hrx_py_stream_get(PyObject* self, hrx_py_state_t** out) {
+  *out = hrx_py_state_from_type(Py_TYPE(self));
+  return *out ? hrx_py_stream_unwrap(*out, self) : NULL;
+}
+
+static int hrx_py_stream_traverse(PyObject* self, visitproc visit, void* arg) {
+  Py_VISIT(Py_TYPE(self));
+  return 0;
+}
+
+static void hrx_py_stream_close_handle(hrx_py_stream_t* self) {
+  hrx_stream_t* stream = self->stream;
+  self->stream = NULL;
+  if (stream) {
+    Py_BEGIN_ALLOW_THREADS
+    hrx_stream_release(stream);
+    Py_END_ALLOW_THREADS
+  }
+}
+
+static void hrx_py_stream_dealloc(PyObject* self) {
+  PyTypeObject* type = Py_TYPE(self);
+  PyObject_GC_UnTrack(self);
+  hrx_py_stream_close_handle((hrx_py_stream_t*)self);
+  type->tp_free(self);
+  Py_DECREF(type);
+}
+
+/* Stream.open(index=0, backend=None): a pool stream on that device. */
+static PyObject* hrx_py_stream_open(PyObject* cls, PyObject* args,
+                                    PyObject* kwargs) {
+  hrx_py_state_t* state = hrx_py_state_from_type((PyTypeObject*)cls);
+  if (!state) return NULL;
+  PyObject* device_object =
+      PyObject_Call((PyObject*)state->device_type, args, kwargs);
+  if (!device_object) return NULL;
+  hrx_device_t* device = ((hrx_py_device_t*)device_object)->device;
+  hrx_stream_t* stream = NULL;
+  hrx_status_t status;
+  Py_BEGIN_ALLOW_THREADS
+  status = hrx_stream_create(device, &stream);
+  Py_END_ALLOW_THREADS
+  Py_DECREF(device_object); /* the stream holds the device */
+  if (status) return hrx_py_raise(state, status);
+  return hrx_py_stream_wrap(state, state->stream_type, stream);
+}
+
+static PyObject* hrx_py_stream_close(PyObject* self, PyObject* unused) {
+  (void)unused;
+  hrx_py_stream_close_handle((hrx_py_stream_t*)self);
+  Py_RETURN_NONE;
+}
+
+static PyObject* hrx_py_stream_enter(PyObject* self, PyObject* unused) {
+  (void)unused;
+  hrx_py_state_t* state;
+  if (!hrx_py_stream_get(self, &state)) return NULL;
+  return Py_NewRef(self);
+}
+
+static PyObject* hrx_py_stream_exit(PyObject* self, PyObject* args) {
+  (void)args;
+  hrx_py_stream_close_handle((hrx_py_stream_t*)self);
+  Py_RETURN_FALSE;
+}
+
+static PyObject* hrx_py_stream_allocate(PyObject* self, PyObject* size) {
+  hrx_py_state_t* state;
+  hrx_stream_t* stream = hrx_py_stream_get(self, &state);
+  if (!stream) return NULL;
+  return hrx_py_allocate(state, hrx_stream_device(stream), size);
+}
+
+static PyObject* hrx_py_stream_copy(PyObject* self, PyObject* const* args,
+                                    Py_ssize_t nargs) {
+  hrx_py_state_t* state;
+  hrx_stream_t* stream = hrx_py_stream_get(self, &state);
+  if (!stream) return NULL;
+  if (nargs != 2) {
+    PyErr_Format(PyExc_TypeError, "copy(dst, src) takes 2 arguments (%zd given)",
+                 nargs);
+    return NULL;
+  }
+  hrx_view_t dst, src;
+  if (hrx_py_buffer_view(state, args[0], "copy destination", &dst) < 0 ||
+      hrx_py_buffer_view(state, args[1], "copy source", &src) < 0) {
+    return NULL;
+  }
+  hrx_status_t status;
+  Py_BEGIN_ALLOW_THREADS
+  status = hrx_stream_copy(stream, dst, src);
+  Py_END_ALLOW_THREADS
+  if (status) return hrx_py_raise(state, status);
+  Py_RETURN_NONE;
+}
+
+static PyObject* hrx_py_stream_fill(PyObject* self, PyObject* const* args,
+                                    Py_ssize_t nargs) {
+  hrx_py_state_t* state;
+  hrx_stream_t* stream = hrx_py_stream_get(self, &state);
+  if (!stream) return NULL;
+  if (nargs != 2) {
+    PyErr_Format(PyExc_TypeError, "fill(dst, byte) takes 2 arguments (%zd given)",
+                 nargs);
+    return NULL;
+  }
+  hrx_view_t dst;
+  int64_t byte = 0;
+  if (hrx_py_buffer_view(state, args[0], "fill destination", &dst) < 0 ||
+      hrx_py_arg_int64(args[1], "fill byte", &byte) < 0) {
+    return NULL;
+  }
+  if (byte < 0 || byte > 255) {
+    PyErr_Format(state->errors[HRX_STATUS_INVALID_ARGUMENT],
+                 "fill byte must be between 0 and 255; got %lld",
+                 (long long)byte);
+    return NULL;
+  }
+  hrx_status_t status;
+  Py_BEGIN_ALLOW_THREADS
+  status = hrx_stream_fill(stream, dst, (uint8_t)byte);
+  Py_END_ALLOW_THREADS
+  if (status) return hrx_py_raise(state, status);
+  Py_RETURN_NONE;
+}
+
+/* Gets a C-contiguous buffer of `object`, turning the buffer protocol's
+ * errors into ones that say what is allowed. */
+static int hrx_py_get_contiguous(hrx_py_state_t* state, PyObject* object,
+                                 int flags, const char* role, Py_buffer* out) {
+  if (!PyObject_CheckBuffer(object)) {
+    PyErr_Format(PyExc_TypeError,
+                 "%s must support the buffer protocol (bytes, bytearray, "
+                 "memoryview, numpy array), not %.100s",
+                 role, Py_TYPE(object)->tp_name);
+    return -1;
+  }
+  if (PyObject_GetBuffer(object, out, flags) == 0) return 0;
+  PyObject *type, *value, *traceback;
+  PyErr_Fetch(&type, &value, &traceback);
+  /* Distinguish read-only from non-contiguous for the message. */
+  Py_buffer probe;
+  bool readonly = false;
+  if ((flags & PyBUF_WRITABLE) &&
+      PyObject_GetBuffer(object, &probe, PyBUF_FULL_RO) == 0) {
+    readonly = probe.readonly;
+    PyBuffer_Release(&probe);
+  } else {
+    PyErr_Clear();
+  }
+  PyErr_Format(state->errors[HRX_STATUS_INVALID_ARGUMENT],
+               readonly ? "%s is read-only; pass a writable buffer such as a "
+                          "bytearray or numpy array"
+                        : "%s must be C-contiguous; pass a contiguous copy "
+                          "(e.g. numpy.ascontiguousarray)",
+               role);
+  Py_XDECREF(type);
+  Py_XDECREF(value);
+  Py_XDECREF(traceback);
+  return -1;
+}
+
+static PyObject* hrx_py_stream_upload(PyObject* self, PyObject* const* args,
+                                      Py_ssize_t nargs) {
+  hrx_py_state_t* state;
+  hrx_stream_t* stream = hrx_py_stream_get(self, &state);
+  if (!stream) return NULL;
+  if (nargs != 2) {
+    PyErr_Format(PyExc_TypeError,
+                 "upload(dst, data) takes 2 arguments (%zd given)", nargs);
+    return NULL;
+  }
+  hrx_view_t dst;
+  if (hrx_py_buffer_view(state, args[0], "upload destination", &dst) < 0) {
+    return NULL;
+  }
+  Py_buffer data;
+  if (hrx_py_get_contiguous(state, args[1], PyBUF_C_CONTIGUOUS, "upload data",
+                            &data) < 0) {
+    return NULL;
+  }
+  hrx_status_t status;
+  Py_BEGIN_ALLOW_THREADS
+  status = hrx_stream_upload(stream, dst, data.buf, (uint64_t)data.len);
+  Py_END_ALLOW_THREADS
+  PyBuffer_Release(&data);
+  if (status) return hrx_py_raise(state, status);
+  Py_RETURN_NONE;
+}
+
+static PyObject* hrx_py_stream_read(PyObject* self, PyObject* source) {
+  hrx_py_state_t* state;
+  hrx_stream_t* stream = hrx_py_stream_get(self, &state);
+  if (!stream) return NULL;
+  hrx_view_t src;
+  if (hrx_py_buffer_view(state, source, "read source", &src) < 0) return NULL;
+  hrx_readback_t* readback = NULL;
+  hrx_status_t status;
+  Py_BEGIN_ALLOW_THREADS
+  status = hrx_stream_read(stream, src, &readback);
+  Py_END_ALLOW_THREADS
+  if (status) return hrx_py_raise(state, status);
+  return hrx_py_readback_wrap(state, readback);
+}
+
+static PyObject* hrx_py_stream_read_blocking(PyObject* self,
+                                             PyObject* const* args,
+                                             Py_ssize_t nargs) {
+  hrx_py_state_t* state;
+  hrx_stream_t* stream = hrx_py_stream_get(self, &state);
+  if (!stream) return NULL;
+  if (nargs != 2) {
+    PyErr_Format(PyExc_TypeError,
+                 "read_blocking(src, out) takes 2 arguments (%zd given)",
+                 nargs);
+    return NULL;
+  }
+  hrx_view_t src;
+  if (hrx_py_buffer_view(state, args[0], "read source", &src) < 0) return NULL;
+  Py_buffer out;
+  if (hrx_py_get_contiguous(state, args[1], PyBUF_C_CONTIGUOUS | PyBUF_WRITABLE,
+                            "read output", &out) < 0) {
+    return NULL;
+  }
+  hrx_status_t status;
+  Py_BEGIN_ALLOW_THREADS
+  status = hrx_stream_read_blocking(stream, src, out.buf, (uint64_t)out.len);
+  Py_END_ALLOW_THREADS
+  PyBuffer_Release(&out);
+  if (status) return hrx_py_raise(state, status);
+  return Py_NewRef(args[1]);
+}
+
+static PyObject* hrx_py_stream_synchronize(PyObject* self, PyObject* unused) {
+  (void)unused;
+  hrx_py_state_t* state;
+  hrx_stream_t* stream = hrx_py_stream_get(self, &state);
+  if (!stream) return NULL;
+  hrx_status_t status;
+  Py_BEGIN_ALLOW_THREADS
+  status = hrx_stream_synchronize(stream);
+  Py_END_ALLOW_THREADS
+  if (status) return hrx_py_raise(state, status);
+  Py_RETURN_NONE;
+}
+
+static PyObject* hrx_py_stream_record_event(PyObject* self, PyObject* unused) {
+  (void)unused;
+  hrx_py_state_t* state;
+  hrx_stream_t* stream = hrx_py_stream_get(self, &state);
+  if (!stream) return NULL;
+  hrx_event_t* event = NULL;
+  hrx_status_t status;
+  Py_BEGIN_ALLOW_THREADS
+  status = hrx_stream_record_event(stream, &event);
+  Py_END_ALLOW_THREADS
+  if (status) return hrx_py_raise(state, status);
+  return hrx_py_event_wrap(state, event);
+}
+
+static PyObject* hrx_py_stream_wait_event(PyObject* self, PyObject* event_obj) {
+  hrx_py_state_t* state;
+  hrx_stream_t* stream = hrx_py_stream_get(self, &state);
+  if (!stream) return NULL;
+  hrx_event_t* event = hrx_py_event_unwrap(state, event_obj);
+  if (!event) return NULL;
+  hrx_status_t status;
+  Py_BEGIN_ALLOW_THREADS
+  status = hrx_stream_wait_event(stream, event);
+  Py_END_ALLOW_THREADS
+  if (status) return hrx_py_raise(state, status);
+  Py_RETURN_NONE;
+}
+
+static PyObject* hrx_py_stream_get_device(PyObject* self, void* closure) {
+  (void)closure;
+  hrx_py_state_t* state;
+  hrx_stream_t* stream = hrx_py_stream_get(self, &state);
+  if (!stream) return NULL;
+  hrx_device_t* device = hrx_stream_device(stream);
+  hrx_device_retain(device);
+  return hrx_py_device_wrap(state, device);
+}
+
+static PyObject* hrx_py_stream_get_queue_index(PyObject* self, void* closure) {
+  (void)closure;
+  hrx_py_state_t* state;
+  hrx_stream_t* stream = hrx_py_stream_get(self, &state);
+  if (!stream) return NULL;
+  int index = hrx_stream_queue_index(stream);
+  if (index < 0) Py_RETURN_NONE;
+  return PyLong_FromLong(index);
+}
+
+static PyObject* hrx_py_stream_get_native_handle(PyObject* self,
+                                                 void* closure) {
+  (void)closure;
+  hrx_py_state_t* state;
+  hrx_stream_t* stream = hrx_py_stream_get(self, &state);
+  if (!stream) return NULL;
+  return PyLong_FromVoidPtr(hrx_stream_native_handle(stream));
+}
+
+static PyObject* hrx_py_stream_get_closed(PyObject* self, void* closure) {
+  (void)closure;
+  return PyBool_FromLong(((hrx_py_stream_t*)self)->stream == NULL);
+}
+
+static PyObject* hrx_py_stream_repr(PyObject* self) {
+  hrx_stream_t* stream = ((hrx_py_stream_t*)self)->stream;
+  const char* name = Py_TYPE(self)->tp_name;
+  if (!stream) return PyUnicode_FromFormat("<%s (closed)>", name);
+  int index = hrx_stream_queue_index(stream);
+  if (index < 0) return PyUnicode_FromFormat("<%s outside the pool>", name);
+  return PyUnicode_FromFormat("<%s on pool queue %d>", name, index);
+}
+
+static PyMethodDef hrx_py_stream_methods[] = {
+    {"open", (PyCFunction)(void (*)(void))hrx_py_stream_open,
+     METH_VARARGS | METH_KEYWORDS | METH_CLASS,
+     "open(index=0, backend=None) -> Stream: a pool stream of that live "
+     "device (shared with every other handle of it)."},
+    {"allocate", hrx_py_stream_allocate, METH_O,
+     "allocate(nbytes) -> Buffer of the stream's device."},
+    {"copy", (PyCFunction)(void (*)(void))hrx_py_stream_copy, METH_FASTCALL,
+     "copy(dst, src): device copy between equal, non-overlapping views."},
+    {"fill", (PyCFunction)(void (*)(void))hrx_py_stream_fill, METH_FASTCALL,
+     "fill(dst, byte): set every byte of dst (0..255)."},
+    {"upload", (PyCFunction)(void (*)(void))hrx_py_stream_upload,
+     METH_FASTCALL,
+     "upload(dst, data): copy a contiguous host buffer of exactly dst.nbytes "
+     "bytes into dst; data may be reused as soon as this returns."},
+    {"read", hrx_py_stream_read, METH_O,
+     "read(src) -> Readback whose wait() returns the bytes as numpy uint8."},
+    {"read_blocking", (PyCFunction)(void (*)(void))hrx_py_stream_read_blocking,
+     METH_FASTCALL,
+     "read_blocking(src, out) -> out: read src into a writable contiguous "
+     "buffer of at least src.nbytes bytes."},
+    {"synchronize", hrx_py_stream_synchronize, METH_NOARGS,
+     "synchronize(): wait for the work published on this stream."},
+    {"record_event", hrx_py_stream_record_event, METH_NOARGS,
+     "record_event() -> Event for the work published so far."},
+    {"wait_event", hrx_py_stream_wait_event, METH_O,
+     "wait_event(event): later work on this stream's queue waits for event "
+     "(a device-side wait; it also holds back streams sharing the queue)."},
+    {"close", hrx_py_stream_close, METH_NOARGS,
+     "close(): drop the stream; its queued work still completes."},
+    {"__enter__", hrx_py_stream_enter, METH_NOARGS, NULL},
+    {"__exit__", hrx_py_stream_exit, METH_VARARGS, NULL},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyGetSetDef hrx_py_stream_getset[] = {
+    {"device", hrx_py_stream_get_device, NULL, "the stream's device", NULL},
+    {"queue_index", hrx_py_stream_get_queue_index, NULL,
+     "pool slot of the stream's queue (None outside the pool)", NULL},
+    {"native_handle", hrx_py_stream_get_native_handle, NULL,
+     "the native queue handle as an int (hipStream_t / cudaStream_t)", NULL},
+    {"closed", hrx_py_stream_get_closed, NULL, "whether close() was called",
+     NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+static PyType_Slot hrx_py_stream_slots[] = {
+    {Py_tp_doc, "An ordered stream of device work on one native queue of the "
+                "device's pool, assigned round-robin for the stream's life. "
+                "Create with Device.stream() or Stream.open()."},
+    {Py_tp_dealloc, hrx_py_stream_dealloc},
+    {Py_tp_traverse, hrx_py_stream_traverse},
+    {Py_tp_methods, hrx_py_stream_methods},
+    {Py_tp_getset, hrx_py_stream_getset},
+    {Py_tp_repr, hrx_py_stream_repr},
+    {0, NULL},
+};
+
+static PyType_Spec hrx_py_stream_spec = {
+    .name = "hrx.Stream",
+    .basicsize = sizeof(hrx_py_stream_t),
+    .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_BASETYPE |
+             Py_TPFLAGS_IMMUTABLETYPE | Py_TPFLAGS_DISALLOW_INSTANTIATION,
+    .slots = hrx_py_stream_slots,
+};
+
+/* hrx.fabric.Queue(device): a native queue outside the pool. */
+static PyObject* hrx_py_queue_new(PyTypeObject* type, PyObject* args,
+                                  PyObject* kwargs) {
+  static char* keywords[] = {"device", NULL};
+  PyObject* device_object = NULL;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O:Queue", keywords,
+                                   &device_object)) {
+    return NULL;
+  }
+  hrx_py_state_t* state = hrx_py_state_from_type(type);
+  if (!state) return NULL;
+  hrx_device_t* device = hrx_py_device_unwrap(state, device_object);
+  if (!device) return NULL;
+  hrx_stream_t* stream = NULL;
+  hrx_status_t status;
+  Py_BEGIN_ALLOW_THREADS
+  status = hrx_stream_create_dedicated(device, &stream);
+  Py_END_ALLOW_THREADS
+  if (status) return hrx_py_raise(state, status);
+  return hrx_py_stream_wrap(state, type, stream);
+}
+
+static PyType_Slot hrx_py_queue_slots[] = {
+    {Py_tp_doc, "Queue(device): a native queue created outside the stream "
+                "queue pool. It takes no pool slot, does not count as the "
+                "pool's first use and is never handed to pool streams. It "
+                "has the Stream API; queue_index is None."},
+    {Py_tp_new, hrx_py_queue_new},
+    {Py_tp_traverse, hrx_py_stream_traverse},
+    {Py_tp_dealloc, hrx_py_stream_dealloc},
+    {0, NULL},
+};
+
+static PyType_Spec hrx_py_queue_spec = {
+    .name = "hrx.fabric.Queue",
+    .basicsize = sizeof(hrx_py_stream_t),
+    .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_IMMUTABLETYPE,
+    .slots = hrx_py_queue_slots,
+};
+
+int hrx_py_stream_register(PyObject* module, hrx_py_state_t* state) {
+  state->stream_type =
+      (PyTypeObject*)PyType_FromModuleAndSpec(module, &hrx_py_stream_spec, NULL);
+  if (!state->stream_type) return -1;
+  if (PyModule_AddObjectRef(module, "Stream", (PyObject*)state->stream_type) <
+      0) {
+    return -1;
+  }
+  state->queue_type = (PyTypeObject*)PyType_FromModuleAndSpec(
+      module, &hrx_py_queue_spec, (PyObject*)state->stream_type);
+  if (!state->queue_type) return -1;
+  return PyModule_AddObjectRef(module, "FabricQueue",
+                               (PyObject*)state->queue_type);
+}
