@@ -1,0 +1,98 @@
+"""Shared fixtures.
+
+Conformance tests are written once and run on every backend that is
+available here: ``host`` always, ``hip`` where a GPU is present. Set
+``HRX_TEST_BACKENDS=hip`` (comma-separated) to choose explicitly, e.g. on the
+GPU machine.
+
+The pool setting belongs to a process's live device, so contract tests run
+their scenario in a fresh interpreter (``run_fresh``).
+"""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+# Two host devices, so foreign-device checks have a second device. Must be
+# set before the host backend first reports its device count.
+os.environ.setdefault("HRX_HOST_DEVICE_COUNT", "2")
+
+import hrx  # noqa: E402
+
+QUEUE_COUNTS = (1, 2, 4, 8, 16)
+
+
+def available_backends() -> list[str]:
+    chosen = os.environ.get("HRX_TEST_BACKENDS")
+    if chosen:
+        return [name.strip() for name in chosen.split(",") if name.strip()]
+    return [b["name"] for b in hrx.backends() if b["available"]]
+
+
+BACKENDS = available_backends()
+
+
+@pytest.fixture(params=BACKENDS)
+def backend(request) -> str:
+    return request.param
+
+
+@pytest.fixture
+def device(backend):
+    dev = hrx.Device.open(0, backend=backend)
+    yield dev
+    dev.synchronize()
+    dev.close()
+
+
+@pytest.fixture
+def stream(device):
+    s = device.stream()
+    yield s
+    s.close()
+
+
+@pytest.fixture
+def second_device(backend):
+    """A different live device of the same backend, or skip."""
+    try:
+        dev = hrx.Device.open(1, backend=backend)
+    except hrx.OutOfRangeError:
+        pytest.skip(f"backend {backend} has only one device")
+    yield dev
+    dev.close()
+
+
+def run_fresh(code: str, *, backend: str, env: dict | None = None,
+              timeout: float = 120) -> str:
+    """Runs `code` in a fresh interpreter with `hrx`, `backend` and `np`
+    bound, and returns its stdout. A failing snippet fails the test with its
+    stderr."""
+    prelude = ("import hrx, numpy as np, sys, os\n"
+               f"backend = {backend!r}\n")
+    full_env = dict(os.environ)
+    full_env.update(env or {})
+    full_env.setdefault("HRX_HOST_DEVICE_COUNT", "2")
+    result = subprocess.run(
+        [sys.executable, "-c", prelude + textwrap.dedent(code)],
+        capture_output=True, text=True, timeout=timeout, env=full_env)
+    if result.returncode != 0:
+        pytest.fail(f"fresh process failed ({result.returncode}):\n"
+                    f"{result.stderr[-4000:]}")
+    return result.stdout
+
+
+@pytest.fixture
+def fresh(backend):
+    def runner(code: str, **kwargs) -> str:
+        return run_fresh(code, backend=backend, **kwargs)
+    return runner
+
+
+@pytest.fixture(params=QUEUE_COUNTS, ids=lambda n: f"q{n}")
+def queue_count(request) -> int:
+    return request.param
