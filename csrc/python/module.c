@@ -1,7 +1,10 @@
 /* hrx._hrx: module definition, state, exceptions and module functions. */
 #include "module.h"
 
+#include <string.h>
+
 #include "args.h"
+#include "backends/hip/hip_backend.h"
 
 static struct PyModuleDef hrx_py_module_def;
 
@@ -118,10 +121,13 @@ static PyObject* hrx_py_backends(PyObject* module, PyObject* unused) {
     Py_BEGIN_ALLOW_THREADS
     available = hrx_backend_probe(names[i], reason, sizeof(reason));
     Py_END_ALLOW_THREADS
-    PyObject* entry = Py_BuildValue("{s:s,s:O,s:s}", "name", names[i],
-                                    "available",
-                                    available ? Py_True : Py_False, "reason",
-                                    available ? "" : reason);
+    bool hip = strcmp(names[i], "hip") == 0;
+    const char* library = hip ? hrx_hip_loaded_library() : NULL;
+    const char* platform = hip ? hrx_hip_platform() : NULL;
+    PyObject* entry = Py_BuildValue(
+        "{s:s,s:O,s:s,s:z,s:z}", "name", names[i], "available",
+        available ? Py_True : Py_False, "reason", available ? "" : reason,
+        "library", library, "platform", platform);
     if (!entry || PyList_Append(list, entry) < 0) {
       Py_XDECREF(entry);
       Py_DECREF(list);
@@ -140,8 +146,9 @@ static PyObject* hrx_py_now_ns(PyObject* module, PyObject* unused) {
 
 static PyMethodDef hrx_py_module_methods[] = {
     {"backends", hrx_py_backends, METH_NOARGS,
-     "backends() -> list of {'name', 'available', 'reason'}, in automatic "
-     "selection order."},
+     "backends() -> list of {'name', 'available', 'reason', 'library', "
+     "'platform'}, in automatic selection order. library/platform name the "
+     "runtime the hip backend loaded (None for host)."},
     {"now_ns", hrx_py_now_ns, METH_NOARGS,
      "now_ns() -> int: the monotonic clock hrx times with, in ns."},
     {"bench_run", (PyCFunction)(void (*)(void))hrx_py_bench_run,

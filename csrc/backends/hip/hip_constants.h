@@ -1,0 +1,102 @@
+/* Every numeric value the hip backend passes to or reads from a runtime, per
+ * platform. Nothing else in csrc/backends/hip spells a runtime number.
+ *
+ * AMD values are checked at compile time against the real HIP headers by
+ * tests/c/test_hip_constants.c (make -f tests/c/hip.mk hip-constants);
+ * NVIDIA values against the real CUDA headers by the same file compiled with
+ * HRX_CHECK_CUDA (make -f tests/c/hip.mk hip-constants-cuda CUDA_HOME=...).
+ * Where each set was last checked is noted at the top of hip_symbols.h. */
+#ifndef HRX_BACKENDS_HIP_HIP_CONSTANTS_H_
+#define HRX_BACKENDS_HIP_HIP_CONSTANTS_H_
+
+#include <stddef.h>
+
+/* ------------------------------------------------------------------ AMD */
+
+/* hipError_t */
+#define HRX_HIP_AMD_SUCCESS 0              /* hipSuccess */
+#define HRX_HIP_AMD_ERROR_OUT_OF_MEMORY 2  /* hipErrorOutOfMemory */
+#define HRX_HIP_AMD_ERROR_NO_DEVICE 100    /* hipErrorNoDevice */
+#define HRX_HIP_AMD_ERROR_NOT_READY 600    /* hipErrorNotReady */
+
+/* Flags */
+#define HRX_HIP_AMD_STREAM_NON_BLOCKING 0x1u   /* hipStreamNonBlocking */
+#define HRX_HIP_AMD_EVENT_DISABLE_TIMING 0x2u  /* hipEventDisableTiming */
+#define HRX_HIP_AMD_HOST_ALLOC_DEFAULT 0x0u    /* hipHostMallocDefault */
+
+/* hipMemcpyKind */
+#define HRX_HIP_AMD_MEMCPY_HOST_TO_DEVICE 1    /* hipMemcpyHostToDevice */
+#define HRX_HIP_AMD_MEMCPY_DEVICE_TO_HOST 2    /* hipMemcpyDeviceToHost */
+#define HRX_HIP_AMD_MEMCPY_DEVICE_TO_DEVICE 3  /* hipMemcpyDeviceToDevice */
+
+/* hipDeviceAttribute_t (not used for the target on AMD; kept so the table
+ * is complete and checked). */
+#define HRX_HIP_AMD_ATTR_COMPUTE_CAPABILITY_MAJOR 23
+#define HRX_HIP_AMD_ATTR_COMPUTE_CAPABILITY_MINOR 61
+
+/* hipDeviceProp_t. `name` is the first field of every layout. gcnArchName
+ * moved: 396 in the layout filled by the unversioned hipGetDeviceProperties
+ * (ROCm 5.x; ROCm 6+ keeps that name for the legacy "R0000" layout), 1160 in
+ * the layout filled by hipGetDevicePropertiesR0600 (ROCm 6.0+). */
+#define HRX_HIP_AMD_PROP_NAME_OFFSET 0
+#define HRX_HIP_AMD_PROP_NAME_SIZE 256
+#define HRX_HIP_AMD_PROP_R0000_GCN_ARCH_NAME_OFFSET 396
+#define HRX_HIP_AMD_PROP_R0000_SIZE 792
+#define HRX_HIP_AMD_PROP_R0600_GCN_ARCH_NAME_OFFSET 1160
+#define HRX_HIP_AMD_PROP_R0600_SIZE 1472
+#define HRX_HIP_AMD_PROP_GCN_ARCH_NAME_SIZE 256
+
+/* hipMemsetParams, for hipGraphAddMemsetNode. */
+typedef struct hrx_hip_amd_memset_params_s {
+  void* dst;
+  unsigned int element_size;
+  size_t height;
+  size_t pitch;
+  unsigned int value;
+  size_t width;
+} hrx_hip_amd_memset_params_t;
+
+/* --------------------------------------------------------------- NVIDIA */
+
+/* cudaError_t */
+#define HRX_HIP_CUDA_SUCCESS 0              /* cudaSuccess */
+#define HRX_HIP_CUDA_ERROR_OUT_OF_MEMORY 2  /* cudaErrorMemoryAllocation */
+#define HRX_HIP_CUDA_ERROR_NO_DEVICE 100    /* cudaErrorNoDevice */
+#define HRX_HIP_CUDA_ERROR_NOT_READY 600    /* cudaErrorNotReady */
+
+/* Flags */
+#define HRX_HIP_CUDA_STREAM_NON_BLOCKING 0x1u   /* cudaStreamNonBlocking */
+#define HRX_HIP_CUDA_EVENT_DISABLE_TIMING 0x2u  /* cudaEventDisableTiming */
+#define HRX_HIP_CUDA_HOST_ALLOC_DEFAULT 0x0u    /* cudaHostAllocDefault */
+
+/* cudaMemcpyKind */
+#define HRX_HIP_CUDA_MEMCPY_HOST_TO_DEVICE 1    /* cudaMemcpyHostToDevice */
+#define HRX_HIP_CUDA_MEMCPY_DEVICE_TO_HOST 2    /* cudaMemcpyDeviceToHost */
+#define HRX_HIP_CUDA_MEMCPY_DEVICE_TO_DEVICE 3  /* cudaMemcpyDeviceToDevice */
+
+/* cudaDeviceAttr */
+#define HRX_HIP_CUDA_ATTR_COMPUTE_CAPABILITY_MAJOR 75
+#define HRX_HIP_CUDA_ATTR_COMPUTE_CAPABILITY_MINOR 76
+
+/* cudaDeviceProp: only `char name[256]`, its first field, is read. */
+#define HRX_HIP_CUDA_PROP_NAME_OFFSET 0
+#define HRX_HIP_CUDA_PROP_NAME_SIZE 256
+
+/* cudaMemsetParams, for cudaGraphAddMemsetNode. */
+typedef struct hrx_hip_cuda_memset_params_s {
+  void* dst;
+  size_t pitch;
+  unsigned int value;
+  unsigned int element_size;
+  size_t width;
+  size_t height;
+} hrx_hip_cuda_memset_params_t;
+
+/* ---------------------------------------------------------------- both */
+
+/* hipDeviceProp_t / cudaDeviceProp are filled into a zeroed buffer this
+ * large: several times the largest known layout (cudaDeviceProp is about
+ * 1 KiB in CUDA 12-13, hipDeviceProp_tR0600 1472 bytes). */
+#define HRX_HIP_DEVICE_PROP_BUFFER_SIZE 8192
+
+#endif /* HRX_BACKENDS_HIP_HIP_CONSTANTS_H_ */

@@ -1,0 +1,156 @@
+/* The HIP runtime entry points the hip backend uses: one table, two bindings.
+ * No include guard: it is included once per expansion, with these defined:
+ *
+ *   HRX_HIP_REQUIRED(name, ret, params, amd_symbol, cuda_symbol)
+ *   HRX_HIP_OPTIONAL(name, ret, params, amd_symbol, cuda_symbol)
+ *
+ * `name` is the field of hrx_hip_symbols_t; `amd_symbol` is resolved in
+ * libamdhip64 and `cuda_symbol` in libcudart (HIP's NVIDIA platform is the
+ * CUDA runtime). HRX_HIP_ABSENT means the platform has no such entry point.
+ * A missing REQUIRED symbol makes the backend unavailable; a missing OPTIONAL
+ * one leaves its field NULL. Types come from hip_types.h.
+ *
+ * Where the numbers and prototypes were checked:
+ * - AMD: against ROCm 5.2.3 (Debian bookworm libamdhip64-dev 5.2.3-8,
+ *   /usr/include/hip) by tests/c/test_hip_constants.c, which assigns each
+ *   &amd_symbol below to its field's pointer type with -Werror and
+ *   _Static_asserts every HRX_HIP_AMD_* value of hip_constants.h; the
+ *   hipDeviceProp_tR0600 offsets against ROCm 6+'s hip_runtime_api.h
+ *   (ROCm/rocm-systems projects/hip) by offsetof of a transcription, and by
+ *   the same test when it is built against ROCm 6+ headers.
+ * - NVIDIA: against CUDA 13.0 (cuda-13.0 toolkit: cuda_runtime_api.h,
+ *   driver_types.h) by the same test built with HRX_CHECK_CUDA, which does
+ *   the same for each &cuda_symbol and HRX_HIP_CUDA_* value; every symbol
+ *   name against `nm -D libcudart.so.13`; and at run time on an H200
+ *   (tests/c/test_hip_load.c, `device` scenario). cudaMemsetParams' layout
+ *   also matches CUDA 10.1-12.x headers. cudaGetDeviceProperties_v2 exists in
+ *   CUDA 12.x only (the unversioned name there fills the pre-12 layout);
+ *   CUDA 13 exports only the unversioned name, with the current layout.
+ *   Only `name`, the first field of every layout, is read.
+ */
+
+/* Devices */
+HRX_HIP_REQUIRED(GetDeviceCount, hrx_hip_error_t, (int* count),
+                 hipGetDeviceCount, cudaGetDeviceCount)
+HRX_HIP_REQUIRED(SetDevice, hrx_hip_error_t, (int device),
+                 hipSetDevice, cudaSetDevice)
+HRX_HIP_REQUIRED(DeviceGetAttribute, hrx_hip_error_t,
+                 (int* value, hrx_hip_device_attr_t attr, int device),
+                 hipDeviceGetAttribute, cudaDeviceGetAttribute)
+/* At least one of the two GetDeviceProperties entries must resolve (checked
+ * by the loader). The versioned one fills the newer layout. */
+HRX_HIP_OPTIONAL(GetDevicePropertiesVersioned, hrx_hip_error_t,
+                 (hrx_hip_device_prop_t* prop, int device),
+                 hipGetDevicePropertiesR0600, cudaGetDeviceProperties_v2)
+HRX_HIP_OPTIONAL(GetDeviceProperties, hrx_hip_error_t,
+                 (hrx_hip_device_prop_t* prop, int device),
+                 hipGetDeviceProperties, cudaGetDeviceProperties)
+HRX_HIP_OPTIONAL(DeviceGetName, hrx_hip_error_t,
+                 (char* name, int length, int device),
+                 hipDeviceGetName, HRX_HIP_ABSENT)
+HRX_HIP_REQUIRED(MemGetInfo, hrx_hip_error_t,
+                 (size_t* free_bytes, size_t* total_bytes),
+                 hipMemGetInfo, cudaMemGetInfo)
+HRX_HIP_REQUIRED(DeviceSynchronize, hrx_hip_error_t, (void),
+                 hipDeviceSynchronize, cudaDeviceSynchronize)
+
+/* Streams */
+HRX_HIP_REQUIRED(StreamCreateWithFlags, hrx_hip_error_t,
+                 (hrx_hip_stream_t* stream, unsigned int flags),
+                 hipStreamCreateWithFlags, cudaStreamCreateWithFlags)
+HRX_HIP_REQUIRED(StreamDestroy, hrx_hip_error_t, (hrx_hip_stream_t stream),
+                 hipStreamDestroy, cudaStreamDestroy)
+HRX_HIP_REQUIRED(StreamSynchronize, hrx_hip_error_t,
+                 (hrx_hip_stream_t stream),
+                 hipStreamSynchronize, cudaStreamSynchronize)
+HRX_HIP_REQUIRED(StreamWaitEvent, hrx_hip_error_t,
+                 (hrx_hip_stream_t stream, hrx_hip_event_t event,
+                  unsigned int flags),
+                 hipStreamWaitEvent, cudaStreamWaitEvent)
+HRX_HIP_OPTIONAL(StreamQuery, hrx_hip_error_t, (hrx_hip_stream_t stream),
+                 hipStreamQuery, cudaStreamQuery)
+HRX_HIP_OPTIONAL(StreamCreateWithPriority, hrx_hip_error_t,
+                 (hrx_hip_stream_t* stream, unsigned int flags, int priority),
+                 hipStreamCreateWithPriority, cudaStreamCreateWithPriority)
+HRX_HIP_OPTIONAL(DeviceGetStreamPriorityRange, hrx_hip_error_t,
+                 (int* least_priority, int* greatest_priority),
+                 hipDeviceGetStreamPriorityRange,
+                 cudaDeviceGetStreamPriorityRange)
+
+/* Memory */
+HRX_HIP_REQUIRED(Malloc, hrx_hip_error_t, (void** ptr, size_t size),
+                 hipMalloc, cudaMalloc)
+HRX_HIP_REQUIRED(Free, hrx_hip_error_t, (void* ptr), hipFree, cudaFree)
+HRX_HIP_REQUIRED(HostAlloc, hrx_hip_error_t,
+                 (void** ptr, size_t size, unsigned int flags),
+                 hipHostMalloc, cudaHostAlloc)
+HRX_HIP_REQUIRED(HostFree, hrx_hip_error_t, (void* ptr),
+                 hipHostFree, cudaFreeHost)
+HRX_HIP_REQUIRED(MemcpyAsync, hrx_hip_error_t,
+                 (void* dst, const void* src, size_t size,
+                  hrx_hip_memcpy_kind_t kind, hrx_hip_stream_t stream),
+                 hipMemcpyAsync, cudaMemcpyAsync)
+HRX_HIP_REQUIRED(MemsetAsync, hrx_hip_error_t,
+                 (void* dst, int value, size_t size, hrx_hip_stream_t stream),
+                 hipMemsetAsync, cudaMemsetAsync)
+
+/* Events */
+HRX_HIP_REQUIRED(EventCreateWithFlags, hrx_hip_error_t,
+                 (hrx_hip_event_t* event, unsigned int flags),
+                 hipEventCreateWithFlags, cudaEventCreateWithFlags)
+HRX_HIP_REQUIRED(EventDestroy, hrx_hip_error_t, (hrx_hip_event_t event),
+                 hipEventDestroy, cudaEventDestroy)
+HRX_HIP_REQUIRED(EventRecord, hrx_hip_error_t,
+                 (hrx_hip_event_t event, hrx_hip_stream_t stream),
+                 hipEventRecord, cudaEventRecord)
+HRX_HIP_REQUIRED(EventQuery, hrx_hip_error_t, (hrx_hip_event_t event),
+                 hipEventQuery, cudaEventQuery)
+HRX_HIP_REQUIRED(EventSynchronize, hrx_hip_error_t, (hrx_hip_event_t event),
+                 hipEventSynchronize, cudaEventSynchronize)
+HRX_HIP_REQUIRED(EventElapsedTime, hrx_hip_error_t,
+                 (float* milliseconds, hrx_hip_event_t start,
+                  hrx_hip_event_t end),
+                 hipEventElapsedTime, cudaEventElapsedTime)
+
+/* Errors and versions */
+HRX_HIP_REQUIRED(GetErrorName, const char*, (hrx_hip_error_t error),
+                 hipGetErrorName, cudaGetErrorName)
+HRX_HIP_REQUIRED(GetErrorString, const char*, (hrx_hip_error_t error),
+                 hipGetErrorString, cudaGetErrorString)
+HRX_HIP_REQUIRED(RuntimeGetVersion, hrx_hip_error_t, (int* version),
+                 hipRuntimeGetVersion, cudaRuntimeGetVersion)
+HRX_HIP_REQUIRED(DriverGetVersion, hrx_hip_error_t, (int* version),
+                 hipDriverGetVersion, cudaDriverGetVersion)
+
+/* Graphs and host functions */
+HRX_HIP_OPTIONAL(GraphCreate, hrx_hip_error_t,
+                 (hrx_hip_graph_t* graph, unsigned int flags),
+                 hipGraphCreate, cudaGraphCreate)
+HRX_HIP_OPTIONAL(GraphAddMemcpyNode1D, hrx_hip_error_t,
+                 (hrx_hip_graph_node_t* node, hrx_hip_graph_t graph,
+                  const hrx_hip_graph_node_t* dependencies,
+                  size_t dependency_count, void* dst, const void* src,
+                  size_t size, hrx_hip_memcpy_kind_t kind),
+                 hipGraphAddMemcpyNode1D, cudaGraphAddMemcpyNode1D)
+HRX_HIP_OPTIONAL(GraphAddMemsetNode, hrx_hip_error_t,
+                 (hrx_hip_graph_node_t* node, hrx_hip_graph_t graph,
+                  const hrx_hip_graph_node_t* dependencies,
+                  size_t dependency_count,
+                  const hrx_hip_memset_params_t* params),
+                 hipGraphAddMemsetNode, cudaGraphAddMemsetNode)
+HRX_HIP_OPTIONAL(GraphInstantiateWithFlags, hrx_hip_error_t,
+                 (hrx_hip_graph_exec_t* exec, hrx_hip_graph_t graph,
+                  unsigned long long flags),
+                 hipGraphInstantiateWithFlags, cudaGraphInstantiateWithFlags)
+HRX_HIP_OPTIONAL(GraphLaunch, hrx_hip_error_t,
+                 (hrx_hip_graph_exec_t exec, hrx_hip_stream_t stream),
+                 hipGraphLaunch, cudaGraphLaunch)
+HRX_HIP_OPTIONAL(GraphExecDestroy, hrx_hip_error_t,
+                 (hrx_hip_graph_exec_t exec),
+                 hipGraphExecDestroy, cudaGraphExecDestroy)
+HRX_HIP_OPTIONAL(GraphDestroy, hrx_hip_error_t, (hrx_hip_graph_t graph),
+                 hipGraphDestroy, cudaGraphDestroy)
+HRX_HIP_OPTIONAL(LaunchHostFunc, hrx_hip_error_t,
+                 (hrx_hip_stream_t stream, hrx_hip_host_fn_t fn,
+                  void* user_data),
+                 hipLaunchHostFunc, cudaLaunchHostFunc)

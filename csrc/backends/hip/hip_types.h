@@ -1,0 +1,44 @@
+/* The few HIP / CUDA runtime types the hip backend needs, declared without
+ * any GPU SDK header. Both runtimes use the same shapes: handles are
+ * pointers to opaque structs, error codes and enums are int-sized.
+ *
+ * tests/c/test_hip_constants.c defines HRX_HIP_TYPES_DEFINED and maps each
+ * name below to the real HIP type before including hip_dynamic.h, so that
+ * every function-pointer type of the symbol table is checked against the real
+ * prototype; it also checks that the substitutes used here have the real
+ * types' size. */
+#ifndef HRX_BACKENDS_HIP_HIP_TYPES_H_
+#define HRX_BACKENDS_HIP_HIP_TYPES_H_
+
+#include <stddef.h>
+
+#ifndef HRX_HIP_TYPES_DEFINED
+#define HRX_HIP_TYPES_DEFINED 1
+
+/* hipError_t / cudaError_t: an enum, passed and returned as int. */
+typedef int hrx_hip_error_t;
+/* hipMemcpyKind / cudaMemcpyKind. */
+typedef int hrx_hip_memcpy_kind_t;
+/* hipDeviceAttribute_t / cudaDeviceAttr. */
+typedef int hrx_hip_device_attr_t;
+
+typedef struct hrx_hip_stream_opaque_s* hrx_hip_stream_t;
+typedef struct hrx_hip_event_opaque_s* hrx_hip_event_t;
+typedef struct hrx_hip_graph_opaque_s* hrx_hip_graph_t;
+typedef struct hrx_hip_graph_node_opaque_s* hrx_hip_graph_node_t;
+typedef struct hrx_hip_graph_exec_opaque_s* hrx_hip_graph_exec_t;
+
+/* hipDeviceProp_t / cudaDeviceProp: never declared; their layouts differ
+ * between runtimes and versions. Filled into a zeroed buffer of
+ * HRX_HIP_DEVICE_PROP_BUFFER_SIZE bytes and read at checked offsets. */
+typedef struct hrx_hip_device_prop_opaque_s hrx_hip_device_prop_t;
+
+/* hipMemsetParams / cudaMemsetParams: the layouts differ (see
+ * hip_constants.h); callers pass a pointer to the platform's struct. */
+typedef struct hrx_hip_memset_params_opaque_s hrx_hip_memset_params_t;
+
+typedef void (*hrx_hip_host_fn_t)(void* user_data);
+
+#endif /* HRX_HIP_TYPES_DEFINED */
+
+#endif /* HRX_BACKENDS_HIP_HIP_TYPES_H_ */

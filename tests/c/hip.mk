@@ -1,0 +1,59 @@
+# Tests of the hip backend. Standalone, or included from another makefile
+# (paths are relative to this file, variables are prefixed HIP_):
+#
+#   make -f tests/c/hip.mk hip-constants       # vs the real HIP headers
+#   make -f tests/c/hip.mk hip-constants-cuda  # vs the real CUDA headers
+#   make -f tests/c/hip.mk hip-load            # real libamdhip64, no GPU
+#   make -f tests/c/hip.mk hip-device          # on a GPU machine
+#
+# hip-constants needs libamdhip64-dev (headers under $(HIP_INCLUDE)/hip);
+# hip-load needs libamdhip64-5 ($(HIP_AMD_LIBRARY)) and no AMD GPU;
+# hip-constants-cuda needs a CUDA toolkit's headers ($(CUDA_HOME)/include).
+
+HIP_ROOT := $(abspath $(dir $(lastword $(MAKEFILE_LIST)))/../..)
+CC ?= cc
+HIP_BUILD ?= $(HIP_ROOT)/build/hip-tests
+HIP_INCLUDE ?= /usr/include
+CUDA_HOME ?= /usr/local/cuda
+HIP_AMD_LIBRARY ?= /usr/lib/x86_64-linux-gnu/libamdhip64.so.5
+HIP_MISSING_LIBRARY ?= /nonexistent/hrx-test/libamdhip64.so
+
+HIP_CFLAGS := -std=c11 -Wall -Wextra -Werror -D_GNU_SOURCE -pthread \
+  -I$(HIP_ROOT)/csrc/include -I$(HIP_ROOT)/csrc/core \
+  -I$(HIP_ROOT)/csrc/backends -I$(HIP_ROOT)/csrc
+# Newer ROCm headers deprecate names the table still binds on purpose.
+HIP_CHECK_FLAGS := $(HIP_CFLAGS) -Werror=incompatible-pointer-types \
+  -Wno-deprecated-declarations -fsyntax-only
+HIP_SOURCES := $(HIP_ROOT)/csrc/core/status.c \
+  $(wildcard $(HIP_ROOT)/csrc/backends/hip/*.c)
+HIP_HEADERS := $(wildcard $(HIP_ROOT)/csrc/backends/hip/*.h) \
+  $(HIP_ROOT)/csrc/backends/backend.h $(HIP_ROOT)/csrc/core/status.h \
+  $(HIP_ROOT)/csrc/include/hrx.h
+HIP_TEST_LOAD := $(HIP_BUILD)/test_hip_load
+
+.PHONY: hip-constants hip-constants-cuda hip-load hip-device
+
+hip-constants:
+	$(CC) $(HIP_CHECK_FLAGS) -D__HIP_PLATFORM_AMD__ -isystem $(HIP_INCLUDE) \
+	  $(HIP_ROOT)/tests/c/test_hip_constants.c
+	@echo "PASS hip-constants (HIP headers in $(HIP_INCLUDE)/hip)"
+
+hip-constants-cuda:
+	$(CC) $(HIP_CHECK_FLAGS) -DHRX_CHECK_CUDA -isystem $(CUDA_HOME)/include \
+	  $(HIP_ROOT)/tests/c/test_hip_constants.c
+	@echo "PASS hip-constants-cuda (CUDA headers in $(CUDA_HOME)/include)"
+
+$(HIP_TEST_LOAD): $(HIP_ROOT)/tests/c/test_hip_load.c $(HIP_SOURCES) \
+    $(HIP_HEADERS)
+	@mkdir -p $(HIP_BUILD)
+	$(CC) $(HIP_CFLAGS) -g -o $@ $(HIP_ROOT)/tests/c/test_hip_load.c \
+	  $(HIP_SOURCES) -ldl
+
+hip-load: $(HIP_TEST_LOAD)
+	env -u HRX_PYTHON_SITE_DIRS $(HIP_TEST_LOAD) \
+	  amd-no-device $(HIP_AMD_LIBRARY)
+	env -u HRX_PYTHON_SITE_DIRS $(HIP_TEST_LOAD) \
+	  missing-library $(HIP_MISSING_LIBRARY)
+
+hip-device: $(HIP_TEST_LOAD)
+	env -u HRX_HIP_LIBRARY $(HIP_TEST_LOAD) device

@@ -1,0 +1,228 @@
+/* Compile-time check of the hip backend's declarations against the real
+ * runtime headers. Nothing runs: compiling it with -Werror is the test.
+ *
+ *   AMD:    -D__HIP_PLATFORM_AMD__, <hip/hip_runtime_api.h>
+ *   NVIDIA: -DHRX_CHECK_CUDA, <cuda_runtime_api.h>
+ *
+ * It maps the names of hip_types.h onto the real types, expands
+ * hip_symbols.h assigning each real function to its table entry's pointer
+ * type (a mismatch in any parameter or the return type is an
+ * incompatible-pointer-types error), checks that the int-sized and opaque
+ * substitutes the backend really uses have the real types' sizes, and
+ * _Static_asserts every constant and offset of hip_constants.h.
+ *
+ * Build: make -f tests/c/hip.mk hip-constants (hip-constants-cuda). */
+#include <stddef.h>
+
+#if defined(HRX_CHECK_CUDA)
+
+#include <cuda_runtime_api.h>
+
+typedef cudaError_t hrx_hip_error_t;
+typedef enum cudaMemcpyKind hrx_hip_memcpy_kind_t;
+typedef enum cudaDeviceAttr hrx_hip_device_attr_t;
+typedef cudaStream_t hrx_hip_stream_t;
+typedef cudaEvent_t hrx_hip_event_t;
+typedef cudaGraph_t hrx_hip_graph_t;
+typedef cudaGraphNode_t hrx_hip_graph_node_t;
+typedef cudaGraphExec_t hrx_hip_graph_exec_t;
+typedef struct cudaDeviceProp hrx_hip_device_prop_t;
+typedef struct cudaMemsetParams hrx_hip_memset_params_t;
+typedef cudaHostFn_t hrx_hip_host_fn_t;
+#define HRX_HIP_TYPES_DEFINED 1
+
+#if CUDART_VERSION >= 13000
+/* CUDA 13 dropped the _v2 name: the unversioned entry point fills the
+ * current layout. The loader binds whichever the library exports. */
+#define cudaGetDeviceProperties_v2 cudaGetDeviceProperties
+#endif
+
+#else /* AMD */
+
+#ifndef __HIP_PLATFORM_AMD__
+#define __HIP_PLATFORM_AMD__
+#endif
+#include <hip/hip_runtime_api.h>
+#include <hip/hip_version.h>
+
+typedef hipError_t hrx_hip_error_t;
+typedef hipMemcpyKind hrx_hip_memcpy_kind_t;
+typedef hipDeviceAttribute_t hrx_hip_device_attr_t;
+typedef hipStream_t hrx_hip_stream_t;
+typedef hipEvent_t hrx_hip_event_t;
+typedef hipGraph_t hrx_hip_graph_t;
+typedef hipGraphNode_t hrx_hip_graph_node_t;
+typedef hipGraphExec_t hrx_hip_graph_exec_t;
+typedef hipDeviceProp_t hrx_hip_device_prop_t;
+typedef hipMemsetParams hrx_hip_memset_params_t;
+typedef hipHostFn_t hrx_hip_host_fn_t;
+#define HRX_HIP_TYPES_DEFINED 1
+
+#if HIP_VERSION_MAJOR < 6
+/* ROCm 5 predates the versioned entry point; the loader binds it only where
+ * the library exports it, and its prototype is the unversioned one with the
+ * R0600 struct, which ROCm 6 headers check directly. */
+#define hipGetDevicePropertiesR0600 hipGetDeviceProperties
+#endif
+
+#endif
+
+#include "backends/hip/hip_dynamic.h"
+
+/* Entries a platform does not have are skipped. */
+#define HRX_HIP_ABSENT 0
+
+#if defined(HRX_CHECK_CUDA)
+#define HRX_HIP_CHECK_SYMBOL(amd_symbol, cuda_symbol) cuda_symbol
+#else
+#define HRX_HIP_CHECK_SYMBOL(amd_symbol, cuda_symbol) amd_symbol
+#endif
+
+void hrx_hip_check_prototypes(void);
+void hrx_hip_check_prototypes(void) {
+#define HRX_HIP_REQUIRED(name, ret, params, amd_symbol, cuda_symbol) \
+  hrx_hip_pfn_##name hrx_hip_check_##name =                          \
+      HRX_HIP_CHECK_SYMBOL(amd_symbol, cuda_symbol);                 \
+  (void)hrx_hip_check_##name;
+#define HRX_HIP_OPTIONAL HRX_HIP_REQUIRED
+#include "backends/hip/hip_symbols.h"
+#undef HRX_HIP_REQUIRED
+#undef HRX_HIP_OPTIONAL
+}
+
+#define HRX_SAME_OFFSET(ours, field, real, real_field)                 \
+  _Static_assert(offsetof(ours, field) == offsetof(real, real_field), \
+                 #ours "." #field " is at " #real "." #real_field)
+
+#if defined(HRX_CHECK_CUDA)
+
+/* The substitutes of hip_types.h. */
+_Static_assert(sizeof(cudaError_t) == sizeof(int), "cudaError_t is an int");
+_Static_assert(sizeof(enum cudaMemcpyKind) == sizeof(int), "memcpy kind");
+_Static_assert(sizeof(enum cudaDeviceAttr) == sizeof(int), "device attr");
+_Static_assert(sizeof(cudaStream_t) == sizeof(void*), "stream handle");
+_Static_assert(sizeof(cudaEvent_t) == sizeof(void*), "event handle");
+
+_Static_assert(HRX_HIP_CUDA_SUCCESS == cudaSuccess, "cudaSuccess");
+_Static_assert(HRX_HIP_CUDA_ERROR_OUT_OF_MEMORY == cudaErrorMemoryAllocation,
+               "cudaErrorMemoryAllocation");
+_Static_assert(HRX_HIP_CUDA_ERROR_NO_DEVICE == cudaErrorNoDevice,
+               "cudaErrorNoDevice");
+_Static_assert(HRX_HIP_CUDA_ERROR_NOT_READY == cudaErrorNotReady,
+               "cudaErrorNotReady");
+_Static_assert(HRX_HIP_CUDA_STREAM_NON_BLOCKING == cudaStreamNonBlocking,
+               "cudaStreamNonBlocking");
+_Static_assert(HRX_HIP_CUDA_EVENT_DISABLE_TIMING == cudaEventDisableTiming,
+               "cudaEventDisableTiming");
+_Static_assert(HRX_HIP_CUDA_HOST_ALLOC_DEFAULT == cudaHostAllocDefault,
+               "cudaHostAllocDefault");
+_Static_assert(HRX_HIP_CUDA_MEMCPY_HOST_TO_DEVICE == cudaMemcpyHostToDevice,
+               "cudaMemcpyHostToDevice");
+_Static_assert(HRX_HIP_CUDA_MEMCPY_DEVICE_TO_HOST == cudaMemcpyDeviceToHost,
+               "cudaMemcpyDeviceToHost");
+_Static_assert(HRX_HIP_CUDA_MEMCPY_DEVICE_TO_DEVICE ==
+                   cudaMemcpyDeviceToDevice,
+               "cudaMemcpyDeviceToDevice");
+_Static_assert(HRX_HIP_CUDA_ATTR_COMPUTE_CAPABILITY_MAJOR ==
+                   cudaDevAttrComputeCapabilityMajor,
+               "cudaDevAttrComputeCapabilityMajor");
+_Static_assert(HRX_HIP_CUDA_ATTR_COMPUTE_CAPABILITY_MINOR ==
+                   cudaDevAttrComputeCapabilityMinor,
+               "cudaDevAttrComputeCapabilityMinor");
+
+_Static_assert(offsetof(struct cudaDeviceProp, name) ==
+                   HRX_HIP_CUDA_PROP_NAME_OFFSET,
+               "cudaDeviceProp.name offset");
+_Static_assert(sizeof(((struct cudaDeviceProp*)0)->name) ==
+                   HRX_HIP_CUDA_PROP_NAME_SIZE,
+               "cudaDeviceProp.name size");
+_Static_assert(sizeof(struct cudaDeviceProp) <= HRX_HIP_DEVICE_PROP_BUFFER_SIZE,
+               "cudaDeviceProp fits the property buffer");
+
+_Static_assert(sizeof(hrx_hip_cuda_memset_params_t) ==
+                   sizeof(struct cudaMemsetParams),
+               "cudaMemsetParams size");
+HRX_SAME_OFFSET(hrx_hip_cuda_memset_params_t, dst, struct cudaMemsetParams,
+                dst);
+HRX_SAME_OFFSET(hrx_hip_cuda_memset_params_t, pitch, struct cudaMemsetParams,
+                pitch);
+HRX_SAME_OFFSET(hrx_hip_cuda_memset_params_t, value, struct cudaMemsetParams,
+                value);
+HRX_SAME_OFFSET(hrx_hip_cuda_memset_params_t, element_size,
+                struct cudaMemsetParams, elementSize);
+HRX_SAME_OFFSET(hrx_hip_cuda_memset_params_t, width, struct cudaMemsetParams,
+                width);
+HRX_SAME_OFFSET(hrx_hip_cuda_memset_params_t, height, struct cudaMemsetParams,
+                height);
+
+#else /* AMD */
+
+_Static_assert(sizeof(hipError_t) == sizeof(int), "hipError_t is an int");
+_Static_assert(sizeof(hipMemcpyKind) == sizeof(int), "memcpy kind");
+_Static_assert(sizeof(hipDeviceAttribute_t) == sizeof(int), "device attr");
+_Static_assert(sizeof(hipStream_t) == sizeof(void*), "stream handle");
+_Static_assert(sizeof(hipEvent_t) == sizeof(void*), "event handle");
+
+_Static_assert(HRX_HIP_AMD_SUCCESS == hipSuccess, "hipSuccess");
+_Static_assert(HRX_HIP_AMD_ERROR_OUT_OF_MEMORY == hipErrorOutOfMemory,
+               "hipErrorOutOfMemory");
+_Static_assert(HRX_HIP_AMD_ERROR_NO_DEVICE == hipErrorNoDevice,
+               "hipErrorNoDevice");
+_Static_assert(HRX_HIP_AMD_ERROR_NOT_READY == hipErrorNotReady,
+               "hipErrorNotReady");
+_Static_assert(HRX_HIP_AMD_STREAM_NON_BLOCKING == hipStreamNonBlocking,
+               "hipStreamNonBlocking");
+_Static_assert(HRX_HIP_AMD_EVENT_DISABLE_TIMING == hipEventDisableTiming,
+               "hipEventDisableTiming");
+_Static_assert(HRX_HIP_AMD_HOST_ALLOC_DEFAULT == hipHostMallocDefault,
+               "hipHostMallocDefault");
+_Static_assert(HRX_HIP_AMD_MEMCPY_HOST_TO_DEVICE == hipMemcpyHostToDevice,
+               "hipMemcpyHostToDevice");
+_Static_assert(HRX_HIP_AMD_MEMCPY_DEVICE_TO_HOST == hipMemcpyDeviceToHost,
+               "hipMemcpyDeviceToHost");
+_Static_assert(HRX_HIP_AMD_MEMCPY_DEVICE_TO_DEVICE == hipMemcpyDeviceToDevice,
+               "hipMemcpyDeviceToDevice");
+_Static_assert(HRX_HIP_AMD_ATTR_COMPUTE_CAPABILITY_MAJOR ==
+                   hipDeviceAttributeComputeCapabilityMajor,
+               "hipDeviceAttributeComputeCapabilityMajor");
+_Static_assert(HRX_HIP_AMD_ATTR_COMPUTE_CAPABILITY_MINOR ==
+                   hipDeviceAttributeComputeCapabilityMinor,
+               "hipDeviceAttributeComputeCapabilityMinor");
+
+_Static_assert(offsetof(hipDeviceProp_t, name) == HRX_HIP_AMD_PROP_NAME_OFFSET,
+               "hipDeviceProp_t.name offset");
+_Static_assert(sizeof(((hipDeviceProp_t*)0)->name) ==
+                   HRX_HIP_AMD_PROP_NAME_SIZE,
+               "hipDeviceProp_t.name size");
+_Static_assert(sizeof(((hipDeviceProp_t*)0)->gcnArchName) ==
+                   HRX_HIP_AMD_PROP_GCN_ARCH_NAME_SIZE,
+               "hipDeviceProp_t.gcnArchName size");
+_Static_assert(sizeof(hipDeviceProp_t) <= HRX_HIP_DEVICE_PROP_BUFFER_SIZE,
+               "hipDeviceProp_t fits the property buffer");
+#if HIP_VERSION_MAJOR < 6
+/* ROCm 5: hipDeviceProp_t is the layout of the unversioned entry point. */
+_Static_assert(offsetof(hipDeviceProp_t, gcnArchName) ==
+                   HRX_HIP_AMD_PROP_R0000_GCN_ARCH_NAME_OFFSET,
+               "hipDeviceProp_t (R0000).gcnArchName offset");
+_Static_assert(sizeof(hipDeviceProp_t) == HRX_HIP_AMD_PROP_R0000_SIZE,
+               "hipDeviceProp_t (R0000) size");
+#else
+/* ROCm 6+: hipDeviceProp_t is hipDeviceProp_tR0600. */
+_Static_assert(offsetof(hipDeviceProp_tR0600, gcnArchName) ==
+                   HRX_HIP_AMD_PROP_R0600_GCN_ARCH_NAME_OFFSET,
+               "hipDeviceProp_tR0600.gcnArchName offset");
+_Static_assert(sizeof(hipDeviceProp_tR0600) == HRX_HIP_AMD_PROP_R0600_SIZE,
+               "hipDeviceProp_tR0600 size");
+#endif
+
+_Static_assert(sizeof(hrx_hip_amd_memset_params_t) == sizeof(hipMemsetParams),
+               "hipMemsetParams size");
+HRX_SAME_OFFSET(hrx_hip_amd_memset_params_t, dst, hipMemsetParams, dst);
+HRX_SAME_OFFSET(hrx_hip_amd_memset_params_t, element_size, hipMemsetParams,
+                elementSize);
+HRX_SAME_OFFSET(hrx_hip_amd_memset_params_t, height, hipMemsetParams, height);
+HRX_SAME_OFFSET(hrx_hip_amd_memset_params_t, pitch, hipMemsetParams, pitch);
+HRX_SAME_OFFSET(hrx_hip_amd_memset_params_t, value, hipMemsetParams, value);
+HRX_SAME_OFFSET(hrx_hip_amd_memset_params_t, width, hipMemsetParams, width);
+
+#endif

@@ -1,0 +1,471 @@
+/* Run-time tests of the hip backend, one scenario per process (the backend
+ * loads its runtime once per process):
+ *
+ *   test_hip_load amd-no-device LIBRARY
+ *       HRX_HIP_LIBRARY=LIBRARY names a real libamdhip64 on a machine without
+ *       an AMD GPU: UNAVAILABLE, naming the library and the runtime's
+ *       "no device" error; no crash.
+ *   test_hip_load missing-library PATH
+ *       HRX_HIP_LIBRARY=PATH does not exist: UNAVAILABLE naming PATH.
+ *   test_hip_load device
+ *       The normal search finds a GPU: every vtable entry is exercised and
+ *       the data checked (run on a GPU machine).
+ *
+ * Needs only core/status.c and csrc/backends/hip/ (make -f tests/c/hip.mk
+ * hip-load / hip-device). Exit status 0 on success. */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+
+#include "backends/backend.h"
+#include "backends/hip/hip_backend.h"
+#include "core/status.h"
+
+static int failures;
+
+#define CHECK(cond, ...)                                            \
+  do {                                                              \
+    if (!(cond)) {                                                  \
+      ++failures;                                                   \
+      fprintf(stderr, "FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond); \
+      fprintf(stderr, __VA_ARGS__);                                 \
+      fputc('\n', stderr);                                          \
+    }                                                               \
+  } while (0)
+
+/* Fails the test (and returns 1 from the enclosing function) on error. */
+#define CHECK_OK(expr)                                                     \
+  do {                                                                     \
+    hrx_status_t check_status_ = (expr);                                   \
+    if (check_status_) {                                                   \
+      ++failures;                                                          \
+      fprintf(stderr, "FAIL %s:%d: %s: %s: %s\n", __FILE__, __LINE__,      \
+              #expr, hrx_status_code_name(hrx_status_code(check_status_)), \
+              hrx_status_message(check_status_));                         \
+      hrx_status_free(check_status_);                                      \
+      return 1;                                                            \
+    }                                                                      \
+  } while (0)
+
+static uint64_t now_ns(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
+}
+
+/* Expects load() to fail with UNAVAILABLE, twice (the second from the
+ * kept result), and device_open to fail the same way. Returns the message
+ * of the first failure (caller frees) or NULL. */
+static char* expect_unavailable(void) {
+  int count = -1;
+  hrx_status_t status = hrx_hip_backend.load(&count);
+  CHECK(status != NULL, "load succeeded with %d devices", count);
+  if (!status) return NULL;
+  CHECK(hrx_status_code(status) == HRX_STATUS_UNAVAILABLE, "code %s: %s",
+        hrx_status_code_name(hrx_status_code(status)),
+        hrx_status_message(status));
+  CHECK(count == -1, "out_device_count written on failure");
+  char* message = strdup(hrx_status_message(status));
+  printf("load: %s: %s\n", hrx_status_code_name(hrx_status_code(status)),
+         message);
+  hrx_status_free(status);
+
+  status = hrx_hip_backend.load(&count);
+  CHECK(status && hrx_status_code(status) == HRX_STATUS_UNAVAILABLE &&
+            strcmp(hrx_status_message(status), message) == 0,
+        "second load differs: %s", hrx_status_message(status));
+  hrx_status_free(status);
+
+  hrx_backend_device_t* device = NULL;
+  status = hrx_hip_backend.device_open(0, &device);
+  CHECK(status && hrx_status_code(status) == HRX_STATUS_UNAVAILABLE,
+        "device_open on an unavailable backend: %s",
+        hrx_status_message(status));
+  CHECK(device == NULL, "device written on failure");
+  hrx_status_free(status);
+  return message;
+}
+
+static int scenario_amd_no_device(const char* library) {
+  setenv("HRX_HIP_LIBRARY", library, 1);
+  char* message = expect_unavailable();
+  if (!message) return 1;
+  CHECK(strstr(message, library) != NULL, "library not named: %s", message);
+  CHECK(strstr(message, "loaded, but hipGetDeviceCount") != NULL,
+        "not the runtime's refusal: %s", message);
+  CHECK(strcasestr(message, "device") != NULL, "no 'device' text: %s",
+        message);
+  free(message);
+  const char* loaded = hrx_hip_loaded_library();
+  CHECK(loaded && strcmp(loaded, library) == 0, "hrx_hip_loaded_library: %s",
+        loaded ? loaded : "(null)");
+  const char* platform = hrx_hip_platform();
+  CHECK(platform && strcmp(platform, "amd") == 0, "hrx_hip_platform: %s",
+        platform ? platform : "(null)");
+  return 0;
+}
+
+static int scenario_missing_library(const char* path) {
+  setenv("HRX_HIP_LIBRARY", path, 1);
+  char* message = expect_unavailable();
+  if (!message) return 1;
+  CHECK(strstr(message, "HRX_HIP_LIBRARY") != NULL, "variable not named: %s",
+        message);
+  CHECK(strstr(message, path) != NULL, "path not named: %s", message);
+  free(message);
+  CHECK(hrx_hip_loaded_library() == NULL, "hrx_hip_loaded_library: %s",
+        hrx_hip_loaded_library());
+  CHECK(hrx_hip_platform() == NULL, "hrx_hip_platform: %s",
+        hrx_hip_platform());
+  return 0;
+}
+
+/* ---------------------------------------------------------------- device */
+
+typedef struct device_fixture_s {
+  hrx_backend_device_t* device;
+  const hrx_backend_vtable_t* vt;
+} device_fixture_t;
+
+static uint8_t pattern_byte(uint64_t seed, uint64_t i) {
+  return (uint8_t)((i * 131u + seed * 7u + (i >> 9)) & 0xff);
+}
+
+/* Uploads `length` bytes of pattern `seed` to dst through a host buffer
+ * that is overwritten right after the call (upload borrows it only for the
+ * call). */
+static int upload_pattern(device_fixture_t* f, hrx_native_queue_t* queue,
+                          void* dst, uint64_t length, uint64_t seed) {
+  uint8_t* host = malloc(length);
+  if (!host) return 1;
+  for (uint64_t i = 0; i < length; ++i) host[i] = pattern_byte(seed, i);
+  hrx_status_t status = f->vt->upload(f->device, queue, dst, host, length,
+                                      NULL);
+  memset(host, 0xEE, length);
+  free(host);
+  CHECK_OK(status);
+  return 0;
+}
+
+/* Downloads and compares against pattern `seed`. */
+static int expect_pattern(device_fixture_t* f, hrx_native_queue_t* queue,
+                          const void* src, uint64_t length, uint64_t seed,
+                          const char* what) {
+  void* host = NULL;
+  CHECK_OK(f->vt->host_alloc(f->device, length, &host));
+  memset(host, 0, length);
+  CHECK_OK(f->vt->download(f->device, queue, host, src, length, NULL));
+  CHECK_OK(f->vt->queue_synchronize(f->device, queue));
+  const uint8_t* bytes = host;
+  uint64_t bad = 0;
+  for (uint64_t i = 0; i < length; ++i) {
+    if (bytes[i] != pattern_byte(seed, i)) {
+      if (bad == 0) {
+        fprintf(stderr, "%s: byte %llu is %u, want %u\n", what,
+                (unsigned long long)i, bytes[i], pattern_byte(seed, i));
+      }
+      ++bad;
+    }
+  }
+  CHECK(bad == 0, "%s: %llu of %llu bytes differ", what,
+        (unsigned long long)bad, (unsigned long long)length);
+  f->vt->host_free(f->device, host);
+  return 0;
+}
+
+/* Downloads `count` slots of `slot` bytes at once; slot k must hold
+ * pattern seed + k. */
+static int expect_slots(device_fixture_t* f, hrx_native_queue_t* queue,
+                        const uint8_t* region, uint64_t slot, int count,
+                        uint64_t seed, const char* what) {
+  uint64_t length = slot * (uint64_t)count;
+  void* host = NULL;
+  CHECK_OK(f->vt->host_alloc(f->device, length, &host));
+  CHECK_OK(f->vt->download(f->device, queue, host, region, length, NULL));
+  CHECK_OK(f->vt->queue_synchronize(f->device, queue));
+  const uint8_t* bytes = host;
+  int bad_slots = 0;
+  for (int k = 0; k < count; ++k) {
+    for (uint64_t i = 0; i < slot; ++i) {
+      if (bytes[(uint64_t)k * slot + i] != pattern_byte(seed + (uint64_t)k, i)) {
+        ++bad_slots;
+        break;
+      }
+    }
+  }
+  CHECK(bad_slots == 0, "%s: %d of %d slots differ", what, bad_slots, count);
+  f->vt->host_free(f->device, host);
+  return bad_slots != 0;
+}
+
+typedef struct upload_thread_s {
+  device_fixture_t* fixture;
+  hrx_native_queue_t* shared_queue;  /* NULL: the thread makes its own */
+  uint8_t* region;   /* device memory of `count` slots of `slot` bytes */
+  uint64_t slot;
+  int count;
+  uint64_t seed;
+  int result;
+} upload_thread_t;
+
+static void* upload_thread_main(void* arg) {
+  upload_thread_t* t = arg;
+  device_fixture_t* f = t->fixture;
+  hrx_native_queue_t* queue = t->shared_queue;
+  hrx_status_t status =
+      queue ? NULL : f->vt->queue_create(f->device, &queue);
+  if (status) {
+    fprintf(stderr, "thread queue_create: %s\n", hrx_status_message(status));
+    hrx_status_free(status);
+    t->result = 1;
+    return NULL;
+  }
+  uint8_t* host = malloc(t->slot);
+  for (int k = 0; k < t->count && t->result == 0; ++k) {
+    for (uint64_t i = 0; i < t->slot; ++i) {
+      host[i] = pattern_byte(t->seed + (uint64_t)k, i);
+    }
+    status = f->vt->upload(f->device, queue, t->region + (uint64_t)k * t->slot,
+                           host, t->slot, NULL);
+    if (status) {
+      fprintf(stderr, "thread upload: %s\n", hrx_status_message(status));
+      hrx_status_free(status);
+      t->result = 1;
+    }
+  }
+  free(host);
+  if (t->result == 0) {
+    t->result = expect_slots(f, queue, t->region, t->slot, t->count, t->seed,
+                             "thread upload");
+  }
+  if (!t->shared_queue) f->vt->queue_destroy(f->device, queue);
+  return NULL;
+}
+
+static int scenario_device(void) {
+  int count = 0;
+  CHECK_OK(hrx_hip_backend.load(&count));
+  printf("library %s, platform %s, %d device(s)\n", hrx_hip_loaded_library(),
+         hrx_hip_platform(), count);
+  CHECK(count >= 1, "count %d", count);
+
+  device_fixture_t f = {0};
+  hrx_status_t status = hrx_hip_backend.device_open(count, &f.device);
+  CHECK(status && hrx_status_code(status) == HRX_STATUS_OUT_OF_RANGE,
+        "device_open(count): %s", hrx_status_message(status));
+  hrx_status_free(status);
+  CHECK_OK(hrx_hip_backend.device_open(0, &f.device));
+  f.vt = f.device->vtable;
+
+  hrx_device_info_t info;
+  CHECK_OK(f.vt->query_info(f.device, &info));
+  printf("info: backend=%s index=%d name=\"%s\" target=%s runtime=\"%s\" "
+         "total=%llu max_native_queues=%d\n",
+         info.backend, info.index, info.name, info.target, info.runtime,
+         (unsigned long long)info.total_memory, info.max_native_queues);
+  CHECK(strcmp(info.backend, "hip") == 0, "backend %s", info.backend);
+  CHECK(info.name[0] != '\0', "empty name");
+  CHECK(strncmp(info.target, "sm_", 3) == 0 ||
+            strncmp(info.target, "gfx", 3) == 0,
+        "target %s", info.target);
+  CHECK(strstr(info.runtime, "runtime") != NULL, "runtime %s", info.runtime);
+  CHECK(info.total_memory > 0, "total memory 0");
+  CHECK(info.max_native_queues == 0, "max_native_queues %d",
+        info.max_native_queues);
+  uint64_t free_bytes = 0;
+  CHECK_OK(f.vt->query_free_memory(f.device, &free_bytes));
+  CHECK(free_bytes > 0 && free_bytes <= info.total_memory, "free %llu",
+        (unsigned long long)free_bytes);
+
+  hrx_native_queue_t* q1 = NULL;
+  hrx_native_queue_t* q2 = NULL;
+  CHECK_OK(f.vt->queue_create(f.device, &q1));
+  CHECK_OK(f.vt->queue_create(f.device, &q2));
+  CHECK(f.vt->queue_native_handle(q1) != NULL, "null native handle");
+  CHECK(f.vt->queue_native_handle(q1) != f.vt->queue_native_handle(q2),
+        "queues share a stream");
+
+  /* Sizes crossing the ring / block boundary. */
+  static const uint64_t sizes[] = {1, 100, 4096, 1u << 20, (4u << 20),
+                                   (4u << 20) + 1, (6u << 20) + 3,
+                                   (33u << 20) + 17};
+  const uint64_t max_size = (33u << 20) + 17;
+  void* a = NULL;
+  void* b = NULL;
+  CHECK_OK(f.vt->alloc(f.device, max_size, &a));
+  CHECK_OK(f.vt->alloc(f.device, max_size, &b));
+  for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); ++i) {
+    uint64_t n = sizes[i];
+    if (upload_pattern(&f, q1, a, n, i)) return 1;
+    CHECK_OK(f.vt->copy(f.device, q1, b, a, n, NULL));
+    char what[64];
+    snprintf(what, sizeof(what), "upload+copy of %llu bytes",
+             (unsigned long long)n);
+    if (expect_pattern(&f, q1, b, n, i, what)) return 1;
+  }
+
+  /* Fill, then cross-queue ordering through an event. */
+  {
+    const uint64_t n = 8u << 20;
+    hrx_native_event_t* event = NULL;
+    CHECK_OK(f.vt->event_create(f.device, &event));
+    CHECK_OK(f.vt->fill(f.device, q1, a, 0x5A, n, NULL));
+    CHECK_OK(f.vt->event_record(f.device, q1, event, 0));
+    CHECK_OK(f.vt->queue_wait_event(f.device, q2, event));
+    CHECK_OK(f.vt->copy(f.device, q2, b, a, n, NULL));
+    void* host = NULL;
+    CHECK_OK(f.vt->host_alloc(f.device, n, &host));
+    CHECK_OK(f.vt->download(f.device, q2, host, b, n, NULL));
+    CHECK_OK(f.vt->event_record(f.device, q2, event, 0));
+    CHECK_OK(f.vt->event_synchronize(f.device, event));
+    bool done = false;
+    CHECK_OK(f.vt->event_query(f.device, event, &done));
+    CHECK(done, "event not done after synchronize");
+    const uint8_t* bytes = host;
+    uint64_t bad = 0;
+    for (uint64_t i = 0; i < n; ++i) bad += bytes[i] != 0x5A;
+    CHECK(bad == 0, "fill/event/copy: %llu bytes differ",
+          (unsigned long long)bad);
+    f.vt->host_free(f.device, host);
+    f.vt->event_destroy(f.device, event);
+  }
+
+  /* Many small uploads: the ring wraps and fence slots are reused many
+   * times over. */
+  {
+    const uint64_t slot = 4096;
+    const int uploads = 20000;
+    uint8_t* region = NULL;
+    CHECK_OK(f.vt->alloc(f.device, slot * (uint64_t)uploads, (void**)&region));
+    /* A backlog ahead of the uploads, so that the fence slots run out while
+     * their copies wait and uploads must wait for the oldest. */
+    void* backlog = NULL;
+    const uint64_t backlog_bytes = 1ull << 30;
+    CHECK_OK(f.vt->alloc(f.device, backlog_bytes, &backlog));
+    for (int k = 0; k < 8; ++k) {
+      CHECK_OK(f.vt->fill(f.device, q1, backlog, (uint8_t)k, backlog_bytes,
+                          NULL));
+    }
+    uint8_t* host = malloc(slot);
+    uint64_t start = now_ns();
+    for (int k = 0; k < uploads; ++k) {
+      for (uint64_t i = 0; i < slot; ++i) host[i] = pattern_byte(1000 + k, i);
+      CHECK_OK(f.vt->upload(f.device, q1, region + (uint64_t)k * slot, host,
+                            slot, NULL));
+    }
+    uint64_t elapsed = now_ns() - start;
+    free(host);
+    CHECK_OK(f.vt->queue_synchronize(f.device, q1));
+    printf("%d uploads of 4 KiB behind a backlog: %.2f us each (host time, "
+           "incl. making the pattern)\n",
+           uploads, (double)elapsed / uploads / 1000.0);
+    if (expect_slots(&f, q2, region, slot, uploads, 1000, "small uploads")) {
+      return 1;
+    }
+    f.vt->free(f.device, backlog);
+    f.vt->free(f.device, region);
+  }
+
+  /* Concurrent uploads from four threads: two share q2, two have their
+   * own queues. */
+  {
+    enum { kThreads = 4 };
+    const uint64_t slot = 4096;
+    const int per_thread = 3000;
+    uint8_t* region = NULL;
+    CHECK_OK(f.vt->alloc(f.device, slot * per_thread * kThreads,
+                         (void**)&region));
+    pthread_t threads[kThreads];
+    upload_thread_t args[kThreads];
+    for (int t = 0; t < kThreads; ++t) {
+      args[t] = (upload_thread_t){&f, t < 2 ? q2 : NULL,
+                                  region + (uint64_t)t * slot * per_thread,
+                                  slot, per_thread, 50000u * (t + 1), 0};
+      pthread_create(&threads[t], NULL, upload_thread_main, &args[t]);
+    }
+    for (int t = 0; t < kThreads; ++t) {
+      pthread_join(threads[t], NULL);
+      CHECK(args[t].result == 0, "upload thread %d failed", t);
+    }
+    f.vt->free(f.device, region);
+  }
+
+  /* Idle latency of a small copy then event_synchronize. */
+  {
+    hrx_native_event_t* event = NULL;
+    CHECK_OK(f.vt->event_create(f.device, &event));
+    enum { kSamples = 2000 };
+    static uint64_t samples[kSamples];
+    for (int k = 0; k < kSamples; ++k) {
+      uint64_t t0 = now_ns();
+      CHECK_OK(f.vt->copy(f.device, q1, b, a, 4096, NULL));
+      CHECK_OK(f.vt->event_record(f.device, q1, event, 0));
+      CHECK_OK(f.vt->event_synchronize(f.device, event));
+      samples[k] = now_ns() - t0;
+    }
+    for (int i = 1; i < kSamples; ++i) {
+      uint64_t v = samples[i];
+      int j = i - 1;
+      while (j >= 0 && samples[j] > v) {
+        samples[j + 1] = samples[j];
+        --j;
+      }
+      samples[j + 1] = v;
+    }
+    printf("4 KiB copy + record + event_synchronize: median %.1f us, "
+           "p95 %.1f us\n",
+           samples[kSamples / 2] / 1000.0,
+           samples[(kSamples * 95 + 99) / 100 - 1] / 1000.0);
+    f.vt->event_destroy(f.device, event);
+  }
+
+  /* Errors carry the runtime's names. */
+  {
+    void* huge = NULL;
+    status = f.vt->alloc(f.device, 1ull << 52, &huge);
+    CHECK(status && hrx_status_code(status) == HRX_STATUS_OUT_OF_MEMORY,
+          "huge alloc: %s %s",
+          hrx_status_code_name(hrx_status_code(status)),
+          hrx_status_message(status));
+    CHECK(status && strstr(hrx_status_message(status), "Malloc failed: "),
+          "message: %s", hrx_status_message(status));
+    printf("huge alloc: %s: %s\n",
+           hrx_status_code_name(hrx_status_code(status)),
+           hrx_status_message(status));
+    CHECK(huge == NULL, "out_ptr written on failure");
+    hrx_status_free(status);
+  }
+
+  f.vt->free(f.device, a);
+  f.vt->free(f.device, b);
+  f.vt->queue_destroy(f.device, q1);
+  f.vt->queue_destroy(f.device, q2);
+  f.vt->destroy(f.device);
+  return 0;
+}
+
+int main(int argc, char** argv) {
+  int rc = 2;
+  if (argc == 3 && strcmp(argv[1], "amd-no-device") == 0) {
+    rc = scenario_amd_no_device(argv[2]);
+  } else if (argc == 3 && strcmp(argv[1], "missing-library") == 0) {
+    rc = scenario_missing_library(argv[2]);
+  } else if (argc == 2 && strcmp(argv[1], "device") == 0) {
+    rc = scenario_device();
+  } else {
+    fprintf(stderr,
+            "usage: %s amd-no-device LIBRARY | missing-library PATH | "
+            "device\n",
+            argv[0]);
+    return 2;
+  }
+  if (rc == 0 && failures == 0) {
+    printf("PASS %s\n", argv[1]);
+    return 0;
+  }
+  printf("FAILED %s (%d failure(s))\n", argv[1], failures);
+  return 1;
+}
