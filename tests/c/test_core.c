@@ -382,8 +382,12 @@ static void* worker_main(void* arg) {
   return NULL;
 }
 
-static void test_threads(void) {
+/* ring_capacity "2" makes producers of several streams sharing a queue wait
+ * for space all the time. */
+static void test_threads(const char* ring_capacity) {
+  if (ring_capacity) setenv("HRX_HOST_RING_CAPACITY", ring_capacity, 1);
   hrx_device_t* device = open_host();
+  unsetenv("HRX_HOST_RING_CAPACITY");
   CHECK_OK(hrx_device_set_stream_queue_count(device, 3));
   enum { kThreads = 8 };
   hrx_stream_t* streams[4];
@@ -435,7 +439,8 @@ int main(void) {
   test_stream_commands();
   test_events_across_queues();
   test_publication_rule();
-  test_threads();
+  test_threads(NULL);
+  test_threads("2");
   printf("%d passed, %d failed\n", hrx_test_passed, hrx_test_failed);
   return hrx_test_failed ? 1 : 0;
 }

@@ -255,10 +255,12 @@ hrx_status_t hrx_host_queue_submit(hrx_host_queue_t* queue,
   }
   uint64_t ticket = atomic_load(&queue->submitted);
   if (ticket - atomic_load(&queue->completed) > queue->mask) {
-    /* Full: wait for the executor to make room (never drop, never spin). */
+    /* Full: wait for the executor to make room (never drop, never spin).
+     * Other producers may take slots meanwhile: re-read the tail each time. */
     atomic_fetch_add(&queue->sleepers, 1);
     while (ticket - atomic_load(&queue->completed) > queue->mask) {
       pthread_cond_wait(&queue->progress_cond, &queue->mutex);
+      ticket = atomic_load(&queue->submitted);
     }
     atomic_fetch_sub(&queue->sleepers, 1);
   }
