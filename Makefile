@@ -1,0 +1,32 @@
+# Two commands do all the set-up on a fresh machine (see README.md):
+#   make bench   installs hrx in .venv and runs the queue-pool benchmark sweep
+#                on the default backend (hip if a GPU is found, else host)
+#   make test    installs hrx with its test extras in .venv and runs every
+#                test: the C tests (plain, ASan+UBSan, TSan), the hip checks
+#                that need no GPU, and the Python suite
+PYTHON ?= python3
+VENV ?= .venv
+VPY := $(VENV)/bin/python
+RESULTS ?= bench/results/sweep-$(shell date -u +%Y%m%dT%H%M%SZ).jsonl
+SWEEP_ARGS ?=
+
+.PHONY: test bench venv test-c test-python clean
+
+$(VPY):
+	$(PYTHON) -m venv $(VENV)
+	$(VPY) -m pip install -q --upgrade pip
+
+venv: $(VPY)
+
+test: $(VPY)
+	$(VPY) -m pip install -q '.[test]'
+	$(MAKE) -C tests/c
+	cd tests && ../$(VPY) -m pytest -q -p no:cacheprovider .
+
+bench: $(VPY)
+	$(VPY) -m pip install -q '.[plot]'
+	$(VENV)/bin/hrx-bench sweep --output $(RESULTS) $(SWEEP_ARGS)
+	$(VENV)/bin/hrx-bench plot $(RESULTS) --out $(RESULTS:.jsonl=.png)
+
+clean:
+	rm -rf $(VENV) build tests/c/build *.egg-info

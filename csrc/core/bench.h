@@ -1,0 +1,125 @@
+/* The queue-pool benchmark driver: one call runs every timed case of the
+ * reference protocol (reference/queue-pool-measurements.md, "Reproduction")
+ * for one device and returns raw durations. Statistics are computed by the
+ * caller (hrx.bench); nothing here summarises.
+ *
+ * Cases, in run order, each with `warmup` unrecorded rounds followed by
+ * `samples` recorded ones:
+ *   stream creation  the first `retained_streams` pool streams (one value);
+ *   small            one thread, small_copies copies per small lane,
+ *                    round-robin over the lanes, then every lane is
+ *                    synchronized (one duration per round);
+ *   threaded         one thread per small lane, released together; the
+ *                    round lasts from the common release to the end of the
+ *                    slowest thread (one duration per round);
+ *   bulk             bulk_copies copies per bulk lane, round-robin, then every
+ *                    bulk lane is synchronized (one duration per round);
+ *   idle latency     one small copy + synchronize of that lane, at every lane
+ *                    position (lanes samples per round);
+ *   loaded latency   loaded_copies bulk copies queued on every bulk lane, then
+ *                    one timed small copy + synchronize, then the backlog is
+ *                    drained untimed (lanes samples per round).
+ * A 64-byte output prefix of every destination is checked at the end.
+ *
+ * Threading: hrx_bench_run blocks and may be called from any thread; it
+ * starts `lanes` worker threads of its own for the threaded case and joins
+ * them before returning. None of them touches Python.
+ */
+#ifndef HRX_CORE_BENCH_H_
+#define HRX_CORE_BENCH_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "hrx.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum hrx_bench_driver_e {
+  /* Through the public API: pool streams, hrx_stream_copy, ... */
+  HRX_BENCH_DRIVER_NATIVE = 0,
+  /* Straight to the backend vtable: native queues created by the driver
+   * itself, logical stream k on native queue k mod queue_count as the pool
+   * would map it, no hrx stream layer. The pool is not touched. Its numbers
+   * are the baseline that shows what the pool/stream layer costs. */
+  HRX_BENCH_DRIVER_RAW = 1,
+} hrx_bench_driver_t;
+
+/* Limits checked by hrx_bench_run (INVALID_ARGUMENT beyond them). */
+#define HRX_BENCH_MAX_LANES 1024
+#define HRX_BENCH_MAX_STREAMS 65536        /* retained_streams */
+#define HRX_BENCH_MAX_COPIES (1 << 24)     /* each *_copies field */
+#define HRX_BENCH_MAX_ROUNDS 65536         /* warmup, samples */
+#define HRX_BENCH_MAX_BYTES (1ull << 40)   /* small_bytes, bulk_bytes */
+
+/* Every count must be in [1, its maximum]. */
+typedef struct hrx_bench_config_s {
+  hrx_bench_driver_t driver;
+  int lanes;              /* small lanes = bulk lanes = worker threads */
+  int retained_streams;   /* empty streams kept alive for the whole run */
+  uint64_t small_bytes;   /* per small copy */
+  int small_copies;       /* per small lane per round */
+  uint64_t bulk_bytes;    /* per bulk copy */
+  int bulk_copies;        /* per bulk lane per round */
+  int loaded_copies;      /* per bulk lane per loaded-latency sample */
+  int warmup;             /* unrecorded rounds per case */
+  int samples;            /* recorded rounds per case */
+} hrx_bench_config_t;
+
+/* The reference protocol: 16 lanes, 16 retained streams, 1024 copies of
+ * 4 KiB, 16 copies of 32 MiB, 4 loaded copies, 3 warm-up rounds, 15 samples,
+ * native driver. */
+void hrx_bench_config_default(hrx_bench_config_t* out_config);
+
+/* "native" / "raw"; NULL for an unknown value. */
+const char* hrx_bench_driver_name(hrx_bench_driver_t driver);
+/* Inverse of hrx_bench_driver_name; false (out unchanged) if unknown. */
+bool hrx_bench_driver_parse(const char* name, hrx_bench_driver_t* out_driver);
+
+/* Raw durations in nanoseconds (hrx_now_ns, monotonic). All arrays are owned
+ * by the result and freed by hrx_bench_result_free. */
+typedef struct hrx_bench_result_s {
+  hrx_bench_config_t config;  /* as run */
+  int queue_count;            /* the device's pool size during the run */
+  /* Native queues the run used: min(queue_count, retained_streams +
+   * 2 * lanes). */
+  int queues_used;
+  uint64_t stream_creation_ns;
+  int rounds;                 /* == config.samples */
+  uint64_t* small_round_ns;   /* [rounds] */
+  uint64_t* threaded_round_ns;/* [rounds] */
+  uint64_t* bulk_round_ns;    /* [rounds] */
+  size_t latency_samples;     /* rounds * lanes; index = round * lanes + lane */
+  uint64_t* idle_sample_ns;   /* [latency_samples] */
+  uint64_t* loaded_sample_ns; /* [latency_samples] */
+  /* Work per round, for rates: */
+  uint64_t small_copies_per_round;   /* lanes * small_copies (also threaded) */
+  uint64_t bulk_copies_per_round;    /* lanes * bulk_copies */
+  uint64_t bulk_bytes_per_round;     /* bulk_copies_per_round * bulk_bytes */
+} hrx_bench_result_t;
+
+/* Runs the whole benchmark on `device` (borrowed), whose pool size the caller
+ * has already set. For the native driver the retained streams should be the
+ * device's first pool streams, so that stream creation includes creating the
+ * pool's queues lazily; the run leaves its pool queues created. Blocks for
+ * the whole run.
+ *
+ * Errors: INVALID_ARGUMENT for a NULL argument or a config field out of
+ * range; DEVICE_ERROR when the output check finds a wrong byte (the message
+ * names the lane and the byte); otherwise the failing call's status. Every
+ * stream, queue, buffer and thread the run made is released on every path;
+ * *out_result is written only on success and is owned by the caller. */
+hrx_status_t hrx_bench_run(hrx_device_t* device,
+                           const hrx_bench_config_t* config,
+                           hrx_bench_result_t** out_result);
+
+/* Frees the result and its arrays; NULL is a no-op. */
+void hrx_bench_result_free(hrx_bench_result_t* result);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* HRX_CORE_BENCH_H_ */
