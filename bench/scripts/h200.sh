@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# Everything recorded on the GPU machine in one call (device tool, H200):
+# stage 1: install, the conformance suite on the hip backend, the hip device
+#          test, the submission-cost baseline, the native-driver sweep;
+# stage 2: the raw- and python-driver sweeps (same install, warm machine).
+# Each stage fits the device tool's 10-minute call. Logs and results go to
+# $OUT (default ./h200-out).
+#   bash bench/scripts/h200.sh 1; bash bench/scripts/h200.sh 2
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+OUT=${OUT:-$PWD/h200-out}
+mkdir -p "$OUT"
+export PYTHONUNBUFFERED=1
+stage=${1:-1}
+if [ "$stage" = 2 ]; then
+  timeout 560 hrx-bench sweep --backend hip --driver raw,python \
+    --no-progress --output "$OUT/h200-drivers.jsonl" \
+    >"$OUT/h200-drivers-sweep.log" 2>&1
+  hrx-bench table "$OUT/h200-drivers.jsonl" >"$OUT/h200-drivers-table.txt" 2>&1
+  exit 0
+fi
+{
+  date -u; nvidia-smi; python3 --version
+  python3 -m pip install --no-build-isolation --no-deps . 2>&1 | tail -3
+} >"$OUT/h200-setup.log" 2>&1
+
+run() { echo "\$ $*"; "$@"; echo "exit status $?"; }
+{
+  echo "command: cd tests && HRX_BACKEND=hip HRX_TEST_BACKENDS=hip python3 -m pytest -q -p no:cacheprovider ."
+  cd tests && HRX_BACKEND=hip HRX_TEST_BACKENDS=hip \
+    timeout 200 python3 -m pytest -q -p no:cacheprovider . 2>&1 | tail -60
+  cd ..
+  run make -s -f tests/c/hip.mk hip-device
+} >"$OUT/h200-conformance.log" 2>&1
+
+bash bench/scripts/submission_cost.sh hip >"$OUT/h200-submission-cost.json" \
+  2>&1
+
+# The main job: default protocol, three ordered repeats, fresh processes.
+timeout 300 hrx-bench sweep --backend hip --driver native \
+  --no-progress --output "$OUT/h200.jsonl" >"$OUT/h200-sweep.log" 2>&1
+hrx-bench table "$OUT/h200.jsonl" >"$OUT/h200-table.txt" 2>&1

@@ -1,0 +1,215 @@
+"""``hrx-bench`` (also ``python -m hrx.bench``): run, sweep, table, plot.
+
+  hrx-bench run QUEUES [SAMPLES]   one run in this process; one JSON line on stdout
+  hrx-bench sweep                  every (queue count, repeat) in a fresh process
+  hrx-bench table FILE...          the table, ranges, decisive differences, default
+  hrx-bench plot FILE... --out P   the columns against queue count, as a PNG
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import sys
+import traceback
+from typing import Any, Dict, List, Optional, Sequence
+
+from .config import DEFAULT, QUICK, SIZE_FIELDS
+from .drivers import DRIVERS
+
+__all__ = ["main", "build_parser", "parse_size"]
+
+_UNITS = {"": 1, "k": 1024, "m": 1024 ** 2, "g": 1024 ** 3}
+
+
+def parse_size(text: str) -> int:
+    """A positive count or byte size: ``4096``, ``4K``, ``4KiB``, ``32M``, ``1G``
+    (binary multiples)."""
+    match = re.fullmatch(r"\s*(\d+)\s*([kmgKMG]?)(?:i?[bB])?\s*", text)
+    if not match:
+        raise argparse.ArgumentTypeError(f"not a size: {text!r}")
+    value = int(match.group(1)) * _UNITS[match.group(2).lower()]
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be >= 1: {text!r}")
+    return value
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be >= 1: {text!r}")
+    return value
+
+
+def _queue_list(text: str) -> List[int]:
+    try:
+        values = [int(part) for part in text.split(",") if part.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"not a comma-separated list of counts: {text!r}") from None
+    if not values or min(values) < 1:
+        raise argparse.ArgumentTypeError(f"queue counts must be >= 1: {text!r}")
+    return values
+
+
+def _driver_list(text: str) -> List[str]:
+    names = [part.strip() for part in text.split(",") if part.strip()]
+    unknown = [name for name in names if name not in DRIVERS]
+    if not names or unknown:
+        raise argparse.ArgumentTypeError(f"drivers are {', '.join(DRIVERS)}; got {text!r}")
+    return names
+
+
+def _add_device_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--backend", help="hip or host (default: HRX_BACKEND, else hip if it "
+                                          "has a device, else host)")
+    parser.add_argument("--device", type=int, default=0, help="device index (default 0)")
+
+
+def _add_size_options(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group(
+        "sizes", f"default: the reference protocol; --quick: the CPU preset (bulk "
+                 f"{QUICK.bulk_copies}x{QUICK.bulk_bytes // 2 ** 20} MiB, {QUICK.small_copies} "
+                 f"small copies per lane); each option below overrides one value")
+    group.add_argument("--quick", action="store_true", help="the preset for CPU-only machines")
+    for name in SIZE_FIELDS:
+        if name == "samples":
+            continue
+        kind = parse_size if name.endswith("bytes") else _positive
+        group.add_argument("--" + name.replace("_", "-"), type=kind, metavar="N",
+                           help=f"default {getattr(DEFAULT, name)}")
+
+
+def _sizes(args: argparse.Namespace) -> Dict[str, Optional[int]]:
+    return {name: getattr(args, name, None) for name in SIZE_FIELDS if name != "samples"}
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of every subcommand."""
+    parser = argparse.ArgumentParser(prog="hrx-bench", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    run = commands.add_parser("run", help="one run in this process; prints one JSON line")
+    run.add_argument("queues", type=_positive, metavar="QUEUES", help="pool size")
+    run.add_argument("samples", type=_positive, nargs="?", metavar="SAMPLES",
+                     help=f"measured rounds per case (default {DEFAULT.samples})")
+    run.add_argument("--driver", choices=DRIVERS, default="native")
+    run.add_argument("--repeat", type=_positive, default=1, help="repeat number to record")
+    _add_device_options(run)
+    _add_size_options(run)
+
+    sweep = commands.add_parser("sweep", help="each (queue count, repeat) in a fresh process")
+    sweep.add_argument("--queues", type=_queue_list, default=[1, 2, 4, 8, 16],
+                       help="comma-separated pool sizes (default 1,2,4,8,16)")
+    sweep.add_argument("--repeats", type=_positive, default=3, help="(default 3)")
+    sweep.add_argument("--samples", type=_positive, help=f"(default {DEFAULT.samples})")
+    sweep.add_argument("--driver", type=_driver_list, default=["native"],
+                       help="one or more of native,raw,python, comma-separated (default native)")
+    sweep.add_argument("-o", "--output", help="results file to append to "
+                                              "(default hrx-sweep-<UTC time>.jsonl)")
+    sweep.add_argument("--timeout", type=float, default=600.0,
+                       help="seconds per child before it is killed and recorded as an error "
+                            "(default 600; 0 = none)")
+    sweep.add_argument("--resume", action="store_true",
+                       help="skip (queues, repeat, driver) already recorded as successful")
+    sweep.add_argument("--no-progress", action="store_true", help="no progress display on stderr")
+    _add_device_options(sweep)
+    _add_size_options(sweep)
+
+    table = commands.add_parser("table", help="the table and analysis of results files")
+    table.add_argument("files", nargs="+", metavar="FILE")
+    table.add_argument("--brief", action="store_true", help="the table only")
+
+    plot = commands.add_parser("plot", help="plot results files (needs matplotlib)")
+    plot.add_argument("files", nargs="+", metavar="FILE")
+    plot.add_argument("--out", required=True, metavar="FILE.png")
+    return parser
+
+
+def _command_run(args: argparse.Namespace) -> int:
+    from .config import resolve
+    from .record import dumps_line
+
+    config = resolve(args.quick, dict(_sizes(args), samples=args.samples))
+    fake = os.environ.get("HRX_BENCH_FAKE")
+    stdout = sys.stdout
+    saved = os.dup(1)
+    try:
+        sys.stdout.flush()
+        os.dup2(2, 1)
+        sys.stdout = sys.stderr
+        if fake:
+            from .fake import behave
+
+            text = behave(fake, args.queues, args.repeat, args.driver, config)
+        else:
+            from .runner import run
+
+            text = dumps_line(run(args.queues, backend=args.backend, device=args.device,
+                                  driver=args.driver, repeat=args.repeat, config=config))
+    except Exception:  # noqa: BLE001 - reported on stderr, status 1
+        traceback.print_exc()
+        return 1
+    finally:
+        sys.stderr.flush()
+        os.dup2(saved, 1)
+        os.close(saved)
+        sys.stdout = stdout
+    stdout.write(text + "\n")
+    stdout.flush()
+    return 0
+
+
+def _command_sweep(args: argparse.Namespace) -> int:
+    from .sweep import default_output, sweep
+
+    output = args.output or default_output()
+    try:
+        results = sweep(args.queues, args.repeats, args.samples, driver=args.driver,
+                        backend=args.backend, device=args.device, output=output,
+                        quick=args.quick, sizes=_sizes(args), timeout=args.timeout or None,
+                        resume=args.resume, progress=not args.no_progress)
+    except KeyboardInterrupt:
+        sys.stderr.write(f"\ninterrupted; the finished runs are in {output}; "
+                         f"rerun with --resume --output {output} to continue\n")
+        return 130
+    sys.stdout.write(f"Results: {output}\n\n{results.table()}")
+    return 1 if results.errors else 0
+
+
+def _command_table(args: argparse.Namespace) -> int:
+    from .results import load
+
+    results = load(*args.files)
+    sys.stdout.write(results.table(analysis=not args.brief))
+    return 0
+
+
+def _command_plot(args: argparse.Namespace) -> int:
+    from .plot import PlotUnavailable, plot_files
+
+    try:
+        plot_files(args.files, args.out)
+    except PlotUnavailable as error:
+        sys.stderr.write(f"hrx-bench plot: {error}\n")
+        return 2
+    sys.stdout.write(f"wrote {args.out}\n")
+    return 0
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    """Entry point of ``hrx-bench``; returns the exit status."""
+    args = build_parser().parse_args(argv)
+    handlers: Dict[str, Any] = {"run": _command_run, "sweep": _command_sweep,
+                                "table": _command_table, "plot": _command_plot}
+    try:
+        return int(handlers[args.command](args))
+    except FileNotFoundError as error:
+        sys.stderr.write(f"hrx-bench {args.command}: {error}\n")
+        return 2
+    except BrokenPipeError:
+        return 0

@@ -1,0 +1,101 @@
+"""A stand-in for a benchmark child, for testing the sweep without a device.
+
+When the environment variable HRX_BENCH_FAKE is set, ``hrx-bench run`` does
+not open a device: it behaves as the variable says for its (queues, repeat).
+The value is a comma-separated list of ``MODE``, ``Q=MODE`` or ``Q/R=MODE``
+(the most specific entry wins):
+
+  ok       print a synthetic, schema-valid result line and exit 0
+  slow     sleep HRX_BENCH_FAKE_SLEEP seconds (default 1), then as ok
+  crash    write a message to stderr and exit with status 3
+  hang     sleep for an hour (for per-child timeouts)
+  sigint   send itself SIGINT (as if Ctrl-C reached only the child)
+  garbage  print a line that is not JSON and exit 0
+"""
+from __future__ import annotations
+
+import os
+import signal
+import sys
+import time
+from typing import Any, Dict
+
+from .config import BenchConfig, preset_name
+from .record import build_record, dumps_line
+
+__all__ = ["ENV", "MODES", "mode_for", "behave"]
+
+ENV = "HRX_BENCH_FAKE"
+MODES = ("ok", "slow", "crash", "hang", "sigint", "garbage")
+
+
+def mode_for(spec: str, queues: int, repeat: int) -> str:
+    """The mode that ``spec`` (the HRX_BENCH_FAKE syntax) gives (queues, repeat).
+    Raises ValueError for a malformed spec or an unknown mode."""
+    chosen: Dict[int, str] = {0: "ok"}
+    for entry in filter(None, (part.strip() for part in spec.split(","))):
+        key, _, mode = entry.rpartition("=")
+        if mode not in MODES:
+            raise ValueError(f"{ENV}: unknown mode {mode!r} in {entry!r}")
+        if not key:
+            chosen.setdefault(1, mode)
+            continue
+        q, _, r = key.partition("/")
+        if int(q) == queues and (not r or int(r) == repeat):
+            chosen.setdefault(3 if r else 2, mode)
+    return chosen[max(chosen)]
+
+
+def _synthetic_result(queues: int, repeat: int, driver: str, config: BenchConfig) -> Dict[str, Any]:
+    scale = 1.0 + 0.01 * repeat
+    rounds, samples = config.samples, config.samples * config.lanes
+    small = int(2e7 * scale / min(queues, 4))
+    idle = 3000 + (500_000 if queues >= 16 else 0)
+    return {
+        "driver": driver, "queues": queues, **config.as_dict(),
+        "stream_creation_ns": int(5e6 * queues * scale),
+        "small_round_ns": [small + 1000 * i for i in range(rounds)],
+        "threaded_round_ns": [int(small / queues ** 0.5) + 1000 * i for i in range(rounds)],
+        "bulk_round_ns": [int(8e7 * scale) + 5000 * i for i in range(rounds)],
+        "idle_sample_ns": [idle + 10 * i for i in range(samples)],
+        "loaded_sample_ns": [int(2.2e7 * scale) + 100 * i for i in range(samples)],
+    }
+
+
+def _synthetic_line(queues: int, repeat: int, driver: str, config: BenchConfig) -> Dict[str, Any]:
+    environment = {
+        "device_name": "fake device", "backend": "fake", "target": "fake", "runtime": None,
+        "driver_version": None, "cpu_model": None, "logical_cpus": 1, "ram_bytes": None,
+        "os": None, "kernel": None, "c_compiler": {"command": None, "version": None},
+        "python_version": sys.version.split()[0], "host_memcpy_gb_s": 1.0,
+    }
+    memory = {key: None for key in (
+        "peak_rss_bytes", "host_mem_available_before_bytes", "host_mem_available_after_bytes",
+        "device_memory_total_bytes", "device_memory_used_before_bytes",
+        "device_memory_used_after_bytes")}
+    return build_record(
+        _synthetic_result(queues, repeat, driver, config), repeat=repeat, target="fake",
+        backend="fake", hrx_version=None, git_commit=None, timestamp="2000-01-01T00:00:00Z",
+        environment=environment, memory=memory, preset=preset_name(config))
+
+
+def behave(spec: str, queues: int, repeat: int, driver: str, config: BenchConfig) -> str:
+    """Acts out the mode for (queues, repeat): returns the line to print for
+    ok/slow/garbage; exits, hangs or signals itself for the others."""
+    mode = mode_for(spec, queues, repeat)
+    if mode == "slow":
+        time.sleep(float(os.environ.get("HRX_BENCH_FAKE_SLEEP", "1")))
+    if mode in ("ok", "slow"):
+        return dumps_line(_synthetic_line(queues, repeat, driver, config))
+    if mode == "garbage":
+        return "this is not JSON"
+    if mode == "crash":
+        sys.stderr.write(f"fake child: crashing on purpose (queues={queues}, repeat={repeat})\n")
+        sys.stderr.flush()
+        os._exit(3)
+    if mode == "hang":
+        time.sleep(3600)
+        os._exit(4)
+    os.kill(os.getpid(), signal.SIGINT)
+    time.sleep(60)
+    os._exit(5)

@@ -1,0 +1,156 @@
+"""Results: the lines of one or more results files, with the table, the
+analysis and the recommendation, for scripts and notebooks."""
+from __future__ import annotations
+
+import html
+import os
+from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Union
+
+from .analysis import Recommendation, format_group_analysis, recommend
+from .lines import Unreadable, read_lines
+from .schema import is_error_line
+from .table import COLUMNS, Group, format_table, format_value, group_lines
+
+__all__ = ["Results", "load", "as_results"]
+
+
+class Results:
+    """Result and error lines (dicts, in file order).
+
+    ``lines`` holds every line; ``records`` the successful runs, ``errors``
+    the failed ones; ``groups`` aggregates the records per (target, backend,
+    driver, sizes). ``table()`` is the text report, ``recommend()`` the
+    recommended default, and notebooks render it as HTML."""
+
+    def __init__(self, lines: Iterable[Mapping[str, Any]], *, sources: Sequence[str] = (),
+                 unreadable: Sequence[Unreadable] = ()) -> None:
+        self.lines: List[Dict[str, Any]] = [dict(line) for line in lines]
+        self.sources = list(sources)
+        self.unreadable = list(unreadable)
+
+    @property
+    def records(self) -> List[Dict[str, Any]]:
+        return [line for line in self.lines if not is_error_line(line)]
+
+    @property
+    def errors(self) -> List[Dict[str, Any]]:
+        return [line for line in self.lines if is_error_line(line)]
+
+    @property
+    def groups(self) -> List[Group]:
+        return group_lines(self.lines)
+
+    def __len__(self) -> int:
+        return len(self.lines)
+
+    def __repr__(self) -> str:
+        return (f"Results({len(self.records)} runs, {len(self.errors)} errors, "
+                f"{len(self.groups)} group(s))")
+
+    def _group(self, group: Optional[str]) -> Group:
+        groups = self.groups
+        if group is None:
+            if len(groups) != 1:
+                labels = ", ".join(repr(g.label) for g in groups) or "none"
+                raise ValueError(f"{len(groups)} groups ({labels}); pass group=<label>")
+            return groups[0]
+        for candidate in groups:
+            if candidate.label == group:
+                return candidate
+        raise KeyError(group)
+
+    def failures(self, group: Group) -> Dict[int, int]:
+        """Failed runs per queue count that may belong to ``group``: error
+        lines of its driver (and backend, where both name one)."""
+        counts: Dict[int, int] = {}
+        for line in self.errors:
+            if line.get("driver") != group.key.driver:
+                continue
+            if line.get("backend") and group.key.backend and line["backend"] != group.key.backend:
+                continue
+            counts[int(line["queues"])] = counts.get(int(line["queues"]), 0) + 1
+        return counts
+
+    def recommend(self, group: Optional[str] = None) -> Recommendation:
+        """The recommended default for the only group, or the one whose label
+        is ``group`` (see analysis.RULE); counts with failed runs are left out."""
+        chosen = self._group(group)
+        return recommend(chosen, self.failures(chosen))
+
+    def _problems(self) -> List[str]:
+        text: List[str] = []
+        if self.errors:
+            text.append(f"Failed runs: {len(self.errors)} (not aggregated)")
+            for line in self.errors:
+                text.append(f"- queues {line.get('queues')} repeat {line.get('repeat')} driver "
+                            f"{line.get('driver')}: {line.get('error')}")
+        if self.unreadable:
+            text.append(f"Unreadable lines: {len(self.unreadable)}")
+            text += [f"- {item.path}:{item.number}: {item.reason}" for item in self.unreadable]
+        return text
+
+    def table(self, analysis: bool = True) -> str:
+        """The text report: per group a heading, the table and (with
+        ``analysis``) ranges, adjacent changes and the recommendation; then
+        failed runs and unreadable lines."""
+        parts: List[str] = []
+        for group in self.groups:
+            counts = sorted({row.runs for row in group.rows})
+            runs = "/".join(str(count) for count in counts)
+            total = len(group.lines)
+            parts.append(f"## {group.label}: {total} run{'' if total == 1 else 's'}, "
+                         f"{runs} per queue count\n")
+            parts.append(format_table(group))
+            if analysis:
+                parts.append("\n" + format_group_analysis(group, self.failures(group)))
+            parts.append("")
+        if not self.groups:
+            parts.append("No successful runs.")
+        problems = self._problems()
+        if problems:
+            parts.append("\n".join(problems))
+        return "\n".join(parts).rstrip() + "\n"
+
+    def _repr_html_(self) -> str:
+        out: List[str] = []
+        for group in self.groups:
+            out.append(f"<h4>{html.escape(group.label)}</h4>")
+            head = "".join(f"<th>{html.escape(h)}</th>" for h in
+                           ["Queues"] + [group.header(column) for column in COLUMNS])
+            body = []
+            for row in group.rows:
+                cells = [str(row.queues)] + [
+                    f"{format_value(c, row.median(c.key))}<br><small>"
+                    f"{format_value(c, row.low(c.key))}–{format_value(c, row.high(c.key))}</small>"
+                    for c in COLUMNS]
+                body.append("<tr>" + "".join(f"<td style='text-align:right'>{cell}</td>"
+                                             for cell in cells) + "</tr>")
+            out.append(f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>")
+            out.append("<p><small>median of runs; below: run-to-run min–max</small></p>")
+            advice = recommend(group, self.failures(group))
+            out.append(f"<pre>{html.escape(str(advice))}</pre>")
+        problems = self._problems()
+        if problems:
+            out.append(f"<pre>{html.escape(chr(10).join(problems))}</pre>")
+        return "".join(out) or "<p>No results.</p>"
+
+
+PathLike = Union[str, "os.PathLike[str]"]
+
+
+def load(*paths: PathLike) -> Results:
+    """Results of one or more JSON-lines files (reference lines included)."""
+    lines, unreadable = read_lines(paths)
+    return Results(lines, sources=[os.fspath(p) for p in paths], unreadable=unreadable)
+
+
+def as_results(source: Any) -> Results:
+    """A Results from a Results, a path, a list of paths or a list of dicts."""
+    if isinstance(source, Results):
+        return source
+    if isinstance(source, (str, os.PathLike)):
+        return load(source)
+    items = list(source)
+    if all(isinstance(item, Mapping) for item in items):
+        return Results(items)
+    return load(*items)

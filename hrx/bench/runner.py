@@ -1,0 +1,66 @@
+"""One benchmark run in the current process: one queue count, one result line."""
+from __future__ import annotations
+
+from typing import Any, Dict, Mapping, Optional
+
+from . import environment
+from .config import BenchConfig, preset_name, resolve
+from .drivers import run_driver
+from .memory import MemoryProbe
+from .provenance import hrx_version, source_commit, utc_timestamp
+from .record import build_record
+
+__all__ = ["run"]
+
+
+def run(
+    queues: int,
+    samples: Optional[int] = None,
+    *,
+    backend: Optional[str] = None,
+    device: int = 0,
+    driver: str = "native",
+    quick: bool = False,
+    sizes: Optional[Mapping[str, Optional[int]]] = None,
+    repeat: int = 1,
+    config: Optional[BenchConfig] = None,
+) -> Dict[str, Any]:
+    """Opens device ``device`` of ``backend`` (None: hrx's automatic choice),
+    sets its pool to ``queues``, runs ``driver`` and returns the result line
+    (a dict; see record.build_record).
+
+    The sizes are ``config`` if given, else the reference protocol (or the
+    quick preset) with ``sizes`` and ``samples`` applied. ``repeat`` is only
+    recorded. The pool size can be set only before the device's first use, so
+    nothing else in the process may hold that device while this runs; each
+    call opens it afresh. For comparable numbers, run each queue count in a
+    fresh process (``hrx.bench.sweep`` does)."""
+    import hrx
+
+    if config is None:
+        config = resolve(quick, dict(sizes or {}, samples=samples))
+    timestamp = utc_timestamp()
+    handle = hrx.Device.open(index=device, backend=backend)
+    handle.set_stream_queue_count(queues)
+    info = dict(handle.info)
+    probe = MemoryProbe(handle)
+    result = run_driver(driver, handle, queues, config)
+    memory = probe.finish()
+    del handle
+    commit, dirty = source_commit()
+    extra: Dict[str, Any] = {"git_dirty": dirty}
+    if "queues_used" in result:
+        extra["queues_used"] = int(result["queues_used"])
+    return build_record(
+        result,
+        repeat=repeat,
+        target=str(info["target"]),
+        backend=str(info["backend"]),
+        hrx_version=hrx_version(),
+        git_commit=commit,
+        timestamp=timestamp,
+        environment=environment.collect(info, config.bulk_bytes),
+        memory=memory,
+        preset=preset_name(config),
+        extra=extra,
+    )

@@ -1,0 +1,243 @@
+"""The sweep: every (queue count, repeat, driver) in a fresh process, one
+after another, each appending one line to a results file.
+
+Orders. The reference's queue counts 1,2,4,8,16 run in the orders
+``1,2,4,8,16``, ``16,8,4,2,1``, ``4,1,16,2,8`` for repeats 1, 2, 3; other
+lists run ascending, descending, then the "middle-out" order (the middle
+count, then the smallest, the largest, the second smallest, the second
+largest, ...), which gives exactly ``4,1,16,2,8`` for the reference list.
+Further repeats cycle the three orders.
+
+Failures. A child that exits non-zero, times out, or prints no valid result
+line is recorded as an error line (``error``, ``queues``, ``repeat``,
+``driver``, ``returncode``, ``stderr_tail``, ...) and the sweep goes on. On
+KeyboardInterrupt the running child is killed, nothing is recorded for it,
+and the interrupt propagates; ``resume=True`` later skips every (queues,
+repeat, driver) that the file already records as successful.
+"""
+from __future__ import annotations
+
+import datetime
+import json
+import os
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Set, Tuple
+
+from .config import SIZE_FIELDS, BenchConfig, resolve
+from .drivers import DRIVERS
+from .lines import append_line, read_lines
+from .progress import Progress
+from .provenance import package_root, utc_timestamp
+from .results import Results, load
+from .schema import is_error_line, schema_errors
+
+__all__ = ["REFERENCE_QUEUES", "REFERENCE_ORDERS", "orders", "plan", "Step", "child_command",
+           "run_child", "sweep", "default_output", "STDERR_TAIL_CHARS"]
+
+REFERENCE_QUEUES = (1, 2, 4, 8, 16)
+REFERENCE_ORDERS = ((1, 2, 4, 8, 16), (16, 8, 4, 2, 1), (4, 1, 16, 2, 8))
+STDERR_TAIL_CHARS = 4000
+
+
+def _middle_out(ascending: Sequence[int]) -> Tuple[int, ...]:
+    middle = len(ascending) // 2
+    rest = list(ascending[:middle]) + list(ascending[middle + 1:])
+    order = [ascending[middle]]
+    while rest:
+        order.append(rest.pop(0))
+        if rest:
+            order.append(rest.pop())
+    return tuple(order)
+
+
+def orders(queues: Iterable[int]) -> Tuple[Tuple[int, ...], ...]:
+    """The three run orders of a list of queue counts (duplicates removed)."""
+    ascending = tuple(sorted(set(int(q) for q in queues)))
+    if not ascending or ascending[0] < 1:
+        raise ValueError("queue counts must be positive integers")
+    if ascending == REFERENCE_QUEUES:
+        return REFERENCE_ORDERS
+    return ascending, ascending[::-1], _middle_out(ascending)
+
+
+@dataclass(frozen=True)
+class Step:
+    """One child process of the sweep."""
+
+    queues: int
+    repeat: int
+    driver: str
+
+    @property
+    def key(self) -> Tuple[int, int, str]:
+        return self.queues, self.repeat, self.driver
+
+
+def plan(queues: Iterable[int], repeats: int, drivers: Sequence[str]) -> List[Step]:
+    """Every step in run order: repeat r uses orders(queues)[(r - 1) % 3];
+    at each queue count the drivers run in the given order."""
+    if repeats < 1:
+        raise ValueError("repeats must be >= 1")
+    for driver in drivers:
+        if driver not in DRIVERS:
+            raise ValueError(f"unknown driver {driver!r}; choose from {', '.join(DRIVERS)}")
+    cycle = orders(queues)
+    return [Step(q, repeat, driver) for repeat in range(1, repeats + 1)
+            for q in cycle[(repeat - 1) % len(cycle)] for driver in drivers]
+
+
+def child_command(step: Step, config: BenchConfig, *, backend: Optional[str], device: int,
+                  python: str = sys.executable) -> List[str]:
+    """The command line of one child: ``python -m hrx.bench run Q SAMPLES``
+    with every size spelled out, so the child runs exactly ``config``."""
+    command = [python, "-m", "hrx.bench", "run", str(step.queues), str(config.samples),
+               "--repeat", str(step.repeat), "--driver", step.driver, "--device", str(device)]
+    if backend:
+        command += ["--backend", backend]
+    for name in SIZE_FIELDS:
+        if name != "samples":
+            command += ["--" + name.replace("_", "-"), str(getattr(config, name))]
+    return command
+
+
+def _child_env() -> Dict[str, str]:
+    env = dict(os.environ)
+    root = package_root()
+    paths = [root] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p and p != root]
+    env["PYTHONPATH"] = os.pathsep.join(paths)
+    return env
+
+
+def _tail(text: str) -> str:
+    return text[-STDERR_TAIL_CHARS:]
+
+
+def _error_line(step: Step, error: str, *, returncode: Optional[int], stderr: str,
+                elapsed: float, backend: Optional[str], stdout: str = "") -> Dict[str, Any]:
+    line: Dict[str, Any] = {
+        "error": error, "queues": step.queues, "repeat": step.repeat, "driver": step.driver,
+        "backend": backend, "returncode": returncode, "stderr_tail": _tail(stderr),
+        "timestamp": utc_timestamp(), "elapsed_s": round(elapsed, 3),
+    }
+    if stdout.strip():
+        line["stdout_tail"] = _tail(stdout)
+    return line
+
+
+def _parse_result(step: Step, stdout: str) -> Tuple[Optional[Dict[str, Any]], str]:
+    texts = [text for text in stdout.splitlines() if text.strip()]
+    if not texts:
+        return None, "the child printed no result line"
+    try:
+        line = json.loads(texts[-1])
+    except json.JSONDecodeError as error:
+        return None, f"the child's last line is not JSON ({error.msg})"
+    if not isinstance(line, dict) or is_error_line(line):
+        return None, "the child's last line is not a result object"
+    problems = schema_errors(line)
+    if problems:
+        return None, "invalid result line: " + "; ".join(problems[:5])
+    got = (line["queues"], line["repeat"], line["driver"])
+    if got != step.key:
+        return None, f"the child ran (queues, repeat, driver) = {got}, expected {step.key}"
+    return line, ""
+
+
+def run_child(step: Step, command: Sequence[str], *, timeout: Optional[float],
+              backend: Optional[str]) -> Dict[str, Any]:
+    """Runs one child and returns its result line, or an error line when it
+    fails, times out or prints no valid line. On KeyboardInterrupt the child
+    is killed and reaped before the interrupt propagates."""
+    start = time.monotonic()
+    process = subprocess.Popen(list(command), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               stdin=subprocess.DEVNULL, text=True, errors="replace",
+                               env=_child_env())
+    try:
+        stdout, stderr = process.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        stdout, stderr = process.communicate()
+        return _error_line(step, f"timed out after {timeout:g} s", returncode=process.returncode,
+                           stderr=stderr, stdout=stdout, elapsed=time.monotonic() - start,
+                           backend=backend)
+    except BaseException:
+        process.kill()
+        process.wait()
+        raise
+    elapsed = time.monotonic() - start
+    if process.returncode != 0:
+        reason = (f"killed by signal {-process.returncode}" if process.returncode < 0
+                  else f"exited with status {process.returncode}")
+        return _error_line(step, f"the child {reason}", returncode=process.returncode,
+                           stderr=stderr, stdout=stdout, elapsed=elapsed, backend=backend)
+    line, problem = _parse_result(step, stdout)
+    if line is None:
+        return _error_line(step, problem, returncode=process.returncode, stderr=stderr,
+                           stdout=stdout, elapsed=elapsed, backend=backend)
+    return line
+
+
+def _recorded(path: str) -> Set[Tuple[int, int, Optional[str]]]:
+    if not os.path.exists(path):
+        return set()
+    lines, _ = read_lines([path])
+    return {(int(line["queues"]), int(line["repeat"]), line.get("driver"))
+            for line in lines
+            if not is_error_line(line) and "queues" in line and "repeat" in line}
+
+
+def default_output() -> str:
+    """``hrx-sweep-<UTC time>.jsonl`` in the current directory."""
+    now = datetime.datetime.now(datetime.timezone.utc)
+    return f"hrx-sweep-{now.strftime('%Y%m%dT%H%M%SZ')}.jsonl"
+
+
+def sweep(
+    queues: Iterable[int] = REFERENCE_QUEUES,
+    repeats: int = 3,
+    samples: Optional[int] = None,
+    *,
+    driver: Any = "native",
+    backend: Optional[str] = None,
+    device: int = 0,
+    output: Optional[str] = None,
+    quick: bool = False,
+    sizes: Optional[Mapping[str, Optional[int]]] = None,
+    timeout: Optional[float] = 600.0,
+    resume: bool = False,
+    progress: bool = True,
+    python: str = sys.executable,
+) -> Results:
+    """Runs the sweep and returns the Results of the whole output file.
+
+    queues, repeats: the plan (see ``plan`` and the module docstring).
+    driver: a name or a list of names ("native", "raw", "python").
+    samples, quick, sizes: the sizes, as for ``run``; every child gets them
+    explicitly. timeout: seconds per child (None: no limit). output: the
+    results file, appended to (default: ``default_output()``). resume: skip
+    steps the file records as successful. progress: the stderr display.
+    Raises KeyboardInterrupt after killing the running child."""
+    drivers = [driver] if isinstance(driver, str) else list(driver)
+    config = resolve(quick, dict(sizes or {}, samples=samples))
+    path = output or default_output()
+    steps = plan(queues, repeats, drivers)
+    done = _recorded(path) if resume else set()
+    display = Progress(len(steps), repeats, enabled=progress)
+    try:
+        for step in steps:
+            if step.key in done:
+                display.skip()
+                continue
+            display.start(*step.key)
+            start = time.monotonic()
+            line = run_child(step, child_command(step, config, backend=backend, device=device,
+                                                 python=python),
+                             timeout=timeout, backend=backend)
+            append_line(path, line)
+            display.finish(*step.key, time.monotonic() - start, ok=not is_error_line(line))
+    finally:
+        display.close()
+    return load(path)

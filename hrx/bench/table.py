@@ -1,0 +1,216 @@
+"""The results table: per queue count, the median of the per-process
+summaries.
+
+Each column is the nearest-rank median (stats.median) over the runs of that
+queue count of one per-run value; for the p95 columns that value is the
+run's own p95, so they are medians of per-run p95s, never pooled
+percentiles. With three runs the median is the middle run; with an even
+count it is the lower middle one. Lines are grouped by (target, backend,
+driver, sizes) so that a file mixing machines, drivers or presets never
+averages across them; error lines are counted, never aggregated.
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from typing import (
+    Any,
+    Callable,
+    Dict,
+    Iterable,
+    List,
+    Mapping,
+    Optional,
+    Sequence,
+    Tuple,
+    Union,
+)
+
+from .schema import is_error_line
+from .stats import median
+
+__all__ = ["Column", "COLUMNS", "GroupKey", "Row", "Group", "group_lines", "aggregate",
+           "format_value", "format_table", "markdown_table", "table"]
+
+
+@dataclass(frozen=True)
+class Column:
+    """One table column: how to read it from a result line and print it."""
+
+    key: str
+    header: str          # may name {threads} and {streams}
+    short: str           # for the analysis tables
+    decimals: int
+    higher_is_better: bool
+    value: Callable[[Mapping[str, Any]], float]
+
+
+COLUMNS: Tuple[Column, ...] = (
+    Column("one_thread", "One host thread, Mcommands/s", "One host thread", 3, True,
+           lambda line: line["small_commands_per_second"] / 1e6),
+    Column("threads", "{threads} host threads, Mcommands/s", "{threads} host threads", 3, True,
+           lambda line: line["threaded_commands_per_second"] / 1e6),
+    Column("bulk", "Bulk GB/s", "Bulk", 1, True, lambda line: line["bulk_copy_gb_s"]),
+    Column("idle_p95", "Idle p95, µs", "Idle p95", 2, False,
+           lambda line: line["idle_latency_p95_us"]),
+    Column("loaded_p95", "Loaded p95, ms", "Loaded p95", 2, False,
+           lambda line: line["loaded_latency_p95_us"] / 1e3),
+    Column("create", "Create {streams} streams, ms", "Create streams", 2, False,
+           lambda line: line["stream_creation_ms"]),
+)
+"""The table of DESIGN.md, in order; units: Mcommands/s, GB/s, µs, ms, ms, ms."""
+
+
+def _bytes(size: Any) -> str:
+    if not isinstance(size, int):
+        return str(size)
+    for unit, scale in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if size >= scale and size % scale == 0:
+            return f"{size // scale} {unit}"
+    return f"{size} B"
+
+
+@dataclass(frozen=True, order=True)
+class GroupKey:
+    """What must be equal for runs to be aggregated together. Lines from
+    reference/gfx1151.jsonl have no backend, driver or sizes (None)."""
+
+    target: str
+    backend: Optional[str]
+    driver: Optional[str]
+    sizes: Optional[Tuple[Tuple[str, Any], ...]]
+
+    @staticmethod
+    def of(line: Mapping[str, Any]) -> "GroupKey":
+        sizes = line.get("sizes")
+        frozen = tuple(sorted(sizes.items())) if isinstance(sizes, dict) else None
+        return GroupKey(str(line.get("target")), line.get("backend"), line.get("driver"), frozen)
+
+    @property
+    def label(self) -> str:
+        """"target / backend / driver", plus the preset unless it is the default."""
+        parts = [self.target] + [part for part in (self.backend, self.driver) if part]
+        text = " / ".join(parts)
+        sizes = dict(self.sizes or ())
+        preset = sizes.get("preset")
+        if preset == "custom":
+            text += (f" (custom sizes: small {sizes.get('small_copies')}"
+                     f"x{_bytes(sizes.get('small_bytes'))}, bulk {sizes.get('bulk_copies')}"
+                     f"x{_bytes(sizes.get('bulk_bytes'))}, {sizes.get('samples')} samples)")
+        elif preset and preset != "default":
+            text += f" ({preset} sizes)"
+        return text
+
+
+@dataclass
+class Row:
+    """One queue count: every run's value per column, with median and range."""
+
+    queues: int
+    values: Dict[str, List[float]]
+
+    @property
+    def runs(self) -> int:
+        return len(next(iter(self.values.values())))
+
+    def median(self, key: str) -> float:
+        return median(self.values[key])
+
+    def low(self, key: str) -> float:
+        return min(self.values[key])
+
+    def high(self, key: str) -> float:
+        return max(self.values[key])
+
+
+@dataclass
+class Group:
+    """The successful runs of one GroupKey, aggregated per queue count."""
+
+    key: GroupKey
+    lines: List[Dict[str, Any]]
+    rows: List[Row] = field(default_factory=list)
+
+    @property
+    def label(self) -> str:
+        return self.key.label
+
+    @property
+    def threads(self) -> str:
+        """Host threads of the concurrent case (the lines' ``streams``)."""
+        return _common(line["streams"] for line in self.lines)
+
+    @property
+    def streams(self) -> str:
+        """Streams whose creation is timed: sizes.retained_streams, or
+        ``streams`` for lines that do not record sizes."""
+        return _common(line.get("sizes", {}).get("retained_streams", line["streams"])
+                       for line in self.lines)
+
+    def header(self, column: Column, short: bool = False) -> str:
+        template = column.short if short else column.header
+        return template.format(threads=self.threads, streams=self.streams)
+
+
+def _common(values: Iterable[Any]) -> str:
+    distinct = sorted(set(values))
+    return str(distinct[0]) if len(distinct) == 1 else "/".join(str(v) for v in distinct)
+
+
+def aggregate(lines: Sequence[Mapping[str, Any]]) -> List[Row]:
+    """Rows in ascending queue count, one per count present in ``lines``
+    (successful result lines of one group)."""
+    by_queues: Dict[int, List[Mapping[str, Any]]] = {}
+    for line in lines:
+        by_queues.setdefault(int(line["queues"]), []).append(line)
+    return [Row(queues, {column.key: [float(column.value(line)) for line in runs]
+                         for column in COLUMNS})
+            for queues, runs in sorted(by_queues.items())]
+
+
+def group_lines(lines: Iterable[Mapping[str, Any]]) -> List[Group]:
+    """The successful result lines grouped by GroupKey (error lines are
+    skipped), in order of first appearance, each aggregated."""
+    groups: Dict[GroupKey, Group] = {}
+    for line in lines:
+        if is_error_line(line) or "queues" not in line:
+            continue
+        key = GroupKey.of(line)
+        groups.setdefault(key, Group(key, [])).lines.append(dict(line))
+    for group in groups.values():
+        group.rows = aggregate(group.lines)
+    return list(groups.values())
+
+
+def format_value(column: Column, value: float) -> str:
+    """A value with the column's decimals, as the reference table prints it."""
+    return f"{value:.{column.decimals}f}"
+
+
+def markdown_table(header: Sequence[str], rows: Iterable[Sequence[str]]) -> str:
+    """A Markdown table with right-aligned columns."""
+    lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---:" for _ in header) + "|"]
+    lines += ["| " + " | ".join(row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def format_table(group: Group) -> str:
+    """The group's table as Markdown: a header, an alignment row, then one
+    row per queue count, e.g. ``| 1 | 0.593 | 0.586 | 204.3 | 3.69 | 21.87 | 6.55 |``."""
+    header = ["Queues"] + [group.header(column) for column in COLUMNS]
+    rows = ([str(row.queues)] + [format_value(column, row.median(column.key)) for column in COLUMNS]
+            for row in group.rows)
+    return markdown_table(header, rows)
+
+
+Source = Union[str, "os.PathLike[str]", Iterable[Any], Any]
+
+
+def table(source: Source, *, analysis: bool = True) -> str:
+    """The report for ``source``: a results file path, a list of paths, a list
+    of line dicts, or a Results. Per group: the table and, unless
+    ``analysis`` is False, the run-to-run ranges, the adjacent differences
+    and the recommended default; then the failed runs and unreadable lines."""
+    from .results import as_results
+
+    return as_results(source).table(analysis=analysis)

@@ -1,0 +1,66 @@
+"""Real runs on the host backend, each in a fresh process, validated against
+the schema (the lines a sweep would record)."""
+import json
+import subprocess
+
+import pytest
+from conftest_bench import bench_command, child_env
+
+from hrx.bench.record import REFERENCE_KEYS
+from hrx.bench.schema import validate
+
+TINY = ["--small-copies", "16", "--bulk-bytes", "64K", "--bulk-copies", "2",
+        "--loaded-copies", "1", "--warmup", "1"]
+
+
+def _run(queues, *extra):
+    done = subprocess.run(
+        bench_command("run", str(queues), "3", "--backend", "host", "--quick", *TINY, *extra),
+        env=child_env(), capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    texts = done.stdout.splitlines()
+    assert len(texts) == 1, done.stdout
+    return json.loads(texts[0])
+
+
+@pytest.fixture(scope="module", params=[1, 2, 4, 8, 16], ids=lambda q: f"queues{q}")
+def run_line(request):
+    return request.param, _run(request.param, "--repeat", "2")
+
+
+def test_run_line_is_valid(run_line):
+    queues, line = run_line
+    validate(line)
+    assert set(REFERENCE_KEYS) <= set(line)
+    assert (line["queues"], line["repeat"], line["samples"], line["streams"]) == (queues, 2, 3, 16)
+    assert (line["backend"], line["driver"]) == ("host", "native")
+    assert line["target"].startswith("host-")
+    assert line["queues_used"] == queues
+    assert line["sizes"]["bulk_bytes"] == 65536 and line["sizes"]["small_copies"] == 16
+    assert line["sizes"]["lanes"] == 16 and line["sizes"]["retained_streams"] == 16
+
+
+def test_run_line_records_environment_and_memory(run_line):
+    _, line = run_line
+    environment, memory = line["environment"], line["memory"]
+    assert environment["host_memcpy_gb_s"] > 0
+    assert environment["logical_cpus"] >= 1 and environment["python_version"]
+    assert environment["host_memcpy_block_bytes"] == 65536
+    assert memory["peak_rss_bytes"] > 0
+    assert memory["device_memory_total_bytes"] > 0
+
+
+@pytest.mark.parametrize("driver", ["raw", "python"])
+def test_other_drivers(driver):
+    line = _run(4, "--driver", driver)
+    validate(line)
+    assert line["driver"] == driver and line["queues"] == 4
+
+
+def test_bad_queue_count_fails_with_a_message():
+    done = subprocess.run(bench_command("run", "100000", "3", "--backend", "host", "--quick",
+                                        *TINY),
+                          env=child_env(), capture_output=True, text=True, timeout=60)
+    assert done.returncode == 1
+    assert done.stdout == ""
+    assert "Error" in done.stderr

@@ -1,0 +1,191 @@
+"""The sweep: run orders, whole-line appends, failures, timeouts,
+interruption and resume, with a fake child (hrx/bench/fake.py)."""
+import json
+import multiprocessing
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+from conftest_bench import bench_command, child_env
+
+from hrx.bench import sweep
+from hrx.bench.config import QUICK
+from hrx.bench.fake import mode_for
+from hrx.bench.lines import append_line, read_lines
+from hrx.bench.schema import schema_errors
+from hrx.bench.sweep import REFERENCE_ORDERS, Step, child_command, orders, plan
+
+TINY = {"small_copies": 2, "bulk_bytes": 4096, "bulk_copies": 1, "loaded_copies": 1,
+        "warmup": 1}
+
+
+def _file_lines(path):
+    data = path.read_bytes()
+    assert data.endswith(b"\n"), "the file ends inside a line"
+    return [json.loads(text) for text in data.decode().splitlines() if text.strip()]
+
+
+def test_reference_orders():
+    assert orders([1, 2, 4, 8, 16]) == ((1, 2, 4, 8, 16), (16, 8, 4, 2, 1), (4, 1, 16, 2, 8))
+    assert orders([16, 4, 1, 8, 2, 4]) == REFERENCE_ORDERS
+
+
+@pytest.mark.parametrize("queues, third", [
+    ([1, 2, 3], (2, 1, 3)),
+    ([1, 2, 4, 8], (4, 1, 8, 2)),
+    ([1, 2, 4, 8, 16, 32], (8, 1, 32, 2, 16, 4)),
+    ([1, 3, 5, 7, 9], (5, 1, 9, 3, 7)),
+])
+def test_other_lists_ascending_descending_middle_out(queues, third):
+    ascending = tuple(sorted(queues))
+    assert orders(queues) == (ascending, ascending[::-1], third)
+
+
+def test_plan_cycles_orders_and_runs_every_driver():
+    steps = plan([1, 2, 4, 8, 16], 4, ["native", "python"])
+    assert len(steps) == 4 * 5 * 2
+    by_repeat = {r: [s.queues for s in steps if s.repeat == r and s.driver == "native"]
+                 for r in range(1, 5)}
+    assert by_repeat == {1: [1, 2, 4, 8, 16], 2: [16, 8, 4, 2, 1], 3: [4, 1, 16, 2, 8],
+                         4: [1, 2, 4, 8, 16]}
+    assert steps[0] == Step(1, 1, "native") and steps[1] == Step(1, 1, "python")
+    with pytest.raises(ValueError):
+        plan([1], 1, ["turbo"])
+
+
+def test_child_command_spells_out_every_size():
+    command = child_command(Step(4, 2, "raw"), QUICK, backend="host", device=1, python="py")
+    assert command[:6] == ["py", "-m", "hrx.bench", "run", "4", str(QUICK.samples)]
+    text = " ".join(command)
+    for flag in ("--repeat 2", "--driver raw", "--device 1", "--backend host",
+                 f"--bulk-bytes {QUICK.bulk_bytes}", f"--small-copies {QUICK.small_copies}",
+                 "--lanes 16", "--retained-streams 16", "--warmup 3", "--loaded-copies 4"):
+        assert flag in text
+
+
+def test_fake_mode_spec():
+    spec = "ok,4=crash,2/3=hang"
+    assert mode_for(spec, 1, 1) == "ok"
+    assert mode_for(spec, 4, 2) == "crash"
+    assert mode_for(spec, 2, 3) == "hang"
+    assert mode_for(spec, 2, 1) == "ok"
+    assert mode_for("4=crash,4/1=sigint", 4, 1) == "sigint"
+    with pytest.raises(ValueError):
+        mode_for("explode", 1, 1)
+
+
+def test_append_repairs_an_unterminated_last_line(tmp_path):
+    path = tmp_path / "r.jsonl"
+    path.write_bytes(b'{"queues": 1, "tor')
+    append_line(path, {"a": 1})
+    lines, unreadable = read_lines([path])
+    assert lines == [{"a": 1}] and len(unreadable) == 1
+
+
+def _append_many(path, worker):
+    for index in range(40):
+        append_line(path, {"worker": worker, "index": index, "pad": "x" * 20000})
+
+
+def test_concurrent_appends_never_interleave(tmp_path):
+    path = tmp_path / "r.jsonl"
+    context = multiprocessing.get_context("fork" if sys.platform != "win32" else "spawn")
+    workers = [context.Process(target=_append_many, args=(str(path), w)) for w in range(4)]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join()
+    lines = _file_lines(path)
+    assert len(lines) == 160
+    assert sorted((line["worker"], line["index"]) for line in lines) == \
+        [(w, i) for w in range(4) for i in range(40)]
+
+
+def test_failures_are_recorded_and_the_sweep_goes_on(tmp_path, monkeypatch):
+    monkeypatch.setenv("HRX_BENCH_FAKE", "ok,2=crash,4/1=hang,8/1=garbage,1/2=sigint")
+    path = tmp_path / "r.jsonl"
+    results = sweep([1, 2, 4, 8], repeats=2, samples=3, quick=True, sizes=TINY,
+                    output=str(path), timeout=4, progress=False)
+    lines = _file_lines(path)
+    assert len(lines) == 8
+    errors = {(line["queues"], line["repeat"]): line for line in lines if "error" in line}
+    assert set(errors) == {(2, 1), (2, 2), (4, 1), (8, 1), (1, 2)}
+    assert errors[(2, 1)]["returncode"] == 3
+    assert "crashing on purpose" in errors[(2, 1)]["stderr_tail"]
+    assert errors[(4, 1)]["error"] == "timed out after 4 s"
+    assert errors[(8, 1)]["error"].startswith("the child's last line is not JSON")
+    assert errors[(1, 2)]["returncode"] == -signal.SIGINT
+    assert errors[(1, 2)]["error"] == f"the child killed by signal {int(signal.SIGINT)}"
+    for line in lines:
+        assert schema_errors(line) == []
+    ok = [(line["queues"], line["repeat"]) for line in lines if "error" not in line]
+    assert ok == [(1, 1), (8, 2), (4, 2)]
+    assert len(results.errors) == 5 and len(results.records) == 3
+    assert "Failed runs: 5" in results.table()
+
+
+def test_resume_skips_successful_runs_only(tmp_path, monkeypatch):
+    path = tmp_path / "r.jsonl"
+    monkeypatch.setenv("HRX_BENCH_FAKE", "ok,2/1=crash")
+    sweep([1, 2], repeats=2, samples=3, quick=True, sizes=TINY, output=str(path), progress=False)
+    assert len(_file_lines(path)) == 4
+    monkeypatch.setenv("HRX_BENCH_FAKE", "ok")
+    results = sweep([1, 2], repeats=2, samples=3, quick=True, sizes=TINY, output=str(path),
+                    resume=True, progress=False)
+    lines = _file_lines(path)
+    assert len(lines) == 5
+    assert (lines[-1]["queues"], lines[-1]["repeat"], "error" in lines[-1]) == (2, 1, False)
+    assert sorted((line["queues"], line["repeat"]) for line in results.records) == \
+        [(1, 1), (1, 2), (2, 1), (2, 2)]
+    before = path.read_bytes()
+    sweep([1, 2], repeats=2, samples=3, quick=True, sizes=TINY, output=str(path), resume=True,
+          progress=False)
+    assert path.read_bytes() == before
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="process groups and SIGINT")
+def test_ctrl_c_leaves_whole_lines_and_resume_finishes(tmp_path):
+    path = tmp_path / "r.jsonl"
+    args = ["sweep", "--queues", "1,2,4", "--repeats", "2", "--samples", "3", "--quick",
+            "--small-copies", "2", "--bulk-bytes", "4096", "--output", str(path)]
+    env = child_env(HRX_BENCH_FAKE="slow", HRX_BENCH_FAKE_SLEEP="0.6")
+    process = subprocess.Popen(bench_command(*args), env=env, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True, start_new_session=True)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if path.exists() and path.read_bytes().count(b"\n") >= 2:
+            break
+        time.sleep(0.05)
+    time.sleep(0.3)
+    os.killpg(process.pid, signal.SIGINT)          # Ctrl-C: the sweep and its child
+    stdout, stderr = process.communicate(timeout=30)
+    assert process.returncode == 130, stderr
+    assert "rerun with --resume" in stderr
+    partial = _file_lines(path)
+    assert 2 <= len(partial) < 6
+    assert all("error" not in line and schema_errors(line) == [] for line in partial)
+
+    done = subprocess.run(bench_command(*args, "--resume", "--no-progress"), env=env,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    lines = _file_lines(path)
+    assert len(lines) == 6
+    assert sorted((line["queues"], line["repeat"]) for line in lines) == \
+        [(q, r) for q in (1, 2, 4) for r in (1, 2)]
+    assert "| 4 |" in done.stdout and "Recommended default" in done.stdout
+
+
+def test_cli_sweep_reports_progress_and_fails_on_errors(tmp_path):
+    path = tmp_path / "r.jsonl"
+    done = subprocess.run(
+        bench_command("sweep", "--queues", "1,2", "--repeats", "1", "--samples", "3", "--quick",
+                      "--small-copies", "2", "--output", str(path)),
+        env=child_env(HRX_BENCH_FAKE="ok,2=crash"), capture_output=True, text=True, timeout=120)
+    assert done.returncode == 1
+    assert "[1/2] repeat 1/1  queues  1  native  ok" in done.stderr
+    assert "[2/2] repeat 1/1  queues  2  native  FAILED" in done.stderr
+    assert "ETA" in done.stderr
+    assert "Failed runs: 1" in done.stdout
