@@ -1,0 +1,325 @@
+"""Type stub of ``hrx._hrx``, the C extension that holds every rule of hrx.
+
+Hand-written from csrc/python/; tests/test_stub_parity.py checks, in both
+directions, that every public name, method, property and function here
+exists at run time and the other way round. Names starting with ``_`` are
+stub-only helpers (typed dicts, type variables).
+"""
+
+import builtins
+from types import TracebackType
+from typing import Any, Final, Literal, TypedDict, TypeVar, final
+
+import numpy
+import numpy.typing
+from typing_extensions import Buffer as _BufferProtocol
+from typing_extensions import Self, TypeAlias, disjoint_base
+
+# ------------------------------------------------------------------ constants
+
+DEFAULT_STREAM_QUEUE_COUNT: Final = 8
+"""Pool size of a live device until set_stream_queue_count changes it."""
+MAX_STREAM_QUEUE_COUNT: Final = 64
+"""Largest pool size set_stream_queue_count accepts."""
+
+# ------------------------------------------------------------ stub-only types
+
+class _BackendReport(TypedDict):
+    name: str
+    available: bool
+    reason: str  # "" when available, else the loader's or runtime's message
+    library: str | None  # hip: the runtime library it settled on; else None
+    platform: Literal["amd", "nvidia"] | None  # hip: that library's kind
+
+class _DeviceInfo(TypedDict):
+    backend: str  # "hip", "host"
+    index: int
+    name: str
+    target: str  # "sm_90", "gfx1151", "host-x86_64"
+    runtime: str
+    total_memory: int
+    max_native_queues: int  # 0 when the runtime states no limit
+
+class _PoolInfo(TypedDict):
+    queue_count: int
+    queues_created: int
+    next_slot: int
+    first_use: bool
+    live_streams: int
+    fabric_queues: int
+
+# Host memory exposing the buffer protocol: bytes, bytearray, memoryview,
+# numpy arrays (numpy declares __buffer__ only from Python 3.12 on).
+_BufferLike: TypeAlias = _BufferProtocol | numpy.typing.NDArray[Any]
+_Writable = TypeVar("_Writable", bound=_BufferLike)
+
+# ------------------------------------------------------------------ errors
+
+class Error(Exception):
+    """Base class of every error hrx raises."""
+
+class InvalidArgumentError(Error, ValueError):
+    """An argument has a wrong value."""
+
+class BusyError(Error, RuntimeError):
+    """The setting is in use and cannot change now."""
+
+class OutOfMemoryError(Error, MemoryError):
+    """Device or host memory ran out."""
+
+class UnavailableError(Error, RuntimeError):
+    """A backend or device is not available."""
+
+class ResourceExhaustedError(Error, RuntimeError):
+    """The native runtime refused a resource such as a queue."""
+
+class OutOfRangeError(Error, IndexError, ValueError):
+    """An index or byte range is out of bounds."""
+
+class FailedPreconditionError(Error, RuntimeError):
+    """The object is not in a state that allows the call, e.g. it is closed."""
+
+class DeviceError(Error, RuntimeError):
+    """The native runtime reported an error."""
+
+# ------------------------------------------------------------------ functions
+
+def backends() -> list[_BackendReport]:
+    """Every compiled-in backend, in automatic-selection order, probed."""
+
+def now_ns() -> int:
+    """The monotonic clock hrx times with, in nanoseconds."""
+
+def bench_run(
+    device: Device,
+    *,
+    driver: Literal["native", "raw"] = "native",
+    lanes: int = 16,
+    retained_streams: int = 16,
+    small_bytes: int = 4096,
+    small_copies: int = 1024,
+    bulk_bytes: int = 33554432,
+    bulk_copies: int = 16,
+    loaded_copies: int = 4,
+    warmup: int = 3,
+    samples: int = 15,
+) -> dict[str, Any]:
+    """Runs the queue-pool benchmark's cases in C; returns raw timings."""
+
+# ------------------------------------------------------------------ device
+
+@final
+class Device:
+    """A handle on a live device. Handles of the same (backend, index) share
+    one live device, its pool setting and queues."""
+
+    def __new__(cls, index: int = 0, backend: str | None = None) -> Self:
+        """Same as Device.open(index, backend)."""
+
+    @classmethod
+    def open(cls, index: int = 0, backend: str | None = None) -> Device:
+        """backend None means $HRX_BACKEND, else the first available."""
+
+    def clone(self) -> Device:
+        """Another handle on the same live device."""
+
+    def close(self) -> None:
+        """Drops this handle (idempotent)."""
+
+    def __enter__(self) -> Self: ...
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc_value: BaseException | None,
+        traceback: TracebackType | None,
+        /,
+    ) -> Literal[False]:
+        """Closes this handle."""
+
+    def set_stream_queue_count(self, n: int, /) -> None:
+        """Pool size, 1..MAX_STREAM_QUEUE_COUNT, before the first pool queue
+        exists (BusyError after, unless n is the current value)."""
+
+    def stream(self) -> Stream:
+        """A pool stream on the pool's next queue (round-robin)."""
+
+    def allocate(self, nbytes: int, /) -> Buffer:
+        """Device memory of nbytes (>= 1) bytes."""
+
+    def synchronize(self) -> None:
+        """Waits for all work on the pool's queues."""
+
+    def pool_info(self) -> _PoolInfo:
+        """A snapshot of the pool's state."""
+
+    @property
+    def info(self) -> _DeviceInfo: ...
+    @property
+    def free_memory(self) -> int:
+        """Free device memory in bytes."""
+
+    @property
+    def stream_queue_count(self) -> int:
+        """The pool size."""
+
+    @property
+    def closed(self) -> bool: ...
+    def __eq__(self, other: object, /) -> bool:
+        """True when both handles are open on the same live device."""
+
+    def __hash__(self) -> int: ...
+
+# ------------------------------------------------------------------ streams
+
+@disjoint_base
+class Stream:
+    """An ordered stream of device work on one pool queue, assigned
+    round-robin for the stream's life. Not instantiable: use Device.stream()
+    or Stream.open()."""
+
+    @classmethod
+    def open(cls, index: int = 0, backend: str | None = None) -> Stream:
+        """A pool stream of that live device (always an hrx.Stream)."""
+
+    def allocate(self, nbytes: int, /) -> Buffer:
+        """A buffer of the stream's device."""
+
+    def copy(self, dst: Buffer, src: Buffer, /) -> None:
+        """Device copy between equal-length, non-overlapping views."""
+
+    def fill(self, dst: Buffer, byte: int, /) -> None:
+        """Sets every byte of dst to byte (0..255)."""
+
+    def upload(self, dst: Buffer, data: _BufferLike, /) -> None:
+        """Copies a C-contiguous host buffer of exactly dst.nbytes bytes into
+        dst; data may be reused as soon as this returns."""
+
+    def read(self, src: Buffer, /) -> Readback:
+        """An asynchronous read of src."""
+
+    def read_blocking(self, src: Buffer, out: _Writable, /) -> _Writable:
+        """Reads src into the first src.nbytes bytes of a writable
+        C-contiguous buffer; returns out."""
+
+    def synchronize(self) -> None:
+        """Waits for the work published on this stream."""
+
+    def record_event(self) -> Event:
+        """An event for the work published so far."""
+
+    def wait_event(self, event: Event, /) -> None:
+        """Later work on this stream's queue waits for event (device-side)."""
+
+    def close(self) -> None:
+        """Drops the stream; its queued work still completes (idempotent)."""
+
+    def __enter__(self) -> Self: ...
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc_value: BaseException | None,
+        traceback: TracebackType | None,
+        /,
+    ) -> Literal[False]:
+        """Closes the stream."""
+
+    @property
+    def device(self) -> Device: ...
+    @property
+    def queue_index(self) -> int | None:
+        """Pool slot of the stream's queue; None outside the pool."""
+
+    @property
+    def native_handle(self) -> int:
+        """The native queue handle (hipStream_t / cudaStream_t) as an int."""
+
+    @property
+    def closed(self) -> bool: ...
+
+@final
+class FabricQueue(Stream):
+    """hrx.fabric.Queue: a native queue outside the stream queue pool."""
+
+    def __new__(cls, device: Device) -> Self: ...
+    @property
+    def queue_index(self) -> None:
+        """Always None: the queue has no pool slot."""
+
+# ------------------------------------------------------------------ buffers
+
+@final
+class Buffer:
+    """Device memory, or a view (byte range) of it, usable by every stream
+    of its device. Not instantiable: use Device.allocate or Stream.allocate."""
+
+    def slice(self, offset: int, length: int) -> Buffer:
+        """A view [offset, offset + length) of this view, bounds-checked."""
+
+    def close(self) -> None:
+        """Drops this view (idempotent); memory goes once no view or queued
+        command uses it."""
+
+    def __enter__(self) -> Self: ...
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc_value: BaseException | None,
+        traceback: TracebackType | None,
+        /,
+    ) -> Literal[False]:
+        """Closes this view."""
+
+    def __getitem__(self, key: builtins.slice, /) -> Buffer:
+        """buf[a:b]: negative bounds count from the end; no clamping; step
+        must be 1."""
+
+    def __len__(self) -> int: ...
+    @property
+    def nbytes(self) -> int:
+        """Length of this view in bytes."""
+
+    @property
+    def offset(self) -> int:
+        """Offset of this view in its allocation."""
+
+    @property
+    def allocation_size(self) -> int: ...
+    @property
+    def device(self) -> Device: ...
+    @property
+    def closed(self) -> bool: ...
+
+# ------------------------------------------------------------------ events
+
+@final
+class Event:
+    """Completes when the work its stream had published at
+    Stream.record_event() is done. Not instantiable."""
+
+    def query(self) -> bool:
+        """Whether the recorded work is done."""
+
+    def synchronize(self) -> None:
+        """Waits until the recorded work is done."""
+
+    def close(self) -> None:
+        """Drops this event (idempotent)."""
+
+    @property
+    def device(self) -> Device: ...
+    @property
+    def closed(self) -> bool: ...
+
+@final
+class Readback:
+    """An asynchronous device-to-host read (Stream.read). Not
+    instantiable."""
+
+    def wait(self) -> numpy.typing.NDArray[numpy.uint8]:
+        """Blocks until the read is done; returns its bytes (cached)."""
+
+    def done(self) -> bool:
+        """Whether the read has completed."""
+
+    def close(self) -> None:
+        """Drops the read's staging memory without waiting for it."""

@@ -1,0 +1,550 @@
+"""The bad-input catalogue: every public call of hrx with each class of bad
+argument, the exact exception it must raise, and what is checked to be
+unchanged afterwards.
+
+tests/test_bad_input.py runs every case; docs/bad-input.md is generated from
+the same table:
+
+    python3 tests/bad_input_cases.py --markdown > docs/bad-input.md
+
+This module imports neither hrx nor numpy at import time, so the document can
+be regenerated without a built extension. Each case's `call` receives a
+`Context` (built by the test) whose buffers hold known bytes.
+"""
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import sys
+from typing import Any, Callable
+
+SIZE = 256          # bytes in the context's buffers a, b and foreign
+FOREIGN = "second_device"
+
+
+@dataclasses.dataclass(frozen=True)
+class Case:
+    id: str
+    function: str            # the public call, e.g. "Stream.copy"
+    argument: str            # what is wrong with the arguments
+    raises: str              # exception class required by the contract
+    call: Callable[[Any], object]
+    needs: tuple[str, ...] = ()   # FOREIGN: a second device of the backend
+    # When the runtime departs from `raises` today: the class it raises
+    # instead and why that is a bug. test_bad_input.py marks the exact-type
+    # check xfail(strict=True) for these.
+    bug: str = ""
+    bug_reason: str = ""
+
+    def checked(self) -> str:
+        parts = ["bytes of a, b", "pool_info()"]
+        if FOREIGN in self.needs:
+            parts.append("second device's bytes and pool_info()")
+        if self.function in ("Stream.read_blocking",):
+            parts.append("the output buffer")
+        return ", ".join(parts)
+
+
+CASES: list[Case] = []
+
+
+def case(id: str, function: str, argument: str, raises: str, call,
+         **kwargs) -> None:
+    CASES.append(Case(id, function, argument, raises, call, **kwargs))
+
+
+# Bugs shared by several cases (see the report in test_bad_input.py).
+ARG_RANGE_BUG = (
+    "csrc/python/args.c (hrx_py_arg_int64 / hrx_py_arg_uint64) raise the "
+    "builtin ValueError for a negative or > 64-bit value, not an hrx.Error: "
+    "`except hrx.Error` misses it, and the same argument raises "
+    "hrx.InvalidArgumentError / hrx.OutOfRangeError for other bad values")
+
+# ----------------------------------------------------------------- Device.open
+
+case("open-index-str", "Device.open", 'index "0" (str)', "TypeError",
+     lambda c: c.hrx.Device.open("0", backend=c.backend))
+case("open-index-float", "Device.open", "index 0.0 (float)", "TypeError",
+     lambda c: c.hrx.Device.open(0.0, backend=c.backend))
+case("open-index-bool", "Device.open", "index True (bool)", "TypeError",
+     lambda c: c.hrx.Device.open(True, backend=c.backend))
+case("open-index-none", "Device.open", "index None", "TypeError",
+     lambda c: c.hrx.Device.open(None, backend=c.backend))
+case("open-index-negative", "Device.open", "index -1", "OutOfRangeError",
+     lambda c: c.hrx.Device.open(-1, backend=c.backend))
+case("open-index-beyond-count", "Device.open",
+     "index 4096 (beyond the device count)", "OutOfRangeError",
+     lambda c: c.hrx.Device.open(4096, backend=c.backend))
+case("open-index-beyond-int32", "Device.open", "index 2**31",
+     "OutOfRangeError",
+     lambda c: c.hrx.Device.open(2**31, backend=c.backend))
+case("open-index-beyond-int64", "Device.open", "index 2**64",
+     "OutOfRangeError",
+     lambda c: c.hrx.Device.open(2**64, backend=c.backend),
+     bug="ValueError", bug_reason=ARG_RANGE_BUG)
+case("open-backend-int", "Device.open", "backend 1 (int)", "TypeError",
+     lambda c: c.hrx.Device.open(0, backend=1))
+case("open-backend-bytes", "Device.open", 'backend b"host" (bytes)',
+     "TypeError", lambda c: c.hrx.Device.open(0, backend=c.backend.encode()))
+case("open-backend-unknown", "Device.open", 'backend "nonsense"',
+     "InvalidArgumentError",
+     lambda c: c.hrx.Device.open(0, backend="nonsense"))
+case("open-backend-case", "Device.open", "backend name in upper case",
+     "InvalidArgumentError",
+     lambda c: c.hrx.Device.open(0, backend=c.backend.upper()))
+case("open-extra-argument", "Device.open", "three positional arguments",
+     "TypeError", lambda c: c.hrx.Device.open(0, c.backend, 1))
+case("open-unknown-keyword", "Device.open", "keyword idx=", "TypeError",
+     lambda c: c.hrx.Device.open(idx=0))
+case("device-ctor-index-negative", "Device()", "index -1", "OutOfRangeError",
+     lambda c: c.hrx.Device(-1, backend=c.backend))
+case("device-ctor-backend-unknown", "Device()", 'backend "nonsense"',
+     "InvalidArgumentError", lambda c: c.hrx.Device(0, "nonsense"))
+
+# ----------------------------------------------------------------- Stream.open
+
+case("stream-open-index-negative", "Stream.open", "index -1",
+     "OutOfRangeError", lambda c: c.hrx.Stream.open(-1, backend=c.backend))
+case("stream-open-index-str", "Stream.open", 'index "0" (str)', "TypeError",
+     lambda c: c.hrx.Stream.open("0", backend=c.backend))
+case("stream-open-backend-unknown", "Stream.open", 'backend "nonsense"',
+     "InvalidArgumentError",
+     lambda c: c.hrx.Stream.open(0, backend="nonsense"))
+
+# ------------------------------------------------------------ fabric.Queue
+
+case("queue-device-none", "fabric.Queue", "device None", "TypeError",
+     lambda c: c.hrx.fabric.Queue(None))
+case("queue-device-stream", "fabric.Queue", "a Stream instead of a Device",
+     "TypeError", lambda c: c.hrx.fabric.Queue(c.stream))
+case("queue-device-closed", "fabric.Queue", "closed Device handle",
+     "FailedPreconditionError", lambda c: c.hrx.fabric.Queue(c.closed_device))
+case("queue-no-argument", "fabric.Queue", "no argument", "TypeError",
+     lambda c: c.hrx.fabric.Queue())
+case("queue-extra-argument", "fabric.Queue", "two arguments", "TypeError",
+     lambda c: c.hrx.fabric.Queue(c.device, 1))
+
+# ---------------------------------------------- Device.set_stream_queue_count
+
+for _id, _value, _text, _raises in [
+        ("zero", 0, "0", "InvalidArgumentError"),
+        ("negative", -1, "-1", "InvalidArgumentError"),
+        ("above-max", 65, "65 (MAX_STREAM_QUEUE_COUNT + 1)",
+         "InvalidArgumentError"),
+        ("huge", 2**64, "2**64", "InvalidArgumentError"),
+        ("bool", True, "True (bool)", "TypeError"),
+        ("float", 2.0, "2.0 (float)", "TypeError"),
+        ("str", "2", '"2" (str)', "TypeError"),
+        ("none", None, "None", "TypeError")]:
+    case(f"set-count-{_id}", "Device.set_stream_queue_count", _text, _raises,
+         lambda c, v=_value: c.device.set_stream_queue_count(v))
+case("set-count-missing", "Device.set_stream_queue_count", "no argument",
+     "TypeError", lambda c: c.device.set_stream_queue_count())
+case("set-count-closed", "Device.set_stream_queue_count",
+     "closed Device handle", "FailedPreconditionError",
+     lambda c: c.closed_device.set_stream_queue_count(8))
+
+# ------------------------------------------------------------ allocate
+
+for _owner in ("Device", "Stream"):
+    _get = (lambda c: c.device) if _owner == "Device" else (lambda c: c.stream)
+    _fn = f"{_owner}.allocate"
+    _p = _owner.lower()
+    case(f"{_p}-allocate-zero", _fn, "nbytes 0", "InvalidArgumentError",
+         lambda c, g=_get: g(c).allocate(0))
+    case(f"{_p}-allocate-negative", _fn, "nbytes -1", "InvalidArgumentError",
+         lambda c, g=_get: g(c).allocate(-1),
+         bug="ValueError", bug_reason=ARG_RANGE_BUG)
+    case(f"{_p}-allocate-beyond-uint64", _fn, "nbytes 2**64",
+         "InvalidArgumentError", lambda c, g=_get: g(c).allocate(2**64),
+         bug="ValueError", bug_reason=ARG_RANGE_BUG)
+    case(f"{_p}-allocate-huge", _fn, "nbytes 2**62 (more than any device)",
+         "OutOfMemoryError", lambda c, g=_get: g(c).allocate(2**62))
+    case(f"{_p}-allocate-max-uint64", _fn, "nbytes 2**64 - 1",
+         "OutOfMemoryError", lambda c, g=_get: g(c).allocate(2**64 - 1))
+    case(f"{_p}-allocate-float", _fn, "nbytes 16.0 (float)", "TypeError",
+         lambda c, g=_get: g(c).allocate(16.0))
+    case(f"{_p}-allocate-str", _fn, 'nbytes "16" (str)', "TypeError",
+         lambda c, g=_get: g(c).allocate("16"))
+    case(f"{_p}-allocate-bool", _fn, "nbytes True (bool)", "TypeError",
+         lambda c, g=_get: g(c).allocate(True))
+    case(f"{_p}-allocate-none", _fn, "nbytes None", "TypeError",
+         lambda c, g=_get: g(c).allocate(None))
+case("device-allocate-closed", "Device.allocate", "closed Device handle",
+     "FailedPreconditionError", lambda c: c.closed_device.allocate(16))
+case("stream-allocate-closed", "Stream.allocate", "closed Stream",
+     "FailedPreconditionError", lambda c: c.closed_stream.allocate(16))
+
+# ------------------------------------------------------------ Buffer.slice
+
+for _id, _args, _text, _raises, _bug in [
+        ("offset-negative", (-1, 4), "offset -1", "OutOfRangeError", ""),
+        ("length-negative", (0, -1), "length -1", "OutOfRangeError", ""),
+        ("end-past-size", (SIZE - 1, 2), "offset + length = size + 1",
+         "OutOfRangeError", ""),
+        ("offset-past-size", (SIZE + 1, 0), "offset = size + 1",
+         "OutOfRangeError", ""),
+        ("length-past-size", (0, SIZE + 1), "length = size + 1",
+         "OutOfRangeError", ""),
+        ("sum-overflows-int64", (2**62, 2**62),
+         "offset 2**62, length 2**62 (sum overflows int64)",
+         "OutOfRangeError", ""),
+        ("int64-max", (1, 2**63 - 1), "offset 1, length 2**63 - 1",
+         "OutOfRangeError", ""),
+        ("beyond-int64", (2**63, 2**63),
+         "offset 2**63, length 2**63 (sum overflows uint64)",
+         "OutOfRangeError", "ValueError"),
+        ("length-beyond-uint64", (0, 2**64), "length 2**64",
+         "OutOfRangeError", "ValueError"),
+        ("offset-str", ("1", 2), 'offset "1" (str)', "TypeError", ""),
+        ("offset-float", (1.0, 2), "offset 1.0 (float)", "TypeError", ""),
+        ("length-bool", (0, True), "length True (bool)", "TypeError", ""),
+        ("offset-none", (None, 2), "offset None", "TypeError", "")]:
+    case(f"slice-{_id}", "Buffer.slice", _text, _raises,
+         lambda c, a=_args: c.a.slice(*a), bug=_bug,
+         bug_reason=ARG_RANGE_BUG if _bug else "")
+case("slice-nested-past-parent-view", "Buffer.slice",
+     "view [0:16] sliced at (8, 16): past the parent view, inside the "
+     "allocation", "OutOfRangeError", lambda c: c.a[0:16].slice(8, 16))
+case("slice-missing-length", "Buffer.slice", "no length", "TypeError",
+     lambda c: c.a.slice(0))
+case("slice-closed", "Buffer.slice", "closed Buffer",
+     "FailedPreconditionError", lambda c: c.closed_buffer.slice(0, 1))
+
+# ------------------------------------------------------------ Buffer[a:b]
+
+for _id, _key, _text, _raises, _bug in [
+        ("stop-past-size", slice(0, SIZE + 1), "[0:size+1]",
+         "OutOfRangeError", ""),
+        ("start-before-zero", slice(-SIZE - 1, None), "[-size-1:]",
+         "OutOfRangeError", ""),
+        ("start-after-stop", slice(10, 5), "[10:5]", "OutOfRangeError", ""),
+        ("neg-start-after-stop", slice(-5, -10), "[-5:-10]",
+         "OutOfRangeError", ""),
+        ("beyond-int64", slice(2**63, None), "[2**63:]", "OutOfRangeError",
+         "ValueError"),
+        ("step-2", slice(None, None, 2), "[::2]", "InvalidArgumentError", ""),
+        ("step-negative", slice(None, None, -1), "[::-1]",
+         "InvalidArgumentError", ""),
+        ("step-zero", slice(0, 4, 0), "[0:4:0]", "InvalidArgumentError", ""),
+        ("int-index", 0, "[0] (an integer, not a slice)", "TypeError", ""),
+        ("str-key", "x", '["x"]', "TypeError", ""),
+        ("float-bound", slice(0, 1.5), "[0:1.5]", "TypeError", ""),
+        ("bool-bound", slice(True, 2), "[True:2]", "TypeError", ""),
+        ("tuple-key", (slice(0, 2), 1), "[0:2, 1]", "TypeError", "")]:
+    case(f"getitem-{_id}", "Buffer[a:b]", _text, _raises,
+         lambda c, k=_key: c.a[k], bug=_bug,
+         bug_reason=ARG_RANGE_BUG if _bug else "")
+case("getitem-nested-past-parent-view", "Buffer[a:b]",
+     "view [0:16] indexed [0:17]", "OutOfRangeError",
+     lambda c: c.a[0:16][0:17])
+case("getitem-closed", "Buffer[a:b]", "closed Buffer",
+     "FailedPreconditionError", lambda c: c.closed_buffer[0:1])
+
+# ------------------------------------------------------------ Stream.fill
+
+for _id, _byte, _text, _raises, _bug in [
+        ("byte-256", 256, "byte 256", "InvalidArgumentError", ""),
+        ("byte-negative", -1, "byte -1", "InvalidArgumentError", ""),
+        ("byte-huge", 2**64, "byte 2**64", "InvalidArgumentError",
+         "ValueError"),
+        ("byte-bool", True, "byte True (bool)", "TypeError", ""),
+        ("byte-float", 1.0, "byte 1.0 (float)", "TypeError", ""),
+        ("byte-str", "1", 'byte "1" (str)', "TypeError", ""),
+        ("byte-bytes", b"\x01", 'byte b"\\x01" (bytes)', "TypeError", ""),
+        ("byte-none", None, "byte None", "TypeError", "")]:
+    case(f"fill-{_id}", "Stream.fill", _text, _raises,
+         lambda c, v=_byte: c.stream.fill(c.a, v), bug=_bug,
+         bug_reason=ARG_RANGE_BUG if _bug else "")
+case("fill-dst-empty", "Stream.fill", "empty view a[5:5]",
+     "InvalidArgumentError", lambda c: c.stream.fill(c.a[5:5], 1))
+case("fill-dst-bytearray", "Stream.fill", "dst bytearray (not a Buffer)",
+     "TypeError", lambda c: c.stream.fill(bytearray(4), 1))
+case("fill-dst-none", "Stream.fill", "dst None", "TypeError",
+     lambda c: c.stream.fill(None, 1))
+case("fill-dst-foreign", "Stream.fill", "dst on another device",
+     "InvalidArgumentError", lambda c: c.stream.fill(c.foreign, 1),
+     needs=(FOREIGN,))
+case("fill-dst-closed", "Stream.fill", "closed dst", "FailedPreconditionError",
+     lambda c: c.stream.fill(c.closed_buffer, 1))
+case("fill-stream-closed", "Stream.fill", "closed Stream",
+     "FailedPreconditionError", lambda c: c.closed_stream.fill(c.a, 1))
+case("fill-one-argument", "Stream.fill", "one argument", "TypeError",
+     lambda c: c.stream.fill(c.a))
+case("fill-three-arguments", "Stream.fill", "three arguments", "TypeError",
+     lambda c: c.stream.fill(c.a, 1, 2))
+case("fill-keyword", "Stream.fill", "keyword byte=", "TypeError",
+     lambda c: c.stream.fill(c.a, byte=1))
+
+# ------------------------------------------------------------ Stream.copy
+
+case("copy-unequal-lengths", "Stream.copy", "dst 16 bytes, src 15 bytes",
+     "InvalidArgumentError", lambda c: c.stream.copy(c.a[0:16], c.b[0:15]))
+case("copy-overlap", "Stream.copy", "a[0:100] <- a[50:150]",
+     "InvalidArgumentError", lambda c: c.stream.copy(c.a[0:100], c.a[50:150]))
+case("copy-overlap-one-byte", "Stream.copy", "a[0:10] <- a[9:19]",
+     "InvalidArgumentError", lambda c: c.stream.copy(c.a[0:10], c.a[9:19]))
+case("copy-overlap-reverse", "Stream.copy", "a[9:19] <- a[0:10]",
+     "InvalidArgumentError", lambda c: c.stream.copy(c.a[9:19], c.a[0:10]))
+case("copy-same-view", "Stream.copy", "a <- a", "InvalidArgumentError",
+     lambda c: c.stream.copy(c.a, c.a))
+case("copy-overlap-other-view-path", "Stream.copy",
+     "a[0:64] <- a.slice(32, 64) (different view objects, same allocation)",
+     "InvalidArgumentError",
+     lambda c: c.stream.copy(c.a[0:64], c.a.slice(32, 64)))
+case("copy-both-empty", "Stream.copy", "a[0:0] <- b[0:0]",
+     "InvalidArgumentError", lambda c: c.stream.copy(c.a[0:0], c.b[0:0]))
+case("copy-dst-empty", "Stream.copy", "a[3:3] <- b[0:4]",
+     "InvalidArgumentError", lambda c: c.stream.copy(c.a[3:3], c.b[0:4]))
+case("copy-src-foreign", "Stream.copy", "src on another device",
+     "InvalidArgumentError", lambda c: c.stream.copy(c.a, c.foreign),
+     needs=(FOREIGN,))
+case("copy-dst-foreign", "Stream.copy", "dst on another device",
+     "InvalidArgumentError", lambda c: c.stream.copy(c.foreign, c.a),
+     needs=(FOREIGN,))
+case("copy-src-closed", "Stream.copy", "closed src",
+     "FailedPreconditionError",
+     lambda c: c.stream.copy(c.a, c.closed_buffer))
+case("copy-dst-closed", "Stream.copy", "closed dst",
+     "FailedPreconditionError",
+     lambda c: c.stream.copy(c.closed_buffer, c.a))
+case("copy-src-bytes", "Stream.copy", "src bytes (not a Buffer)",
+     "TypeError", lambda c: c.stream.copy(c.a, bytes(SIZE)))
+case("copy-dst-numpy", "Stream.copy", "dst numpy array (not a Buffer)",
+     "TypeError", lambda c: c.stream.copy(c.np.zeros(SIZE, c.np.uint8), c.a))
+case("copy-one-argument", "Stream.copy", "one argument", "TypeError",
+     lambda c: c.stream.copy(c.a))
+case("copy-stream-closed", "Stream.copy", "closed Stream",
+     "FailedPreconditionError", lambda c: c.closed_stream.copy(c.a, c.b))
+
+# ------------------------------------------------------------ Stream.upload
+
+case("upload-short", "Stream.upload", "SIZE - 1 bytes into SIZE",
+     "InvalidArgumentError", lambda c: c.stream.upload(c.a, bytes(SIZE - 1)))
+case("upload-long", "Stream.upload", "SIZE + 1 bytes into SIZE",
+     "InvalidArgumentError", lambda c: c.stream.upload(c.a, bytes(SIZE + 1)))
+case("upload-view-length", "Stream.upload", "16 bytes into a 15-byte view",
+     "InvalidArgumentError", lambda c: c.stream.upload(c.a[1:16], bytes(16)))
+case("upload-numpy-wider-dtype", "Stream.upload",
+     "SIZE int32 elements (4 * SIZE bytes) into SIZE bytes",
+     "InvalidArgumentError",
+     lambda c: c.stream.upload(c.a, c.np.zeros(SIZE, c.np.int32)))
+case("upload-noncontiguous-numpy", "Stream.upload",
+     "numpy arr[::2] (strided)", "InvalidArgumentError",
+     lambda c: c.stream.upload(c.a, c.np.zeros(2 * SIZE, c.np.uint8)[::2]))
+case("upload-fortran-numpy", "Stream.upload", "Fortran-ordered 2-D array",
+     "InvalidArgumentError",
+     lambda c: c.stream.upload(c.a, c.np.zeros((16, SIZE // 16), c.np.uint8,
+                                               order="F")))
+case("upload-noncontiguous-memoryview", "Stream.upload",
+     "memoryview(bytes)[::2]", "InvalidArgumentError",
+     lambda c: c.stream.upload(c.a, memoryview(bytes(2 * SIZE))[::2]))
+case("upload-empty", "Stream.upload", "empty view and empty data",
+     "InvalidArgumentError", lambda c: c.stream.upload(c.a[0:0], b""))
+case("upload-list", "Stream.upload", "data list of ints", "TypeError",
+     lambda c: c.stream.upload(c.a, [0] * SIZE))
+case("upload-str", "Stream.upload", "data str", "TypeError",
+     lambda c: c.stream.upload(c.a, "x" * SIZE))
+case("upload-int", "Stream.upload", "data int", "TypeError",
+     lambda c: c.stream.upload(c.a, SIZE))
+case("upload-none", "Stream.upload", "data None", "TypeError",
+     lambda c: c.stream.upload(c.a, None))
+case("upload-dst-foreign", "Stream.upload", "dst on another device",
+     "InvalidArgumentError", lambda c: c.stream.upload(c.foreign, bytes(SIZE)),
+     needs=(FOREIGN,))
+case("upload-dst-closed", "Stream.upload", "closed dst",
+     "FailedPreconditionError",
+     lambda c: c.stream.upload(c.closed_buffer, bytes(SIZE)))
+case("upload-dst-bytearray", "Stream.upload", "dst bytearray (not a Buffer)",
+     "TypeError", lambda c: c.stream.upload(bytearray(SIZE), bytes(SIZE)))
+case("upload-stream-closed", "Stream.upload", "closed Stream",
+     "FailedPreconditionError",
+     lambda c: c.closed_stream.upload(c.a, bytes(SIZE)))
+
+# ------------------------------------------------------------ Stream.read
+
+case("read-empty", "Stream.read", "empty view a[7:7]", "InvalidArgumentError",
+     lambda c: c.stream.read(c.a[7:7]))
+case("read-foreign", "Stream.read", "src on another device",
+     "InvalidArgumentError", lambda c: c.stream.read(c.foreign),
+     needs=(FOREIGN,))
+case("read-closed", "Stream.read", "closed src", "FailedPreconditionError",
+     lambda c: c.stream.read(c.closed_buffer))
+case("read-bytearray", "Stream.read", "src bytearray (not a Buffer)",
+     "TypeError", lambda c: c.stream.read(bytearray(4)))
+case("read-none", "Stream.read", "src None", "TypeError",
+     lambda c: c.stream.read(None))
+case("read-stream-closed", "Stream.read", "closed Stream",
+     "FailedPreconditionError", lambda c: c.closed_stream.read(c.a))
+
+# ---------------------------------------------------- Stream.read_blocking
+
+case("read-blocking-bytes", "Stream.read_blocking", "out bytes (read-only)",
+     "InvalidArgumentError",
+     lambda c: c.stream.read_blocking(c.a, c.out(bytes(SIZE))))
+case("read-blocking-readonly-memoryview", "Stream.read_blocking",
+     "out read-only memoryview", "InvalidArgumentError",
+     lambda c: c.stream.read_blocking(
+         c.a, memoryview(c.out(bytearray(SIZE))).toreadonly()))
+case("read-blocking-readonly-numpy", "Stream.read_blocking",
+     "out numpy array with writeable=False", "InvalidArgumentError",
+     lambda c: c.stream.read_blocking(c.a, c.out(c.readonly_array(SIZE))))
+case("read-blocking-noncontiguous-numpy", "Stream.read_blocking",
+     "out numpy arr[::2] (strided)", "InvalidArgumentError",
+     lambda c: c.stream.read_blocking(
+         c.a, c.out(c.np.full(2 * SIZE, 0xEE, c.np.uint8))[::2]))
+case("read-blocking-noncontiguous-memoryview", "Stream.read_blocking",
+     "out memoryview(bytearray)[::2]", "InvalidArgumentError",
+     lambda c: c.stream.read_blocking(
+         c.a, memoryview(c.out(bytearray(b"\xee" * 2 * SIZE)))[::2]))
+case("read-blocking-too-small", "Stream.read_blocking",
+     "out of SIZE - 1 bytes", "InvalidArgumentError",
+     lambda c: c.stream.read_blocking(c.a,
+                                      c.out(bytearray(b"\xee" * (SIZE - 1)))))
+case("read-blocking-too-small-numpy", "Stream.read_blocking",
+     "out numpy int32 array of SIZE // 4 - 1 elements", "InvalidArgumentError",
+     lambda c: c.stream.read_blocking(
+         c.a, c.out(c.np.full(SIZE // 4 - 1, -1, c.np.int32))))
+case("read-blocking-list", "Stream.read_blocking", "out list", "TypeError",
+     lambda c: c.stream.read_blocking(c.a, [0] * SIZE))
+case("read-blocking-none", "Stream.read_blocking", "out None", "TypeError",
+     lambda c: c.stream.read_blocking(c.a, None))
+case("read-blocking-src-empty", "Stream.read_blocking", "src a[0:0]",
+     "InvalidArgumentError",
+     lambda c: c.stream.read_blocking(c.a[0:0], c.out(bytearray(b"\xee" * 8))))
+case("read-blocking-src-foreign", "Stream.read_blocking",
+     "src on another device", "InvalidArgumentError",
+     lambda c: c.stream.read_blocking(c.foreign,
+                                      c.out(bytearray(b"\xee" * SIZE))),
+     needs=(FOREIGN,))
+case("read-blocking-src-closed", "Stream.read_blocking", "closed src",
+     "FailedPreconditionError",
+     lambda c: c.stream.read_blocking(c.closed_buffer,
+                                      c.out(bytearray(b"\xee" * SIZE))))
+case("read-blocking-stream-closed", "Stream.read_blocking", "closed Stream",
+     "FailedPreconditionError",
+     lambda c: c.closed_stream.read_blocking(c.a,
+                                             c.out(bytearray(b"\xee" * SIZE))))
+case("read-blocking-one-argument", "Stream.read_blocking", "no out",
+     "TypeError", lambda c: c.stream.read_blocking(c.a))
+
+# -------------------------------------------------------- events, streams
+
+case("wait-event-none", "Stream.wait_event", "event None", "TypeError",
+     lambda c: c.stream.wait_event(None))
+case("wait-event-stream", "Stream.wait_event", "a Stream instead of an Event",
+     "TypeError", lambda c: c.stream.wait_event(c.stream))
+case("wait-event-closed", "Stream.wait_event", "closed Event",
+     "FailedPreconditionError", lambda c: c.stream.wait_event(c.closed_event))
+case("wait-event-foreign", "Stream.wait_event", "Event of another device",
+     "InvalidArgumentError", lambda c: c.stream.wait_event(c.foreign_event),
+     needs=(FOREIGN,))
+case("wait-event-stream-closed", "Stream.wait_event", "closed Stream",
+     "FailedPreconditionError", lambda c: c.closed_stream.wait_event(c.event))
+case("record-event-argument", "Stream.record_event", "an argument",
+     "TypeError", lambda c: c.stream.record_event(1))
+case("record-event-closed", "Stream.record_event", "closed Stream",
+     "FailedPreconditionError", lambda c: c.closed_stream.record_event())
+case("stream-synchronize-argument", "Stream.synchronize", "an argument",
+     "TypeError", lambda c: c.stream.synchronize(1))
+case("stream-synchronize-closed", "Stream.synchronize", "closed Stream",
+     "FailedPreconditionError", lambda c: c.closed_stream.synchronize())
+case("event-query-closed", "Event.query", "closed Event",
+     "FailedPreconditionError", lambda c: c.closed_event.query())
+case("event-query-argument", "Event.query", "an argument", "TypeError",
+     lambda c: c.event.query(1))
+case("event-synchronize-closed", "Event.synchronize", "closed Event",
+     "FailedPreconditionError", lambda c: c.closed_event.synchronize())
+case("readback-wait-closed", "Readback.wait", "closed Readback",
+     "FailedPreconditionError", lambda c: c.closed_readback.wait())
+case("readback-done-closed", "Readback.done", "closed Readback",
+     "FailedPreconditionError", lambda c: c.closed_readback.done())
+case("device-stream-closed", "Device.stream", "closed Device handle",
+     "FailedPreconditionError", lambda c: c.closed_device.stream())
+case("device-synchronize-closed", "Device.synchronize",
+     "closed Device handle", "FailedPreconditionError",
+     lambda c: c.closed_device.synchronize())
+case("device-pool-info-closed", "Device.pool_info", "closed Device handle",
+     "FailedPreconditionError", lambda c: c.closed_device.pool_info())
+case("device-clone-closed", "Device.clone", "closed Device handle",
+     "FailedPreconditionError", lambda c: c.closed_device.clone())
+
+# ------------------------------------------------------------ bench_run
+
+case("bench-device-none", "_hrx.bench_run", "device None", "TypeError",
+     lambda c: c.hrx._hrx.bench_run(None))
+case("bench-device-closed", "_hrx.bench_run", "closed Device handle",
+     "FailedPreconditionError",
+     lambda c: c.hrx._hrx.bench_run(c.closed_device, samples=1, warmup=1))
+case("bench-lanes-zero", "_hrx.bench_run", "lanes=0", "ValueError",
+     lambda c: c.hrx._hrx.bench_run(c.device, lanes=0))
+case("bench-lanes-bool", "_hrx.bench_run", "lanes=True", "TypeError",
+     lambda c: c.hrx._hrx.bench_run(c.device, lanes=True))
+case("bench-samples-huge", "_hrx.bench_run", "samples=2**64", "ValueError",
+     lambda c: c.hrx._hrx.bench_run(c.device, samples=2**64))
+case("bench-driver-unknown", "_hrx.bench_run", 'driver="nonsense"',
+     "ValueError", lambda c: c.hrx._hrx.bench_run(c.device, driver="nonsense"))
+case("bench-driver-int", "_hrx.bench_run", "driver=1", "TypeError",
+     lambda c: c.hrx._hrx.bench_run(c.device, driver=1))
+case("bench-unknown-keyword", "_hrx.bench_run", "keyword threads=",
+     "TypeError", lambda c: c.hrx._hrx.bench_run(c.device, threads=1))
+
+
+# ------------------------------------------------------------ the document
+
+def markdown() -> str:
+    lines = [
+        "# Bad input: what each call raises",
+        "",
+        "Generated from `tests/bad_input_cases.py`; regenerate with",
+        "",
+        "    python3 tests/bad_input_cases.py --markdown > docs/bad-input.md",
+        "",
+        "`tests/test_bad_input.py` runs every row on every available backend.",
+        "Each row's buffers `a` and `b` (and, for foreign-device rows, a buffer",
+        "of a second device) hold known bytes before the call; after it, the",
+        "test synchronizes and checks that those bytes, `device.pool_info()`",
+        "and any output buffer are unchanged, and that the exception's type",
+        "is exactly the one listed. Hierarchy: `InvalidArgumentError` is also",
+        "a `ValueError`; `OutOfRangeError` also an `IndexError` and a",
+        "`ValueError`; `OutOfMemoryError` a `MemoryError`;",
+        "`FailedPreconditionError` a `RuntimeError`. `SIZE` is "
+        f"{SIZE}.",
+        "",
+        "Rows marked **BUG** raise another class today (named there); their",
+        "exact-type check is an expected failure until the bug is fixed.",
+        "",
+        "| function | bad argument | exception raised | checked that nothing "
+        "changed |",
+        "| --- | --- | --- | --- |",
+    ]
+    for c in CASES:
+        raised = f"`{c.raises}`"
+        if c.bug:
+            raised += f" (**BUG**: today `{c.bug}`)"
+        argument = c.argument.replace("|", "\\|")
+        lines.append(f"| `{c.function}` | {argument} | {raised} | "
+                     f"{c.checked()} |")
+    bugs = sorted({c.bug_reason for c in CASES if c.bug})
+    if bugs:
+        lines += ["", "## Known bugs", ""]
+        lines += [f"- {reason}" for reason in bugs]
+    lines += ["", f"{len(CASES)} cases.", ""]
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--markdown", action="store_true",
+                        help="print docs/bad-input.md")
+    args = parser.parse_args(argv)
+    if args.markdown:
+        sys.stdout.write(markdown())
+    else:
+        for c in CASES:
+            print(f"{c.id}: {c.function} {c.argument} -> {c.raises}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

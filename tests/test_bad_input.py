@@ -1,0 +1,340 @@
+"""Conformance: the bad-input catalogue (tests/bad_input_cases.py).
+
+For every case: the buffers the call could touch hold known bytes first;
+the call must raise exactly the listed exception; then, after
+synchronizing, every byte, `pool_info()` and any output buffer must be as
+before. Rows whose runtime departs from the contract today carry `bug`;
+their exact-type check is xfail(strict=True) and their safety checks run
+as usual.
+
+The last tests cover a related bug: objects closed *during* a call (by an
+argument's __index__) are used after being freed.
+"""
+from __future__ import annotations
+
+import builtins
+
+import numpy as np
+import pytest
+
+import hrx
+import hrx._hrx
+import hrx.fabric
+
+try:
+    import bad_input_cases as catalogue
+except ImportError:  # run from another rootdir: load it beside this file
+    import importlib.util
+    import pathlib
+    _spec = importlib.util.spec_from_file_location(
+        "bad_input_cases",
+        pathlib.Path(__file__).with_name("bad_input_cases.py"))
+    catalogue = importlib.util.module_from_spec(_spec)
+    _spec.loader.exec_module(catalogue)
+
+SIZE = catalogue.SIZE
+
+
+def exception_class(name: str) -> type[BaseException]:
+    return getattr(hrx, name, None) or getattr(builtins, name)
+
+
+class Context:
+    """What a case's `call` may use. Buffers a, b (and foreign) hold
+    distinct known bytes."""
+
+    def __init__(self, backend, device, second_device=None):
+        self.hrx, self.np, self.backend = hrx, np, backend
+        self.device = device
+        self.stream = device.stream()
+        self.a = device.allocate(SIZE)
+        self.b = device.allocate(SIZE)
+        rng = np.random.default_rng(SIZE)
+        self.stream.upload(self.a, rng.integers(0, 256, SIZE, dtype=np.uint8))
+        self.stream.upload(self.b, rng.integers(0, 256, SIZE, dtype=np.uint8))
+        self.event = self.stream.record_event()
+        self.closed_stream = device.stream()
+        self.closed_stream.close()
+        self.closed_buffer = device.allocate(SIZE)
+        self.closed_buffer.close()
+        self.closed_event = self.stream.record_event()
+        self.closed_event.close()
+        self.closed_readback = self.stream.read(self.a)
+        self.closed_readback.close()
+        self.closed_device = device.clone()
+        self.closed_device.close()
+        self.second_device = second_device
+        if second_device is not None:
+            self.foreign_stream = second_device.stream()
+            self.foreign = second_device.allocate(SIZE)
+            self.foreign_stream.upload(
+                self.foreign, rng.integers(0, 256, SIZE, dtype=np.uint8))
+            self.foreign_event = self.foreign_stream.record_event()
+            self.foreign_stream.synchronize()
+        self.stream.synchronize()
+        self.outputs: list[tuple[object, bytes]] = []
+
+    def out(self, obj):
+        """Registers an output buffer that must come back unchanged."""
+        self.outputs.append((obj, bytes(memoryview(obj).cast("B"))))
+        return obj
+
+    def readonly_array(self, n: int) -> np.ndarray:
+        arr = np.full(n, 0xEE, np.uint8)
+        arr.flags.writeable = False
+        return arr
+
+    def snapshot(self) -> dict:
+        self.device.synchronize()
+        state = {
+            "a": self.stream.read(self.a).wait().copy(),
+            "b": self.stream.read(self.b).wait().copy(),
+            "pool": self.device.pool_info(),
+            "queue_count": self.device.stream_queue_count,
+        }
+        if self.second_device is not None:
+            self.second_device.synchronize()
+            state["foreign"] = self.foreign_stream.read(
+                self.foreign).wait().copy()
+            state["foreign_pool"] = self.second_device.pool_info()
+        return state
+
+    def check_unchanged(self, before: dict) -> None:
+        after = self.snapshot()
+        assert after.keys() == before.keys()
+        for key in before:
+            if isinstance(before[key], np.ndarray):
+                assert np.array_equal(after[key], before[key]), (
+                    f"bytes of {key} changed")
+            else:
+                assert after[key] == before[key], f"{key} changed"
+        for obj, original in self.outputs:
+            assert bytes(memoryview(obj).cast("B")) == original, (
+                "the output buffer changed")
+
+    def close(self) -> None:
+        for obj in (self.stream, self.a, self.b, self.event):
+            obj.close()
+        if self.second_device is not None:
+            self.foreign_event.close()
+            self.foreign.close()
+            self.foreign_stream.close()
+
+
+@pytest.fixture
+def context(request, backend, device):
+    case = request.node.callspec.params["case"]
+    second = (request.getfixturevalue("second_device")
+              if catalogue.FOREIGN in case.needs else None)
+    ctx = Context(backend, device, second)
+    yield ctx
+    ctx.close()
+
+
+def _raise(case, context):
+    """Runs the case; returns the exception after the safety checks."""
+    before = context.snapshot()
+    with pytest.raises(BaseException) as info:
+        result = case.call(context)
+        # Fails the test, naming what came back instead of an exception.
+        pytest.fail(f"{case.function} accepted {case.argument}: {result!r}")
+    if isinstance(info.value, pytest.fail.Exception):
+        raise info.value
+    context.check_unchanged(before)
+    return info.value
+
+
+@pytest.mark.parametrize("case", catalogue.CASES,
+                         ids=[c.id for c in catalogue.CASES])
+def test_bad_input(case, context):
+    exc = _raise(case, context)
+    allowed = {exception_class(case.raises)}
+    if case.bug:
+        allowed.add(exception_class(case.bug))
+    assert type(exc) in allowed, (
+        f"{case.function} with {case.argument} raised "
+        f"{type(exc).__name__}: {exc}; expected {case.raises}")
+    assert str(exc), "the error has no message"
+
+
+BUG_CASES = [c for c in catalogue.CASES if c.bug]
+
+
+@pytest.mark.parametrize("case", [
+    pytest.param(c, id=c.id, marks=pytest.mark.xfail(
+        strict=True, reason=f"BUG: raises {c.bug}: {c.bug_reason}"))
+    for c in BUG_CASES])
+def test_bad_input_exact_type_of_known_bugs(case, context):
+    exc = _raise(case, context)
+    assert type(exc) is exception_class(case.raises), (
+        f"raised {type(exc).__name__}: {exc}")
+
+
+# ------------------------------------------------------- the table itself
+
+def test_case_ids_are_unique():
+    ids = [c.id for c in catalogue.CASES]
+    assert len(ids) == len(set(ids))
+
+
+def test_every_listed_exception_exists():
+    for c in catalogue.CASES:
+        for name in filter(None, (c.raises, c.bug)):
+            cls = exception_class(name)
+            assert issubclass(cls, Exception), name
+        if c.bug:
+            assert c.bug_reason, c.id
+
+
+def test_catalogue_covers_every_public_call():
+    """Every method of Device, Stream, Buffer, Event and Readback that takes
+    arguments, and each class of bad argument, has at least one row."""
+    functions = {c.function for c in catalogue.CASES}
+    required = {
+        "Device.open", "Device()", "Device.set_stream_queue_count",
+        "Device.allocate", "Device.stream", "Device.synchronize",
+        "Device.pool_info", "Device.clone", "Stream.open", "Stream.allocate",
+        "Stream.copy", "Stream.fill", "Stream.upload", "Stream.read",
+        "Stream.read_blocking", "Stream.synchronize", "Stream.record_event",
+        "Stream.wait_event", "Buffer.slice", "Buffer[a:b]", "Event.query",
+        "Event.synchronize", "Readback.wait", "Readback.done",
+        "fabric.Queue", "_hrx.bench_run",
+    }
+    assert required <= functions, required - functions
+    raised = {c.raises for c in catalogue.CASES}
+    assert {"TypeError", "InvalidArgumentError", "OutOfRangeError",
+            "OutOfMemoryError", "FailedPreconditionError"} <= raised
+    assert any(catalogue.FOREIGN in c.needs for c in catalogue.CASES)
+
+
+def test_docs_table_is_current():
+    """docs/bad-input.md is exactly what the catalogue generates."""
+    import pathlib
+    doc = pathlib.Path(__file__).resolve().parent.parent / "docs" / (
+        "bad-input.md")
+    assert doc.read_text() == catalogue.markdown(), (
+        "regenerate: python3 tests/bad_input_cases.py --markdown > "
+        "docs/bad-input.md")
+
+
+def test_runner_detects_a_call_that_does_not_raise(backend, device):
+    """A row whose call succeeds fails the runner (it cannot pass
+    silently)."""
+    ctx = Context(backend, device)
+    accepted = catalogue.Case("ok", "Stream.fill", "a valid byte",
+                              "InvalidArgumentError",
+                              lambda c: c.stream.fill(c.a[0:1], 1))
+    with pytest.raises(pytest.fail.Exception, match="accepted"):
+        _raise(accepted, ctx)
+    ctx.close()
+
+
+def test_runner_detects_changed_bytes(backend, device):
+    """A call that writes before raising fails the unchanged-bytes check."""
+    ctx = Context(backend, device)
+
+    def write_then_raise(c):
+        c.stream.fill(c.b, 0)
+        raise hrx.InvalidArgumentError("late")
+
+    sneaky = catalogue.Case("sneaky", "Stream.fill", "x",
+                            "InvalidArgumentError", write_then_raise)
+    with pytest.raises(AssertionError, match="bytes of b changed"):
+        _raise(sneaky, ctx)
+    ctx.close()
+
+
+def test_adjacent_ranges_are_not_an_overlap(backend, device):
+    """The overlap rule refuses shared bytes only: touching ranges of one
+    buffer copy fine, in both directions."""
+    ctx = Context(backend, device)
+    before = ctx.snapshot()["a"]
+    ctx.stream.copy(ctx.a[0:10], ctx.a[10:20])
+    ctx.stream.copy(ctx.a[30:40], ctx.a[20:30])
+    ctx.stream.copy(ctx.a.slice(SIZE - 1, 1), ctx.a.slice(0, 1))
+    expected = before.copy()
+    expected[0:10] = before[10:20]
+    expected[30:40] = before[20:30]
+    expected[SIZE - 1] = expected[0]
+    assert np.array_equal(ctx.stream.read(ctx.a).wait(), expected)
+    ctx.close()
+
+
+# -------------------- objects closed by an argument's __index__ mid-call
+
+CLOSE_DURING_CALL = """
+which = {which!r}
+dev = hrx.Device.open(0, backend=backend)      # the only handle
+s = dev.stream()
+buf = dev.allocate(1 << 24)
+
+class Closes:
+    def __init__(self, target, value):
+        self.target, self.value = target, value
+    def __index__(self):
+        self.target.close()
+        return self.value
+
+try:
+    if which == "fill-closes-dst":
+        s.fill(buf, Closes(buf, 7))
+        s.synchronize()
+    elif which == "fill-closes-stream":
+        s.fill(buf, Closes(s, 7))
+    elif which == "slice-closes-buffer":
+        view = buf.slice(Closes(buf, 0), 4)
+        assert not view.closed, "a closed view came back"
+    elif which == "getitem-closes-buffer":
+        view = buf[Closes(buf, 0):4]
+        assert not view.closed, "a closed view came back"
+    elif which == "set-count-closes-device":
+        del s, buf
+        dev.set_stream_queue_count(Closes(dev, 2))
+    elif which == "allocate-closes-device":
+        del s, buf
+        dev.allocate(Closes(dev, 16))
+    elif which == "stream-allocate-closes-stream":
+        del buf
+        dev.close()
+        s.allocate(Closes(s, 16))
+    print("accepted")
+except hrx.FailedPreconditionError:
+    print("FailedPreconditionError")
+"""
+
+_UAF = ("BUG: csrc/python/ (stream.c hrx_py_stream_fill and the other "
+        "methods, device.c hrx_py_device_set_stream_queue_count / "
+        "hrx_py_device_allocate, stream.c hrx_py_stream_allocate) borrow the "
+        "C stream, device and buffer views without retaining them, then run "
+        "Python code (an argument's __index__) and release the GIL; closing "
+        "the object meanwhile frees it and the call uses freed memory "
+        "(segfault, or a BusyError naming a garbage count). Also reachable "
+        "from another thread while the GIL is released. Fix: retain for the "
+        "call, as bench.c already does, or convert arguments first.")
+_CLOSED_VIEW = ("BUG: csrc/python/buffer.c (hrx_py_buffer_slice, "
+                "hrx_py_buffer_subscript) check `closed` before converting "
+                "the bounds; if __index__ closes the buffer, a closed view "
+                "is returned instead of FailedPreconditionError")
+
+
+@pytest.mark.parametrize("which, reason", [
+    pytest.param(which, reason, id=which) for which, reason in [
+        ("fill-closes-dst", _UAF),
+        ("fill-closes-stream", _UAF),
+        ("set-count-closes-device", _UAF),
+        ("allocate-closes-device", _UAF),
+        ("stream-allocate-closes-stream", _UAF),
+        ("slice-closes-buffer", _CLOSED_VIEW),
+        ("getitem-closes-buffer", _CLOSED_VIEW),
+    ]])
+def test_object_closed_during_argument_conversion(fresh, which, reason,
+                                                  request):
+    """Closing an object from inside its own call (the only handle, so the C
+    object goes) either fails cleanly with FailedPreconditionError or
+    completes on an object the call retained; it never crashes, uses freed
+    memory or returns a closed object. MALLOC_PERTURB_ fills freed memory,
+    so a use after free shows every time."""
+    request.applymarker(pytest.mark.xfail(strict=True, reason=reason))
+    lines = fresh(CLOSE_DURING_CALL.format(which=which),
+                  env={"MALLOC_PERTURB_": "85"}).splitlines()
+    assert lines and lines[-1] in ("FailedPreconditionError", "accepted")
