@@ -30,11 +30,6 @@ class Case:
     raises: str              # exception class required by the contract
     call: Callable[[Any], object]
     needs: tuple[str, ...] = ()   # FOREIGN: a second device of the backend
-    # When the runtime departs from `raises` today: the class it raises
-    # instead and why that is a bug. test_bad_input.py marks the exact-type
-    # check xfail(strict=True) for these.
-    bug: str = ""
-    bug_reason: str = ""
 
     def checked(self) -> str:
         parts = ["bytes of a, b", "pool_info()"]
@@ -54,11 +49,6 @@ def case(id: str, function: str, argument: str, raises: str, call,
 
 
 # Bugs shared by several cases (see the report in test_bad_input.py).
-ARG_RANGE_BUG = (
-    "csrc/python/args.c (hrx_py_arg_int64 / hrx_py_arg_uint64) raise the "
-    "builtin ValueError for a negative or > 64-bit value, not an hrx.Error: "
-    "`except hrx.Error` misses it, and the same argument raises "
-    "hrx.InvalidArgumentError / hrx.OutOfRangeError for other bad values")
 
 # ----------------------------------------------------------------- Device.open
 
@@ -80,8 +70,7 @@ case("open-index-beyond-int32", "Device.open", "index 2**31",
      lambda c: c.hrx.Device.open(2**31, backend=c.backend))
 case("open-index-beyond-int64", "Device.open", "index 2**64",
      "OutOfRangeError",
-     lambda c: c.hrx.Device.open(2**64, backend=c.backend),
-     bug="ValueError", bug_reason=ARG_RANGE_BUG)
+     lambda c: c.hrx.Device.open(2**64, backend=c.backend))
 case("open-backend-int", "Device.open", "backend 1 (int)", "TypeError",
      lambda c: c.hrx.Device.open(0, backend=1))
 case("open-backend-bytes", "Device.open", 'backend b"host" (bytes)',
@@ -153,11 +142,9 @@ for _owner in ("Device", "Stream"):
     case(f"{_p}-allocate-zero", _fn, "nbytes 0", "InvalidArgumentError",
          lambda c, g=_get: g(c).allocate(0))
     case(f"{_p}-allocate-negative", _fn, "nbytes -1", "InvalidArgumentError",
-         lambda c, g=_get: g(c).allocate(-1),
-         bug="ValueError", bug_reason=ARG_RANGE_BUG)
+         lambda c, g=_get: g(c).allocate(-1))
     case(f"{_p}-allocate-beyond-uint64", _fn, "nbytes 2**64",
-         "InvalidArgumentError", lambda c, g=_get: g(c).allocate(2**64),
-         bug="ValueError", bug_reason=ARG_RANGE_BUG)
+         "InvalidArgumentError", lambda c, g=_get: g(c).allocate(2**64))
     case(f"{_p}-allocate-huge", _fn, "nbytes 2**62 (more than any device)",
          "OutOfMemoryError", lambda c, g=_get: g(c).allocate(2**62))
     case(f"{_p}-allocate-max-uint64", _fn, "nbytes 2**64 - 1",
@@ -177,32 +164,31 @@ case("stream-allocate-closed", "Stream.allocate", "closed Stream",
 
 # ------------------------------------------------------------ Buffer.slice
 
-for _id, _args, _text, _raises, _bug in [
-        ("offset-negative", (-1, 4), "offset -1", "OutOfRangeError", ""),
-        ("length-negative", (0, -1), "length -1", "OutOfRangeError", ""),
+for _id, _args, _text, _raises in [
+        ("offset-negative", (-1, 4), "offset -1", "OutOfRangeError"),
+        ("length-negative", (0, -1), "length -1", "OutOfRangeError"),
         ("end-past-size", (SIZE - 1, 2), "offset + length = size + 1",
-         "OutOfRangeError", ""),
+         "OutOfRangeError"),
         ("offset-past-size", (SIZE + 1, 0), "offset = size + 1",
-         "OutOfRangeError", ""),
+         "OutOfRangeError"),
         ("length-past-size", (0, SIZE + 1), "length = size + 1",
-         "OutOfRangeError", ""),
+         "OutOfRangeError"),
         ("sum-overflows-int64", (2**62, 2**62),
          "offset 2**62, length 2**62 (sum overflows int64)",
-         "OutOfRangeError", ""),
+         "OutOfRangeError"),
         ("int64-max", (1, 2**63 - 1), "offset 1, length 2**63 - 1",
-         "OutOfRangeError", ""),
+         "OutOfRangeError"),
         ("beyond-int64", (2**63, 2**63),
          "offset 2**63, length 2**63 (sum overflows uint64)",
-         "OutOfRangeError", "ValueError"),
+         "OutOfRangeError"),
         ("length-beyond-uint64", (0, 2**64), "length 2**64",
-         "OutOfRangeError", "ValueError"),
-        ("offset-str", ("1", 2), 'offset "1" (str)', "TypeError", ""),
-        ("offset-float", (1.0, 2), "offset 1.0 (float)", "TypeError", ""),
-        ("length-bool", (0, True), "length True (bool)", "TypeError", ""),
-        ("offset-none", (None, 2), "offset None", "TypeError", "")]:
+         "OutOfRangeError"),
+        ("offset-str", ("1", 2), 'offset "1" (str)', "TypeError"),
+        ("offset-float", (1.0, 2), "offset 1.0 (float)", "TypeError"),
+        ("length-bool", (0, True), "length True (bool)", "TypeError"),
+        ("offset-none", (None, 2), "offset None", "TypeError")]:
     case(f"slice-{_id}", "Buffer.slice", _text, _raises,
-         lambda c, a=_args: c.a.slice(*a), bug=_bug,
-         bug_reason=ARG_RANGE_BUG if _bug else "")
+         lambda c, a=_args: c.a.slice(*a))
 case("slice-nested-past-parent-view", "Buffer.slice",
      "view [0:16] sliced at (8, 16): past the parent view, inside the "
      "allocation", "OutOfRangeError", lambda c: c.a[0:16].slice(8, 16))
@@ -213,28 +199,26 @@ case("slice-closed", "Buffer.slice", "closed Buffer",
 
 # ------------------------------------------------------------ Buffer[a:b]
 
-for _id, _key, _text, _raises, _bug in [
+for _id, _key, _text, _raises in [
         ("stop-past-size", slice(0, SIZE + 1), "[0:size+1]",
-         "OutOfRangeError", ""),
+         "OutOfRangeError"),
         ("start-before-zero", slice(-SIZE - 1, None), "[-size-1:]",
-         "OutOfRangeError", ""),
-        ("start-after-stop", slice(10, 5), "[10:5]", "OutOfRangeError", ""),
+         "OutOfRangeError"),
+        ("start-after-stop", slice(10, 5), "[10:5]", "OutOfRangeError"),
         ("neg-start-after-stop", slice(-5, -10), "[-5:-10]",
-         "OutOfRangeError", ""),
-        ("beyond-int64", slice(2**63, None), "[2**63:]", "OutOfRangeError",
-         "ValueError"),
-        ("step-2", slice(None, None, 2), "[::2]", "InvalidArgumentError", ""),
+         "OutOfRangeError"),
+        ("beyond-int64", slice(2**63, None), "[2**63:]", "OutOfRangeError"),
+        ("step-2", slice(None, None, 2), "[::2]", "InvalidArgumentError"),
         ("step-negative", slice(None, None, -1), "[::-1]",
-         "InvalidArgumentError", ""),
-        ("step-zero", slice(0, 4, 0), "[0:4:0]", "InvalidArgumentError", ""),
-        ("int-index", 0, "[0] (an integer, not a slice)", "TypeError", ""),
-        ("str-key", "x", '["x"]', "TypeError", ""),
-        ("float-bound", slice(0, 1.5), "[0:1.5]", "TypeError", ""),
-        ("bool-bound", slice(True, 2), "[True:2]", "TypeError", ""),
-        ("tuple-key", (slice(0, 2), 1), "[0:2, 1]", "TypeError", "")]:
+         "InvalidArgumentError"),
+        ("step-zero", slice(0, 4, 0), "[0:4:0]", "InvalidArgumentError"),
+        ("int-index", 0, "[0] (an integer, not a slice)", "TypeError"),
+        ("str-key", "x", '["x"]', "TypeError"),
+        ("float-bound", slice(0, 1.5), "[0:1.5]", "TypeError"),
+        ("bool-bound", slice(True, 2), "[True:2]", "TypeError"),
+        ("tuple-key", (slice(0, 2), 1), "[0:2, 1]", "TypeError")]:
     case(f"getitem-{_id}", "Buffer[a:b]", _text, _raises,
-         lambda c, k=_key: c.a[k], bug=_bug,
-         bug_reason=ARG_RANGE_BUG if _bug else "")
+         lambda c, k=_key: c.a[k])
 case("getitem-nested-past-parent-view", "Buffer[a:b]",
      "view [0:16] indexed [0:17]", "OutOfRangeError",
      lambda c: c.a[0:16][0:17])
@@ -243,19 +227,17 @@ case("getitem-closed", "Buffer[a:b]", "closed Buffer",
 
 # ------------------------------------------------------------ Stream.fill
 
-for _id, _byte, _text, _raises, _bug in [
-        ("byte-256", 256, "byte 256", "InvalidArgumentError", ""),
-        ("byte-negative", -1, "byte -1", "InvalidArgumentError", ""),
-        ("byte-huge", 2**64, "byte 2**64", "InvalidArgumentError",
-         "ValueError"),
-        ("byte-bool", True, "byte True (bool)", "TypeError", ""),
-        ("byte-float", 1.0, "byte 1.0 (float)", "TypeError", ""),
-        ("byte-str", "1", 'byte "1" (str)', "TypeError", ""),
-        ("byte-bytes", b"\x01", 'byte b"\\x01" (bytes)', "TypeError", ""),
-        ("byte-none", None, "byte None", "TypeError", "")]:
+for _id, _byte, _text, _raises in [
+        ("byte-256", 256, "byte 256", "InvalidArgumentError"),
+        ("byte-negative", -1, "byte -1", "InvalidArgumentError"),
+        ("byte-huge", 2**64, "byte 2**64", "InvalidArgumentError"),
+        ("byte-bool", True, "byte True (bool)", "TypeError"),
+        ("byte-float", 1.0, "byte 1.0 (float)", "TypeError"),
+        ("byte-str", "1", 'byte "1" (str)', "TypeError"),
+        ("byte-bytes", b"\x01", 'byte b"\\x01" (bytes)', "TypeError"),
+        ("byte-none", None, "byte None", "TypeError")]:
     case(f"fill-{_id}", "Stream.fill", _text, _raises,
-         lambda c, v=_byte: c.stream.fill(c.a, v), bug=_bug,
-         bug_reason=ARG_RANGE_BUG if _bug else "")
+         lambda c, v=_byte: c.stream.fill(c.a, v))
 case("fill-dst-empty", "Stream.fill", "empty view a[5:5]",
      "InvalidArgumentError", lambda c: c.stream.fill(c.a[5:5], 1))
 case("fill-dst-bytearray", "Stream.fill", "dst bytearray (not a Buffer)",
@@ -476,14 +458,15 @@ case("bench-device-none", "_hrx.bench_run", "device None", "TypeError",
 case("bench-device-closed", "_hrx.bench_run", "closed Device handle",
      "FailedPreconditionError",
      lambda c: c.hrx._hrx.bench_run(c.closed_device, samples=1, warmup=1))
-case("bench-lanes-zero", "_hrx.bench_run", "lanes=0", "ValueError",
+case("bench-lanes-zero", "_hrx.bench_run", "lanes=0", "InvalidArgumentError",
      lambda c: c.hrx._hrx.bench_run(c.device, lanes=0))
 case("bench-lanes-bool", "_hrx.bench_run", "lanes=True", "TypeError",
      lambda c: c.hrx._hrx.bench_run(c.device, lanes=True))
-case("bench-samples-huge", "_hrx.bench_run", "samples=2**64", "ValueError",
+case("bench-samples-huge", "_hrx.bench_run", "samples=2**64", "InvalidArgumentError",
      lambda c: c.hrx._hrx.bench_run(c.device, samples=2**64))
 case("bench-driver-unknown", "_hrx.bench_run", 'driver="nonsense"',
-     "ValueError", lambda c: c.hrx._hrx.bench_run(c.device, driver="nonsense"))
+     "InvalidArgumentError",
+     lambda c: c.hrx._hrx.bench_run(c.device, driver="nonsense"))
 case("bench-driver-int", "_hrx.bench_run", "driver=1", "TypeError",
      lambda c: c.hrx._hrx.bench_run(c.device, driver=1))
 case("bench-unknown-keyword", "_hrx.bench_run", "keyword threads=",
@@ -511,24 +494,15 @@ def markdown() -> str:
         "`FailedPreconditionError` a `RuntimeError`. `SIZE` is "
         f"{SIZE}.",
         "",
-        "Rows marked **BUG** raise another class today (named there); their",
-        "exact-type check is an expected failure until the bug is fixed.",
-        "",
         "| function | bad argument | exception raised | checked that nothing "
         "changed |",
         "| --- | --- | --- | --- |",
     ]
     for c in CASES:
         raised = f"`{c.raises}`"
-        if c.bug:
-            raised += f" (**BUG**: today `{c.bug}`)"
         argument = c.argument.replace("|", "\\|")
         lines.append(f"| `{c.function}` | {argument} | {raised} | "
                      f"{c.checked()} |")
-    bugs = sorted({c.bug_reason for c in CASES if c.bug})
-    if bugs:
-        lines += ["", "## Known bugs", ""]
-        lines += [f"- {reason}" for reason in bugs]
     lines += ["", f"{len(CASES)} cases.", ""]
     return "\n".join(lines)
 

@@ -144,10 +144,6 @@ def test_out_of_range_device_index(backend):
         hrx.Stream.open(4096, backend=backend)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "BUG: csrc/python/device.c hrx_py_device_open_impl rejects an index "
-    "above INT32_MAX with the message 'device index must be >= 0; got "
-    "2147483648', which names the wrong bound"))
 def test_device_index_above_int32_has_a_true_message(backend):
     with pytest.raises(hrx.OutOfRangeError) as info:
         hrx.Device.open(2**31, backend=backend)

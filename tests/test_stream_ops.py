@@ -697,11 +697,6 @@ def test_fabric_queue_has_the_stream_api(device, stream):
     queue.close()
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "BUG: hrx.fabric.Queue inherits the classmethod Stream.open "
-    "(csrc/python/stream.c, hrx_py_stream_open ignores cls and calls "
-    "hrx_stream_create): Queue.open() returns a pool hrx.Stream and takes "
-    "a pool slot instead of making a queue outside the pool"))
 def test_fabric_queue_open_does_not_make_a_pool_stream(device, backend):
     """Queue.open either does not exist or makes a queue outside the pool."""
     before = device.pool_info()

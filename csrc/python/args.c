@@ -1,6 +1,7 @@
 #include "args.h"
 
-int hrx_py_arg_int64(PyObject* object, const char* what, int64_t* out) {
+int hrx_py_arg_int64(hrx_py_state_t* state, PyObject* object, const char* what,
+                     int64_t* out) {
   if (PyBool_Check(object) || !PyIndex_Check(object)) {
     PyErr_Format(PyExc_TypeError, "%s must be an int, not %.100s", what,
                  Py_TYPE(object)->tp_name);
@@ -13,7 +14,7 @@ int hrx_py_arg_int64(PyObject* object, const char* what, int64_t* out) {
   Py_DECREF(index);
   if (value == -1 && PyErr_Occurred()) return -1;
   if (overflow) {
-    PyErr_Format(PyExc_ValueError, "%s is out of the 64-bit integer range",
+    PyErr_Format(state->errors[HRX_STATUS_INVALID_ARGUMENT], "%s is out of the 64-bit integer range",
                  what);
     return -1;
   }
@@ -21,7 +22,8 @@ int hrx_py_arg_int64(PyObject* object, const char* what, int64_t* out) {
   return 0;
 }
 
-int hrx_py_arg_uint64(PyObject* object, const char* what, uint64_t* out) {
+int hrx_py_arg_uint64(hrx_py_state_t* state, PyObject* object,
+                      const char* what, uint64_t* out) {
   if (PyBool_Check(object) || !PyIndex_Check(object)) {
     PyErr_Format(PyExc_TypeError, "%s must be an int, not %.100s", what,
                  Py_TYPE(object)->tp_name);
@@ -31,14 +33,14 @@ int hrx_py_arg_uint64(PyObject* object, const char* what, uint64_t* out) {
   if (!index) return -1;
   if (PyObject_RichCompareBool(index, Py_False, Py_LT) == 1) {
     Py_DECREF(index);
-    PyErr_Format(PyExc_ValueError, "%s must be >= 0", what);
+    PyErr_Format(state->errors[HRX_STATUS_INVALID_ARGUMENT], "%s must be >= 0", what);
     return -1;
   }
   unsigned long long value = PyLong_AsUnsignedLongLong(index);
   Py_DECREF(index);
   if (value == (unsigned long long)-1 && PyErr_Occurred()) {
     PyErr_Clear();
-    PyErr_Format(PyExc_ValueError, "%s is out of the 64-bit unsigned range",
+    PyErr_Format(state->errors[HRX_STATUS_INVALID_ARGUMENT], "%s is out of the 64-bit unsigned range",
                  what);
     return -1;
   }

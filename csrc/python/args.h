@@ -6,9 +6,14 @@
 #include "module.h"
 
 /* An integer (int or an object with __index__, never bool or float) into
- * int64. TypeError for other types; OverflowError becomes ValueError. */
-int hrx_py_arg_int64(PyObject* object, const char* what, int64_t* out);
-/* A non-negative integer into uint64 (ValueError if negative). */
-int hrx_py_arg_uint64(PyObject* object, const char* what, uint64_t* out);
+ * int64. TypeError for other types; a value outside int64 is
+ * hrx.InvalidArgumentError (a ValueError). May run Python code (__index__):
+ * convert arguments before taking references to hrx objects. */
+int hrx_py_arg_int64(hrx_py_state_t* state, PyObject* object, const char* what,
+                     int64_t* out);
+/* A non-negative integer into uint64 (hrx.InvalidArgumentError if negative
+ * or too large). */
+int hrx_py_arg_uint64(hrx_py_state_t* state, PyObject* object,
+                      const char* what, uint64_t* out);
 
 #endif /* HRX_PYTHON_ARGS_H_ */

@@ -1,6 +1,6 @@
 /* hrx._hrx.bench_run: the C benchmark driver (csrc/core/bench.h) for
  * hrx.bench. Arguments are checked here so that Python callers get
- * ValueError/TypeError naming the argument; the core checks them again. The
+ * hrx.InvalidArgumentError (a ValueError) or TypeError naming the argument; the core checks them again. The
  * run holds no Python object and releases the GIL throughout. */
 #include "module.h"
 
@@ -10,15 +10,16 @@
 
 /* Reads keyword `name` (NULL: not given, *out keeps its default) as an int in
  * [1, max]. Returns -1 with TypeError or ValueError set. */
-static int hrx_py_bench_count(PyObject* object, const char* name,
+static int hrx_py_bench_count(hrx_py_state_t* state, PyObject* object,
+                              const char* name,
                               long long max, long long* out) {
   if (!object) return 0;
   char what[64];
   PyOS_snprintf(what, sizeof(what), "bench_run() argument '%s'", name);
   int64_t value = 0;
-  if (hrx_py_arg_int64(object, what, &value)) return -1;
+  if (hrx_py_arg_int64(state, object, what, &value)) return -1;
   if (value < 1 || value > max) {
-    PyErr_Format(PyExc_ValueError,
+    PyErr_Format(state->errors[HRX_STATUS_INVALID_ARGUMENT],
                  "%s must be a positive int no greater than %lld, got %lld",
                  what, max, (long long)value);
     return -1;
@@ -27,7 +28,7 @@ static int hrx_py_bench_count(PyObject* object, const char* name,
   return 0;
 }
 
-static int hrx_py_bench_driver(PyObject* object,
+static int hrx_py_bench_driver(hrx_py_state_t* state, PyObject* object,
                                hrx_bench_driver_t* out_driver) {
   if (!object) return 0;
   if (!PyUnicode_Check(object)) {
@@ -40,7 +41,7 @@ static int hrx_py_bench_driver(PyObject* object,
   const char* name = PyUnicode_AsUTF8(object);
   if (!name) return -1;
   if (!hrx_bench_driver_parse(name, out_driver)) {
-    PyErr_Format(PyExc_ValueError,
+    PyErr_Format(state->errors[HRX_STATUS_INVALID_ARGUMENT],
                  "bench_run() argument 'driver' must be 'native' or 'raw', "
                  "got %R",
                  object);
@@ -155,21 +156,21 @@ PyObject* hrx_py_bench_run(PyObject* module, PyObject* args,
   long long v_warmup = config.warmup;
   long long v_samples = config.samples;
   const long long max_bytes = (long long)HRX_BENCH_MAX_BYTES;
-  if (hrx_py_bench_driver(driver, &config.driver) ||
-      hrx_py_bench_count(lanes, "lanes", HRX_BENCH_MAX_LANES, &v_lanes) ||
-      hrx_py_bench_count(retained_streams, "retained_streams",
+  if (hrx_py_bench_driver(state, driver, &config.driver) ||
+      hrx_py_bench_count(state, lanes, "lanes", HRX_BENCH_MAX_LANES, &v_lanes) ||
+      hrx_py_bench_count(state, retained_streams, "retained_streams",
                          HRX_BENCH_MAX_STREAMS, &v_retained) ||
-      hrx_py_bench_count(small_bytes, "small_bytes", max_bytes,
+      hrx_py_bench_count(state, small_bytes, "small_bytes", max_bytes,
                          &v_small_bytes) ||
-      hrx_py_bench_count(small_copies, "small_copies", HRX_BENCH_MAX_COPIES,
+      hrx_py_bench_count(state, small_copies, "small_copies", HRX_BENCH_MAX_COPIES,
                          &v_small_copies) ||
-      hrx_py_bench_count(bulk_bytes, "bulk_bytes", max_bytes, &v_bulk_bytes) ||
-      hrx_py_bench_count(bulk_copies, "bulk_copies", HRX_BENCH_MAX_COPIES,
+      hrx_py_bench_count(state, bulk_bytes, "bulk_bytes", max_bytes, &v_bulk_bytes) ||
+      hrx_py_bench_count(state, bulk_copies, "bulk_copies", HRX_BENCH_MAX_COPIES,
                          &v_bulk_copies) ||
-      hrx_py_bench_count(loaded_copies, "loaded_copies", HRX_BENCH_MAX_COPIES,
+      hrx_py_bench_count(state, loaded_copies, "loaded_copies", HRX_BENCH_MAX_COPIES,
                          &v_loaded) ||
-      hrx_py_bench_count(warmup, "warmup", HRX_BENCH_MAX_ROUNDS, &v_warmup) ||
-      hrx_py_bench_count(samples, "samples", HRX_BENCH_MAX_ROUNDS,
+      hrx_py_bench_count(state, warmup, "warmup", HRX_BENCH_MAX_ROUNDS, &v_warmup) ||
+      hrx_py_bench_count(state, samples, "samples", HRX_BENCH_MAX_ROUNDS,
                          &v_samples)) {
     return NULL;
   }

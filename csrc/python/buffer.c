@@ -31,10 +31,19 @@ int hrx_py_buffer_view(hrx_py_state_t* state, PyObject* object,
                  "%s is a closed buffer", role);
     return -1;
   }
+  hrx_buffer_retain(self->buffer);
   out_view->buffer = self->buffer;
   out_view->offset = self->offset;
   out_view->length = self->length;
   return 0;
+}
+
+void hrx_py_release_held(hrx_stream_t* stream, hrx_buffer_t* first,
+                         hrx_buffer_t* second, hrx_event_t* event) {
+  hrx_buffer_release(first);
+  hrx_buffer_release(second);
+  hrx_event_release(event);
+  hrx_stream_release(stream);
 }
 
 static hrx_py_buffer_t* hrx_py_buffer_get(PyObject* self) {
@@ -77,6 +86,17 @@ static PyObject* hrx_py_buffer_close(PyObject* self, PyObject* unused) {
   Py_RETURN_NONE;
 }
 
+/* A view bound: an integer beyond int64 is out of range like any other too
+ * large bound (it becomes INT64_MAX); wrong types stay TypeError. */
+static int hrx_py_arg_bound(hrx_py_state_t* state, PyObject* object,
+                            const char* what, int64_t* out) {
+  if (hrx_py_arg_int64(state, object, what, out) == 0) return 0;
+  if (!PyErr_ExceptionMatches(PyExc_ValueError)) return -1;
+  PyErr_Clear();
+  *out = INT64_MAX;
+  return 0;
+}
+
 /* A sub-view [offset, offset + length) of this view, bounds-checked. */
 static PyObject* hrx_py_buffer_subview(hrx_py_buffer_t* self, uint64_t offset,
                                        uint64_t length) {
@@ -102,15 +122,16 @@ static PyObject* hrx_py_buffer_slice(PyObject* self, PyObject* args,
                                    &offset_object, &length_object)) {
     return NULL;
   }
-  hrx_py_buffer_t* buffer = hrx_py_buffer_get(self);
-  if (!buffer) return NULL;
+  hrx_py_state_t* state = hrx_py_state_from_type(Py_TYPE(self));
   int64_t offset = 0, length = 0;
-  if (hrx_py_arg_int64(offset_object, "offset", &offset) < 0 ||
-      hrx_py_arg_int64(length_object, "length", &length) < 0) {
+  /* Conversions may run Python code: check the handle only afterwards. */
+  if (hrx_py_arg_bound(state, offset_object, "offset", &offset) < 0 ||
+      hrx_py_arg_bound(state, length_object, "length", &length) < 0) {
     return NULL;
   }
+  hrx_py_buffer_t* buffer = hrx_py_buffer_get(self);
+  if (!buffer) return NULL;
   if (offset < 0 || length < 0) {
-    hrx_py_state_t* state = hrx_py_state_from_type(Py_TYPE(self));
     PyErr_Format(state->errors[HRX_STATUS_OUT_OF_RANGE],
                  "offset and length must be >= 0; got offset %lld, length "
                  "%lld",
@@ -123,8 +144,6 @@ static PyObject* hrx_py_buffer_slice(PyObject* self, PyObject* args,
 /* buf[a:b]: Python's negative indices count from the end; a range that does
  * not fit is an error, not clamped; steps other than 1 are refused. */
 static PyObject* hrx_py_buffer_subscript(PyObject* self, PyObject* key) {
-  hrx_py_buffer_t* buffer = hrx_py_buffer_get(self);
-  if (!buffer) return NULL;
   hrx_py_state_t* state = hrx_py_state_from_type(Py_TYPE(self));
   if (!PySlice_Check(key)) {
     PyErr_Format(PyExc_TypeError,
@@ -133,26 +152,37 @@ static PyObject* hrx_py_buffer_subscript(PyObject* self, PyObject* key) {
     return NULL;
   }
   PySliceObject* slice = (PySliceObject*)key;
-  int64_t bounds[2] = {0, (int64_t)buffer->length};
+  int64_t raw[2] = {0, 0};
+  bool given[2] = {false, false};
   PyObject* parts[2] = {slice->start, slice->stop};
+  /* Conversions may run Python code: check the handle only afterwards. */
   for (int i = 0; i < 2; ++i) {
     if (parts[i] == Py_None) continue;
-    if (hrx_py_arg_int64(parts[i], "slice bound", &bounds[i]) < 0) return NULL;
-    if (bounds[i] < 0) bounds[i] += (int64_t)buffer->length;
-  }
-  if (slice->step != Py_None) {
-    int64_t step = 0;
-    if (hrx_py_arg_int64(slice->step, "slice step", &step) < 0) return NULL;
-    if (step != 1) {
-      PyErr_Format(state->errors[HRX_STATUS_INVALID_ARGUMENT],
-                   "buffer views are contiguous: slice step must be 1; got "
-                   "%lld",
-                   (long long)step);
+    if (hrx_py_arg_bound(state, parts[i], "slice bound", &raw[i]) < 0) {
       return NULL;
     }
+    given[i] = true;
   }
-  if (bounds[0] < 0 || bounds[1] > (int64_t)buffer->length ||
-      bounds[0] > bounds[1]) {
+  int64_t step = 1;
+  if (slice->step != Py_None &&
+      hrx_py_arg_int64(state, slice->step, "slice step", &step) < 0) {
+    return NULL;
+  }
+  hrx_py_buffer_t* buffer = hrx_py_buffer_get(self);
+  if (!buffer) return NULL;
+  if (step != 1) {
+    PyErr_Format(state->errors[HRX_STATUS_INVALID_ARGUMENT],
+                 "buffer views are contiguous: slice step must be 1; got "
+                 "%lld",
+                 (long long)step);
+    return NULL;
+  }
+  int64_t length = (int64_t)buffer->length;
+  int64_t bounds[2] = {given[0] ? raw[0] : 0, given[1] ? raw[1] : length};
+  for (int i = 0; i < 2; ++i) {
+    if (given[i] && bounds[i] < 0) bounds[i] += length;
+  }
+  if (bounds[0] < 0 || bounds[1] > length || bounds[0] > bounds[1]) {
     PyErr_Format(state->errors[HRX_STATUS_OUT_OF_RANGE],
                  "slice [%lld:%lld] is outside the %llu-byte buffer (valid: "
                  "0 <= start <= stop <= %llu)",

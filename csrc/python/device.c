@@ -45,15 +45,19 @@ static PyObject* hrx_py_device_open_impl(PyTypeObject* type, PyObject* args,
                                    &index_object, &backend)) {
     return NULL;
   }
-  int64_t index = 0;
-  if (index_object && hrx_py_arg_int64(index_object, "device index", &index) < 0) {
-    return NULL;
-  }
   hrx_py_state_t* state = hrx_py_state_from_type(type);
   if (!state) return NULL;
+  int64_t index = 0;
+  if (index_object &&
+      hrx_py_arg_int64(state, index_object, "device index", &index) < 0) {
+    if (!PyErr_ExceptionMatches(PyExc_ValueError)) return NULL;
+    PyErr_Clear();
+    index = INT64_MAX; /* beyond int64: out of range, reported below */
+  }
   if (index < 0 || index > INT32_MAX) {
     PyErr_Format(state->errors[HRX_STATUS_OUT_OF_RANGE],
-                 "device index must be >= 0; got %lld", (long long)index);
+                 "device index must be between 0 and %d; got %lld", INT32_MAX,
+                 (long long)index);
     return NULL;
   }
   hrx_device_t* device = NULL;
@@ -127,19 +131,19 @@ static PyObject* hrx_py_device_clone(PyObject* self, PyObject* unused) {
 
 static PyObject* hrx_py_device_set_stream_queue_count(PyObject* self,
                                                       PyObject* count_object) {
+  hrx_py_state_t* state = hrx_py_state_from_type(Py_TYPE(self));
+  int64_t count = 0;
+  /* Convert first: __index__ may run Python code that closes this handle. */
+  if (hrx_py_arg_int64(state, count_object, "stream queue count", &count) <
+      0) {
+    if (!PyErr_ExceptionMatches(PyExc_ValueError)) return NULL;
+    PyErr_Clear();
+    count = INT64_MAX; /* out of range either way: report the bounds */
+  }
   hrx_device_t* device = hrx_py_device_get(self);
   if (!device) return NULL;
-  int64_t count = 0;
-  if (hrx_py_arg_int64(count_object, "stream queue count", &count) < 0) {
-    if (PyErr_ExceptionMatches(PyExc_ValueError)) {
-      PyErr_Clear();
-      count = INT64_MAX; /* out of range either way: report the bounds */
-    } else {
-      return NULL;
-    }
-  }
   hrx_status_t status = hrx_device_set_stream_queue_count(device, count);
-  if (status) return hrx_py_raise(hrx_py_state_from_type(Py_TYPE(self)), status);
+  if (status) return hrx_py_raise(state, status);
   Py_RETURN_NONE;
 }
 
@@ -150,17 +154,17 @@ static PyObject* hrx_py_device_stream(PyObject* self, PyObject* unused) {
   hrx_py_state_t* state = hrx_py_state_from_type(Py_TYPE(self));
   hrx_stream_t* stream = NULL;
   hrx_status_t status;
+  hrx_device_retain(device); /* survives close() from another thread */
   Py_BEGIN_ALLOW_THREADS
   status = hrx_stream_create(device, &stream);
+  hrx_device_release(device);
   Py_END_ALLOW_THREADS
   if (status) return hrx_py_raise(state, status);
   return hrx_py_stream_wrap(state, state->stream_type, stream);
 }
 
 PyObject* hrx_py_allocate(hrx_py_state_t* state, hrx_device_t* device,
-                          PyObject* size_object) {
-  uint64_t size = 0;
-  if (hrx_py_arg_uint64(size_object, "buffer size", &size) < 0) return NULL;
+                          uint64_t size) {
   hrx_buffer_t* buffer = NULL;
   hrx_status_t status;
   Py_BEGIN_ALLOW_THREADS
@@ -171,9 +175,16 @@ PyObject* hrx_py_allocate(hrx_py_state_t* state, hrx_device_t* device,
 }
 
 static PyObject* hrx_py_device_allocate(PyObject* self, PyObject* size) {
+  hrx_py_state_t* state = hrx_py_state_from_type(Py_TYPE(self));
+  uint64_t nbytes = 0;
+  /* Convert first: __index__ may run Python code that closes this handle. */
+  if (hrx_py_arg_uint64(state, size, "buffer size", &nbytes) < 0) return NULL;
   hrx_device_t* device = hrx_py_device_get(self);
   if (!device) return NULL;
-  return hrx_py_allocate(hrx_py_state_from_type(Py_TYPE(self)), device, size);
+  hrx_device_retain(device);
+  PyObject* buffer = hrx_py_allocate(state, device, nbytes);
+  hrx_device_release(device);
+  return buffer;
 }
 
 static PyObject* hrx_py_device_synchronize(PyObject* self, PyObject* unused) {
@@ -181,8 +192,10 @@ static PyObject* hrx_py_device_synchronize(PyObject* self, PyObject* unused) {
   hrx_device_t* device = hrx_py_device_get(self);
   if (!device) return NULL;
   hrx_status_t status;
+  hrx_device_retain(device);
   Py_BEGIN_ALLOW_THREADS
   status = hrx_device_synchronize(device);
+  hrx_device_release(device);
   Py_END_ALLOW_THREADS
   if (status) return hrx_py_raise(hrx_py_state_from_type(Py_TYPE(self)), status);
   Py_RETURN_NONE;
@@ -221,8 +234,10 @@ static PyObject* hrx_py_device_get_free_memory(PyObject* self, void* closure) {
   if (!device) return NULL;
   uint64_t free_bytes = 0;
   hrx_status_t status;
+  hrx_device_retain(device);
   Py_BEGIN_ALLOW_THREADS
   status = hrx_device_query_free_memory(device, &free_bytes);
+  hrx_device_release(device);
   Py_END_ALLOW_THREADS
   if (status) return hrx_py_raise(hrx_py_state_from_type(Py_TYPE(self)), status);
   return PyLong_FromUnsignedLongLong(free_bytes);

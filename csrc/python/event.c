@@ -74,8 +74,10 @@ static PyObject* hrx_py_event_synchronize(PyObject* self, PyObject* unused) {
   hrx_event_t* event = hrx_py_event_get(self, &state);
   if (!event) return NULL;
   hrx_status_t status;
+  hrx_event_retain(event); /* survives close() from another thread */
   Py_BEGIN_ALLOW_THREADS
   status = hrx_event_synchronize(event);
+  hrx_event_release(event);
   Py_END_ALLOW_THREADS
   if (status) return hrx_py_raise(state, status);
   Py_RETURN_NONE;

@@ -45,15 +45,23 @@ PyObject* hrx_py_event_wrap(hrx_py_state_t* state, hrx_event_t* event);
 PyObject* hrx_py_readback_wrap(hrx_py_state_t* state,
                                hrx_readback_t* readback);
 
-/* allocate(nbytes) shared by Device and Stream. */
+/* allocate(nbytes) shared by Device and Stream; `device` is borrowed and
+ * must stay alive for the call (the callers hold a reference). */
 PyObject* hrx_py_allocate(hrx_py_state_t* state, hrx_device_t* device,
-                          PyObject* size_object);
+                          uint64_t size);
 
-/* The view an hrx.Buffer names, or -1 with an error set. */
+/* The view an hrx.Buffer names, or -1 with an error set. On success
+ * out_view->buffer is RETAINED, so the call survives the handle being closed
+ * while the GIL is released; drop it with hrx_py_release_held. */
 int hrx_py_buffer_view(hrx_py_state_t* state, PyObject* object,
                        const char* role, hrx_view_t* out_view);
 /* Borrowed C event of an hrx.Event, or NULL with an error set. */
 hrx_event_t* hrx_py_event_unwrap(hrx_py_state_t* state, PyObject* object);
+
+/* Drops references a call held across a GIL release; any may be NULL. Call
+ * it without the GIL: a last buffer release waits for queued work. */
+void hrx_py_release_held(hrx_stream_t* stream, hrx_buffer_t* first,
+                         hrx_buffer_t* second, hrx_event_t* event);
 
 /* Raises hrx.FailedPreconditionError("<what> is closed"). */
 void hrx_py_raise_closed(hrx_py_state_t* state, const char* what);

@@ -55,14 +55,29 @@ static PyObject* hrx_py_readback_wait(PyObject* self, PyObject* unused) {
     hrx_py_raise_closed(state, "readback");
     return NULL;
   }
+  /* Detach while the GIL is released, so a concurrent close() cannot free
+   * the readback under the wait; it is ours until reattached or released. */
+  hrx_readback_t* owned = readback->readback;
+  readback->readback = NULL;
   const uint8_t* bytes = NULL;
   hrx_status_t status;
   Py_BEGIN_ALLOW_THREADS
-  status = hrx_readback_wait(readback->readback, &bytes);
+  status = hrx_readback_wait(owned, &bytes);
   Py_END_ALLOW_THREADS
-  if (status) return hrx_py_raise(state, status);
-  Py_ssize_t length = (Py_ssize_t)hrx_readback_length(readback->readback);
+  if (status) {
+    if (!readback->readback) {
+      readback->readback = owned;
+    } else {
+      hrx_readback_release(owned);
+    }
+    return hrx_py_raise(state, status);
+  }
+  Py_ssize_t length = (Py_ssize_t)hrx_readback_length(owned);
   PyObject* data = PyByteArray_FromStringAndSize((const char*)bytes, length);
+  /* The host staging memory is no longer needed. */
+  Py_BEGIN_ALLOW_THREADS
+  hrx_readback_release(owned);
+  Py_END_ALLOW_THREADS
   if (!data) return NULL;
   PyObject* numpy = PyImport_ImportModule("numpy");
   if (!numpy) {
@@ -75,8 +90,6 @@ static PyObject* hrx_py_readback_wait(PyObject* self, PyObject* unused) {
   Py_DECREF(data);
   if (!array) return NULL;
   readback->result = Py_NewRef(array);
-  /* The host staging memory is no longer needed. */
-  hrx_py_readback_close_handle(readback);
   return array;
 }
 

@@ -33,6 +33,16 @@ static hrx_stream_t* hrx_py_stream_get(PyObject* self, hrx_py_state_t** out) {
   return *out ? hrx_py_stream_unwrap(*out, self) : NULL;
 }
 
+/* The stream, RETAINED for a call that releases the GIL (another thread may
+ * close the handle meanwhile). Call after converting arguments, which may run
+ * Python code. Drop with hrx_py_release_held. */
+static hrx_stream_t* hrx_py_stream_hold(PyObject* self) {
+  hrx_py_state_t* state;
+  hrx_stream_t* stream = hrx_py_stream_get(self, &state);
+  hrx_stream_retain(stream);
+  return stream;
+}
+
 static int hrx_py_stream_traverse(PyObject* self, visitproc visit, void* arg) {
   Py_VISIT(Py_TYPE(self));
   return 0;
@@ -65,14 +75,17 @@ static PyObject* hrx_py_stream_open(PyObject* cls, PyObject* args,
       PyObject_Call((PyObject*)state->device_type, args, kwargs);
   if (!device_object) return NULL;
   hrx_device_t* device = ((hrx_py_device_t*)device_object)->device;
+  /* fabric.Queue.open() makes a queue outside the pool, like Queue(). */
+  bool dedicated = PyType_IsSubtype((PyTypeObject*)cls, state->queue_type);
   hrx_stream_t* stream = NULL;
   hrx_status_t status;
   Py_BEGIN_ALLOW_THREADS
-  status = hrx_stream_create(device, &stream);
+  status = dedicated ? hrx_stream_create_dedicated(device, &stream)
+                     : hrx_stream_create(device, &stream);
   Py_END_ALLOW_THREADS
   Py_DECREF(device_object); /* the stream holds the device */
   if (status) return hrx_py_raise(state, status);
-  return hrx_py_stream_wrap(state, state->stream_type, stream);
+  return hrx_py_stream_wrap(state, (PyTypeObject*)cls, stream);
 }
 
 static PyObject* hrx_py_stream_close(PyObject* self, PyObject* unused) {
@@ -95,61 +108,67 @@ static PyObject* hrx_py_stream_exit(PyObject* self, PyObject* args) {
 }
 
 static PyObject* hrx_py_stream_allocate(PyObject* self, PyObject* size) {
-  hrx_py_state_t* state;
-  hrx_stream_t* stream = hrx_py_stream_get(self, &state);
+  hrx_py_state_t* state = hrx_py_state_from_type(Py_TYPE(self));
+  uint64_t nbytes = 0;
+  if (hrx_py_arg_uint64(state, size, "buffer size", &nbytes) < 0) return NULL;
+  hrx_stream_t* stream = hrx_py_stream_hold(self);
   if (!stream) return NULL;
-  return hrx_py_allocate(state, hrx_stream_device(stream), size);
+  PyObject* buffer = hrx_py_allocate(state, hrx_stream_device(stream), nbytes);
+  Py_BEGIN_ALLOW_THREADS
+  hrx_py_release_held(stream, NULL, NULL, NULL);
+  Py_END_ALLOW_THREADS
+  return buffer;
 }
 
 static PyObject* hrx_py_stream_copy(PyObject* self, PyObject* const* args,
                                     Py_ssize_t nargs) {
-  hrx_py_state_t* state;
-  hrx_stream_t* stream = hrx_py_stream_get(self, &state);
-  if (!stream) return NULL;
+  hrx_py_state_t* state = hrx_py_state_from_type(Py_TYPE(self));
   if (nargs != 2) {
     PyErr_Format(PyExc_TypeError, "copy(dst, src) takes 2 arguments (%zd given)",
                  nargs);
     return NULL;
   }
-  hrx_view_t dst, src;
-  if (hrx_py_buffer_view(state, args[0], "copy destination", &dst) < 0 ||
-      hrx_py_buffer_view(state, args[1], "copy source", &src) < 0) {
-    return NULL;
-  }
-  hrx_status_t status;
+  hrx_stream_t* stream = hrx_py_stream_hold(self);
+  if (!stream) return NULL;
+  hrx_view_t dst = {0}, src = {0};
+  hrx_status_t status = NULL;
+  bool ok = hrx_py_buffer_view(state, args[0], "copy destination", &dst) == 0 &&
+            hrx_py_buffer_view(state, args[1], "copy source", &src) == 0;
   Py_BEGIN_ALLOW_THREADS
-  status = hrx_stream_copy(stream, dst, src);
+  if (ok) status = hrx_stream_copy(stream, dst, src);
+  hrx_py_release_held(stream, dst.buffer, src.buffer, NULL);
   Py_END_ALLOW_THREADS
+  if (!ok) return NULL;
   if (status) return hrx_py_raise(state, status);
   Py_RETURN_NONE;
 }
 
 static PyObject* hrx_py_stream_fill(PyObject* self, PyObject* const* args,
                                     Py_ssize_t nargs) {
-  hrx_py_state_t* state;
-  hrx_stream_t* stream = hrx_py_stream_get(self, &state);
-  if (!stream) return NULL;
+  hrx_py_state_t* state = hrx_py_state_from_type(Py_TYPE(self));
   if (nargs != 2) {
     PyErr_Format(PyExc_TypeError, "fill(dst, byte) takes 2 arguments (%zd given)",
                  nargs);
     return NULL;
   }
-  hrx_view_t dst;
   int64_t byte = 0;
-  if (hrx_py_buffer_view(state, args[0], "fill destination", &dst) < 0 ||
-      hrx_py_arg_int64(args[1], "fill byte", &byte) < 0) {
-    return NULL;
-  }
+  if (hrx_py_arg_int64(state, args[1], "fill byte", &byte) < 0) return NULL;
   if (byte < 0 || byte > 255) {
     PyErr_Format(state->errors[HRX_STATUS_INVALID_ARGUMENT],
                  "fill byte must be between 0 and 255; got %lld",
                  (long long)byte);
     return NULL;
   }
-  hrx_status_t status;
+  hrx_stream_t* stream = hrx_py_stream_hold(self);
+  if (!stream) return NULL;
+  hrx_view_t dst = {0};
+  hrx_status_t status = NULL;
+  bool ok = hrx_py_buffer_view(state, args[0], "fill destination", &dst) == 0;
   Py_BEGIN_ALLOW_THREADS
-  status = hrx_stream_fill(stream, dst, (uint8_t)byte);
+  if (ok) status = hrx_stream_fill(stream, dst, (uint8_t)byte);
+  hrx_py_release_held(stream, dst.buffer, NULL, NULL);
   Py_END_ALLOW_THREADS
+  if (!ok) return NULL;
   if (status) return hrx_py_raise(state, status);
   Py_RETURN_NONE;
 }
@@ -192,16 +211,10 @@ static int hrx_py_get_contiguous(hrx_py_state_t* state, PyObject* object,
 
 static PyObject* hrx_py_stream_upload(PyObject* self, PyObject* const* args,
                                       Py_ssize_t nargs) {
-  hrx_py_state_t* state;
-  hrx_stream_t* stream = hrx_py_stream_get(self, &state);
-  if (!stream) return NULL;
+  hrx_py_state_t* state = hrx_py_state_from_type(Py_TYPE(self));
   if (nargs != 2) {
     PyErr_Format(PyExc_TypeError,
                  "upload(dst, data) takes 2 arguments (%zd given)", nargs);
-    return NULL;
-  }
-  hrx_view_t dst;
-  if (hrx_py_buffer_view(state, args[0], "upload destination", &dst) < 0) {
     return NULL;
   }
   Py_buffer data;
@@ -209,26 +222,34 @@ static PyObject* hrx_py_stream_upload(PyObject* self, PyObject* const* args,
                             &data) < 0) {
     return NULL;
   }
-  hrx_status_t status;
+  hrx_stream_t* stream = hrx_py_stream_hold(self);
+  hrx_view_t dst = {0};
+  hrx_status_t status = NULL;
+  bool ok = stream &&
+            hrx_py_buffer_view(state, args[0], "upload destination", &dst) == 0;
   Py_BEGIN_ALLOW_THREADS
-  status = hrx_stream_upload(stream, dst, data.buf, (uint64_t)data.len);
+  if (ok) status = hrx_stream_upload(stream, dst, data.buf, (uint64_t)data.len);
+  hrx_py_release_held(stream, dst.buffer, NULL, NULL);
   Py_END_ALLOW_THREADS
   PyBuffer_Release(&data);
+  if (!ok) return NULL;
   if (status) return hrx_py_raise(state, status);
   Py_RETURN_NONE;
 }
 
 static PyObject* hrx_py_stream_read(PyObject* self, PyObject* source) {
-  hrx_py_state_t* state;
-  hrx_stream_t* stream = hrx_py_stream_get(self, &state);
+  hrx_py_state_t* state = hrx_py_state_from_type(Py_TYPE(self));
+  hrx_stream_t* stream = hrx_py_stream_hold(self);
   if (!stream) return NULL;
-  hrx_view_t src;
-  if (hrx_py_buffer_view(state, source, "read source", &src) < 0) return NULL;
+  hrx_view_t src = {0};
   hrx_readback_t* readback = NULL;
-  hrx_status_t status;
+  hrx_status_t status = NULL;
+  bool ok = hrx_py_buffer_view(state, source, "read source", &src) == 0;
   Py_BEGIN_ALLOW_THREADS
-  status = hrx_stream_read(stream, src, &readback);
+  if (ok) status = hrx_stream_read(stream, src, &readback);
+  hrx_py_release_held(stream, src.buffer, NULL, NULL);
   Py_END_ALLOW_THREADS
+  if (!ok) return NULL;
   if (status) return hrx_py_raise(state, status);
   return hrx_py_readback_wrap(state, readback);
 }
@@ -236,39 +257,44 @@ static PyObject* hrx_py_stream_read(PyObject* self, PyObject* source) {
 static PyObject* hrx_py_stream_read_blocking(PyObject* self,
                                              PyObject* const* args,
                                              Py_ssize_t nargs) {
-  hrx_py_state_t* state;
-  hrx_stream_t* stream = hrx_py_stream_get(self, &state);
-  if (!stream) return NULL;
+  hrx_py_state_t* state = hrx_py_state_from_type(Py_TYPE(self));
   if (nargs != 2) {
     PyErr_Format(PyExc_TypeError,
                  "read_blocking(src, out) takes 2 arguments (%zd given)",
                  nargs);
     return NULL;
   }
-  hrx_view_t src;
-  if (hrx_py_buffer_view(state, args[0], "read source", &src) < 0) return NULL;
   Py_buffer out;
   if (hrx_py_get_contiguous(state, args[1], PyBUF_C_CONTIGUOUS | PyBUF_WRITABLE,
                             "read output", &out) < 0) {
     return NULL;
   }
-  hrx_status_t status;
+  hrx_stream_t* stream = hrx_py_stream_hold(self);
+  hrx_view_t src = {0};
+  hrx_status_t status = NULL;
+  bool ok = stream &&
+            hrx_py_buffer_view(state, args[0], "read source", &src) == 0;
   Py_BEGIN_ALLOW_THREADS
-  status = hrx_stream_read_blocking(stream, src, out.buf, (uint64_t)out.len);
+  if (ok) {
+    status = hrx_stream_read_blocking(stream, src, out.buf, (uint64_t)out.len);
+  }
+  hrx_py_release_held(stream, src.buffer, NULL, NULL);
   Py_END_ALLOW_THREADS
   PyBuffer_Release(&out);
+  if (!ok) return NULL;
   if (status) return hrx_py_raise(state, status);
   return Py_NewRef(args[1]);
 }
 
 static PyObject* hrx_py_stream_synchronize(PyObject* self, PyObject* unused) {
   (void)unused;
-  hrx_py_state_t* state;
-  hrx_stream_t* stream = hrx_py_stream_get(self, &state);
+  hrx_py_state_t* state = hrx_py_state_from_type(Py_TYPE(self));
+  hrx_stream_t* stream = hrx_py_stream_hold(self);
   if (!stream) return NULL;
   hrx_status_t status;
   Py_BEGIN_ALLOW_THREADS
   status = hrx_stream_synchronize(stream);
+  hrx_py_release_held(stream, NULL, NULL, NULL);
   Py_END_ALLOW_THREADS
   if (status) return hrx_py_raise(state, status);
   Py_RETURN_NONE;
@@ -276,28 +302,31 @@ static PyObject* hrx_py_stream_synchronize(PyObject* self, PyObject* unused) {
 
 static PyObject* hrx_py_stream_record_event(PyObject* self, PyObject* unused) {
   (void)unused;
-  hrx_py_state_t* state;
-  hrx_stream_t* stream = hrx_py_stream_get(self, &state);
+  hrx_py_state_t* state = hrx_py_state_from_type(Py_TYPE(self));
+  hrx_stream_t* stream = hrx_py_stream_hold(self);
   if (!stream) return NULL;
   hrx_event_t* event = NULL;
   hrx_status_t status;
   Py_BEGIN_ALLOW_THREADS
   status = hrx_stream_record_event(stream, &event);
+  hrx_py_release_held(stream, NULL, NULL, NULL);
   Py_END_ALLOW_THREADS
   if (status) return hrx_py_raise(state, status);
   return hrx_py_event_wrap(state, event);
 }
 
 static PyObject* hrx_py_stream_wait_event(PyObject* self, PyObject* event_obj) {
-  hrx_py_state_t* state;
-  hrx_stream_t* stream = hrx_py_stream_get(self, &state);
+  hrx_py_state_t* state = hrx_py_state_from_type(Py_TYPE(self));
+  hrx_stream_t* stream = hrx_py_stream_hold(self);
   if (!stream) return NULL;
   hrx_event_t* event = hrx_py_event_unwrap(state, event_obj);
-  if (!event) return NULL;
-  hrx_status_t status;
+  hrx_event_retain(event);
+  hrx_status_t status = NULL;
   Py_BEGIN_ALLOW_THREADS
-  status = hrx_stream_wait_event(stream, event);
+  if (event) status = hrx_stream_wait_event(stream, event);
+  hrx_py_release_held(stream, NULL, NULL, event);
   Py_END_ALLOW_THREADS
+  if (!event) return NULL;
   if (status) return hrx_py_raise(state, status);
   Py_RETURN_NONE;
 }
