@@ -13,10 +13,10 @@ mkdir -p "$OUT"
 export PYTHONUNBUFFERED=1
 stage=${1:-1}
 if [ "$stage" = 2 ]; then
-  timeout 560 hrx-bench sweep --backend hip --driver raw,python \
+  timeout 560 python3 -m hrx.bench sweep --backend hip --driver raw,python \
     --no-progress --output "$OUT/h200-drivers.jsonl" \
     >"$OUT/h200-drivers-sweep.log" 2>&1
-  hrx-bench table "$OUT/h200-drivers.jsonl" >"$OUT/h200-drivers-table.txt" 2>&1
+  python3 -m hrx.bench table "$OUT/h200-drivers.jsonl" >"$OUT/h200-drivers-table.txt" 2>&1
   exit 0
 fi
 {
@@ -37,6 +37,6 @@ bash bench/scripts/submission_cost.sh hip >"$OUT/h200-submission-cost.json" \
   2>&1
 
 # The main job: default protocol, three ordered repeats, fresh processes.
-timeout 300 hrx-bench sweep --backend hip --driver native \
+timeout 300 python3 -m hrx.bench sweep --backend hip --driver native \
   --no-progress --output "$OUT/h200.jsonl" >"$OUT/h200-sweep.log" 2>&1
-hrx-bench table "$OUT/h200.jsonl" >"$OUT/h200-table.txt" 2>&1
+python3 -m hrx.bench table "$OUT/h200.jsonl" >"$OUT/h200-table.txt" 2>&1
