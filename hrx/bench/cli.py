@@ -124,6 +124,12 @@ def build_parser() -> argparse.ArgumentParser:
     table.add_argument("files", nargs="+", metavar="FILE")
     table.add_argument("--brief", action="store_true", help="the table only")
 
+    compare = commands.add_parser(
+        "compare", help="each driver's medians as ratios of a baseline driver's")
+    compare.add_argument("files", nargs="+", metavar="FILE")
+    compare.add_argument("--baseline", default="raw",
+                         help="the driver to divide by (default raw)")
+
     plot = commands.add_parser("plot", help="plot results files (needs matplotlib)")
     plot.add_argument("files", nargs="+", metavar="FILE")
     plot.add_argument("--out", required=True, metavar="FILE.png")
@@ -189,6 +195,14 @@ def _command_table(args: argparse.Namespace) -> int:
     return 0
 
 
+def _command_compare(args: argparse.Namespace) -> int:
+    from .compare import format_comparison
+    from .results import load
+
+    sys.stdout.write(format_comparison(load(*args.files).records, args.baseline))
+    return 0
+
+
 def _command_plot(args: argparse.Namespace) -> int:
     from .plot import PlotUnavailable, plot_files
 
@@ -205,7 +219,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     """Entry point of ``hrx-bench``; returns the exit status."""
     args = build_parser().parse_args(argv)
     handlers: Dict[str, Any] = {"run": _command_run, "sweep": _command_sweep,
-                                "table": _command_table, "plot": _command_plot}
+                                "table": _command_table, "plot": _command_plot,
+                                "compare": _command_compare}
     try:
         return int(handlers[args.command](args))
     except FileNotFoundError as error:

@@ -1,0 +1,64 @@
+"""Ratios of one driver's table against a baseline driver's, measured on the
+same target, backend and sizes (``hrx-bench compare FILE... --baseline raw``).
+
+Each cell is median(driver) / median(baseline) for that queue count and
+column, the medians being those of the table (stats.median over runs). A
+ratio above 1 is better for the throughput columns and worse for the latency
+and creation columns; the header says which. Whether the two drivers' ranges
+overlap is marked with "~" (within run-to-run variation), so a ratio is
+never read as a difference that the runs do not support.
+"""
+from __future__ import annotations
+
+from typing import Any, Dict, Iterable, List, Mapping, Tuple
+
+from .table import COLUMNS, Group, group_lines, markdown_table
+
+__all__ = ["compare_groups", "format_comparison"]
+
+_Key = Tuple[str, Any, Any]
+
+
+def _context(group: Group) -> _Key:
+    return (group.key.target, group.key.backend, group.key.sizes)
+
+
+def compare_groups(lines: Iterable[Mapping[str, Any]], baseline: str
+                   ) -> List[Tuple[Group, Group]]:
+    """(driver group, baseline group) pairs that share target, backend and
+    sizes, for every driver other than ``baseline``."""
+    groups = group_lines(lines)
+    bases: Dict[_Key, Group] = {_context(g): g for g in groups
+                                if g.key.driver == baseline}
+    return [(g, bases[_context(g)]) for g in groups
+            if g.key.driver != baseline and _context(g) in bases]
+
+
+def _cell(group: Group, base: Group, queues: int, key: str) -> str:
+    row = next((r for r in group.rows if r.queues == queues), None)
+    ref = next((r for r in base.rows if r.queues == queues), None)
+    if row is None or ref is None or ref.median(key) == 0:
+        return "–"
+    overlap = row.low(key) <= ref.high(key) and ref.low(key) <= row.high(key)
+    return f"{row.median(key) / ref.median(key):.2f}{' ~' if overlap else ''}"
+
+
+def format_comparison(lines: Iterable[Mapping[str, Any]],
+                      baseline: str = "raw") -> str:
+    """The ratio tables as Markdown text; says so when nothing pairs up."""
+    pairs = compare_groups(list(lines), baseline)
+    if not pairs:
+        return f"No driver shares target, backend and sizes with '{baseline}'.\n"
+    out: List[str] = []
+    for group, base in pairs:
+        header = ["Queues"] + [
+            f"{group.header(c, short=True)} ({'higher' if c.higher_is_better else 'lower'}"
+            " is better)" for c in COLUMNS]
+        queues = sorted({r.queues for r in group.rows} | {r.queues for r in base.rows})
+        rows = [[str(q)] + [_cell(group, base, q, c.key) for c in COLUMNS]
+                for q in queues]
+        out.append(f"## {group.label} ÷ {base.key.driver}\n")
+        out.append(markdown_table(header, rows))
+        out.append("\n~ : the two drivers' run-to-run ranges overlap "
+                   "(within variation).\n")
+    return "\n".join(out)
