@@ -1,21 +1,27 @@
 #include "args.h"
 
-int hrx_py_arg_int64(hrx_py_state_t* state, PyObject* object, const char* what,
-                     int64_t* out) {
+/* The int value of `object` (a new reference), or NULL with TypeError for
+ * bool, float and every other non-integer. */
+static PyObject* hrx_py_index(PyObject* object, const char* what) {
   if (PyBool_Check(object) || !PyIndex_Check(object)) {
     PyErr_Format(PyExc_TypeError, "%s must be an int, not %.100s", what,
                  Py_TYPE(object)->tp_name);
-    return -1;
+    return NULL;
   }
-  PyObject* index = PyNumber_Index(object);
+  return PyNumber_Index(object);
+}
+
+int hrx_py_arg_int64(hrx_py_state_t* state, PyObject* object, const char* what,
+                     int64_t* out) {
+  PyObject* index = hrx_py_index(object, what);
   if (!index) return -1;
   int overflow = 0;
   long long value = PyLong_AsLongLongAndOverflow(index, &overflow);
   Py_DECREF(index);
   if (value == -1 && PyErr_Occurred()) return -1;
   if (overflow) {
-    PyErr_Format(state->errors[HRX_STATUS_INVALID_ARGUMENT], "%s is out of the 64-bit integer range",
-                 what);
+    PyErr_Format(state->errors[HRX_STATUS_INVALID_ARGUMENT],
+                 "%s is out of the 64-bit integer range", what);
     return -1;
   }
   *out = value;
@@ -24,24 +30,20 @@ int hrx_py_arg_int64(hrx_py_state_t* state, PyObject* object, const char* what,
 
 int hrx_py_arg_uint64(hrx_py_state_t* state, PyObject* object,
                       const char* what, uint64_t* out) {
-  if (PyBool_Check(object) || !PyIndex_Check(object)) {
-    PyErr_Format(PyExc_TypeError, "%s must be an int, not %.100s", what,
-                 Py_TYPE(object)->tp_name);
-    return -1;
-  }
-  PyObject* index = PyNumber_Index(object);
+  PyObject* index = hrx_py_index(object, what);
   if (!index) return -1;
   if (PyObject_RichCompareBool(index, Py_False, Py_LT) == 1) {
     Py_DECREF(index);
-    PyErr_Format(state->errors[HRX_STATUS_INVALID_ARGUMENT], "%s must be >= 0", what);
+    PyErr_Format(state->errors[HRX_STATUS_INVALID_ARGUMENT],
+                 "%s must be >= 0", what);
     return -1;
   }
   unsigned long long value = PyLong_AsUnsignedLongLong(index);
   Py_DECREF(index);
   if (value == (unsigned long long)-1 && PyErr_Occurred()) {
     PyErr_Clear();
-    PyErr_Format(state->errors[HRX_STATUS_INVALID_ARGUMENT], "%s is out of the 64-bit unsigned range",
-                 what);
+    PyErr_Format(state->errors[HRX_STATUS_INVALID_ARGUMENT],
+                 "%s is out of the 64-bit unsigned range", what);
     return -1;
   }
   *out = value;
