@@ -164,7 +164,12 @@ static bool hrx_host_worker_spin(hrx_host_queue_t* queue) {
       break;
     }
     hrx_cpu_relax();
-    if ((i & 63) == 0 && hrx_now_ns() - start > budget->spin_ns) break;
+    if ((i & 63) == 0) {
+      if (hrx_now_ns() - start > budget->spin_ns) break;
+      /* Leave the core to a runnable executor (workers share a nice
+       * level, so a yield lets the other run at once). */
+      sched_yield();
+    }
   }
   atomic_fetch_sub(&budget->spinners, 1);
   return arrived;
@@ -269,23 +274,24 @@ hrx_status_t hrx_host_queue_submit(hrx_host_queue_t* queue,
                                    const hrx_host_command_t* command,
                                    uint64_t* out_ticket) {
   pthread_mutex_lock(&queue->mutex);
-  if (queue->stopping) {
-    pthread_mutex_unlock(&queue->mutex);
-    free(command->owned);
-    hrx_host_queue_release(command->wait_queue);
-    return hrx_make_status(HRX_STATUS_FAILED_PRECONDITION,
-                           "host queue is shutting down");
-  }
-  uint64_t ticket = atomic_load(&queue->submitted);
-  if (ticket - atomic_load(&queue->completed) > queue->mask) {
-    /* Full: wait for the executor to make room (never drop, never spin).
-     * Other producers may take slots meanwhile: re-read the tail each time. */
-    atomic_fetch_add(&queue->sleepers, 1);
-    while (ticket - atomic_load(&queue->completed) > queue->mask) {
-      pthread_cond_wait(&queue->progress_cond, &queue->mutex);
-      ticket = atomic_load(&queue->submitted);
+  uint64_t ticket;
+  for (;;) {
+    if (queue->stopping) {
+      pthread_mutex_unlock(&queue->mutex);
+      free(command->owned);
+      hrx_host_queue_release(command->wait_queue);
+      return hrx_make_status(HRX_STATUS_FAILED_PRECONDITION,
+                             "host queue is shutting down");
     }
-    atomic_fetch_sub(&queue->sleepers, 1);
+    ticket = atomic_load(&queue->submitted);
+    if (ticket - atomic_load(&queue->completed) <= queue->mask) break;
+    /* Full: never drop. Wait (helping to run the queue, as any waiter does)
+     * until half the ring is free, so a producer that outruns the executor
+     * does not trade one wake-up per command with it. Other producers may
+     * take slots meanwhile: the tail is read again. */
+    pthread_mutex_unlock(&queue->mutex);
+    hrx_host_queue_wait(queue, ticket - (queue->mask + 1) / 2);
+    pthread_mutex_lock(&queue->mutex);
   }
   queue->ring[ticket & queue->mask] = *command;
   atomic_store(&queue->submitted, ticket + 1);
