@@ -39,6 +39,7 @@ class _DeviceInfo(TypedDict):
     runtime: str
     total_memory: int
     max_native_queues: int  # 0 when the runtime states no limit
+    selection: str  # how the backend was chosen; automatic: what was passed over
 
 class _PoolInfo(TypedDict):
     queue_count: int

@@ -5,6 +5,8 @@ import json
 
 import pytest
 
+from conftest import run_fresh
+
 import hrx
 
 # hrx error class -> the builtin exception classes it must also be.
@@ -184,3 +186,23 @@ def test_hrx_backend_selects_the_default(fresh, backend):
         print(d.info["backend"], hrx.Stream.open().device == d)
     """, env={"HRX_BACKEND": backend})
     assert out.split() == [backend, "True"]
+
+
+def test_automatic_fallback_says_what_was_passed_over():
+    # Never silent: a device chosen automatically records why every earlier
+    # backend was passed over; an explicit choice says so.
+    out = run_fresh("""
+    os.environ.pop("HRX_BACKEND", None)
+    reasons = {b["name"]: b["reason"] for b in hrx.backends()}
+    d = hrx.Device.open()
+    selection = d.info["selection"]
+    assert selection.startswith("automatic"), selection
+    for name, reason in reasons.items():
+        if name == d.info["backend"]:
+            break
+        assert name + ":" in selection, (name, selection)
+    explicit = hrx.Device.open(1, backend="host").info["selection"]
+    assert explicit == "backend argument", explicit
+    print("ok")
+    """, backend="host", env={"HRX_BACKEND": ""})
+    assert out.strip() == "ok"

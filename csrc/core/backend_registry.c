@@ -57,13 +57,16 @@ bool hrx_backend_probe(const char* name, char* out_reason,
 }
 
 hrx_status_t hrx_backend_select(const char* name, int index,
-                                const hrx_backend_t** out_backend) {
+                                const hrx_backend_t** out_backend,
+                                char* out_note, size_t capacity) {
   const char* origin = "";
+  const char* how = "backend argument";
   if (!name || !*name) {
     const char* env = getenv("HRX_BACKEND");
     if (env && *env) {
       name = env;
       origin = " (from HRX_BACKEND)";
+      how = "HRX_BACKEND";
     }
   }
   if (name && *name) {
@@ -71,6 +74,7 @@ hrx_status_t hrx_backend_select(const char* name, int index,
     if (!backend) return hrx_backend_unknown(name, origin);
     HRX_RETURN_IF_ERROR(hrx_backend_check(backend, index));
     *out_backend = backend;
+    snprintf(out_note, capacity, "%s", how);
     return NULL;
   }
   /* Automatic: the first backend that has the device. */
@@ -79,6 +83,8 @@ hrx_status_t hrx_backend_select(const char* name, int index,
     hrx_status_t status = hrx_backend_check(hrx_backends[i], index);
     if (!status) {
       *out_backend = hrx_backends[i];
+      snprintf(out_note, capacity, "automatic%s%s", reasons[0] ? "; passed over " : "",
+               reasons);
       return NULL;
     }
     size_t used = strlen(reasons);

@@ -5,6 +5,7 @@
 #include "device.h"
 
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -33,7 +34,8 @@ static hrx_device_t* hrx_registry_find_locked(const hrx_backend_t* backend,
 }
 
 static hrx_status_t hrx_device_create(const hrx_backend_t* backend_type,
-                                      int index, hrx_device_t** out_device) {
+                                      int index, const char* selection,
+                                      hrx_device_t** out_device) {
   hrx_device_t* device = calloc(1, sizeof(*device));
   if (!device) {
     return hrx_make_status(HRX_STATUS_OUT_OF_MEMORY, "cannot allocate device");
@@ -51,6 +53,8 @@ static hrx_status_t hrx_device_create(const hrx_backend_t* backend_type,
     return status;
   }
   device->info.index = index;
+  snprintf(device->info.selection, sizeof(device->info.selection), "%s",
+           selection);
   hrx_queue_pool_initialize(device->backend, &device->pool);
   *out_device = device;
   return NULL;
@@ -59,7 +63,9 @@ static hrx_status_t hrx_device_create(const hrx_backend_t* backend_type,
 hrx_status_t hrx_device_open(const char* backend_name, int index,
                              hrx_device_t** out_device) {
   const hrx_backend_t* backend = NULL;
-  HRX_RETURN_IF_ERROR(hrx_backend_select(backend_name, index, &backend));
+  char selection[sizeof(((hrx_device_info_t*)0)->selection)];
+  HRX_RETURN_IF_ERROR(hrx_backend_select(backend_name, index, &backend,
+                                         selection, sizeof(selection)));
   hrx_status_t status = NULL;
   pthread_mutex_lock(&hrx_registry_mutex);
   hrx_device_t* device = hrx_registry_find_locked(backend, index);
@@ -67,7 +73,7 @@ hrx_status_t hrx_device_open(const char* backend_name, int index,
     device->ref_count++;
   } else {
     /* Opening under the registry lock keeps one live device per key. */
-    status = hrx_device_create(backend, index, &device);
+    status = hrx_device_create(backend, index, selection, &device);
     if (!status) {
       device->next = hrx_registry_head;
       hrx_registry_head = device;

@@ -82,6 +82,10 @@ typedef struct hrx_device_info_s {
   char runtime[128];    /* runtime library and version */
   uint64_t total_memory;
   int max_native_queues;  /* 0 when the runtime states no limit */
+  /* How the backend was chosen when the live device was created: "backend
+   * argument", "HRX_BACKEND", or "automatic" followed by why each earlier
+   * backend was passed over (so a fallback to host is never silent). */
+  char selection[512];
 } hrx_device_info_t;
 
 hrx_status_t hrx_device_query_info(hrx_device_t* device,
