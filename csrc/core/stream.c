@@ -23,8 +23,7 @@ struct hrx_stream_s {
   int queue_index;                 /* pool slot, or -1 when dedicated */
   pthread_mutex_t producer_mutex;
   pthread_mutex_t publish_mutex;
-  hrx_ticket_t last_ticket;        /* guarded by publish_mutex */
-  uint64_t published;              /* commands published; publish_mutex */
+  hrx_ticket_t last_ticket;        /* last published; publish_mutex */
 };
 
 static hrx_status_t hrx_stream_allocate(hrx_device_t* device,
@@ -158,7 +157,6 @@ hrx_status_t hrx_stream_submit(hrx_stream_t* stream,
   if (!status) {
     pthread_mutex_lock(&stream->publish_mutex);
     if (ticket > stream->last_ticket) stream->last_ticket = ticket;
-    stream->published++;
     pthread_mutex_unlock(&stream->publish_mutex);
   }
   pthread_mutex_unlock(&stream->producer_mutex);
