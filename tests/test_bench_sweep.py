@@ -58,12 +58,33 @@ def test_plan_cycles_orders_and_runs_every_driver():
 
 def test_child_command_spells_out_every_size():
     command = child_command(Step(4, 2, "raw"), QUICK, backend="host", device=1, python="py")
-    assert command[:6] == ["py", "-m", "hrx.bench", "run", "4", str(QUICK.samples)]
+    assert command[:7] == ["py", "-P", "-m", "hrx.bench", "run", "4",
+                           str(QUICK.samples)]
     text = " ".join(command)
     for flag in ("--repeat 2", "--driver raw", "--device 1", "--backend host",
                  f"--bulk-bytes {QUICK.bulk_bytes}", f"--small-copies {QUICK.small_copies}",
                  "--lanes 16", "--retained-streams 16", "--warmup 3", "--loaded-copies 4"):
         assert flag in text
+
+
+def test_children_import_the_parents_hrx_from_a_source_checkout(tmp_path):
+    # A directory holding an `hrx` package without the extension (a source
+    # checkout) must not shadow the hrx the sweep runs with.
+    import subprocess
+    import sys
+
+    from hrx.bench.sweep import _child_env
+
+    fake = tmp_path / "hrx"
+    fake.mkdir()
+    (fake / "__init__.py").write_text("raise ImportError('source tree hrx')")
+    (fake / "bench").mkdir()
+    command = child_command(Step(1, 1, "native"), QUICK, backend="host", device=0,
+                            python=sys.executable)
+    probe = command[:2] + ["-c", "import hrx._hrx; print('ok')"]
+    result = subprocess.run(probe, cwd=tmp_path, env=_child_env(),
+                            capture_output=True, text=True, timeout=60)
+    assert result.stdout.strip() == "ok", result.stderr
 
 
 def test_fake_mode_spec():

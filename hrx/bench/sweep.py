@@ -91,9 +91,12 @@ def plan(queues: Iterable[int], repeats: int, drivers: Sequence[str]) -> List[St
 
 def child_command(step: Step, config: BenchConfig, *, backend: Optional[str], device: int,
                   python: str = sys.executable) -> List[str]:
-    """The command line of one child: ``python -m hrx.bench run Q SAMPLES``
-    with every size spelled out, so the child runs exactly ``config``."""
-    command = [python, "-m", "hrx.bench", "run", str(step.queues), str(config.samples),
+    """The command line of one child: ``python -P -m hrx.bench run Q
+    SAMPLES`` with every size spelled out, so the child runs exactly
+    ``config``. ``-P`` keeps the working directory off ``sys.path``: run from
+    a source checkout, the child must still import the same (built) hrx as
+    the parent, which ``_child_env`` puts first on PYTHONPATH."""
+    command = [python, "-P", "-m", "hrx.bench", "run", str(step.queues), str(config.samples),
                "--repeat", str(step.repeat), "--driver", step.driver, "--device", str(device)]
     if backend:
         command += ["--backend", backend]
