@@ -306,6 +306,16 @@ class Event:
     def close(self) -> None:
         """Drops this event (idempotent)."""
 
+    def __enter__(self) -> Self: ...
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc_value: BaseException | None,
+        traceback: TracebackType | None,
+        /,
+    ) -> Literal[False]:
+        """Closes this event."""
+
     @property
     def device(self) -> Device: ...
     @property
@@ -324,3 +334,13 @@ class Readback:
 
     def close(self) -> None:
         """Drops the read's staging memory without waiting for it."""
+
+    def __enter__(self) -> Self: ...
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc_value: BaseException | None,
+        traceback: TracebackType | None,
+        /,
+    ) -> Literal[False]:
+        """Closes the read."""

@@ -885,3 +885,20 @@ def test_objects_keep_the_device_alive_after_its_handle_closes(backend):
     assert stream.device.info["backend"] == backend
     stream.close()
     buf.close()
+
+
+def test_event_and_readback_are_context_managers(stream):
+    buf = stream.allocate(64)
+    stream.fill(buf, 3)
+    with stream.record_event() as event:
+        event.synchronize()
+    assert event.closed
+    with pytest.raises(hrx.FailedPreconditionError):
+        event.query()
+    with stream.read(buf) as readback:
+        assert (readback.wait() == 3).all()
+    assert (readback.wait() == 3).all()   # the bytes it returned stay
+    with stream.read(buf) as pending:
+        pass
+    with pytest.raises(hrx.FailedPreconditionError):
+        pending.done()

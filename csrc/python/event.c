@@ -83,6 +83,19 @@ static PyObject* hrx_py_event_synchronize(PyObject* self, PyObject* unused) {
   Py_RETURN_NONE;
 }
 
+static PyObject* hrx_py_event_enter(PyObject* self, PyObject* unused) {
+  (void)unused;
+  hrx_py_state_t* state;
+  if (!hrx_py_event_get(self, &state)) return NULL;
+  return Py_NewRef(self);
+}
+
+static PyObject* hrx_py_event_exit(PyObject* self, PyObject* args) {
+  (void)args;
+  hrx_py_event_close_handle((hrx_py_event_t*)self);
+  Py_RETURN_FALSE;
+}
+
 static PyObject* hrx_py_event_get_device(PyObject* self, void* closure) {
   (void)closure;
   hrx_py_state_t* state;
@@ -104,6 +117,8 @@ static PyMethodDef hrx_py_event_methods[] = {
     {"synchronize", hrx_py_event_synchronize, METH_NOARGS,
      "synchronize(): wait until the recorded work is done."},
     {"close", hrx_py_event_close, METH_NOARGS, "close(): drop this event."},
+    {"__enter__", hrx_py_event_enter, METH_NOARGS, NULL},
+    {"__exit__", hrx_py_event_exit, METH_VARARGS, NULL},
     {NULL, NULL, 0, NULL},
 };
 

@@ -114,6 +114,22 @@ static PyObject* hrx_py_readback_close(PyObject* self, PyObject* unused) {
   Py_RETURN_NONE;
 }
 
+static PyObject* hrx_py_readback_enter(PyObject* self, PyObject* unused) {
+  (void)unused;
+  hrx_py_readback_t* readback = (hrx_py_readback_t*)self;
+  if (!readback->readback && !readback->result) {
+    hrx_py_raise_closed(hrx_py_state_from_type(Py_TYPE(self)), "readback");
+    return NULL;
+  }
+  return Py_NewRef(self);
+}
+
+static PyObject* hrx_py_readback_exit(PyObject* self, PyObject* args) {
+  (void)args;
+  hrx_py_readback_close_handle((hrx_py_readback_t*)self);
+  Py_RETURN_FALSE;
+}
+
 static PyMethodDef hrx_py_readback_methods[] = {
     {"wait", hrx_py_readback_wait, METH_NOARGS,
      "wait() -> numpy.ndarray[uint8]: blocks until the read is done."},
@@ -121,6 +137,8 @@ static PyMethodDef hrx_py_readback_methods[] = {
      "done() -> bool: whether the read has completed."},
     {"close", hrx_py_readback_close, METH_NOARGS,
      "close(): drop the read's staging memory without waiting for it."},
+    {"__enter__", hrx_py_readback_enter, METH_NOARGS, NULL},
+    {"__exit__", hrx_py_readback_exit, METH_VARARGS, NULL},
     {NULL, NULL, 0, NULL},
 };
 
