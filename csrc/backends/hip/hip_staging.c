@@ -72,6 +72,16 @@ hrx_status_t hrx_hip_staging_create(hrx_hip_staging_t** out_staging) {
   return NULL;
 }
 
+static void hrx_hip_blocks_free(hrx_hip_block_t* list) {
+  while (list) {
+    hrx_hip_block_t* next = list->next;
+    hrx_hip_rt.sym.EventDestroy(list->event);
+    hrx_hip_rt.sym.HostFree(list->memory);
+    free(list);
+    list = next;
+  }
+}
+
 void hrx_hip_staging_destroy(hrx_hip_staging_t* staging) {
   if (!staging) return;
   for (uint32_t i = 0; i < HRX_HIP_STAGING_FENCES; ++i) {
@@ -80,14 +90,7 @@ void hrx_hip_staging_destroy(hrx_hip_staging_t* staging) {
     }
   }
   if (staging->ring) hrx_hip_rt.sym.HostFree(staging->ring);
-  hrx_hip_block_t* block = staging->blocks;
-  while (block) {
-    hrx_hip_block_t* next = block->next;
-    hrx_hip_rt.sym.EventDestroy(block->event);
-    hrx_hip_rt.sym.HostFree(block->memory);
-    free(block);
-    block = next;
-  }
+  hrx_hip_blocks_free(staging->blocks);
   pthread_mutex_destroy(&staging->mutex);
   free(staging);
 }
@@ -357,16 +360,6 @@ static hrx_hip_block_t* hrx_hip_blocks_take_locked(
     }
   }
   return best;
-}
-
-static void hrx_hip_blocks_free(hrx_hip_block_t* list) {
-  while (list) {
-    hrx_hip_block_t* next = list->next;
-    hrx_hip_rt.sym.EventDestroy(list->event);
-    hrx_hip_rt.sym.HostFree(list->memory);
-    free(list);
-    list = next;
-  }
 }
 
 static hrx_status_t hrx_hip_block_create(uint64_t length,
