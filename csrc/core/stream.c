@@ -115,23 +115,31 @@ void* hrx_stream_native_handle(const hrx_stream_t* stream) {
   return stream->backend->vtable->queue_native_handle(stream->queue);
 }
 
+/* INVALID_ARGUMENT naming both devices when `other` (the device of the
+ * argument called `role`) is not the stream's; `rule` says what is allowed. */
+static hrx_status_t hrx_stream_check_device(const hrx_stream_t* stream,
+                                            hrx_device_t* other,
+                                            const char* role,
+                                            const char* rule) {
+  if (other == stream->device) return NULL;
+  const hrx_device_info_t* theirs = hrx_device_info(other);
+  const hrx_device_info_t* ours = hrx_device_info(stream->device);
+  return hrx_make_status(HRX_STATUS_INVALID_ARGUMENT,
+                         "%s belongs to device %s:%d, but the stream runs on "
+                         "device %s:%d; %s",
+                         role, theirs->backend, theirs->index, ours->backend,
+                         ours->index, rule);
+}
+
 hrx_status_t hrx_stream_check_view(const hrx_stream_t* stream,
                                    hrx_view_t view, const char* role) {
   if (!view.buffer) {
     return hrx_make_status(HRX_STATUS_INVALID_ARGUMENT, "%s has no buffer",
                            role);
   }
-  if (hrx_buffer_device(view.buffer) != stream->device) {
-    const hrx_device_info_t* theirs =
-        hrx_device_info(hrx_buffer_device(view.buffer));
-    const hrx_device_info_t* ours = hrx_device_info(stream->device);
-    return hrx_make_status(HRX_STATUS_INVALID_ARGUMENT,
-                           "%s belongs to device %s:%d, but the stream runs on "
-                           "device %s:%d; buffers are usable only on their own "
-                           "device",
-                           role, theirs->backend, theirs->index, ours->backend,
-                           ours->index);
-  }
+  HRX_RETURN_IF_ERROR(hrx_stream_check_device(
+      stream, hrx_buffer_device(view.buffer), role,
+      "buffers are usable only on their own device"));
   uint64_t size = hrx_buffer_size(view.buffer);
   if (view.offset > size || view.length > size - view.offset) {
     return hrx_make_status(
@@ -302,16 +310,9 @@ hrx_status_t hrx_stream_wait_event(hrx_stream_t* stream, hrx_event_t* event) {
   if (!event) {
     return hrx_make_status(HRX_STATUS_INVALID_ARGUMENT, "event is NULL");
   }
-  if (hrx_event_device(event) != stream->device) {
-    const hrx_device_info_t* theirs = hrx_device_info(hrx_event_device(event));
-    const hrx_device_info_t* ours = hrx_device_info(stream->device);
-    return hrx_make_status(HRX_STATUS_INVALID_ARGUMENT,
-                           "event belongs to device %s:%d, but the stream runs "
-                           "on device %s:%d; a stream can wait only on events "
-                           "of its own device",
-                           theirs->backend, theirs->index, ours->backend,
-                           ours->index);
-  }
+  HRX_RETURN_IF_ERROR(hrx_stream_check_device(
+      stream, hrx_event_device(event), "event",
+      "a stream can wait only on events of its own device"));
   hrx_wait_args_t args = {hrx_event_native(event)};
   return hrx_stream_submit(stream, hrx_submit_wait, &args);
 }
