@@ -40,6 +40,7 @@ class _DeviceInfo(TypedDict):
     total_memory: int
     max_native_queues: int  # 0 when the runtime states no limit
     selection: str  # how the backend was chosen; automatic: what was passed over
+    batch_publication: str  # how batched commands reach the device
 
 class _PoolInfo(TypedDict):
     queue_count: int
@@ -114,12 +115,19 @@ class Device:
     """A handle on a live device. Handles of the same (backend, index) share
     one live device, its pool setting and queues."""
 
-    def __new__(cls, index: int = 0, backend: str | None = None) -> Self:
-        """Same as Device.open(index, backend)."""
+    def __new__(
+        cls, index: int = 0, backend: str | None = None, *,
+        batching: bool | None = None,
+    ) -> Self:
+        """Same as Device.open(index, backend, batching=batching)."""
 
     @classmethod
-    def open(cls, index: int = 0, backend: str | None = None) -> Device:
-        """backend None means $HRX_BACKEND, else the first available."""
+    def open(
+        cls, index: int = 0, backend: str | None = None, *,
+        batching: bool | None = None,
+    ) -> Device:
+        """backend None means $HRX_BACKEND, else the first available.
+        batching True/False sets the live device's batching switch."""
 
     def clone(self) -> Device:
         """Another handle on the same live device."""
@@ -140,6 +148,10 @@ class Device:
     def set_stream_queue_count(self, n: int, /) -> None:
         """Pool size, 1..MAX_STREAM_QUEUE_COUNT, before the first pool queue
         exists (BusyError after, unless n is the current value)."""
+
+    def set_batching(self, enabled: bool, /) -> None:
+        """Submission batching on or off for the live device (all handles);
+        off publishes pending work at once."""
 
     def stream(self) -> Stream:
         """A pool stream on the pool's next queue (round-robin)."""
@@ -162,6 +174,10 @@ class Device:
     @property
     def stream_queue_count(self) -> int:
         """The pool size."""
+
+    @property
+    def batching(self) -> bool:
+        """Whether submission batching is on."""
 
     @property
     def closed(self) -> bool: ...

@@ -48,6 +48,26 @@ extern const hrx_backend_t hrx_hip_backend;
  * only hands tickets back to event_record. */
 typedef uint64_t hrx_ticket_t;
 
+/* One command of a batch (see batch_submit): a copy or a fill the core has
+ * validated, as it would pass it to copy() or fill(). */
+typedef enum hrx_batch_kind_e {
+  HRX_BATCH_COPY = 0,
+  HRX_BATCH_FILL = 1,
+} hrx_batch_kind_t;
+
+typedef struct hrx_batch_command_s {
+  void* dst;
+  const void* src;   /* HRX_BATCH_COPY only */
+  uint64_t length;   /* > 0 */
+  uint8_t kind;      /* hrx_batch_kind_t */
+  uint8_t byte;      /* HRX_BATCH_FILL only */
+} hrx_batch_command_t;
+
+/* The most commands one batch_submit call receives. It matches the copy
+ * kernel's parameter block (hip/hip_batch_kernel.h), which must fit the
+ * 4 KiB kernel-argument limit every HIP and CUDA version accepts. */
+#define HRX_BATCH_MAX_COMMANDS 160
+
 struct hrx_backend_vtable_s {
   /* Frees the device. Every queue and event of it has been destroyed and
    * every allocation freed before this is called. */
@@ -120,6 +140,23 @@ struct hrx_backend_vtable_s {
                               hrx_native_event_t* event, bool* out_done);
   hrx_status_t (*event_synchronize)(hrx_backend_device_t* device,
                                     hrx_native_event_t* event);
+
+  /* Batches (optional; NULL means the core publishes each command with
+   * copy() or fill()). Publishes commands[0..count) as few native operations
+   * as the backend can (host: one ring slot; hip: one copy-kernel launch),
+   * executed in order, after the queue's earlier work. count is in
+   * [2, HRX_BATCH_MAX_COMMANDS]. On failure *out_published (never NULL) is
+   * the number of leading commands that were published anyway; the others
+   * were not. It may wait for queue space like copy(). */
+  hrx_status_t (*batch_submit)(hrx_backend_device_t* device,
+                               hrx_native_queue_t* queue,
+                               const hrx_batch_command_t* commands,
+                               uint32_t count, hrx_ticket_t* out_ticket,
+                               uint32_t* out_published);
+  /* Optional: true when all work submitted to the queue so far has
+   * completed. A hint for the batching policy: false when unsure. Never
+   * blocks. */
+  bool (*queue_idle)(hrx_backend_device_t* device, hrx_native_queue_t* queue);
 };
 
 #ifdef __cplusplus

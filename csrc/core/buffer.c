@@ -1,5 +1,6 @@
 /* Device memory. A buffer retains its device; its memory goes back through
- * the backend's free, which waits until no submitted work can touch it. */
+ * the backend's free, which waits until no submitted work can touch it
+ * (pending batches are published first). */
 #include <stdatomic.h>
 #include <stdlib.h>
 
@@ -51,6 +52,9 @@ void hrx_buffer_release(hrx_buffer_t* buffer) {
     return;
   }
   hrx_backend_device_t* backend = hrx_device_backend(buffer->device);
+  /* Batched commands may name this memory without being on a queue yet:
+   * publish them, so that free() waits for them like for any other work. */
+  hrx_flusher_publish_all(hrx_device_flusher(buffer->device));
   backend->vtable->free(backend, buffer->ptr);
   hrx_device_release(buffer->device);
   free(buffer);

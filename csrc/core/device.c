@@ -5,6 +5,7 @@
 #include "device.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +21,9 @@ struct hrx_device_s {
   hrx_backend_device_t* backend;   /* owned */
   hrx_queue_pool_t pool;           /* owned */
   hrx_device_info_t info;          /* immutable after open */
+  hrx_batch_settings_t batch;      /* immutable after open */
+  atomic_bool batching;            /* the switch; starts at batch.enabled */
+  hrx_flusher_t* flusher;          /* owned */
 };
 
 static pthread_mutex_t hrx_registry_mutex = PTHREAD_MUTEX_INITIALIZER;
@@ -52,6 +56,14 @@ static hrx_status_t hrx_device_create(const hrx_backend_t* backend_type,
     free(device);
     return status;
   }
+  hrx_batch_settings_from_environment(&device->batch);
+  status = hrx_flusher_create(device->batch.delay_ns, &device->flusher);
+  if (status) {
+    device->backend->vtable->destroy(device->backend);
+    free(device);
+    return status;
+  }
+  atomic_init(&device->batching, device->batch.enabled);
   device->info.index = index;
   snprintf(device->info.selection, sizeof(device->info.selection), "%s",
            selection);
@@ -103,6 +115,7 @@ void hrx_device_release(hrx_device_t* device) {
   pthread_mutex_unlock(&hrx_registry_mutex);
   if (!last) return;
   /* No stream, buffer or event is left: they all held references. */
+  hrx_flusher_destroy(device->flusher);
   hrx_queue_pool_deinitialize(&device->pool);
   device->backend->vtable->destroy(device->backend);
   free(device);
@@ -132,7 +145,26 @@ hrx_status_t hrx_device_query_free_memory(hrx_device_t* device,
                                                     out_free_bytes);
 }
 
+const hrx_batch_settings_t* hrx_device_batch_settings(hrx_device_t* device) {
+  return &device->batch;
+}
+
+hrx_flusher_t* hrx_device_flusher(hrx_device_t* device) {
+  return device->flusher;
+}
+
+void hrx_device_set_batching(hrx_device_t* device, bool enabled) {
+  atomic_store(&device->batching, enabled);
+  /* Work batched before the switch goes out now, not at its deadline. */
+  if (!enabled) hrx_flusher_publish_all(device->flusher);
+}
+
+bool hrx_device_batching(hrx_device_t* device) {
+  return atomic_load_explicit(&device->batching, memory_order_relaxed);
+}
+
 hrx_status_t hrx_device_synchronize(hrx_device_t* device) {
+  hrx_flusher_publish_all(device->flusher);
   hrx_native_queue_t* queues[HRX_MAX_STREAM_QUEUE_COUNT];
   int n = hrx_queue_pool_snapshot(&device->pool, queues,
                                   HRX_MAX_STREAM_QUEUE_COUNT);

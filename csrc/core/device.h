@@ -5,6 +5,8 @@
 
 #include "backends/backend.h"
 #include "hrx.h"
+#include "batch.h"
+#include "flusher.h"
 #include "queue_pool.h"
 
 #ifdef __cplusplus
@@ -16,6 +18,10 @@ hrx_backend_device_t* hrx_device_backend(hrx_device_t* device);
 /* The device's queue pool (borrowed; lives as long as the device). */
 hrx_queue_pool_t* hrx_device_pool(hrx_device_t* device);
 const hrx_device_info_t* hrx_device_info(hrx_device_t* device);
+/* Batching settings read from the environment at open (immutable). */
+const hrx_batch_settings_t* hrx_device_batch_settings(hrx_device_t* device);
+/* The device's flusher (borrowed; lives as long as the device). */
+hrx_flusher_t* hrx_device_flusher(hrx_device_t* device);
 
 #ifdef __cplusplus
 }

@@ -1,17 +1,37 @@
 /* Streams: ordered submission onto a native queue, either a pool slot or a
- * queue of their own (fabric). Locks, in order: producer_mutex (serialises
- * the stream's producers, may be held across a wait for queue space), then
- * publish_mutex (guards the last-published marker; never held across a wait).
- * Observers (record_event, synchronize) take only publish_mutex, so they never
- * wait behind a producer blocked on a full queue. */
+ * queue of their own (fabric).
+ *
+ * Locks, in order: producer_mutex (serialises the stream's non-batched
+ * producers; may be held across a wait for queue space), then publish_mutex
+ * (guards the pending batch and the last-published marker). publish_mutex is
+ * held while a batch or a lone command is handed to the backend, which waits
+ * at most for queue space (device progress), never for another producer.
+ * Observers (record_event, synchronize) take only publish_mutex, so they
+ * never wait behind a producer blocked on a full queue; they publish the
+ * pending batch first. The device's flusher takes its own mutex, then
+ * publish_mutex: no code here calls the flusher while holding either lock.
+ *
+ * Batching policy (small copies and fills while the device's switch is on):
+ * - the stream's queue is idle and the stream has been quiet for the batch
+ *   delay: the command is published at once, alone (idle latency);
+ * - otherwise it joins the pending batch, which is published when it is
+ *   full (commands or bytes), at any observation point or other command of
+ *   the stream, or by the flusher once its first command has waited the
+ *   delay. A stream that keeps submitting is never "quiet", so a thread
+ *   that round-robins over many streams accumulates on each of them instead
+ *   of publishing one command per launch. */
 #include "stream.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 
+#include "batch.h"
 #include "device.h"
 #include "event.h"
+#include "flusher.h"
 #include "queue_pool.h"
 #include "status.h"
 
@@ -24,6 +44,37 @@ struct hrx_stream_s {
   pthread_mutex_t producer_mutex;
   pthread_mutex_t publish_mutex;
   hrx_ticket_t last_ticket;        /* last published; publish_mutex */
+  /* Batching; publish_mutex guards these except pending_since. */
+  hrx_flush_entry_t flush_entry;   /* on the device flusher's list */
+  hrx_batch_command_t* pending;    /* owned; allocated at the first batch */
+  uint32_t pending_count;
+  uint64_t pending_bytes;
+  uint64_t pending_first;          /* command number of pending[0] */
+  atomic_uint_fast64_t pending_since; /* hrx_now_ns() of pending[0]; 0: none */
+  uint64_t last_batchable_ns;      /* last small copy or fill accepted */
+  uint64_t commands;               /* commands accepted (numbers them) */
+  hrx_status_t deferred;           /* owned; first unreported batch failure */
+};
+
+#define HRX_STREAM_OF_ENTRY(e) \
+  ((hrx_stream_t*)((char*)(e) - offsetof(hrx_stream_t, flush_entry)))
+
+static uint64_t hrx_stream_pending_since(hrx_flush_entry_t* entry) {
+  return atomic_load(&HRX_STREAM_OF_ENTRY(entry)->pending_since);
+}
+
+static void hrx_stream_publish_locked(hrx_stream_t* stream);
+
+static void hrx_stream_publish_entry(hrx_flush_entry_t* entry) {
+  hrx_stream_t* stream = HRX_STREAM_OF_ENTRY(entry);
+  pthread_mutex_lock(&stream->publish_mutex);
+  hrx_stream_publish_locked(stream);
+  pthread_mutex_unlock(&stream->publish_mutex);
+}
+
+static const hrx_flush_entry_ops_t hrx_stream_flush_ops = {
+    .pending_since = hrx_stream_pending_since,
+    .publish = hrx_stream_publish_entry,
 };
 
 static hrx_status_t hrx_stream_allocate(hrx_device_t* device,
@@ -37,11 +88,16 @@ static hrx_status_t hrx_stream_allocate(hrx_device_t* device,
   stream->backend = hrx_device_backend(device);
   pthread_mutex_init(&stream->producer_mutex, NULL);
   pthread_mutex_init(&stream->publish_mutex, NULL);
+  stream->flush_entry.ops = &hrx_stream_flush_ops;
+  atomic_init(&stream->flush_entry.listed, false);
+  atomic_init(&stream->pending_since, 0);
   *out_stream = stream;
   return NULL;
 }
 
 static void hrx_stream_free(hrx_stream_t* stream) {
+  free(stream->pending);
+  hrx_status_free(stream->deferred);
   pthread_mutex_destroy(&stream->producer_mutex);
   pthread_mutex_destroy(&stream->publish_mutex);
   free(stream);
@@ -90,6 +146,12 @@ void hrx_stream_release(hrx_stream_t* stream) {
       1) {
     return;
   }
+  /* Release is an observation point: pending work goes out, then the
+   * flusher forgets the stream. */
+  hrx_flusher_remove(hrx_device_flusher(stream->device), &stream->flush_entry);
+  pthread_mutex_lock(&stream->publish_mutex);
+  hrx_stream_publish_locked(stream);
+  pthread_mutex_unlock(&stream->publish_mutex);
   hrx_queue_pool_t* pool = hrx_device_pool(stream->device);
   if (stream->queue_index < 0) {
     /* Waits for the queue's work, so its buffers are no longer in use. */
@@ -155,37 +217,154 @@ hrx_status_t hrx_stream_check_view(const hrx_stream_t* stream,
   return NULL;
 }
 
+/* Describes pending[index] for a failure message. */
+static void hrx_stream_describe_command(const hrx_batch_command_t* command,
+                                        char* buffer, size_t capacity) {
+  if (command->kind == HRX_BATCH_FILL) {
+    snprintf(buffer, capacity, "fill of %llu bytes with 0x%02x",
+             (unsigned long long)command->length, command->byte);
+  } else {
+    snprintf(buffer, capacity, "copy of %llu bytes",
+             (unsigned long long)command->length);
+  }
+}
+
+/* Publishes the pending batch, if any. A failure is kept (the first one)
+ * and reported by the next synchronize or record_event; the stream stays
+ * usable. */
+static void hrx_stream_publish_locked(hrx_stream_t* stream) {
+  uint32_t count = stream->pending_count;
+  if (!count) return;
+  uint32_t failed = 0;
+  hrx_status_t status =
+      hrx_batch_publish(stream->backend, stream->queue, stream->pending, count,
+                        &stream->last_ticket, &failed);
+  if (status) {
+    char what[96];
+    hrx_stream_describe_command(&stream->pending[failed], what, sizeof(what));
+    status = hrx_status_annotate(
+        status,
+        "command %llu of this stream (%s, accepted into a batch of %u) could "
+        "not be published; the stream remains usable",
+        (unsigned long long)(stream->pending_first + failed), what, count);
+    if (stream->deferred) {
+      hrx_status_free(status);
+    } else {
+      stream->deferred = status;
+    }
+  }
+  stream->pending_count = 0;
+  stream->pending_bytes = 0;
+  atomic_store(&stream->pending_since, 0);
+}
+
+/* The first batch failure not yet reported (the caller owns it), or NULL. */
+static hrx_status_t hrx_stream_take_deferred_locked(hrx_stream_t* stream) {
+  hrx_status_t status = stream->deferred;
+  stream->deferred = NULL;
+  return status;
+}
+
 hrx_status_t hrx_stream_submit(hrx_stream_t* stream,
                                hrx_stream_submit_fn_t submit,
                                void* user_data) {
   pthread_mutex_lock(&stream->producer_mutex);
+  /* Every command the stream accepted before this one is published first,
+   * so the queue sees them in order. */
+  pthread_mutex_lock(&stream->publish_mutex);
+  hrx_stream_publish_locked(stream);
+  pthread_mutex_unlock(&stream->publish_mutex);
   hrx_ticket_t ticket = 0;
   hrx_status_t status = submit(stream->backend, stream->queue, user_data,
                                &ticket);
+  pthread_mutex_lock(&stream->publish_mutex);
   if (!status) {
-    pthread_mutex_lock(&stream->publish_mutex);
+    ++stream->commands;
     if (ticket > stream->last_ticket) stream->last_ticket = ticket;
-    pthread_mutex_unlock(&stream->publish_mutex);
   }
+  pthread_mutex_unlock(&stream->publish_mutex);
   pthread_mutex_unlock(&stream->producer_mutex);
   return status;
 }
 
-static uint8_t* hrx_view_pointer(hrx_view_t view) {
-  return (uint8_t*)hrx_buffer_native_pointer(view.buffer) + view.offset;
+static hrx_status_t hrx_stream_submit_batchable(hrx_backend_device_t* backend,
+                                                hrx_native_queue_t* queue,
+                                                void* user_data,
+                                                hrx_ticket_t* out_ticket) {
+  return hrx_batch_submit_one(backend, queue, user_data, out_ticket);
 }
 
-typedef struct {
-  hrx_view_t dst, src;
-} hrx_copy_args_t;
+/* A small copy or fill: published alone at once when the queue is idle and
+ * the stream was quiet, otherwise gathered (see the policy above). */
+static hrx_status_t hrx_stream_enqueue(hrx_stream_t* stream,
+                                       const hrx_batch_command_t* command) {
+  const hrx_batch_settings_t* settings =
+      hrx_device_batch_settings(stream->device);
+  if (!hrx_device_batching(stream->device) ||
+      command->length > settings->max_command_bytes) {
+    return hrx_stream_submit(stream, hrx_stream_submit_batchable,
+                             (void*)command);
+  }
+  const hrx_backend_vtable_t* vtable = stream->backend->vtable;
+  uint64_t now = hrx_now_ns();
+  bool started = false;
+  hrx_status_t status = NULL;
+  pthread_mutex_lock(&stream->publish_mutex);
+  uint64_t number = ++stream->commands;
+  if (stream->pending_count == 0) {
+    bool quiet = now - stream->last_batchable_ns > settings->delay_ns;
+    stream->last_batchable_ns = now;
+    if (quiet && (!vtable->queue_idle ||
+                  vtable->queue_idle(stream->backend, stream->queue))) {
+      hrx_ticket_t ticket = 0;
+      status = hrx_batch_submit_one(stream->backend, stream->queue, command,
+                                    &ticket);
+      if (status) {
+        --stream->commands;
+      } else if (ticket > stream->last_ticket) {
+        stream->last_ticket = ticket;
+      }
+      pthread_mutex_unlock(&stream->publish_mutex);
+      return status;
+    }
+    if (!stream->pending) {
+      stream->pending =
+          malloc(HRX_BATCH_MAX_COMMANDS * sizeof(*stream->pending));
+      if (!stream->pending) {
+        pthread_mutex_unlock(&stream->publish_mutex);
+        --stream->commands;
+        return hrx_stream_submit(stream, hrx_stream_submit_batchable,
+                                 (void*)command);
+      }
+    }
+    stream->pending_first = number;
+    atomic_store(&stream->pending_since, now);
+    started = true;
+  }
+  stream->pending[stream->pending_count++] = *command;
+  stream->pending_bytes += command->length;
+  stream->last_batchable_ns = now;
+  if (stream->pending_count >= settings->max_commands ||
+      stream->pending_bytes >= settings->max_batch_bytes) {
+    hrx_stream_publish_locked(stream);
+  }
+  pthread_mutex_unlock(&stream->publish_mutex);
+  if (started) {
+    hrx_status_t failure = hrx_flusher_notify(
+        hrx_device_flusher(stream->device), &stream->flush_entry);
+    if (failure) {
+      /* Without the deadline thread nothing bounds the delay: publish now. */
+      hrx_status_free(failure);
+      pthread_mutex_lock(&stream->publish_mutex);
+      hrx_stream_publish_locked(stream);
+      pthread_mutex_unlock(&stream->publish_mutex);
+    }
+  }
+  return NULL;
+}
 
-static hrx_status_t hrx_submit_copy(hrx_backend_device_t* backend,
-                                    hrx_native_queue_t* queue, void* user_data,
-                                    hrx_ticket_t* out_ticket) {
-  hrx_copy_args_t* args = user_data;
-  return backend->vtable->copy(backend, queue, hrx_view_pointer(args->dst),
-                               hrx_view_pointer(args->src), args->dst.length,
-                               out_ticket);
+static uint8_t* hrx_view_pointer(hrx_view_t view) {
+  return (uint8_t*)hrx_buffer_native_pointer(view.buffer) + view.offset;
 }
 
 hrx_status_t hrx_stream_copy(hrx_stream_t* stream, hrx_view_t dst,
@@ -210,28 +389,20 @@ hrx_status_t hrx_stream_copy(hrx_stream_t* stream, hrx_view_t dst,
         (unsigned long long)src.offset,
         (unsigned long long)(src.offset + src.length));
   }
-  hrx_copy_args_t args = {dst, src};
-  return hrx_stream_submit(stream, hrx_submit_copy, &args);
-}
-
-typedef struct {
-  hrx_view_t dst;
-  uint8_t byte;
-} hrx_fill_args_t;
-
-static hrx_status_t hrx_submit_fill(hrx_backend_device_t* backend,
-                                    hrx_native_queue_t* queue, void* user_data,
-                                    hrx_ticket_t* out_ticket) {
-  hrx_fill_args_t* args = user_data;
-  return backend->vtable->fill(backend, queue, hrx_view_pointer(args->dst),
-                               args->byte, args->dst.length, out_ticket);
+  hrx_batch_command_t command = {.dst = hrx_view_pointer(dst),
+                                 .src = hrx_view_pointer(src),
+                                 .length = dst.length,
+                                 .kind = HRX_BATCH_COPY};
+  return hrx_stream_enqueue(stream, &command);
 }
 
 hrx_status_t hrx_stream_fill(hrx_stream_t* stream, hrx_view_t dst,
                              uint8_t byte) {
   HRX_RETURN_IF_ERROR(hrx_stream_check_view(stream, dst, "fill destination"));
-  hrx_fill_args_t args = {dst, byte};
-  return hrx_stream_submit(stream, hrx_submit_fill, &args);
+  hrx_batch_command_t command = {.dst = hrx_view_pointer(dst),
+                                 .length = dst.length,
+                                 .kind = HRX_BATCH_FILL, .byte = byte};
+  return hrx_stream_enqueue(stream, &command);
 }
 
 typedef struct {
@@ -266,17 +437,30 @@ hrx_status_t hrx_stream_upload(hrx_stream_t* stream, hrx_view_t dst,
 }
 
 hrx_status_t hrx_stream_synchronize(hrx_stream_t* stream) {
-  /* Everything the stream published is on its queue before this call, so
-   * waiting for the queue's current end covers it. */
-  return stream->backend->vtable->queue_synchronize(stream->backend,
-                                                    stream->queue);
+  /* Once the pending batch is published, everything the stream accepted is
+   * on its queue, so waiting for the queue's current end covers it. */
+  pthread_mutex_lock(&stream->publish_mutex);
+  hrx_stream_publish_locked(stream);
+  hrx_status_t deferred = hrx_stream_take_deferred_locked(stream);
+  pthread_mutex_unlock(&stream->publish_mutex);
+  hrx_status_t status = stream->backend->vtable->queue_synchronize(
+      stream->backend, stream->queue);
+  if (deferred) {
+    hrx_status_free(status);
+    return deferred;
+  }
+  return status;
 }
 
 hrx_status_t hrx_stream_record_native(hrx_stream_t* stream,
                                       hrx_native_event_t* native_event) {
   pthread_mutex_lock(&stream->publish_mutex);
-  hrx_status_t status = stream->backend->vtable->event_record(
-      stream->backend, stream->queue, native_event, stream->last_ticket);
+  hrx_stream_publish_locked(stream);
+  hrx_status_t status = hrx_stream_take_deferred_locked(stream);
+  if (!status) {
+    status = stream->backend->vtable->event_record(
+        stream->backend, stream->queue, native_event, stream->last_ticket);
+  }
   pthread_mutex_unlock(&stream->publish_mutex);
   return status;
 }

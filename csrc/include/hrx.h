@@ -86,6 +86,11 @@ typedef struct hrx_device_info_s {
    * argument", "HRX_BACKEND", or "automatic" followed by why each earlier
    * backend was passed over (so a fallback to host is never silent). */
   char selection[512];
+  /* How a batch of small commands reaches the device (see
+   * hrx_device_set_batching): "one ring slot per batch" (host), "PTX from
+   * libnvrtc.so.13 for compute_90" (hip), or why there is no batch kernel
+   * and each command is its own native call. */
+  char batch_publication[384];
 } hrx_device_info_t;
 
 hrx_status_t hrx_device_query_info(hrx_device_t* device,
@@ -95,6 +100,20 @@ hrx_status_t hrx_device_query_free_memory(hrx_device_t* device,
 /* Blocks until all work submitted so far to the device's pool queues is
  * done (fabric queues are synchronized through their own stream). */
 hrx_status_t hrx_device_synchronize(hrx_device_t* device);
+
+/* Submission batching (on by default; HRX_BATCHING=0 turns it off for
+ * devices opened afterwards). While it is on, small copies and fills on a
+ * stream may be gathered and published together as one native operation:
+ * at once when the stream's queue is idle and the stream was quiet, else
+ * when the batch is full, at the stream's next observation point
+ * (synchronize, record_event, read, read_blocking, wait_event, any other
+ * command, release; device synchronize; buffer release), or at the latest
+ * HRX_BATCH_DELAY_US (default 20) after its first command. Ordering and
+ * every other rule of the API are the same either way. A setting of the
+ * live device, shared by all its handles; turning it off publishes pending
+ * work at once. */
+void hrx_device_set_batching(hrx_device_t* device, bool enabled);
+bool hrx_device_batching(hrx_device_t* device);
 
 /* ------------------------------------------------------------------ pool */
 

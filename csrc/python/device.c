@@ -35,18 +35,37 @@ static hrx_device_t* hrx_py_device_get(PyObject* self) {
   return state ? hrx_py_device_unwrap(state, self) : NULL;
 }
 
-/* Device.open(index=0, backend=None) and Device(index=0, backend=None). */
+/* The batching switch's argument: True or False only (1 or "no" would hide
+ * mistakes). Returns 0/1, or -1 with TypeError set. */
+static int hrx_py_batching_arg(PyObject* value) {
+  if (!PyBool_Check(value)) {
+    PyErr_Format(PyExc_TypeError,
+                 "batching must be True or False, not %.100s",
+                 Py_TYPE(value)->tp_name);
+    return -1;
+  }
+  return value == Py_True;
+}
+
+/* Device.open(index=0, backend=None, *, batching=None) and Device(...). */
 static PyObject* hrx_py_device_open_impl(PyTypeObject* type, PyObject* args,
                                          PyObject* kwargs) {
-  static char* keywords[] = {"index", "backend", NULL};
+  static char* keywords[] = {"index", "backend", "batching", NULL};
   PyObject* index_object = NULL;
   const char* backend = NULL;
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|Oz:open", keywords,
-                                   &index_object, &backend)) {
+  PyObject* batching_object = Py_None;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|Oz$O:open", keywords,
+                                   &index_object, &backend,
+                                   &batching_object)) {
     return NULL;
   }
   hrx_py_state_t* state = hrx_py_state_from_type(type);
   if (!state) return NULL;
+  int batching = -1;
+  if (batching_object != Py_None) {
+    batching = hrx_py_batching_arg(batching_object);
+    if (batching < 0) return NULL;
+  }
   int64_t index = 0;
   if (index_object &&
       hrx_py_arg_int64(state, index_object, "device index", &index) < 0) {
@@ -64,6 +83,7 @@ static PyObject* hrx_py_device_open_impl(PyTypeObject* type, PyObject* args,
   hrx_status_t status;
   Py_BEGIN_ALLOW_THREADS
   status = hrx_device_open(backend, (int)index, &device);
+  if (!status && batching >= 0) hrx_device_set_batching(device, batching);
   Py_END_ALLOW_THREADS
   if (status) return hrx_py_raise(state, status);
   return hrx_py_device_wrap(state, device);
@@ -221,12 +241,13 @@ static PyObject* hrx_py_device_get_info(PyObject* self, void* closure) {
   hrx_device_info_t info;
   hrx_status_t status = hrx_device_query_info(device, &info);
   if (status) return hrx_py_raise(hrx_py_state_from_type(Py_TYPE(self)), status);
-  return Py_BuildValue("{s:s,s:i,s:s,s:s,s:s,s:K,s:i,s:s}", "backend",
+  return Py_BuildValue("{s:s,s:i,s:s,s:s,s:s,s:K,s:i,s:s,s:s}", "backend",
                        info.backend, "index", info.index, "name", info.name,
                        "target", info.target, "runtime", info.runtime,
                        "total_memory", (unsigned long long)info.total_memory,
                        "max_native_queues", info.max_native_queues,
-                       "selection", info.selection);
+                       "selection", info.selection, "batch_publication",
+                       info.batch_publication);
 }
 
 static PyObject* hrx_py_device_get_free_memory(PyObject* self, void* closure) {
@@ -250,6 +271,27 @@ static PyObject* hrx_py_device_get_stream_queue_count(PyObject* self,
   hrx_device_t* device = hrx_py_device_get(self);
   if (!device) return NULL;
   return PyLong_FromLong(hrx_device_stream_queue_count(device));
+}
+
+static PyObject* hrx_py_device_set_batching(PyObject* self,
+                                            PyObject* enabled_object) {
+  int enabled = hrx_py_batching_arg(enabled_object);
+  if (enabled < 0) return NULL;
+  hrx_device_t* device = hrx_py_device_get(self);
+  if (!device) return NULL;
+  hrx_device_retain(device);
+  Py_BEGIN_ALLOW_THREADS
+  hrx_device_set_batching(device, enabled);
+  hrx_device_release(device);
+  Py_END_ALLOW_THREADS
+  Py_RETURN_NONE;
+}
+
+static PyObject* hrx_py_device_get_batching(PyObject* self, void* closure) {
+  (void)closure;
+  hrx_device_t* device = hrx_py_device_get(self);
+  if (!device) return NULL;
+  return PyBool_FromLong(hrx_device_batching(device));
 }
 
 static PyObject* hrx_py_device_get_closed(PyObject* self, void* closure) {
@@ -286,8 +328,10 @@ static PyObject* hrx_py_device_repr(PyObject* self) {
 static PyMethodDef hrx_py_device_methods[] = {
     {"open", (PyCFunction)(void (*)(void))hrx_py_device_open,
      METH_VARARGS | METH_KEYWORDS | METH_CLASS,
-     "open(index=0, backend=None) -> Device. backend None means $HRX_BACKEND, "
-     "else the first available of hrx.backends()."},
+     "open(index=0, backend=None, *, batching=None) -> Device. backend None "
+     "means $HRX_BACKEND, else the first available of hrx.backends(). "
+     "batching True/False sets the live device's batching switch (None "
+     "leaves it)."},
     {"clone", hrx_py_device_clone, METH_NOARGS,
      "clone() -> Device: another handle on the same live device."},
     {"close", hrx_py_device_close, METH_NOARGS,
@@ -299,6 +343,9 @@ static PyMethodDef hrx_py_device_methods[] = {
      "set_stream_queue_count(n): pool size, 1..MAX_STREAM_QUEUE_COUNT, before "
      "the first pool queue is created (BusyError after, unless n is the "
      "current value)."},
+    {"set_batching", hrx_py_device_set_batching, METH_O,
+     "set_batching(enabled): turn submission batching on or off for the live "
+     "device (all its handles); off publishes pending work at once."},
     {"stream", hrx_py_device_stream, METH_NOARGS,
      "stream() -> Stream on the pool's next queue (round-robin)."},
     {"allocate", hrx_py_device_allocate, METH_O,
@@ -314,11 +361,14 @@ static PyMethodDef hrx_py_device_methods[] = {
 static PyGetSetDef hrx_py_device_getset[] = {
     {"info", hrx_py_device_get_info, NULL,
      "dict: backend, index, name, target, runtime, total_memory, "
-     "max_native_queues, selection (how the backend was chosen)", NULL},
+     "max_native_queues, selection (how the backend was chosen), "
+     "batch_publication (how batched commands reach the device)", NULL},
     {"free_memory", hrx_py_device_get_free_memory, NULL,
      "free device memory in bytes", NULL},
     {"stream_queue_count", hrx_py_device_get_stream_queue_count, NULL,
      "the pool size", NULL},
+    {"batching", hrx_py_device_get_batching, NULL,
+     "whether submission batching is on (set_batching changes it)", NULL},
     {"closed", hrx_py_device_get_closed, NULL, "whether close() was called",
      NULL},
     {NULL, NULL, NULL, NULL, NULL},

@@ -3,6 +3,7 @@
 #
 #   make -f tests/c/hip.mk hip-constants       # vs the real HIP headers
 #   make -f tests/c/hip.mk hip-constants-cuda  # vs the real CUDA headers
+#   make -f tests/c/hip.mk hip-rtc-prototypes  # hip_rtc.h vs hiprtc.h
 #   make -f tests/c/hip.mk hip-load            # real libamdhip64, no GPU
 #   make -f tests/c/hip.mk hip-device          # on a GPU machine
 #
@@ -31,12 +32,18 @@ HIP_HEADERS := $(wildcard $(HIP_ROOT)/csrc/backends/hip/*.h) \
   $(HIP_ROOT)/csrc/include/hrx.h
 HIP_TEST_LOAD := $(HIP_BUILD)/test_hip_load
 
-.PHONY: hip-constants hip-constants-cuda hip-load hip-device
+.PHONY: hip-constants hip-constants-cuda hip-rtc-prototypes hip-load \
+  hip-device
 
 hip-constants:
 	$(CC) $(HIP_CHECK_FLAGS) -D__HIP_PLATFORM_AMD__ -isystem $(HIP_INCLUDE) \
 	  $(HIP_ROOT)/tests/c/test_hip_constants.c
 	@echo "PASS hip-constants (HIP headers in $(HIP_INCLUDE)/hip)"
+
+hip-rtc-prototypes:
+	$(CC) $(HIP_CHECK_FLAGS) -D__HIP_PLATFORM_AMD__ -isystem $(HIP_INCLUDE) \
+	  $(HIP_ROOT)/tests/c/test_hip_rtc_prototypes.c
+	@echo "PASS hip-rtc-prototypes (hiprtc.h in $(HIP_INCLUDE)/hip)"
 
 hip-constants-cuda:
 	$(CC) $(HIP_CHECK_FLAGS) -DHRX_CHECK_CUDA -isystem $(CUDA_HOME)/include \
@@ -54,6 +61,7 @@ hip-load: $(HIP_TEST_LOAD)
 	  amd-no-device $(HIP_AMD_LIBRARY)
 	env -u HRX_PYTHON_SITE_DIRS $(HIP_TEST_LOAD) \
 	  missing-library $(HIP_MISSING_LIBRARY)
+	env -u HRX_RTC_LIBRARY $(HIP_TEST_LOAD) amd-compile $(HIP_AMD_LIBRARY)
 
 hip-device: $(HIP_TEST_LOAD)
 	env -u HRX_HIP_LIBRARY $(HIP_TEST_LOAD) device

@@ -29,6 +29,14 @@ typedef cudaGraphExec_t hrx_hip_graph_exec_t;
 typedef struct cudaDeviceProp hrx_hip_device_prop_t;
 typedef struct cudaMemsetParams hrx_hip_memset_params_t;
 typedef cudaHostFn_t hrx_hip_host_fn_t;
+typedef cudaLibrary_t hrx_hip_library_t;
+typedef cudaKernel_t hrx_hip_kernel_t;
+typedef enum cudaJitOption hrx_hip_jit_option_t;
+typedef enum cudaLibraryOption hrx_hip_library_option_t;
+typedef dim3 hrx_hip_dim3_t;
+/* AMD-only entries (absent on NVIDIA). */
+typedef struct hrx_hip_module_opaque_s* hrx_hip_module_t;
+typedef struct hrx_hip_function_opaque_s* hrx_hip_function_t;
 #define HRX_HIP_TYPES_DEFINED 1
 
 #if CUDART_VERSION >= 13000
@@ -56,6 +64,14 @@ typedef hipGraphExec_t hrx_hip_graph_exec_t;
 typedef hipDeviceProp_t hrx_hip_device_prop_t;
 typedef hipMemsetParams hrx_hip_memset_params_t;
 typedef hipHostFn_t hrx_hip_host_fn_t;
+typedef hipModule_t hrx_hip_module_t;
+typedef hipFunction_t hrx_hip_function_t;
+typedef dim3 hrx_hip_dim3_t;
+/* NVIDIA-only entries (absent on AMD). */
+typedef struct hrx_hip_library_opaque_s* hrx_hip_library_t;
+typedef struct hrx_hip_kernel_opaque_s* hrx_hip_kernel_t;
+typedef int hrx_hip_jit_option_t;
+typedef int hrx_hip_library_option_t;
 #define HRX_HIP_TYPES_DEFINED 1
 
 #if HIP_VERSION_MAJOR < 6
@@ -102,6 +118,9 @@ _Static_assert(sizeof(enum cudaMemcpyKind) == sizeof(int), "memcpy kind");
 _Static_assert(sizeof(enum cudaDeviceAttr) == sizeof(int), "device attr");
 _Static_assert(sizeof(cudaStream_t) == sizeof(void*), "stream handle");
 _Static_assert(sizeof(cudaEvent_t) == sizeof(void*), "event handle");
+_Static_assert(sizeof(dim3) == 3 * sizeof(unsigned int), "dim3");
+_Static_assert(sizeof(enum cudaJitOption) == sizeof(int), "jit option");
+_Static_assert(sizeof(enum cudaLibraryOption) == sizeof(int), "lib option");
 
 _Static_assert(HRX_HIP_CUDA_SUCCESS == cudaSuccess, "cudaSuccess");
 _Static_assert(HRX_HIP_CUDA_ERROR_OUT_OF_MEMORY == cudaErrorMemoryAllocation,
@@ -162,6 +181,9 @@ _Static_assert(sizeof(hipMemcpyKind) == sizeof(int), "memcpy kind");
 _Static_assert(sizeof(hipDeviceAttribute_t) == sizeof(int), "device attr");
 _Static_assert(sizeof(hipStream_t) == sizeof(void*), "stream handle");
 _Static_assert(sizeof(hipEvent_t) == sizeof(void*), "event handle");
+_Static_assert(sizeof(dim3) == 3 * sizeof(unsigned int), "dim3");
+_Static_assert(sizeof(hipModule_t) == sizeof(void*), "module handle");
+_Static_assert(sizeof(hipFunction_t) == sizeof(void*), "function handle");
 
 _Static_assert(HRX_HIP_AMD_SUCCESS == hipSuccess, "hipSuccess");
 _Static_assert(HRX_HIP_AMD_ERROR_OUT_OF_MEMORY == hipErrorOutOfMemory,

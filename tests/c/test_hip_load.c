@@ -7,6 +7,10 @@
  *       "no device" error; no crash.
  *   test_hip_load missing-library PATH
  *       HRX_HIP_LIBRARY=PATH does not exist: UNAVAILABLE naming PATH.
+ *   test_hip_load amd-compile LIBRARY
+ *       The batch kernel's source compiles with the hiprtc inside the real
+ *       libamdhip64 LIBRARY (ROCm 5) for two AMD architectures, giving ELF
+ *       code objects; no GPU needed.
  *   test_hip_load device
  *       The normal search finds a GPU: every vtable entry is exercised and
  *       the data checked (run on a GPU machine).
@@ -22,6 +26,7 @@
 
 #include "backends/backend.h"
 #include "backends/hip/hip_backend.h"
+#include "backends/hip/hip_batch.h"
 #include "core/status.h"
 
 static int failures;
@@ -120,6 +125,29 @@ static int scenario_missing_library(const char* path) {
         hrx_hip_loaded_library());
   CHECK(hrx_hip_platform() == NULL, "hrx_hip_platform: %s",
         hrx_hip_platform());
+  return 0;
+}
+
+static int scenario_amd_compile(const char* library) {
+  const char* targets[] = {"gfx90a:sramecc+:xnack-", "gfx1030"};
+  for (size_t i = 0; i < sizeof(targets) / sizeof(targets[0]); ++i) {
+    char* image = NULL;
+    size_t size = 0;
+    char description[384] = "";
+    hrx_status_t status = hrx_hip_batch_compile(
+        "amd", library, targets[i], &image, &size, description,
+        sizeof(description));
+    CHECK(status == NULL, "compile for %s: %s", targets[i],
+          hrx_status_message(status));
+    hrx_status_free(status);
+    if (!image) continue;
+    CHECK(size > 4 && memcmp(image, "\x7f" "ELF", 4) == 0,
+          "%s: not an ELF code object (%zu bytes)", targets[i], size);
+    CHECK(strstr(description, "code object from") != NULL,
+          "description: %s", description);
+    printf("  %s: %zu bytes, %s\n", targets[i], size, description);
+    free(image);
+  }
   return 0;
 }
 
@@ -453,12 +481,14 @@ int main(int argc, char** argv) {
     rc = scenario_amd_no_device(argv[2]);
   } else if (argc == 3 && strcmp(argv[1], "missing-library") == 0) {
     rc = scenario_missing_library(argv[2]);
+  } else if (argc == 3 && strcmp(argv[1], "amd-compile") == 0) {
+    rc = scenario_amd_compile(argv[2]);
   } else if (argc == 2 && strcmp(argv[1], "device") == 0) {
     rc = scenario_device();
   } else {
     fprintf(stderr,
             "usage: %s amd-no-device LIBRARY | missing-library PATH | "
-            "device\n",
+            "amd-compile LIBRARY | device\n",
             argv[0]);
     return 2;
   }

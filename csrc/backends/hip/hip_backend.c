@@ -14,6 +14,7 @@
 #include <time.h>
 
 #include "backends/backend.h"
+#include "backends/hip/hip_batch.h"
 #include "backends/hip/hip_dynamic.h"
 #include "backends/hip/hip_staging.h"
 
@@ -22,6 +23,7 @@ typedef struct hrx_hip_device_s {
   int index;
   hrx_device_info_t info;       /* filled at open; immutable */
   hrx_hip_staging_t* staging;   /* owned */
+  hrx_hip_batch_t* batch;       /* owned; the batch kernel */
 } hrx_hip_device_t;
 
 static const hrx_backend_vtable_t hrx_hip_vtable;
@@ -196,10 +198,23 @@ static hrx_status_t hrx_hip_device_open(int index,
   device->index = index;
   hrx_status_t status = hrx_hip_describe(index, &device->info);
   if (!status) status = hrx_hip_staging_create(&device->staging);
+  if (!status) {
+    status = hrx_hip_batch_create(index, device->info.target, &device->batch);
+    if (status) hrx_hip_staging_destroy(device->staging);
+  }
   if (status) {
     free(device);
     return status;
   }
+  /* The kernel is compiled now unless batching starts off (HRX_BATCHING=0);
+   * then the first batch prepares it. */
+  const char* batching = getenv("HRX_BATCHING");
+  if (!(batching && strcmp(batching, "0") == 0)) {
+    hrx_hip_batch_prepare(device->batch);
+  }
+  snprintf(device->info.batch_publication,
+           sizeof(device->info.batch_publication), "%s",
+           hrx_hip_batch_description(device->batch));
   *out_device = &device->base;
   return NULL;
 }
@@ -213,6 +228,7 @@ static void hrx_hip_device_destroy(hrx_backend_device_t* base) {
     hrx_hip_rt.sym.DeviceSynchronize();
     hrx_hip_staging_destroy(device->staging);
   }
+  hrx_hip_batch_destroy(device->batch);
   /* Without a current device the staging memory cannot be freed safely;
    * it is left to the runtime's process teardown. */
   hrx_status_free(status);
@@ -459,6 +475,53 @@ static hrx_status_t hrx_hip_event_synchronize(hrx_backend_device_t* base,
   return NULL;
 }
 
+/* --------------------------------------------------------------- batches */
+
+/* One launch of the batch kernel; without it (or if its launch fails) one
+ * native call per command, stopping at the first failure. */
+static hrx_status_t hrx_hip_batch_submit(hrx_backend_device_t* base,
+                                         hrx_native_queue_t* queue,
+                                         const hrx_batch_command_t* commands,
+                                         uint32_t count,
+                                         hrx_ticket_t* out_ticket,
+                                         uint32_t* out_published) {
+  *out_published = 0;
+  if (out_ticket) *out_ticket = 0;
+  HRX_RETURN_IF_ERROR(hrx_hip_enter(base));
+  hrx_hip_device_t* device = hrx_hip_device_cast(base);
+  if (hrx_hip_batch_prepare(device->batch)) {
+    hrx_status_t status = hrx_hip_batch_launch(
+        device->batch, hrx_hip_stream_of(queue), commands, count);
+    if (!status) {
+      *out_published = count;
+      return NULL;
+    }
+    hrx_status_free(status);  /* the kernel is off now; fall back */
+  }
+  for (uint32_t i = 0; i < count; ++i) {
+    const hrx_batch_command_t* c = &commands[i];
+    hrx_status_t status =
+        c->kind == HRX_BATCH_FILL
+            ? hrx_hip_fill(base, queue, c->dst, c->byte, c->length, NULL)
+            : hrx_hip_copy(base, queue, c->dst, c->src, c->length, NULL);
+    if (status) return status;
+    ++*out_published;
+  }
+  return NULL;
+}
+
+/* cudaStreamQuery / hipStreamQuery: success means all work is done. */
+static bool hrx_hip_queue_idle(hrx_backend_device_t* base,
+                               hrx_native_queue_t* queue) {
+  if (!hrx_hip_rt.sym.StreamQuery) return false;
+  hrx_status_t status = hrx_hip_enter(base);
+  if (status) {
+    hrx_status_free(status);
+    return false;
+  }
+  return hrx_hip_ok(hrx_hip_rt.sym.StreamQuery(hrx_hip_stream_of(queue)));
+}
+
 /* ---------------------------------------------------------------- tables */
 
 static const hrx_backend_vtable_t hrx_hip_vtable = {
@@ -483,6 +546,8 @@ static const hrx_backend_vtable_t hrx_hip_vtable = {
     .queue_wait_event = hrx_hip_queue_wait_event,
     .event_query = hrx_hip_event_query,
     .event_synchronize = hrx_hip_event_synchronize,
+    .batch_submit = hrx_hip_batch_submit,
+    .queue_idle = hrx_hip_queue_idle,
 };
 
 const hrx_backend_t hrx_hip_backend = {

@@ -154,3 +154,38 @@ HRX_HIP_OPTIONAL(LaunchHostFunc, hrx_hip_error_t,
                  (hrx_hip_stream_t stream, hrx_hip_host_fn_t fn,
                   void* user_data),
                  hipLaunchHostFunc, cudaLaunchHostFunc)
+
+/* Kernels loaded at run time: the batch kernel (hip_batch.c). NVIDIA loads
+ * PTX through the runtime's library API and launches with cudaLaunchKernel;
+ * AMD loads a code object as a module and launches it as a module
+ * function. */
+HRX_HIP_OPTIONAL(LibraryLoadData, hrx_hip_error_t,
+                 (hrx_hip_library_t* library, const void* code,
+                  hrx_hip_jit_option_t* jit_options, void** jit_values,
+                  unsigned int jit_count,
+                  hrx_hip_library_option_t* library_options,
+                  void** library_values, unsigned int library_count),
+                 HRX_HIP_ABSENT, cudaLibraryLoadData)
+HRX_HIP_OPTIONAL(LibraryGetKernel, hrx_hip_error_t,
+                 (hrx_hip_kernel_t* kernel, hrx_hip_library_t library,
+                  const char* name),
+                 HRX_HIP_ABSENT, cudaLibraryGetKernel)
+HRX_HIP_OPTIONAL(LaunchKernel, hrx_hip_error_t,
+                 (const void* function, hrx_hip_dim3_t grid,
+                  hrx_hip_dim3_t block, void** args, size_t shared_bytes,
+                  hrx_hip_stream_t stream),
+                 HRX_HIP_ABSENT, cudaLaunchKernel)
+HRX_HIP_OPTIONAL(ModuleLoadData, hrx_hip_error_t,
+                 (hrx_hip_module_t* module, const void* image),
+                 hipModuleLoadData, HRX_HIP_ABSENT)
+HRX_HIP_OPTIONAL(ModuleGetFunction, hrx_hip_error_t,
+                 (hrx_hip_function_t* function, hrx_hip_module_t module,
+                  const char* name),
+                 hipModuleGetFunction, HRX_HIP_ABSENT)
+HRX_HIP_OPTIONAL(ModuleLaunchKernel, hrx_hip_error_t,
+                 (hrx_hip_function_t function, unsigned int grid_x,
+                  unsigned int grid_y, unsigned int grid_z,
+                  unsigned int block_x, unsigned int block_y,
+                  unsigned int block_z, unsigned int shared_bytes,
+                  hrx_hip_stream_t stream, void** params, void** extra),
+                 hipModuleLaunchKernel, HRX_HIP_ABSENT)

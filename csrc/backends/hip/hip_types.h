@@ -39,6 +39,20 @@ typedef struct hrx_hip_memset_params_opaque_s hrx_hip_memset_params_t;
 
 typedef void (*hrx_hip_host_fn_t)(void* user_data);
 
+/* Kernels loaded at run time (the batch kernel, hip_batch.c). NVIDIA:
+ * cudaLibrary_t / cudaKernel_t (runtime API, CUDA 12.0+); AMD: hipModule_t /
+ * hipFunction_t. The option enums are int-sized; hrx passes none. */
+typedef struct hrx_hip_library_opaque_s* hrx_hip_library_t;
+typedef struct hrx_hip_kernel_opaque_s* hrx_hip_kernel_t;
+typedef struct hrx_hip_module_opaque_s* hrx_hip_module_t;
+typedef struct hrx_hip_function_opaque_s* hrx_hip_function_t;
+typedef int hrx_hip_jit_option_t;
+typedef int hrx_hip_library_option_t;
+/* dim3: three unsigned ints, passed by value. */
+typedef struct hrx_hip_dim3_s {
+  unsigned int x, y, z;
+} hrx_hip_dim3_t;
+
 #endif /* HRX_HIP_TYPES_DEFINED */
 
 #endif /* HRX_BACKENDS_HIP_HIP_TYPES_H_ */

@@ -86,6 +86,8 @@ static hrx_status_t hrx_host_query_info(hrx_backend_device_t* base,
   out_info->total_memory =
       pages > 0 && page_size > 0 ? (uint64_t)pages * (uint64_t)page_size : 0;
   out_info->max_native_queues = device->max_queues;
+  snprintf(out_info->batch_publication, sizeof(out_info->batch_publication),
+           "one ring slot per batch");
   return NULL;
 }
 
@@ -271,6 +273,36 @@ static hrx_status_t hrx_host_download(hrx_backend_device_t* base,
   return hrx_host_copy(base, queue, host_dst, src, length, out_ticket);
 }
 
+/* One ring slot per batch: the worker runs the commands in order. */
+static hrx_status_t hrx_host_batch_submit(hrx_backend_device_t* base,
+                                          hrx_native_queue_t* queue,
+                                          const hrx_batch_command_t* commands,
+                                          uint32_t count,
+                                          hrx_ticket_t* out_ticket,
+                                          uint32_t* out_published) {
+  (void)base;
+  *out_published = 0;
+  hrx_batch_command_t* copy = malloc(count * sizeof(*copy));
+  if (!copy) {
+    return hrx_make_status(HRX_STATUS_OUT_OF_MEMORY,
+                           "cannot allocate a batch of %u commands", count);
+  }
+  memcpy(copy, commands, count * sizeof(*copy));
+  hrx_host_command_t command = {.kind = HRX_HOST_COMMAND_BATCH,
+                                .batch = copy, .length = count,
+                                .owned = copy};
+  hrx_status_t status = hrx_host_submit(queue, &command, out_ticket);
+  if (!status) *out_published = count;
+  return status;
+}
+
+static bool hrx_host_queue_idle(hrx_backend_device_t* base,
+                                hrx_native_queue_t* native) {
+  (void)base;
+  hrx_host_queue_t* queue = HRX_HOST_QUEUE(native);
+  return hrx_host_queue_is_complete(queue, hrx_host_queue_tail(queue));
+}
+
 static hrx_status_t hrx_host_event_create(hrx_backend_device_t* base,
                                           hrx_native_event_t** out_event) {
   (void)base;
@@ -387,6 +419,8 @@ static const hrx_backend_vtable_t hrx_host_vtable = {
     .queue_wait_event = hrx_host_queue_wait_event,
     .event_query = hrx_host_event_query,
     .event_synchronize = hrx_host_event_synchronize,
+    .batch_submit = hrx_host_batch_submit,
+    .queue_idle = hrx_host_queue_idle,
 };
 
 static hrx_status_t hrx_host_load(int* out_device_count) {

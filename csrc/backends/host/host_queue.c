@@ -69,6 +69,16 @@ static void hrx_host_command_run(hrx_host_command_t* command) {
     case HRX_HOST_COMMAND_WAIT:
       hrx_host_queue_wait(command->wait_queue, command->wait_ticket);
       break;
+    case HRX_HOST_COMMAND_BATCH:
+      for (uint64_t i = 0; i < command->length; ++i) {
+        const hrx_batch_command_t* c = &command->batch[i];
+        if (c->kind == HRX_BATCH_FILL) {
+          memset(c->dst, c->byte, c->length);
+        } else {
+          memcpy(c->dst, c->src, c->length);
+        }
+      }
+      break;
   }
   free(command->owned);
   command->owned = NULL;

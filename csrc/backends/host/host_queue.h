@@ -28,6 +28,7 @@ typedef enum hrx_host_command_kind_e {
   HRX_HOST_COMMAND_COPY,
   HRX_HOST_COMMAND_FILL,
   HRX_HOST_COMMAND_WAIT,
+  HRX_HOST_COMMAND_BATCH,
 } hrx_host_command_kind_t;
 
 typedef struct hrx_host_command_s {
@@ -37,6 +38,7 @@ typedef struct hrx_host_command_s {
   const void* src;
   uint64_t length;
   void* owned;                 /* freed once executed (upload staging) */
+  const hrx_batch_command_t* batch;  /* BATCH: `length` commands; owned */
   hrx_host_queue_t* wait_queue;  /* retained; WAIT: the queue to wait on */
   uint64_t wait_ticket;          /* WAIT: until it completes this ticket */
 } hrx_host_command_t;

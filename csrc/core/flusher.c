@@ -1,0 +1,169 @@
+#include "flusher.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <time.h>
+#ifdef __linux__
+#include <sys/prctl.h>
+#endif
+
+#include "status.h"
+
+struct hrx_flusher_s {
+  pthread_mutex_t mutex;
+  pthread_cond_t wake_cond;
+  uint64_t delay_ns;          /* immutable */
+  hrx_flush_entry_t* head;    /* mutex */
+  bool started;               /* mutex */
+  bool stopping;              /* mutex */
+  atomic_bool parked;         /* the thread waits on wake_cond */
+  pthread_t thread;
+};
+
+hrx_status_t hrx_flusher_create(uint64_t delay_ns,
+                                hrx_flusher_t** out_flusher) {
+  hrx_flusher_t* flusher = calloc(1, sizeof(*flusher));
+  if (!flusher) {
+    return hrx_make_status(HRX_STATUS_OUT_OF_MEMORY,
+                           "cannot allocate the batch flusher");
+  }
+  pthread_mutex_init(&flusher->mutex, NULL);
+  pthread_condattr_t attr;
+  pthread_condattr_init(&attr);
+  pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+  pthread_cond_init(&flusher->wake_cond, &attr);
+  pthread_condattr_destroy(&attr);
+  flusher->delay_ns = delay_ns;
+  atomic_init(&flusher->parked, false);
+  *out_flusher = flusher;
+  return NULL;
+}
+
+void hrx_flusher_destroy(hrx_flusher_t* flusher) {
+  if (!flusher) return;
+  pthread_mutex_lock(&flusher->mutex);
+  flusher->stopping = true;
+  bool started = flusher->started;
+  pthread_cond_signal(&flusher->wake_cond);
+  pthread_mutex_unlock(&flusher->mutex);
+  if (started) pthread_join(flusher->thread, NULL);
+  pthread_cond_destroy(&flusher->wake_cond);
+  pthread_mutex_destroy(&flusher->mutex);
+  free(flusher);
+}
+
+/* Publishes the entries that are due; returns the earliest future due time,
+ * or 0 when no entry has pending work. */
+static uint64_t hrx_flusher_scan_locked(hrx_flusher_t* flusher) {
+  uint64_t now = hrx_now_ns();
+  uint64_t next_due = 0;
+  for (hrx_flush_entry_t* e = flusher->head; e; e = e->next) {
+    uint64_t since = e->ops->pending_since(e);
+    if (!since) continue;
+    uint64_t due = since + flusher->delay_ns;
+    if (due <= now) {
+      e->ops->publish(e);
+      /* Published at `now`: work that arrived meanwhile waits for its own
+       * deadline, read on the next pass. */
+      since = e->ops->pending_since(e);
+      if (!since) continue;
+      due = since + flusher->delay_ns;
+    }
+    if (!next_due || due < next_due) next_due = due;
+  }
+  return next_due;
+}
+
+static bool hrx_flusher_any_pending_locked(hrx_flusher_t* flusher) {
+  for (hrx_flush_entry_t* e = flusher->head; e; e = e->next) {
+    if (e->ops->pending_since(e)) return true;
+  }
+  return false;
+}
+
+static void* hrx_flusher_main(void* arg) {
+  hrx_flusher_t* flusher = arg;
+#ifdef __linux__
+  /* Deadlines are tens of microseconds; the default 50 us timer slack would
+   * double them. */
+  prctl(PR_SET_TIMERSLACK, 1000ul, 0, 0, 0);
+#endif
+  pthread_mutex_lock(&flusher->mutex);
+  while (!flusher->stopping) {
+    uint64_t next_due = hrx_flusher_scan_locked(flusher);
+    if (!next_due) {
+      /* Park. Announce it before the final check, so a producer that adds
+       * work after the check sees `parked` and signals (seq_cst on both
+       * sides: its store of pending_since, then its load of parked). */
+      atomic_store(&flusher->parked, true);
+      if (!hrx_flusher_any_pending_locked(flusher) && !flusher->stopping) {
+        pthread_cond_wait(&flusher->wake_cond, &flusher->mutex);
+      }
+      atomic_store(&flusher->parked, false);
+      continue;
+    }
+    pthread_mutex_unlock(&flusher->mutex);
+    struct timespec until = {.tv_sec = (time_t)(next_due / 1000000000ull),
+                             .tv_nsec = (long)(next_due % 1000000000ull)};
+    while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &until, NULL) ==
+           EINTR) {
+    }
+    pthread_mutex_lock(&flusher->mutex);
+  }
+  pthread_mutex_unlock(&flusher->mutex);
+  return NULL;
+}
+
+hrx_status_t hrx_flusher_notify(hrx_flusher_t* flusher,
+                                hrx_flush_entry_t* entry) {
+  if (atomic_load(&entry->listed) && !atomic_load(&flusher->parked)) {
+    return NULL;
+  }
+  hrx_status_t status = NULL;
+  pthread_mutex_lock(&flusher->mutex);
+  if (!flusher->started && !flusher->stopping) {
+    int error = pthread_create(&flusher->thread, NULL, hrx_flusher_main,
+                               flusher);
+    if (error) {
+      status = hrx_make_status(HRX_STATUS_RESOURCE_EXHAUSTED,
+                               "cannot start the batch flusher thread "
+                               "(error %d)",
+                               error);
+    } else {
+      flusher->started = true;
+    }
+  }
+  if (!status && !atomic_load(&entry->listed)) {
+    entry->prev = NULL;
+    entry->next = flusher->head;
+    if (flusher->head) flusher->head->prev = entry;
+    flusher->head = entry;
+    atomic_store(&entry->listed, true);
+  }
+  pthread_cond_signal(&flusher->wake_cond);
+  pthread_mutex_unlock(&flusher->mutex);
+  return status;
+}
+
+void hrx_flusher_remove(hrx_flusher_t* flusher, hrx_flush_entry_t* entry) {
+  if (!atomic_load(&entry->listed)) return;
+  pthread_mutex_lock(&flusher->mutex);
+  if (entry->prev) {
+    entry->prev->next = entry->next;
+  } else {
+    flusher->head = entry->next;
+  }
+  if (entry->next) entry->next->prev = entry->prev;
+  entry->prev = entry->next = NULL;
+  atomic_store(&entry->listed, false);
+  pthread_mutex_unlock(&flusher->mutex);
+}
+
+void hrx_flusher_publish_all(hrx_flusher_t* flusher) {
+  pthread_mutex_lock(&flusher->mutex);
+  for (hrx_flush_entry_t* e = flusher->head; e; e = e->next) {
+    if (e->ops->pending_since(e)) e->ops->publish(e);
+  }
+  pthread_mutex_unlock(&flusher->mutex);
+}

@@ -1,0 +1,59 @@
+/* The flusher: one thread per live device that publishes pending batches
+ * whose oldest command has waited `delay_ns`, so batched work reaches its
+ * queue within a bounded delay even when the program submits nothing more
+ * and never synchronizes. Internal to the core.
+ *
+ * Entries (streams) join the list the first time they batch and leave it
+ * when they are released. The flusher holds its mutex while it calls an
+ * entry's callbacks, so an entry is never freed under it; entries must
+ * therefore never take the flusher's mutex (hrx_flusher_* calls) while
+ * holding a lock their publish callback takes.
+ *
+ * The thread starts with the first entry and parks when no entry has
+ * pending work; producers wake it with hrx_flusher_notify, which costs a
+ * futex wake only when it is parked. Thread-safe. Never touches Python. */
+#ifndef HRX_CORE_FLUSHER_H_
+#define HRX_CORE_FLUSHER_H_
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "hrx.h"
+
+typedef struct hrx_flusher_s hrx_flusher_t;
+typedef struct hrx_flush_entry_s hrx_flush_entry_t;
+
+typedef struct hrx_flush_entry_ops_s {
+  /* hrx_now_ns() when the entry's oldest unpublished command was accepted;
+   * 0 when it has none. Lock-free (an atomic load). */
+  uint64_t (*pending_since)(hrx_flush_entry_t* entry);
+  /* Publishes the entry's pending work (takes the entry's own lock). */
+  void (*publish)(hrx_flush_entry_t* entry);
+} hrx_flush_entry_ops_t;
+
+/* Embedded in the entry's owner; all fields belong to the flusher. */
+struct hrx_flush_entry_s {
+  const hrx_flush_entry_ops_t* ops;  /* static; set by the owner */
+  hrx_flush_entry_t* prev;           /* flusher mutex */
+  hrx_flush_entry_t* next;           /* flusher mutex */
+  atomic_bool listed;
+};
+
+/* The flusher of a device; its thread is started by the first notify. */
+hrx_status_t hrx_flusher_create(uint64_t delay_ns, hrx_flusher_t** out_flusher);
+/* Stops and joins the thread. Every entry has been removed. */
+void hrx_flusher_destroy(hrx_flusher_t* flusher);
+
+/* Called after `entry` got pending work (without holding the entry's lock):
+ * lists it if needed and wakes the thread if it is parked. Fails only when
+ * the thread cannot be started; the caller then publishes by itself. */
+hrx_status_t hrx_flusher_notify(hrx_flusher_t* flusher,
+                                hrx_flush_entry_t* entry);
+/* Unlists the entry (no callback runs on it after this returns). */
+void hrx_flusher_remove(hrx_flusher_t* flusher, hrx_flush_entry_t* entry);
+/* Publishes every listed entry's pending work now (device synchronize,
+ * buffer release). */
+void hrx_flusher_publish_all(hrx_flusher_t* flusher);
+
+#endif /* HRX_CORE_FLUSHER_H_ */

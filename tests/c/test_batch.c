@@ -1,0 +1,280 @@
+/* Tests of submission batching: the hip batch kernel's launch plan
+ * (hip_batch.c, pure host code) and the core's batching policy on the host
+ * backend (stream.c, flusher.c). The last line of output is "N passed, M
+ * failed"; the exit status is 0 only when M is 0. */
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "backends/hip/hip_batch.h"
+#include "hrx.h"
+
+static int hrx_test_failures;
+
+#define CHECK(cond)                                                      \
+  do {                                                                   \
+    if (!(cond)) {                                                       \
+      fprintf(stderr, "  %s:%d: check failed: %s\n", __FILE__, __LINE__, \
+              #cond);                                                    \
+      ++hrx_test_failures;                                               \
+    }                                                                    \
+  } while (0)
+
+#define CHECK_OK(expr)                                                     \
+  do {                                                                     \
+    hrx_status_t check_status_ = (expr);                                   \
+    if (check_status_) {                                                   \
+      fprintf(stderr, "  %s:%d: %s failed: %s\n", __FILE__, __LINE__,      \
+              #expr, hrx_status_message(check_status_));                   \
+      hrx_status_free(check_status_);                                      \
+      ++hrx_test_failures;                                                 \
+    }                                                                      \
+  } while (0)
+
+#define BARRIER (1ull << 57)
+
+static uint8_t memory[1 << 16] __attribute__((aligned(64)));
+
+static hrx_batch_command_t copy_of(size_t dst, size_t src, uint64_t length) {
+  hrx_batch_command_t c = {.dst = memory + dst, .src = memory + src,
+                           .length = length, .kind = HRX_BATCH_COPY};
+  return c;
+}
+
+static hrx_batch_command_t fill_of(size_t dst, uint64_t length, uint8_t b) {
+  hrx_batch_command_t c = {.dst = memory + dst, .length = length,
+                           .kind = HRX_BATCH_FILL, .byte = b};
+  return c;
+}
+
+static void plan(const hrx_batch_command_t* c, uint32_t n, uint64_t* words,
+                 bool* sequential) {
+  hrx_hip_batch_plan(c, n, words, sequential);
+}
+
+static void test_plan_disjoint_commands_run_in_parallel(void) {
+  hrx_batch_command_t c[] = {copy_of(0, 8192, 4096), copy_of(4096, 16384, 4096),
+                             fill_of(32768, 100, 7)};
+  uint64_t w[3];
+  bool sequential = true;
+  plan(c, 3, w, &sequential);
+  CHECK(!sequential);
+  for (int i = 0; i < 3; ++i) CHECK((w[i] & BARRIER) == 0);
+  CHECK((w[0] & 0xFFFFFFFFFFFFull) == 4096);
+  CHECK(((w[2] >> 48) & 0xff) == 7);
+  CHECK((w[2] >> 56 & 1) == 1);  /* fill bit */
+  CHECK((w[0] >> 56 & 1) == 0);
+}
+
+static void test_plan_same_rewrite_needs_no_barrier(void) {
+  /* The benchmark's pattern: the same copy again and again. */
+  hrx_batch_command_t c[4];
+  for (int i = 0; i < 4; ++i) c[i] = copy_of(0, 8192, 4096);
+  uint64_t w[4];
+  bool sequential = false;
+  plan(c, 4, w, &sequential);
+  CHECK(sequential); /* overlapping writes: never the parallel mode */
+  for (int i = 0; i < 4; ++i) CHECK((w[i] & BARRIER) == 0);
+}
+
+static void test_plan_read_after_write_waits(void) {
+  hrx_batch_command_t c[] = {fill_of(0, 4096, 1), copy_of(8192, 0, 4096)};
+  uint64_t w[2];
+  bool sequential = false;
+  plan(c, 2, w, &sequential);
+  CHECK(sequential);
+  CHECK((w[0] & BARRIER) == 0);
+  CHECK((w[1] & BARRIER) != 0);
+}
+
+static void test_plan_write_after_read_waits(void) {
+  hrx_batch_command_t c[] = {copy_of(8192, 0, 4096), fill_of(100, 10, 3)};
+  uint64_t w[2];
+  bool sequential = false;
+  plan(c, 2, w, &sequential);
+  CHECK(sequential);
+  CHECK((w[1] & BARRIER) != 0);
+}
+
+static void test_plan_overlapping_writes_of_another_shape_wait(void) {
+  /* Same destination bytes, different thread mapping: ordered by barrier. */
+  hrx_batch_command_t c[] = {copy_of(0, 8192, 4096), copy_of(16, 20480, 4096),
+                             copy_of(0, 8193, 4096)};
+  uint64_t w[3];
+  bool sequential = false;
+  plan(c, 3, w, &sequential);
+  CHECK(sequential);
+  CHECK((w[1] & BARRIER) != 0);
+  CHECK((w[2] & BARRIER) != 0); /* unaligned source: byte path */
+}
+
+static void test_plan_barrier_resets_the_segment(void) {
+  /* After the barrier, a copy into a new range depends on nothing. */
+  hrx_batch_command_t c[] = {fill_of(0, 64, 1), copy_of(4096, 0, 64),
+                             copy_of(12288, 16384, 64)};
+  uint64_t w[3];
+  bool sequential = false;
+  plan(c, 3, w, &sequential);
+  CHECK((w[1] & BARRIER) != 0);
+  CHECK((w[2] & BARRIER) == 0);
+}
+
+/* -------------------------------------------------------- host policy */
+
+static hrx_device_t* open_host(void) {
+  hrx_device_t* device = NULL;
+  CHECK_OK(hrx_device_open("host", 0, &device));
+  return device;
+}
+
+/* Polls device memory (host memory on this backend) without any hrx call,
+ * since every observation point would publish the batch itself. The read
+ * races with the worker's write by design, so ThreadSanitizer builds
+ * (which would report it) skip the tests that poll. */
+#if defined(__SANITIZE_THREAD__)
+#define HRX_TEST_CAN_POLL 0
+#else
+#define HRX_TEST_CAN_POLL 1
+#endif
+
+static uint64_t wait_for_byte(volatile uint8_t* p, uint8_t want,
+                              uint64_t limit_ns) {
+  uint64_t start = hrx_now_ns();
+  while (*p != want) {
+    if (hrx_now_ns() - start > limit_ns) return UINT64_MAX;
+  }
+  return hrx_now_ns() - start;
+}
+
+static void test_lone_batched_fill_is_published_without_synchronize(void) {
+  if (!HRX_TEST_CAN_POLL) return;
+  hrx_device_t* device = open_host();
+  if (!device) return;
+  CHECK(hrx_device_batching(device));
+  hrx_buffer_t* buffer = NULL;
+  CHECK_OK(hrx_buffer_allocate(device, 4096, &buffer));
+  hrx_stream_t* stream = NULL;
+  CHECK_OK(hrx_stream_create(device, &stream));
+  hrx_view_t a, b;
+  CHECK_OK(hrx_view_make(buffer, 0, 64, &a));
+  CHECK_OK(hrx_view_make(buffer, 64, 64, &b));
+  volatile uint8_t* bytes = hrx_buffer_native_pointer(buffer);
+  uint64_t took_ns[20];
+  for (int round = 1; round <= 20; ++round) {
+    /* The first fill finds the queue idle and the stream quiet, so it goes
+     * out at once; the second is batched and nothing else publishes it. */
+    CHECK_OK(hrx_stream_fill(stream, a, (uint8_t)round));
+    CHECK_OK(hrx_stream_fill(stream, b, (uint8_t)round));
+    uint64_t took = wait_for_byte(bytes + 64, (uint8_t)round, 2000000000ull);
+    CHECK(took != UINT64_MAX);
+    took_ns[round - 1] = took;
+    usleep(2000); /* quiet again */
+  }
+  for (int i = 1; i < 20; ++i) { /* insertion sort */
+    for (int j = i; j > 0 && took_ns[j] < took_ns[j - 1]; --j) {
+      uint64_t t = took_ns[j];
+      took_ns[j] = took_ns[j - 1];
+      took_ns[j - 1] = t;
+    }
+  }
+  printf("  lone batched fill visible after %.1f us median, %.1f us max (20)\n",
+         took_ns[9] / 1e3, took_ns[19] / 1e3);
+  hrx_stream_release(stream);
+  hrx_buffer_release(buffer);
+  hrx_device_release(device);
+}
+
+static void test_switch_off_publishes_pending_work(void) {
+  if (!HRX_TEST_CAN_POLL) return;
+  setenv("HRX_BATCH_DELAY_US", "10000", 1); /* the flusher waits 10 ms */
+  hrx_device_t* device = open_host();
+  unsetenv("HRX_BATCH_DELAY_US");
+  if (!device) return;
+  hrx_buffer_t* buffer = NULL;
+  CHECK_OK(hrx_buffer_allocate(device, 4096, &buffer));
+  hrx_stream_t* stream = NULL;
+  CHECK_OK(hrx_stream_create(device, &stream));
+  hrx_view_t a;
+  CHECK_OK(hrx_view_make(buffer, 0, 64, &a));
+  volatile uint8_t* bytes = hrx_buffer_native_pointer(buffer);
+  CHECK_OK(hrx_stream_fill(stream, a, 1));
+  CHECK_OK(hrx_stream_synchronize(stream));
+  CHECK_OK(hrx_stream_fill(stream, a, 2)); /* not quiet: batched */
+  hrx_device_set_batching(device, false);
+  CHECK(!hrx_device_batching(device));
+  CHECK(wait_for_byte(bytes, 2, 5000000ull) != UINT64_MAX);
+  CHECK_OK(hrx_stream_fill(stream, a, 3)); /* off: straight to the queue */
+  CHECK(wait_for_byte(bytes, 3, 5000000ull) != UINT64_MAX);
+  hrx_stream_release(stream);
+  hrx_buffer_release(buffer);
+  hrx_device_release(device);
+}
+
+static void test_release_publishes_and_buffers_wait(void) {
+  setenv("HRX_BATCH_DELAY_US", "10000", 1);
+  hrx_device_t* device = open_host();
+  unsetenv("HRX_BATCH_DELAY_US");
+  if (!device) return;
+  hrx_buffer_t* src = NULL;
+  hrx_buffer_t* dst = NULL;
+  CHECK_OK(hrx_buffer_allocate(device, 1 << 16, &src));
+  CHECK_OK(hrx_buffer_allocate(device, 1 << 16, &dst));
+  hrx_stream_t* stream = NULL;
+  CHECK_OK(hrx_stream_create(device, &stream));
+  hrx_view_t s, d;
+  CHECK_OK(hrx_view_make(src, 0, 1 << 16, &s));
+  CHECK_OK(hrx_view_make(dst, 0, 1 << 16, &d));
+  CHECK_OK(hrx_stream_fill(stream, s, 9));
+  CHECK_OK(hrx_stream_copy(stream, d, s)); /* batched behind the fill */
+  /* Dropping the source publishes the batch before its memory goes. */
+  hrx_buffer_release(src);
+  hrx_stream_release(stream);
+  const uint8_t* out = hrx_buffer_native_pointer(dst);
+  hrx_stream_t* reader = NULL;
+  CHECK_OK(hrx_stream_create(device, &reader));
+  CHECK_OK(hrx_device_synchronize(device));
+  int bad = 0;
+  for (int i = 0; i < (1 << 16); ++i) bad += out[i] != 9;
+  CHECK(bad == 0);
+  hrx_stream_release(reader);
+  hrx_buffer_release(dst);
+  hrx_device_release(device);
+}
+
+typedef struct {
+  const char* name;
+  void (*run)(void);
+} hrx_test_t;
+
+int main(int argc, char** argv) {
+  static const hrx_test_t tests[] = {
+      {"plan_disjoint_commands_run_in_parallel",
+       test_plan_disjoint_commands_run_in_parallel},
+      {"plan_same_rewrite_needs_no_barrier",
+       test_plan_same_rewrite_needs_no_barrier},
+      {"plan_read_after_write_waits", test_plan_read_after_write_waits},
+      {"plan_write_after_read_waits", test_plan_write_after_read_waits},
+      {"plan_overlapping_writes_of_another_shape_wait",
+       test_plan_overlapping_writes_of_another_shape_wait},
+      {"plan_barrier_resets_the_segment",
+       test_plan_barrier_resets_the_segment},
+      {"lone_batched_fill_is_published_without_synchronize",
+       test_lone_batched_fill_is_published_without_synchronize},
+      {"switch_off_publishes_pending_work",
+       test_switch_off_publishes_pending_work},
+      {"release_publishes_and_buffers_wait",
+       test_release_publishes_and_buffers_wait},
+  };
+  int passed = 0, failed = 0;
+  for (size_t i = 0; i < sizeof(tests) / sizeof(tests[0]); ++i) {
+    if (argc > 1 && !strstr(tests[i].name, argv[1])) continue;
+    hrx_test_failures = 0;
+    tests[i].run();
+    printf("%s %s\n", hrx_test_failures ? "FAIL" : "ok  ", tests[i].name);
+    if (hrx_test_failures) ++failed; else ++passed;
+  }
+  printf("%d passed, %d failed\n", passed, failed);
+  return failed != 0;
+}
