@@ -10,6 +10,10 @@
 
 #include "status.h"
 
+/* How long the thread keeps polling after the last pending batch before it
+ * parks (then the next batch costs its producer one wake-up). */
+#define HRX_FLUSHER_LINGER_NS 2000000ull
+
 struct hrx_flusher_s {
   pthread_mutex_t mutex;
   pthread_cond_t wake_cond;
@@ -82,6 +86,17 @@ static bool hrx_flusher_any_pending_locked(hrx_flusher_t* flusher) {
   return false;
 }
 
+/* Sleeps until `until` (hrx_now_ns time) without the mutex. */
+static void hrx_flusher_sleep_locked(hrx_flusher_t* flusher, uint64_t until) {
+  pthread_mutex_unlock(&flusher->mutex);
+  struct timespec ts = {.tv_sec = (time_t)(until / 1000000000ull),
+                        .tv_nsec = (long)(until % 1000000000ull)};
+  while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) ==
+         EINTR) {
+  }
+  pthread_mutex_lock(&flusher->mutex);
+}
+
 static void* hrx_flusher_main(void* arg) {
   hrx_flusher_t* flusher = arg;
 #ifdef __linux__
@@ -90,26 +105,31 @@ static void* hrx_flusher_main(void* arg) {
   prctl(PR_SET_TIMERSLACK, 1000ul, 0, 0, 0);
 #endif
   pthread_mutex_lock(&flusher->mutex);
+  uint64_t last_active = hrx_now_ns();
   while (!flusher->stopping) {
     uint64_t next_due = hrx_flusher_scan_locked(flusher);
-    if (!next_due) {
-      /* Park. Announce it before the final check, so a producer that adds
-       * work after the check sees `parked` and signals (seq_cst on both
-       * sides: its store of pending_since, then its load of parked). */
-      atomic_store(&flusher->parked, true);
-      if (!hrx_flusher_any_pending_locked(flusher) && !flusher->stopping) {
-        pthread_cond_wait(&flusher->wake_cond, &flusher->mutex);
-      }
-      atomic_store(&flusher->parked, false);
+    uint64_t now = hrx_now_ns();
+    if (next_due) {
+      last_active = now;
+      hrx_flusher_sleep_locked(flusher, next_due);
       continue;
     }
-    pthread_mutex_unlock(&flusher->mutex);
-    struct timespec until = {.tv_sec = (time_t)(next_due / 1000000000ull),
-                             .tv_nsec = (long)(next_due % 1000000000ull)};
-    while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &until, NULL) ==
-           EINTR) {
+    if (now - last_active < HRX_FLUSHER_LINGER_NS) {
+      /* Work came recently: poll at the delay instead of parking, so that
+       * producers in a burst never pay for a wake-up. A batch started now
+       * is published within two delays. */
+      hrx_flusher_sleep_locked(flusher, now + flusher->delay_ns);
+      continue;
     }
-    pthread_mutex_lock(&flusher->mutex);
+    /* Park. Announce it before the final check, so a producer that adds
+     * work after the check sees `parked` and signals (seq_cst on both
+     * sides: its store of pending_since, then its load of parked). */
+    atomic_store(&flusher->parked, true);
+    if (!hrx_flusher_any_pending_locked(flusher) && !flusher->stopping) {
+      pthread_cond_wait(&flusher->wake_cond, &flusher->mutex);
+    }
+    atomic_store(&flusher->parked, false);
+    last_active = hrx_now_ns();
   }
   pthread_mutex_unlock(&flusher->mutex);
   return NULL;

@@ -9,9 +9,14 @@
  * therefore never take the flusher's mutex (hrx_flusher_* calls) while
  * holding a lock their publish callback takes.
  *
- * The thread starts with the first entry and parks when no entry has
- * pending work; producers wake it with hrx_flusher_notify, which costs a
- * futex wake only when it is parked. Thread-safe. Never touches Python. */
+ * The thread starts with the first entry. While batches keep coming it
+ * sleeps until the next deadline, or polls every delay when nothing is
+ * pending; after 2 ms without pending work it parks. Producers wake it
+ * with hrx_flusher_notify, which costs a futex wake only when it is parked,
+ * so a burst never pays for wake-ups. Work is published within the delay
+ * after its first command while the thread is sleeping towards a deadline,
+ * within two delays while it polls, and within the delay plus the
+ * wake-up while it was parked. Thread-safe. Never touches Python. */
 #ifndef HRX_CORE_FLUSHER_H_
 #define HRX_CORE_FLUSHER_H_
 

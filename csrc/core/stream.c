@@ -12,14 +12,16 @@
  * publish_mutex: no code here calls the flusher while holding either lock.
  *
  * Batching policy (small copies and fills while the device's switch is on):
- * - the stream's queue is idle and the stream has been quiet for the batch
- *   delay: the command is published at once, alone (idle latency);
+ * - the stream's queue is idle, and both the stream and the calling thread
+ *   have been quiet for the batch delay: the command is published at once,
+ *   alone (idle latency);
  * - otherwise it joins the pending batch, which is published when it is
  *   full (commands or bytes), at any observation point or other command of
  *   the stream, or by the flusher once its first command has waited the
- *   delay. A stream that keeps submitting is never "quiet", so a thread
+ *   delay. A thread that keeps submitting is never "quiet", so a thread
  *   that round-robins over many streams accumulates on each of them instead
- *   of publishing one command per launch. */
+ *   of publishing one command per launch (each stream alone would look
+ *   quiet and idle by the time the thread comes back to it). */
 #include "stream.h"
 
 #include <pthread.h>
@@ -294,8 +296,13 @@ static hrx_status_t hrx_stream_submit_batchable(hrx_backend_device_t* backend,
   return hrx_batch_submit_one(backend, queue, user_data, out_ticket);
 }
 
+/* When the calling thread last submitted a small copy or fill, on any
+ * stream. */
+static _Thread_local uint64_t hrx_thread_last_batchable_ns;
+
 /* A small copy or fill: published alone at once when the queue is idle and
- * the stream was quiet, otherwise gathered (see the policy above). */
+ * the stream and thread were quiet, otherwise gathered (see the policy
+ * above). */
 static hrx_status_t hrx_stream_enqueue(hrx_stream_t* stream,
                                        const hrx_batch_command_t* command) {
   const hrx_batch_settings_t* settings =
@@ -307,12 +314,16 @@ static hrx_status_t hrx_stream_enqueue(hrx_stream_t* stream,
   }
   const hrx_backend_vtable_t* vtable = stream->backend->vtable;
   uint64_t now = hrx_now_ns();
+  bool thread_quiet =
+      now - hrx_thread_last_batchable_ns > settings->delay_ns;
+  hrx_thread_last_batchable_ns = now;
   bool started = false;
   hrx_status_t status = NULL;
   pthread_mutex_lock(&stream->publish_mutex);
   uint64_t number = ++stream->commands;
   if (stream->pending_count == 0) {
-    bool quiet = now - stream->last_batchable_ns > settings->delay_ns;
+    bool quiet = thread_quiet &&
+                 now - stream->last_batchable_ns > settings->delay_ns;
     stream->last_batchable_ns = now;
     if (quiet && (!vtable->queue_idle ||
                   vtable->queue_idle(stream->backend, stream->queue))) {

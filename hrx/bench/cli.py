@@ -55,6 +55,20 @@ def _queue_list(text: str) -> List[int]:
     return values
 
 
+def _batching_one(text: str) -> bool:
+    value = {"on": True, "off": False}.get(text.strip().lower())
+    if value is None:
+        raise argparse.ArgumentTypeError(f"batching is on or off; got {text!r}")
+    return value
+
+
+def _batching_list(text: str) -> List[bool]:
+    values = [_batching_one(part) for part in text.split(",")]
+    if len(set(values)) != len(values):
+        raise argparse.ArgumentTypeError(f"batching settings repeat: {text!r}")
+    return values
+
+
 def _driver_list(text: str) -> List[str]:
     names = [part.strip() for part in text.split(",") if part.strip()]
     unknown = [name for name in names if name not in DRIVERS]
@@ -98,6 +112,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("samples", type=_positive, nargs="?", metavar="SAMPLES",
                      help=f"measured rounds per case (default {DEFAULT.samples})")
     run.add_argument("--driver", choices=DRIVERS, default="native")
+    run.add_argument("--batching", type=_batching_one, default=True, metavar="on|off",
+                     help="submission batching (default on)")
     run.add_argument("--repeat", type=_positive, default=1, help="repeat number to record")
     _add_device_options(run)
     _add_size_options(run)
@@ -109,13 +125,17 @@ def build_parser() -> argparse.ArgumentParser:
     sweep.add_argument("--samples", type=_positive, help=f"(default {DEFAULT.samples})")
     sweep.add_argument("--driver", type=_driver_list, default=["native"],
                        help="one or more of native,raw,python, comma-separated (default native)")
+    sweep.add_argument("--batching", type=_batching_list, default=[True], metavar="on,off",
+                       help="batching settings to run each driver with but raw, "
+                            "comma-separated (default on)")
     sweep.add_argument("-o", "--output", help="results file to append to "
                                               "(default hrx-sweep-<UTC time>.jsonl)")
     sweep.add_argument("--timeout", type=float, default=600.0,
                        help="seconds per child before it is killed and recorded as an error "
                             "(default 600; 0 = none)")
     sweep.add_argument("--resume", action="store_true",
-                       help="skip (queues, repeat, driver) already recorded as successful")
+                       help="skip (queues, repeat, driver, batching) already recorded as "
+                            "successful")
     sweep.add_argument("--no-progress", action="store_true", help="no progress display on stderr")
     _add_device_options(sweep)
     _add_size_options(sweep)
@@ -128,7 +148,8 @@ def build_parser() -> argparse.ArgumentParser:
         "compare", help="each driver's medians as ratios of a baseline driver's")
     compare.add_argument("files", nargs="+", metavar="FILE")
     compare.add_argument("--baseline", default="raw",
-                         help="the driver to divide by (default raw)")
+                         help="the driver to divide by (default raw), or batching-off: "
+                              "each driver with batching on divided by itself with it off")
 
     plot = commands.add_parser("plot", help="plot results files (needs matplotlib)")
     plot.add_argument("files", nargs="+", metavar="FILE")
@@ -151,12 +172,14 @@ def _command_run(args: argparse.Namespace) -> int:
         if fake:
             from .fake import behave
 
-            text = behave(fake, args.queues, args.repeat, args.driver, config)
+            text = behave(fake, args.queues, args.repeat, args.driver, config,
+                          batching=args.batching)
         else:
             from .runner import run
 
             text = dumps_line(run(args.queues, backend=args.backend, device=args.device,
-                                  driver=args.driver, repeat=args.repeat, config=config))
+                                  driver=args.driver, batching=args.batching,
+                                  repeat=args.repeat, config=config))
     except Exception:  # noqa: BLE001 - reported on stderr, status 1
         traceback.print_exc()
         return 1
@@ -176,6 +199,7 @@ def _command_sweep(args: argparse.Namespace) -> int:
     output = args.output or default_output()
     try:
         results = sweep(args.queues, args.repeats, args.samples, driver=args.driver,
+                        batching=args.batching,
                         backend=args.backend, device=args.device, output=output,
                         quick=args.quick, sizes=_sizes(args), timeout=args.timeout or None,
                         resume=args.resume, progress=not args.no_progress)

@@ -1,5 +1,7 @@
 """Ratios of one driver's table against a baseline driver's, measured on the
-same target, backend and sizes (``hrx-bench compare FILE... --baseline raw``).
+same target, backend and sizes (``hrx-bench compare FILE... --baseline raw``),
+or of each driver with batching on against the same driver with batching off
+(``--baseline batching-off``).
 
 Each cell is median(driver) / median(baseline) for that queue count and
 column, the medians being those of the table (stats.median over runs). A
@@ -23,11 +25,19 @@ def _context(group: Group) -> _Key:
     return (group.key.target, group.key.backend, group.key.sizes)
 
 
+BATCHING_OFF = "batching-off"
+
+
 def compare_groups(lines: Iterable[Mapping[str, Any]], baseline: str
                    ) -> List[Tuple[Group, Group]]:
     """(driver group, baseline group) pairs that share target, backend and
-    sizes, for every driver other than ``baseline``."""
+    sizes, for every driver other than ``baseline``; with ``baseline`` =
+    "batching-off", (batching on, batching off) pairs of the same driver."""
     groups = group_lines(lines)
+    if baseline == BATCHING_OFF:
+        offs = {(_context(g), g.key.driver): g for g in groups if g.key.batching is False}
+        return [(g, offs[(_context(g), g.key.driver)]) for g in groups
+                if g.key.batching is True and (_context(g), g.key.driver) in offs]
     bases: Dict[_Key, Group] = {_context(g): g for g in groups
                                 if g.key.driver == baseline}
     return [(g, bases[_context(g)]) for g in groups
@@ -48,6 +58,9 @@ def format_comparison(lines: Iterable[Mapping[str, Any]],
     """The ratio tables as Markdown text; says so when nothing pairs up."""
     pairs = compare_groups(list(lines), baseline)
     if not pairs:
+        if baseline == BATCHING_OFF:
+            return "No driver ran both with batching on and off on the same target, " \
+                   "backend and sizes.\n"
         return f"No driver shares target, backend and sizes with '{baseline}'.\n"
     out: List[str] = []
     for group, base in pairs:
@@ -57,7 +70,8 @@ def format_comparison(lines: Iterable[Mapping[str, Any]],
         queues = sorted({r.queues for r in group.rows} | {r.queues for r in base.rows})
         rows = [[str(q)] + [_cell(group, base, q, c.key) for c in COLUMNS]
                 for q in queues]
-        out.append(f"## {group.label} ÷ {base.key.driver}\n")
+        against = ("batching off" if baseline == BATCHING_OFF else base.key.driver)
+        out.append(f"## {group.label} ÷ {against}\n")
         out.append(markdown_table(header, rows))
         out.append("\n~ : the two drivers' run-to-run ranges overlap "
                    "(within variation).\n")

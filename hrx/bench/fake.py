@@ -62,7 +62,8 @@ def _synthetic_result(queues: int, repeat: int, driver: str, config: BenchConfig
     }
 
 
-def _synthetic_line(queues: int, repeat: int, driver: str, config: BenchConfig) -> Dict[str, Any]:
+def _synthetic_line(queues: int, repeat: int, driver: str, config: BenchConfig,
+                    batching: bool = True) -> Dict[str, Any]:
     environment = {
         "device_name": "fake device", "backend": "fake", "target": "fake", "runtime": None,
         "driver_version": None, "cpu_model": None, "logical_cpus": 1, "ram_bytes": None,
@@ -76,17 +77,19 @@ def _synthetic_line(queues: int, repeat: int, driver: str, config: BenchConfig) 
     return build_record(
         _synthetic_result(queues, repeat, driver, config), repeat=repeat, target="fake",
         backend="fake", hrx_version=None, git_commit=None, timestamp="2000-01-01T00:00:00Z",
-        environment=environment, memory=memory, preset=preset_name(config))
+        environment=environment, memory=memory, preset=preset_name(config),
+        extra={"batching": None if driver == "raw" else bool(batching)})
 
 
-def behave(spec: str, queues: int, repeat: int, driver: str, config: BenchConfig) -> str:
+def behave(spec: str, queues: int, repeat: int, driver: str, config: BenchConfig,
+           batching: bool = True) -> str:
     """Acts out the mode for (queues, repeat): returns the line to print for
     ok/slow/garbage; exits, hangs or signals itself for the others."""
     mode = mode_for(spec, queues, repeat)
     if mode == "slow":
         time.sleep(float(os.environ.get("HRX_BENCH_FAKE_SLEEP", "1")))
     if mode in ("ok", "slow"):
-        return dumps_line(_synthetic_line(queues, repeat, driver, config))
+        return dumps_line(_synthetic_line(queues, repeat, driver, config, batching))
     if mode == "garbage":
         return "this is not JSON"
     if mode == "crash":

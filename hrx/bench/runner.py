@@ -20,14 +20,17 @@ def run(
     backend: Optional[str] = None,
     device: int = 0,
     driver: str = "native",
+    batching: bool = True,
     quick: bool = False,
     sizes: Optional[Mapping[str, Optional[int]]] = None,
     repeat: int = 1,
     config: Optional[BenchConfig] = None,
 ) -> Dict[str, Any]:
     """Opens device ``device`` of ``backend`` (None: hrx's automatic choice),
-    sets its pool to ``queues``, runs ``driver`` and returns the result line
-    (a dict; see record.build_record).
+    sets its pool to ``queues`` and its batching switch to ``batching``,
+    runs ``driver`` and returns the result line (a dict; see
+    record.build_record). The line records ``batching`` (None for the raw
+    driver, which bypasses the stream layer).
 
     The sizes are ``config`` if given, else the reference protocol (or the
     quick preset) with ``sizes`` and ``samples`` applied. ``repeat`` is only
@@ -40,7 +43,7 @@ def run(
     if config is None:
         config = resolve(quick, dict(sizes or {}, samples=samples))
     timestamp = utc_timestamp()
-    handle = hrx.Device.open(index=device, backend=backend)
+    handle = hrx.Device.open(index=device, backend=backend, batching=bool(batching))
     handle.set_stream_queue_count(queues)
     info = dict(handle.info)
     probe = MemoryProbe(handle)
@@ -48,7 +51,8 @@ def run(
     memory = probe.finish()
     del handle
     commit, dirty = source_commit()
-    extra: Dict[str, Any] = {"git_dirty": dirty}
+    extra: Dict[str, Any] = {"git_dirty": dirty,
+                             "batching": None if driver == "raw" else bool(batching)}
     if "queues_used" in result:
         extra["queues_used"] = int(result["queues_used"])
     return build_record(

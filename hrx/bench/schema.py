@@ -103,6 +103,9 @@ RESULT_SCHEMA: Dict[str, Any] = {
         "git_commit": {"anyOf": [{"type": "null"},
                                  {"type": "string", "pattern": "^[0-9a-f]{40}$"}]},
         "git_dirty": {"type": ["boolean", "null"]},
+        # Submission batching as run; null for the raw driver; absent in
+        # lines recorded before batching existed.
+        "batching": {"type": ["boolean", "null"]},
         "queues_used": _POS_INT,
         "timestamp": _TIMESTAMP,
         "sizes": _SIZES,
@@ -120,6 +123,7 @@ ERROR_SCHEMA: Dict[str, Any] = {
     "properties": {
         "error": {"type": "string", "minLength": 1},
         "queues": _POS_INT, "repeat": _POS_INT, "driver": _DRIVER,
+        "batching": {"type": ["boolean", "null"]},
         "returncode": {"type": ["integer", "null"]},
         "stderr_tail": {"type": "string"},
         "timestamp": _TIMESTAMP,

@@ -70,23 +70,46 @@ class Step:
     queues: int
     repeat: int
     driver: str
+    batching: bool = True
 
     @property
-    def key(self) -> Tuple[int, int, str]:
-        return self.queues, self.repeat, self.driver
+    def key(self) -> Tuple[int, int, str, Optional[bool]]:
+        """What --resume matches against a recorded line. The raw driver
+        bypasses the stream layer, so batching does not apply to it (None)."""
+        return self.queues, self.repeat, self.driver, batching_key(self.driver, self.batching)
+
+    @property
+    def label(self) -> str:
+        """The driver, and "batching off" when it is."""
+        applies = batching_key(self.driver, self.batching) is not None
+        return self.driver + ("" if self.batching or not applies else " batching off")
 
 
-def plan(queues: Iterable[int], repeats: int, drivers: Sequence[str]) -> List[Step]:
+def batching_key(driver: str, batching: bool) -> Optional[bool]:
+    """The batching value a result line of ``driver`` records."""
+    return None if driver == "raw" else bool(batching)
+
+
+def plan(queues: Iterable[int], repeats: int, drivers: Sequence[str],
+         batchings: Sequence[bool] = (True,)) -> List[Step]:
     """Every step in run order: repeat r uses orders(queues)[(r - 1) % 3];
-    at each queue count the drivers run in the given order."""
+    at each queue count the drivers run in the given order, each with every
+    batching setting in the given order (once for raw, which has none)."""
     if repeats < 1:
         raise ValueError("repeats must be >= 1")
     for driver in drivers:
         if driver not in DRIVERS:
             raise ValueError(f"unknown driver {driver!r}; choose from {', '.join(DRIVERS)}")
+    if not batchings:
+        raise ValueError("batching needs at least one setting")
     cycle = orders(queues)
-    return [Step(q, repeat, driver) for repeat in range(1, repeats + 1)
-            for q in cycle[(repeat - 1) % len(cycle)] for driver in drivers]
+    steps: List[Step] = []
+    for repeat in range(1, repeats + 1):
+        for q in cycle[(repeat - 1) % len(cycle)]:
+            for driver in drivers:
+                for batching in (batchings if driver != "raw" else batchings[:1]):
+                    steps.append(Step(q, repeat, driver, bool(batching)))
+    return steps
 
 
 def child_command(step: Step, config: BenchConfig, *, backend: Optional[str], device: int,
@@ -97,7 +120,8 @@ def child_command(step: Step, config: BenchConfig, *, backend: Optional[str], de
     a source checkout, the child must still import the same (built) hrx as
     the parent, which ``_child_env`` puts first on PYTHONPATH."""
     command = [python, "-P", "-m", "hrx.bench", "run", str(step.queues), str(config.samples),
-               "--repeat", str(step.repeat), "--driver", step.driver, "--device", str(device)]
+               "--repeat", str(step.repeat), "--driver", step.driver, "--device", str(device),
+               "--batching", "on" if step.batching else "off"]
     if backend:
         command += ["--backend", backend]
     for name in SIZE_FIELDS:
@@ -122,7 +146,7 @@ def _error_line(step: Step, error: str, *, returncode: Optional[int], stderr: st
                 elapsed: float, backend: Optional[str], stdout: str = "") -> Dict[str, Any]:
     line: Dict[str, Any] = {
         "error": error, "queues": step.queues, "repeat": step.repeat, "driver": step.driver,
-        "backend": backend, "returncode": returncode, "stderr_tail": _tail(stderr),
+        "batching": batching_key(step.driver, step.batching), "backend": backend, "returncode": returncode, "stderr_tail": _tail(stderr),
         "timestamp": utc_timestamp(), "elapsed_s": round(elapsed, 3),
     }
     if stdout.strip():
@@ -143,9 +167,10 @@ def _parse_result(step: Step, stdout: str) -> Tuple[Optional[Dict[str, Any]], st
     problems = schema_errors(line)
     if problems:
         return None, "invalid result line: " + "; ".join(problems[:5])
-    got = (line["queues"], line["repeat"], line["driver"])
+    got = (line["queues"], line["repeat"], line["driver"], line.get("batching"))
     if got != step.key:
-        return None, f"the child ran (queues, repeat, driver) = {got}, expected {step.key}"
+        return None, (f"the child ran (queues, repeat, driver, batching) = {got}, "
+                      f"expected {step.key}")
     return line, ""
 
 
@@ -183,11 +208,12 @@ def run_child(step: Step, command: Sequence[str], *, timeout: Optional[float],
     return line
 
 
-def _recorded(path: str) -> Set[Tuple[int, int, Optional[str]]]:
+def _recorded(path: str) -> Set[Tuple[int, int, Optional[str], Optional[bool]]]:
     if not os.path.exists(path):
         return set()
     lines, _ = read_lines([path])
-    return {(int(line["queues"]), int(line["repeat"]), line.get("driver"))
+    return {(int(line["queues"]), int(line["repeat"]), line.get("driver"),
+             line.get("batching"))
             for line in lines
             if not is_error_line(line) and "queues" in line and "repeat" in line}
 
@@ -204,6 +230,7 @@ def sweep(
     samples: Optional[int] = None,
     *,
     driver: Any = "native",
+    batching: Any = True,
     backend: Optional[str] = None,
     device: int = 0,
     output: Optional[str] = None,
@@ -218,15 +245,18 @@ def sweep(
 
     queues, repeats: the plan (see ``plan`` and the module docstring).
     driver: a name or a list of names ("native", "raw", "python").
+    batching: True, False or a list of them; each driver but raw runs with
+    each setting (hrx.Device.open(batching=...)).
     samples, quick, sizes: the sizes, as for ``run``; every child gets them
     explicitly. timeout: seconds per child (None: no limit). output: the
     results file, appended to (default: ``default_output()``). resume: skip
     steps the file records as successful. progress: the stderr display.
     Raises KeyboardInterrupt after killing the running child."""
     drivers = [driver] if isinstance(driver, str) else list(driver)
+    batchings = [batching] if isinstance(batching, bool) else list(batching)
     config = resolve(quick, dict(sizes or {}, samples=samples))
     path = output or default_output()
-    steps = plan(queues, repeats, drivers)
+    steps = plan(queues, repeats, drivers, batchings)
     done = _recorded(path) if resume else set()
     display = Progress(len(steps), repeats, enabled=progress)
     try:
@@ -234,13 +264,14 @@ def sweep(
             if step.key in done:
                 display.skip()
                 continue
-            display.start(*step.key)
+            display.start(step.queues, step.repeat, step.label)
             start = time.monotonic()
             line = run_child(step, child_command(step, config, backend=backend, device=device,
                                                  python=python),
                              timeout=timeout, backend=backend)
             append_line(path, line)
-            display.finish(*step.key, time.monotonic() - start, ok=not is_error_line(line))
+            display.finish(step.queues, step.repeat, step.label, time.monotonic() - start,
+                           ok=not is_error_line(line))
     finally:
         display.close()
     return load(path)

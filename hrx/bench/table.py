@@ -79,18 +79,26 @@ class GroupKey:
     backend: Optional[str]
     driver: Optional[str]
     sizes: Optional[Tuple[Tuple[str, Any], ...]]
+    # Submission batching; None where it does not apply (raw driver, lines
+    # recorded before it existed). Compared after the fields above.
+    batching: Optional[bool] = None
 
     @staticmethod
     def of(line: Mapping[str, Any]) -> "GroupKey":
         sizes = line.get("sizes")
         frozen = tuple(sorted(sizes.items())) if isinstance(sizes, dict) else None
-        return GroupKey(str(line.get("target")), line.get("backend"), line.get("driver"), frozen)
+        batching = line.get("batching")
+        return GroupKey(str(line.get("target")), line.get("backend"), line.get("driver"), frozen,
+                        None if batching is None else bool(batching))
 
     @property
     def label(self) -> str:
-        """"target / backend / driver", plus the preset unless it is the default."""
+        """"target / backend / driver", "batching on/off" where it applies,
+        plus the preset unless it is the default."""
         parts = [self.target] + [part for part in (self.backend, self.driver) if part]
         text = " / ".join(parts)
+        if self.batching is not None:
+            text += ", batching " + ("on" if self.batching else "off")
         sizes = dict(self.sizes or ())
         preset = sizes.get("preset")
         if preset == "custom":

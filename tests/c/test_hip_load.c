@@ -273,6 +273,97 @@ static void* upload_thread_main(void* arg) {
   return NULL;
 }
 
+/* The batch kernel against a host model: the benchmark's repeated copy,
+ * dependent commands (sequential mode with barriers, unaligned and
+ * byte-path commands) and independent multi-chunk commands (parallel
+ * mode). */
+static int exercise_batches(device_fixture_t* f, hrx_native_queue_t* queue) {
+  const uint64_t size = 1u << 20;
+  uint8_t* a = NULL;
+  uint8_t* b = NULL;
+  CHECK_OK(f->vt->alloc(f->device, size, (void**)&a));
+  CHECK_OK(f->vt->alloc(f->device, size, (void**)&b));
+  if (upload_pattern(f, queue, a, size, 11)) return 1;
+  CHECK_OK(f->vt->fill(f->device, queue, b, 0, size, NULL));
+  uint8_t* model = calloc(1, size);
+  uint8_t* source = malloc(size);
+  for (uint64_t i = 0; i < size; ++i) source[i] = pattern_byte(11, i);
+  hrx_batch_command_t c[HRX_BATCH_MAX_COMMANDS];
+  uint32_t n = 0;
+  uint32_t published = 0;
+  /* 1: the same 4 KiB copy 160 times. */
+  for (n = 0; n < HRX_BATCH_MAX_COMMANDS; ++n) {
+    c[n] = (hrx_batch_command_t){.dst = b, .src = a, .length = 4096,
+                                 .kind = HRX_BATCH_COPY};
+  }
+  memcpy(model, source, 4096);
+  CHECK_OK(f->vt->batch_submit(f->device, queue, c, n, NULL, &published));
+  CHECK(published == n, "published %u of %u", published, n);
+  /* 2: dependent commands, in order. */
+  n = 0;
+#define HRX_ADD_COPY(d, s, len)                                              \
+  do {                                                                       \
+    c[n++] = (hrx_batch_command_t){.dst = b + (d), .src = a + (s),           \
+                                   .length = (len), .kind = HRX_BATCH_COPY}; \
+    memcpy(model + (d), source + (s), (len));                                \
+  } while (0)
+#define HRX_ADD_FILL(d, len, v)                                              \
+  do {                                                                       \
+    c[n++] = (hrx_batch_command_t){.dst = b + (d), .length = (len),          \
+                                   .kind = HRX_BATCH_FILL, .byte = (v)};     \
+    memset(model + (d), (v), (len));                                         \
+  } while (0)
+  HRX_ADD_FILL(8192, 4096, 0x5a);
+  /* b -> b copy depending on the fill (read after write). */
+  c[n++] = (hrx_batch_command_t){.dst = b + 16384, .src = b + 8192,
+                                 .length = 4096, .kind = HRX_BATCH_COPY};
+  memcpy(model + 16384, model + 8192, 4096);
+  HRX_ADD_COPY(8192 + 100, 3, 1000);        /* overwrite part of the fill */
+  HRX_ADD_COPY(20001, 777, 5003);           /* byte path, odd sizes */
+  HRX_ADD_FILL(30001, 99, 0xc3);
+  HRX_ADD_COPY(65536, 65536, 65536);        /* 4 chunks in one block */
+  for (int k = 0; k < 100; ++k) HRX_ADD_COPY(200000 + 17 * k, 5000 + k, 33);
+  CHECK_OK(f->vt->batch_submit(f->device, queue, c, n, NULL, &published));
+  CHECK(published == n, "published %u of %u", published, n);
+  /* 3: independent commands, parallel mode, multi-chunk. */
+  n = 0;
+  HRX_ADD_COPY(300000, 300000, 40000);
+  HRX_ADD_COPY(400000 + 16, 400000, 50000);
+  HRX_ADD_FILL(500000, 65536, 0x11);
+  HRX_ADD_COPY(600003, 600001, 12345);
+#undef HRX_ADD_COPY
+#undef HRX_ADD_FILL
+  CHECK_OK(f->vt->batch_submit(f->device, queue, c, n, NULL, &published));
+  CHECK_OK(f->vt->queue_synchronize(f->device, queue));
+  uint8_t* host = NULL;
+  CHECK_OK(f->vt->host_alloc(f->device, size, (void**)&host));
+  CHECK_OK(f->vt->download(f->device, queue, host, b, size, NULL));
+  CHECK_OK(f->vt->queue_synchronize(f->device, queue));
+  uint64_t bad = 0;
+  for (uint64_t i = 0; i < size; ++i) {
+    if (host[i] != model[i]) {
+      if (!bad) {
+        fprintf(stderr, "batch: byte %llu is %u, want %u\n",
+                (unsigned long long)i, host[i], model[i]);
+      }
+      ++bad;
+    }
+  }
+  CHECK(bad == 0, "batch kernel: %llu of %llu bytes differ",
+        (unsigned long long)bad, (unsigned long long)size);
+  f->vt->host_free(f->device, host);
+  free(model);
+  free(source);
+  f->vt->free(f->device, a);
+  f->vt->free(f->device, b);
+  hrx_device_info_t info;
+  CHECK_OK(f->vt->query_info(f->device, &info));
+  printf("  batch publication: %s\n", info.batch_publication);
+  CHECK(strstr(info.batch_publication, "unavailable") == NULL,
+        "no batch kernel: %s", info.batch_publication);
+  return 0;
+}
+
 static int scenario_device(void) {
   int count = 0;
   CHECK_OK(hrx_hip_backend.load(&count));
@@ -469,6 +560,7 @@ static int scenario_device(void) {
 
   f.vt->free(f.device, a);
   f.vt->free(f.device, b);
+  if (exercise_batches(&f, q1)) return 1;
   f.vt->queue_destroy(f.device, q1);
   f.vt->queue_destroy(f.device, q2);
   f.vt->destroy(f.device);
