@@ -681,6 +681,6 @@ def test_typed_dict_check_detects_a_missing_key(device):
     typed = stub_typed_dicts(source.replace(old, "    max_queues: int"))
     assert typed_dict_mismatches(typed, device) == [
         "_DeviceInfo: stub keys ['backend', 'index', 'max_queues', 'name', "
-        "'runtime', 'selection', 'target', 'total_memory'], run-time keys "
-        "['backend', 'index', 'max_native_queues', 'name', 'runtime', "
-        "'selection', 'target', 'total_memory']"]
+        "'platform', 'runtime', 'selection', 'target', 'total_memory'], "
+        "run-time keys ['backend', 'index', 'max_native_queues', 'name', "
+        "'platform', 'runtime', 'selection', 'target', 'total_memory']"]
