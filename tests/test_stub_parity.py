@@ -40,7 +40,7 @@ STUB_FILES = {
 PROTOCOL_DUNDERS = frozenset({
     "__new__", "__init__", "__enter__", "__exit__", "__getitem__",
     "__setitem__", "__len__", "__iter__", "__contains__", "__call__",
-    "__bool__", "__eq__", "__hash__",
+    "__bool__", "__eq__", "__hash__", "__dlpack__", "__dlpack_device__",
 })
 PY_TPFLAGS_BASETYPE = 1 << 10
 
