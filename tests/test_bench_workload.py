@@ -161,6 +161,20 @@ def test_table_adds_workload_columns_and_separates_workloads(tmp_path):
     assert "| Workload round |" in text   # the changes table has its column
 
 
+def test_compare_pairs_drivers_of_the_same_workload_only():
+    from hrx.bench.compare import format_comparison
+
+    spec = f"{EXAMPLES}/copy_workload.py:round"
+    native = run(1, 3, backend="host", quick=True, sizes=TINY, workload=spec, workload_streams=2)
+    raw = run(1, 3, backend="host", quick=True, sizes=TINY, driver="raw", workload=spec,
+              workload_streams=2)
+    plain_raw = run(1, 3, backend="host", quick=True, sizes=TINY, driver="raw")
+    text = format_comparison([native, raw, plain_raw], "raw")
+    assert text.count("÷ raw") == 1
+    assert "Workload round (lower is better)" in text
+    assert "No driver shares" in format_comparison([native, plain_raw], "raw")
+
+
 # ------------------------------------------------------------------ the sweep
 
 def test_sweep_runs_the_workload_in_every_child(tmp_path, monkeypatch):

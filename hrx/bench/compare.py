@@ -1,5 +1,6 @@
 """Ratios of one driver's table against a baseline driver's, measured on the
-same target, backend and sizes (``hrx-bench compare FILE... --baseline raw``).
+same target, backend, sizes and workload (``hrx-bench compare FILE...
+--baseline raw``); runs with a workload also compare its columns.
 
 Each cell is median(driver) / median(baseline) for that queue count and
 column, the medians being those of the table (stats.median over runs). A
@@ -16,17 +17,17 @@ from .table import COLUMNS, Group, group_lines, markdown_table
 
 __all__ = ["compare_groups", "format_comparison"]
 
-_Key = Tuple[str, Any, Any]
+_Key = Tuple[str, Any, Any, str]
 
 
 def _context(group: Group) -> _Key:
-    return (group.key.target, group.key.backend, group.key.sizes)
+    return (group.key.target, group.key.backend, group.key.sizes, group.key.workload)
 
 
 def compare_groups(lines: Iterable[Mapping[str, Any]], baseline: str
                    ) -> List[Tuple[Group, Group]]:
-    """(driver group, baseline group) pairs that share target, backend and
-    sizes, for every driver other than ``baseline``."""
+    """(driver group, baseline group) pairs that share target, backend,
+    sizes and workload, for every driver other than ``baseline``."""
     groups = group_lines(lines)
     bases: Dict[_Key, Group] = {_context(g): g for g in groups
                                 if g.key.driver == baseline}
@@ -48,14 +49,15 @@ def format_comparison(lines: Iterable[Mapping[str, Any]],
     """The ratio tables as Markdown text; says so when nothing pairs up."""
     pairs = compare_groups(list(lines), baseline)
     if not pairs:
-        return f"No driver shares target, backend and sizes with '{baseline}'.\n"
+        return f"No driver shares target, backend, sizes and workload with '{baseline}'.\n"
     out: List[str] = []
     for group, base in pairs:
+        columns = group.columns if group.columns == base.columns else COLUMNS
         header = ["Queues"] + [
             f"{group.header(c, short=True)} ({'higher' if c.higher_is_better else 'lower'}"
-            " is better)" for c in COLUMNS]
+            " is better)" for c in columns]
         queues = sorted({r.queues for r in group.rows} | {r.queues for r in base.rows})
-        rows = [[str(q)] + [_cell(group, base, q, c.key) for c in COLUMNS]
+        rows = [[str(q)] + [_cell(group, base, q, c.key) for c in columns]
                 for q in queues]
         out.append(f"## {group.label} ÷ {base.key.driver}\n")
         out.append(markdown_table(header, rows))
