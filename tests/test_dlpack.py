@@ -217,3 +217,96 @@ def fresh_host():
     def runner(code: str) -> str:
         return run_fresh(code, backend=HOST)
     return runner
+
+
+# ------------------------------------- hand-made capsules: the import checks
+
+class _DLTensor(ctypes.Structure):
+    _fields_ = [("data", ctypes.c_void_p), ("device_type", ctypes.c_int32),
+                ("device_id", ctypes.c_int32), ("ndim", ctypes.c_int32),
+                ("code", ctypes.c_uint8), ("bits", ctypes.c_uint8),
+                ("lanes", ctypes.c_uint16), ("shape", ctypes.POINTER(ctypes.c_int64)),
+                ("strides", ctypes.POINTER(ctypes.c_int64)),
+                ("byte_offset", ctypes.c_uint64)]
+
+
+_DELETER = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
+
+
+class _Versioned(ctypes.Structure):
+    _fields_ = [("major", ctypes.c_uint32), ("minor", ctypes.c_uint32),
+                ("manager_ctx", ctypes.c_void_p), ("deleter", _DELETER),
+                ("flags", ctypes.c_uint64), ("dl_tensor", _DLTensor)]
+
+
+_capsule_new = ctypes.pythonapi.PyCapsule_New
+_capsule_new.restype = ctypes.py_object
+_capsule_new.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p]
+
+
+class HandMade:
+    """A producer of one versioned capsule over `array` with the given
+    fields overridden; counts deleter calls."""
+
+    def __init__(self, array, *, major=1, bits=8, lanes=1, strides=None,
+                 shape=None, flags=0):
+        self.array = array
+        self.deleted = 0
+        self._shape = (ctypes.c_int64 * 1)(shape if shape is not None else array.size)
+        self._strides = None if strides is None else (ctypes.c_int64 * 1)(strides)
+        self._deleter = _DELETER(self._delete)
+        self.managed = _Versioned(
+            major, 0, None, self._deleter, flags,
+            _DLTensor(array.ctypes.data, 1, 0, 1, 1, bits, lanes,
+                      ctypes.cast(self._shape, ctypes.POINTER(ctypes.c_int64)),
+                      ctypes.cast(self._strides, ctypes.POINTER(ctypes.c_int64))
+                      if self._strides is not None else None, 0))
+
+    def _delete(self, pointer):
+        self.deleted += 1
+
+    def __dlpack__(self, **kwargs):
+        return _capsule_new(ctypes.addressof(self.managed), b"dltensor_versioned", None)
+
+    def __dlpack_device__(self):
+        return (1, 0)
+
+
+def test_hand_made_capsule_is_read_in_place_and_returned(host):
+    stream = host.stream()
+    buffer = host.allocate(32)
+    source = np.arange(32, dtype=np.uint8)
+    producer = HandMade(source, strides=1)
+    stream.upload(buffer, producer)
+    assert bytes(stream.read(buffer).wait()) == source.tobytes()
+    assert producer.deleted == 1            # the consumer called the deleter once
+
+
+@pytest.mark.parametrize("fields, message, deleted", [
+    ({"major": 2}, "DLPack version 2.0 is not supported", 0),
+    ({"bits": 1}, "not a whole number of bytes", 1),
+    ({"bits": 0}, "not a whole number of bytes", 1),
+    ({"strides": 2, "shape": 16}, "C-contiguous", 1),
+    ({"shape": -1}, "negative extent", 1),
+    ({"flags": 1}, "read-only", 1),
+])
+def test_hand_made_capsule_errors(host, fields, message, deleted):
+    """Each problem is refused with what was wrong; a capsule this call
+    consumed is handed back through its deleter exactly once, one it left
+    unconsumed (an unsupported version) is not touched."""
+    stream = host.stream()
+    buffer = host.allocate(32)
+    producer = HandMade(np.zeros(32, np.uint8), **fields)
+    error = BufferError if "version" in message else hrx.InvalidArgumentError
+    with pytest.raises(error, match=message):
+        stream.read_blocking(buffer, producer)
+    assert producer.deleted == deleted
+
+
+def test_wider_elements_count_bytes(host):
+    stream = host.stream()
+    buffer = host.allocate(64)
+    stream.upload(buffer, bytes(range(64)))
+    target = np.zeros(8, np.uint64)
+    stream.read_blocking(buffer, HandMade(target, bits=32, lanes=2))
+    assert target.tobytes() == bytes(range(64))

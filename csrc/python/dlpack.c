@@ -466,6 +466,9 @@ void hrx_py_dlpack_host_release(hrx_py_dlpack_host_t* memory) {
   void* pointer = memory->managed;
   memory->managed = NULL;
   if (!pointer) return;
+  /* The producer's deleter may run Python code: not with our error set. */
+  PyObject *type, *value, *traceback;
+  PyErr_Fetch(&type, &value, &traceback);
   if (memory->versioned) {
     hrx_dl_versioned_t* managed = pointer;
     if (managed->deleter) managed->deleter(managed);
@@ -473,4 +476,5 @@ void hrx_py_dlpack_host_release(hrx_py_dlpack_host_t* memory) {
     hrx_dl_managed_t* managed = pointer;
     if (managed->deleter) managed->deleter(managed);
   }
+  PyErr_Restore(type, value, traceback);
 }

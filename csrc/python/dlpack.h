@@ -28,8 +28,8 @@ typedef struct {
 int hrx_py_dlpack_host_acquire(hrx_py_state_t* state, PyObject* object,
                                bool writable, const char* role,
                                hrx_py_dlpack_host_t* out);
-/* Returns the tensor to its producer (calls its deleter). Call with the
- * GIL; a no-op when nothing is held. */
+/* Returns the tensor to its producer (calls its deleter), keeping any
+ * pending Python error. Call with the GIL; a no-op when nothing is held. */
 void hrx_py_dlpack_host_release(hrx_py_dlpack_host_t* memory);
 
 #endif /* HRX_PYTHON_DLPACK_H_ */
