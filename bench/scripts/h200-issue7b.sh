@@ -14,8 +14,8 @@ mkdir -p "$OUT"
 export PYTHONUNBUFFERED=1
 export PYTHONSAFEPATH=1   # import the installed hrx, not ./hrx
 stage=${1:-1}
-python3 -c "import hrx._hrx" 2>/dev/null ||
-  python3 -m pip install --no-build-isolation --no-deps . >"$OUT/issue7b-setup.log" 2>&1
+# Always reinstall: a warm machine may hold an hrx built from other sources.
+python3 -m pip install --no-build-isolation --no-deps . >"$OUT/issue7b-setup-$stage.log" 2>&1
 if [ "$stage" = 2 ]; then
   timeout 540 python3 -m hrx.bench sweep --backend hip \
     --workload bench/examples/kernel_workload.py:round \
