@@ -8,7 +8,7 @@ stub-only helpers (typed dicts, type variables).
 
 import builtins
 from types import TracebackType
-from typing import Any, Final, Literal, TypedDict, TypeVar, final
+from typing import Any, Final, Literal, Protocol, TypedDict, TypeVar, final
 
 import numpy
 import numpy.typing
@@ -41,6 +41,7 @@ class _DeviceInfo(TypedDict):
     max_native_queues: int  # 0 when the runtime states no limit
     selection: str  # how the backend was chosen; automatic: what was passed over
     batch_publication: str  # how batched commands reach the device
+    platform: Literal["nvidia", "amd", "cpu"]  # where buffer memory lives
 
 class _PoolInfo(TypedDict):
     queue_count: int
@@ -50,10 +51,17 @@ class _PoolInfo(TypedDict):
     live_streams: int
     fabric_queues: int
 
+class _DLPackHost(Protocol):
+    """A DLPack producer in host memory (CPU, CUDA host or ROCm host), e.g.
+    a torch CPU tensor; used where an object has no buffer protocol."""
+
+    def __dlpack__(self, **kwargs: Any) -> Any: ...
+    def __dlpack_device__(self) -> tuple[int, int]: ...
+
 # Host memory exposing the buffer protocol: bytes, bytearray, memoryview,
 # numpy arrays (numpy declares __buffer__ only from Python 3.12 on).
 _BufferLike: TypeAlias = _BufferProtocol | numpy.typing.NDArray[Any]
-_Writable = TypeVar("_Writable", bound=_BufferLike)
+_Writable = TypeVar("_Writable", bound=_BufferLike | _DLPackHost)
 
 # ------------------------------------------------------------------ errors
 
@@ -207,16 +215,18 @@ class Stream:
     def fill(self, dst: Buffer, byte: int, /) -> None:
         """Sets every byte of dst to byte (0..255)."""
 
-    def upload(self, dst: Buffer, data: _BufferLike, /) -> None:
-        """Copies a C-contiguous host buffer of exactly dst.nbytes bytes into
-        dst; data may be reused as soon as this returns."""
+    def upload(self, dst: Buffer, data: _BufferLike | _DLPackHost, /) -> None:
+        """Copies C-contiguous host memory (buffer protocol, else a host
+        DLPack tensor) of exactly dst.nbytes bytes into dst; data may be
+        reused as soon as this returns."""
 
     def read(self, src: Buffer, /) -> Readback:
         """An asynchronous read of src."""
 
     def read_blocking(self, src: Buffer, out: _Writable, /) -> _Writable:
-        """Reads src into the first src.nbytes bytes of a writable
-        C-contiguous buffer; returns out."""
+        """Reads src into the first src.nbytes bytes of writable
+        C-contiguous host memory (buffer protocol, else a host DLPack
+        tensor); returns out."""
 
     def synchronize(self) -> None:
         """Waits for the work published on this stream."""
@@ -248,7 +258,9 @@ class Stream:
 
     @property
     def native_handle(self) -> int:
-        """The native queue handle (hipStream_t / cudaStream_t) as an int."""
+        """The native queue handle (hipStream_t / cudaStream_t) as an int:
+        torch.cuda.ExternalStream(h) / cupy.cuda.ExternalStream(h) run
+        their kernels on it. A host-backend queue's address otherwise."""
 
     @property
     def closed(self) -> bool: ...
@@ -291,6 +303,24 @@ class Buffer:
         must be 1."""
 
     def __len__(self) -> int: ...
+    def __dlpack__(
+        self,
+        *,
+        stream: int | None = None,
+        max_version: tuple[int, int] | None = None,
+        dl_device: tuple[int, int] | None = None,
+        copy: bool | None = None,
+    ) -> Any:
+        """This view as a 1-D uint8 DLPack tensor, without a copy; the
+        consumer holds a reference to the memory until it frees the tensor.
+        A versioned (1.0) capsule when max_version asks for major >= 1.
+        Unless stream is -1, waits for work already submitted to the
+        device's pool queues. copy=True is a BufferError."""
+
+    def __dlpack_device__(self) -> tuple[int, int]:
+        """(1, 0) on the host backend; (2, ordinal) for CUDA and
+        (10, ordinal) for ROCm memory."""
+
     @property
     def nbytes(self) -> int:
         """Length of this view in bytes."""

@@ -48,6 +48,30 @@ def case(id: str, function: str, argument: str, raises: str, call,
     CASES.append(Case(id, function, argument, raises, call, **kwargs))
 
 
+class DLPackOnly:
+    """Host memory offered only through DLPack (no buffer protocol), as a
+    torch CPU tensor is: wraps a numpy array."""
+
+    def __init__(self, array):
+        self.array = array
+
+    def __dlpack__(self, **kwargs):
+        return self.array.__dlpack__(**kwargs)
+
+    def __dlpack_device__(self):
+        return self.array.__dlpack_device__()
+
+
+class DLPackOnGPU:
+    """A DLPack producer on a CUDA device (type 2): never host memory."""
+
+    def __dlpack__(self, **kwargs):
+        raise AssertionError("a device tensor must be refused before export")
+
+    def __dlpack_device__(self):
+        return (2, 0)
+
+
 # Bugs shared by several cases (see the report in test_bad_input.py).
 
 # ----------------------------------------------------------------- Device.open
@@ -225,6 +249,30 @@ case("getitem-nested-past-parent-view", "Buffer[a:b]",
 case("getitem-closed", "Buffer[a:b]", "closed Buffer",
      "FailedPreconditionError", lambda c: c.closed_buffer[0:1])
 
+# ------------------------------------------------------- Buffer.__dlpack__
+
+case("dlpack-positional", "Buffer.__dlpack__", "stream passed positionally",
+     "TypeError", lambda c: c.a.__dlpack__(None))
+case("dlpack-stream-str", "Buffer.__dlpack__", 'stream "0" (str)',
+     "TypeError", lambda c: c.a.__dlpack__(stream="0"))
+case("dlpack-stream-below-minus-one", "Buffer.__dlpack__", "stream -2",
+     "InvalidArgumentError", lambda c: c.a.__dlpack__(stream=-2))
+case("dlpack-max-version-int", "Buffer.__dlpack__", "max_version 1 (int)",
+     "TypeError", lambda c: c.a.__dlpack__(max_version=1))
+case("dlpack-max-version-triple", "Buffer.__dlpack__",
+     "max_version (1, 0, 0)", "TypeError",
+     lambda c: c.a.__dlpack__(max_version=(1, 0, 0)))
+case("dlpack-other-device", "Buffer.__dlpack__", "dl_device (99, 0)",
+     "BufferError", lambda c: c.a.__dlpack__(dl_device=(99, 0)))
+case("dlpack-copy-true", "Buffer.__dlpack__", "copy=True (hrx never copies)",
+     "BufferError", lambda c: c.a.__dlpack__(copy=True))
+case("dlpack-copy-int", "Buffer.__dlpack__", "copy=1 (int)", "TypeError",
+     lambda c: c.a.__dlpack__(copy=1))
+case("dlpack-closed", "Buffer.__dlpack__", "closed Buffer",
+     "FailedPreconditionError", lambda c: c.closed_buffer.__dlpack__())
+case("dlpack-device-closed", "Buffer.__dlpack_device__", "closed Buffer",
+     "FailedPreconditionError", lambda c: c.closed_buffer.__dlpack_device__())
+
 # ------------------------------------------------------------ Stream.fill
 
 for _id, _byte, _text, _raises in [
@@ -323,6 +371,17 @@ case("upload-noncontiguous-memoryview", "Stream.upload",
      lambda c: c.stream.upload(c.a, memoryview(bytes(2 * SIZE))[::2]))
 case("upload-empty", "Stream.upload", "empty view and empty data",
      "InvalidArgumentError", lambda c: c.stream.upload(c.a[0:0], b""))
+case("upload-dlpack-gpu-tensor", "Stream.upload",
+     "a DLPack producer on a CUDA device", "InvalidArgumentError",
+     lambda c: c.stream.upload(c.a, DLPackOnGPU()))
+case("upload-dlpack-strided", "Stream.upload",
+     "a DLPack-only producer of numpy arr[::2]", "InvalidArgumentError",
+     lambda c: c.stream.upload(
+         c.a, DLPackOnly(c.np.zeros(2 * SIZE, c.np.uint8)[::2])))
+case("upload-dlpack-short", "Stream.upload",
+     "a DLPack-only producer of SIZE - 1 bytes", "InvalidArgumentError",
+     lambda c: c.stream.upload(c.a, DLPackOnly(c.np.zeros(SIZE - 1,
+                                                          c.np.uint8))))
 case("upload-list", "Stream.upload", "data list of ints", "TypeError",
      lambda c: c.stream.upload(c.a, [0] * SIZE))
 case("upload-str", "Stream.upload", "data str", "TypeError",
@@ -387,6 +446,13 @@ case("read-blocking-too-small-numpy", "Stream.read_blocking",
      "out numpy int32 array of SIZE // 4 - 1 elements", "InvalidArgumentError",
      lambda c: c.stream.read_blocking(
          c.a, c.out(c.np.full(SIZE // 4 - 1, -1, c.np.int32))))
+case("read-blocking-dlpack-readonly", "Stream.read_blocking",
+     "out a DLPack-only read-only numpy array", "InvalidArgumentError",
+     lambda c: c.stream.read_blocking(
+         c.a, DLPackOnly(c.out(c.readonly_array(SIZE)))))
+case("read-blocking-dlpack-gpu-tensor", "Stream.read_blocking",
+     "out a DLPack producer on a CUDA device", "InvalidArgumentError",
+     lambda c: c.stream.read_blocking(c.a, DLPackOnGPU()))
 case("read-blocking-list", "Stream.read_blocking", "out list", "TypeError",
      lambda c: c.stream.read_blocking(c.a, [0] * SIZE))
 case("read-blocking-none", "Stream.read_blocking", "out None", "TypeError",

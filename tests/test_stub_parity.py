@@ -40,7 +40,7 @@ STUB_FILES = {
 PROTOCOL_DUNDERS = frozenset({
     "__new__", "__init__", "__enter__", "__exit__", "__getitem__",
     "__setitem__", "__len__", "__iter__", "__contains__", "__call__",
-    "__bool__", "__eq__", "__hash__",
+    "__bool__", "__eq__", "__hash__", "__dlpack__", "__dlpack_device__",
 })
 PY_TPFLAGS_BASETYPE = 1 << 10
 
@@ -681,7 +681,7 @@ def test_typed_dict_check_detects_a_missing_key(device):
     typed = stub_typed_dicts(source.replace(old, "    max_queues: int"))
     assert typed_dict_mismatches(typed, device) == [
         "_DeviceInfo: stub keys ['backend', 'batch_publication', 'index', "
-        "'max_queues', 'name', 'runtime', 'selection', 'target', "
+        "'max_queues', 'name', 'platform', 'runtime', 'selection', 'target', "
         "'total_memory'], run-time keys ['backend', 'batch_publication', "
-        "'index', 'max_native_queues', 'name', 'runtime', 'selection', "
-        "'target', 'total_memory']"]
+        "'index', 'max_native_queues', 'name', 'platform', 'runtime', "
+        "'selection', 'target', 'total_memory']"]

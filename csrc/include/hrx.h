@@ -91,6 +91,9 @@ typedef struct hrx_device_info_s {
    * libnvrtc.so.13 for compute_90" (hip), or why there is no batch kernel
    * and each command is its own native call. */
   char batch_publication[384];
+  /* Where buffer memory lives: "nvidia" (CUDA device memory), "amd" (ROCm
+   * device memory) or "cpu" (host memory, the host backend). */
+  char platform[16];
 } hrx_device_info_t;
 
 hrx_status_t hrx_device_query_info(hrx_device_t* device,

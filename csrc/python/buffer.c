@@ -2,6 +2,7 @@
  * allocation; its memory is freed when the last view and the last command
  * using it are gone. */
 #include "args.h"
+#include "dlpack.h"
 #include "objects.h"
 
 PyObject* hrx_py_buffer_wrap(hrx_py_state_t* state, hrx_buffer_t* buffer,
@@ -267,6 +268,16 @@ static PyMethodDef hrx_py_buffer_methods[] = {
      "command uses it."},
     {"__enter__", hrx_py_buffer_enter, METH_NOARGS, NULL},
     {"__exit__", hrx_py_buffer_exit, METH_VARARGS, NULL},
+    {"__dlpack__", (PyCFunction)(void (*)(void))hrx_py_buffer_dlpack,
+     METH_VARARGS | METH_KEYWORDS,
+     "__dlpack__(*, stream=None, max_version=None, dl_device=None, "
+     "copy=None) -> capsule: this view as a 1-D uint8 DLPack tensor, without "
+     "a copy; the consumer keeps the memory alive. Unless stream is -1, "
+     "work already submitted to the device's pool queues is waited for "
+     "first."},
+    {"__dlpack_device__", hrx_py_buffer_dlpack_device, METH_NOARGS,
+     "__dlpack_device__() -> (device_type, device_id): (1, 0) on the host "
+     "backend, (2, ordinal) for CUDA and (10, ordinal) for ROCm memory."},
     {NULL, NULL, 0, NULL},
 };
 

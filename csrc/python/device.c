@@ -241,13 +241,13 @@ static PyObject* hrx_py_device_get_info(PyObject* self, void* closure) {
   hrx_device_info_t info;
   hrx_status_t status = hrx_device_query_info(device, &info);
   if (status) return hrx_py_raise(hrx_py_state_from_type(Py_TYPE(self)), status);
-  return Py_BuildValue("{s:s,s:i,s:s,s:s,s:s,s:K,s:i,s:s,s:s}", "backend",
+  return Py_BuildValue("{s:s,s:i,s:s,s:s,s:s,s:K,s:i,s:s,s:s,s:s}", "backend",
                        info.backend, "index", info.index, "name", info.name,
                        "target", info.target, "runtime", info.runtime,
                        "total_memory", (unsigned long long)info.total_memory,
                        "max_native_queues", info.max_native_queues,
                        "selection", info.selection, "batch_publication",
-                       info.batch_publication);
+                       info.batch_publication, "platform", info.platform);
 }
 
 static PyObject* hrx_py_device_get_free_memory(PyObject* self, void* closure) {

@@ -1,7 +1,10 @@
 /* hrx.Stream (a pool stream) and hrx.fabric.Queue (a stream on a native
  * queue of its own, outside the pool). Every call that can block (queue
  * space, waits, large host copies) runs with the GIL released. */
+#include <string.h>
+
 #include "args.h"
+#include "dlpack.h"
 #include "objects.h"
 
 PyObject* hrx_py_stream_wrap(hrx_py_state_t* state, PyTypeObject* type,
@@ -173,17 +176,20 @@ static PyObject* hrx_py_stream_fill(PyObject* self, PyObject* const* args,
   Py_RETURN_NONE;
 }
 
+/* Host memory a call reads or writes in place: a C-contiguous buffer
+ * (buffer protocol, preferred) or a host-resident DLPack tensor. */
+typedef struct {
+  Py_buffer view;
+  bool has_view;
+  hrx_py_dlpack_host_t dlpack;
+  void* data;
+  uint64_t length;
+} hrx_py_host_memory_t;
+
 /* Gets a C-contiguous buffer of `object`, turning the buffer protocol's
  * errors into ones that say what is allowed. */
 static int hrx_py_get_contiguous(hrx_py_state_t* state, PyObject* object,
                                  int flags, const char* role, Py_buffer* out) {
-  if (!PyObject_CheckBuffer(object)) {
-    PyErr_Format(PyExc_TypeError,
-                 "%s must support the buffer protocol (bytes, bytearray, "
-                 "memoryview, numpy array), not %.100s",
-                 role, Py_TYPE(object)->tp_name);
-    return -1;
-  }
   if (PyObject_GetBuffer(object, out, flags) == 0) return 0;
   PyObject *type, *value, *traceback;
   PyErr_Fetch(&type, &value, &traceback);
@@ -209,6 +215,46 @@ static int hrx_py_get_contiguous(hrx_py_state_t* state, PyObject* object,
   return -1;
 }
 
+/* Fills `out` from `object`; runs Python code, so call it before taking
+ * references to hrx objects. Release with hrx_py_host_memory_release. */
+static int hrx_py_host_memory_get(hrx_py_state_t* state, PyObject* object,
+                                  bool writable, const char* role,
+                                  hrx_py_host_memory_t* out) {
+  memset(out, 0, sizeof(*out));
+  if (PyObject_CheckBuffer(object)) {
+    int flags = PyBUF_C_CONTIGUOUS | (writable ? PyBUF_WRITABLE : 0);
+    if (hrx_py_get_contiguous(state, object, flags, role, &out->view) < 0) {
+      return -1;
+    }
+    out->has_view = true;
+    out->data = out->view.buf;
+    out->length = (uint64_t)out->view.len;
+    return 0;
+  }
+  if (!PyObject_HasAttrString(object, "__dlpack__")) {
+    PyErr_Format(PyExc_TypeError,
+                 "%s must be host memory: an object with the buffer protocol "
+                 "(bytes, bytearray, memoryview, numpy array) or a DLPack "
+                 "tensor in host memory, not %.100s",
+                 role, Py_TYPE(object)->tp_name);
+    return -1;
+  }
+  if (hrx_py_dlpack_host_acquire(state, object, writable, role,
+                                 &out->dlpack) < 0) {
+    return -1;
+  }
+  out->data = out->dlpack.data;
+  out->length = out->dlpack.length;
+  return 0;
+}
+
+/* Call with the GIL. */
+static void hrx_py_host_memory_release(hrx_py_host_memory_t* memory) {
+  if (memory->has_view) PyBuffer_Release(&memory->view);
+  memory->has_view = false;
+  hrx_py_dlpack_host_release(&memory->dlpack);
+}
+
 static PyObject* hrx_py_stream_upload(PyObject* self, PyObject* const* args,
                                       Py_ssize_t nargs) {
   hrx_py_state_t* state = hrx_py_state_from_type(Py_TYPE(self));
@@ -217,9 +263,9 @@ static PyObject* hrx_py_stream_upload(PyObject* self, PyObject* const* args,
                  "upload(dst, data) takes 2 arguments (%zd given)", nargs);
     return NULL;
   }
-  Py_buffer data;
-  if (hrx_py_get_contiguous(state, args[1], PyBUF_C_CONTIGUOUS, "upload data",
-                            &data) < 0) {
+  hrx_py_host_memory_t data;
+  if (hrx_py_host_memory_get(state, args[1], false, "upload data", &data) <
+      0) {
     return NULL;
   }
   hrx_stream_t* stream = hrx_py_stream_hold(self);
@@ -228,10 +274,10 @@ static PyObject* hrx_py_stream_upload(PyObject* self, PyObject* const* args,
   bool ok = stream &&
             hrx_py_buffer_view(state, args[0], "upload destination", &dst) == 0;
   Py_BEGIN_ALLOW_THREADS
-  if (ok) status = hrx_stream_upload(stream, dst, data.buf, (uint64_t)data.len);
+  if (ok) status = hrx_stream_upload(stream, dst, data.data, data.length);
   hrx_py_release_held(stream, dst.buffer, NULL, NULL);
   Py_END_ALLOW_THREADS
-  PyBuffer_Release(&data);
+  hrx_py_host_memory_release(&data);
   if (!ok) return NULL;
   if (status) return hrx_py_raise(state, status);
   Py_RETURN_NONE;
@@ -264,9 +310,8 @@ static PyObject* hrx_py_stream_read_blocking(PyObject* self,
                  nargs);
     return NULL;
   }
-  Py_buffer out;
-  if (hrx_py_get_contiguous(state, args[1], PyBUF_C_CONTIGUOUS | PyBUF_WRITABLE,
-                            "read output", &out) < 0) {
+  hrx_py_host_memory_t out;
+  if (hrx_py_host_memory_get(state, args[1], true, "read output", &out) < 0) {
     return NULL;
   }
   hrx_stream_t* stream = hrx_py_stream_hold(self);
@@ -276,11 +321,11 @@ static PyObject* hrx_py_stream_read_blocking(PyObject* self,
             hrx_py_buffer_view(state, args[0], "read source", &src) == 0;
   Py_BEGIN_ALLOW_THREADS
   if (ok) {
-    status = hrx_stream_read_blocking(stream, src, out.buf, (uint64_t)out.len);
+    status = hrx_stream_read_blocking(stream, src, out.data, out.length);
   }
   hrx_py_release_held(stream, src.buffer, NULL, NULL);
   Py_END_ALLOW_THREADS
-  PyBuffer_Release(&out);
+  hrx_py_host_memory_release(&out);
   if (!ok) return NULL;
   if (status) return hrx_py_raise(state, status);
   return Py_NewRef(args[1]);
@@ -387,14 +432,16 @@ static PyMethodDef hrx_py_stream_methods[] = {
      "fill(dst, byte): set every byte of dst (0..255)."},
     {"upload", (PyCFunction)(void (*)(void))hrx_py_stream_upload,
      METH_FASTCALL,
-     "upload(dst, data): copy a contiguous host buffer of exactly dst.nbytes "
-     "bytes into dst; data may be reused as soon as this returns."},
+     "upload(dst, data): copy contiguous host memory (buffer protocol or a "
+     "host DLPack tensor) of exactly dst.nbytes bytes into dst; data may be "
+     "reused as soon as this returns."},
     {"read", hrx_py_stream_read, METH_O,
      "read(src) -> Readback whose wait() returns the bytes as numpy uint8."},
     {"read_blocking", (PyCFunction)(void (*)(void))hrx_py_stream_read_blocking,
      METH_FASTCALL,
-     "read_blocking(src, out) -> out: read src into a writable contiguous "
-     "buffer of at least src.nbytes bytes."},
+     "read_blocking(src, out) -> out: read src into writable contiguous "
+     "host memory (buffer protocol or a host DLPack tensor) of at least "
+     "src.nbytes bytes."},
     {"synchronize", hrx_py_stream_synchronize, METH_NOARGS,
      "synchronize(): wait for the work published on this stream."},
     {"record_event", hrx_py_stream_record_event, METH_NOARGS,

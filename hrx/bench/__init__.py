@@ -4,7 +4,8 @@ run(queues, ...)     one run in this process, one result line (a dict)
 sweep(...)           every (queue count, repeat) in a fresh process -> Results
 load(*paths)         Results of results files
 table(source)        the text report (table, ranges, decisive differences, default)
-Results              lines, table(), recommend(), HTML in notebooks
+Results              lines, table(), recommend(), plot(), HTML in notebooks
+workload             the contract of --workload module:function (your own rounds)
 """
 from .results import Results, load
 from .runner import run

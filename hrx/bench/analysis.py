@@ -51,6 +51,7 @@ RULE = ("the smallest queue count whose {threads}-thread throughput is within ru
 
 _LATENCY_GUARDS = ("idle_p95", "loaded_p95")
 _THROUGHPUT = "threads"
+_WORKLOAD = "workload"
 
 
 def overlap(a: Row, b: Row, key: str) -> bool:
@@ -78,7 +79,7 @@ def adjacent_changes(group: Group) -> List[Change]:
     """Every column's change between each pair of adjacent queue counts."""
     changes = []
     for before, after in zip(group.rows, group.rows[1:]):
-        for column in COLUMNS:
+        for column in group.columns:
             base = before.median(column.key)
             relative = (after.median(column.key) - base) / base if base else None
             changes.append(Change(before.queues, after.queues, column, relative,
@@ -112,19 +113,32 @@ def queues_text(count: int) -> str:
 
 
 def _range(group: Group, row: Row, key: str) -> str:
-    column = next(c for c in COLUMNS if c.key == key)
+    column = next(c for c in group.columns if c.key == key)
     return f"{format_value(column, row.low(key))}–{format_value(column, row.high(key))}"
 
 
 def _latency_guard(group: Group, candidates: List[Row], key: str) -> Dict[int, str]:
     """The candidates whose ``key`` range lies entirely above the range of
     the candidate with the lowest median, each with the reason."""
-    column = next(c for c in COLUMNS if c.key == key)
+    column = next(c for c in group.columns if c.key == key)
     lowest = min(candidates, key=lambda row: (row.median(key), row.queues))
     return {row.queues: (f"{group.header(column, short=True)} {_range(group, row, key)} lies "
                          f"above that of {queues_text(lowest.queues)}, "
                          f"{_range(group, lowest, key)}")
             for row in candidates if row.low(key) > lowest.high(key)}
+
+
+def _workload_reason(group: Group, rows: List[Row], chosen: Row) -> str:
+    """What the user's workload says (it informs; RULE decides)."""
+    fastest = min(rows, key=lambda row: (row.median(_WORKLOAD), row.queues))
+    near = [row.queues for row in rows if overlap(row, fastest, _WORKLOAD)]
+    column = next(c for c in group.columns if c.key == _WORKLOAD)
+    verdict = ("within run-to-run variation of it" if chosen.queues in near
+               else "decisively slower for this workload: weigh it against the rule")
+    return (f"your workload: fastest median round at {queues_text(fastest.queues)} "
+            f"({format_value(column, fastest.median(_WORKLOAD))} ms, range "
+            f"{_range(group, fastest, _WORKLOAD)}); within its variation: "
+            f"{', '.join(str(q) for q in near)}; the chosen {chosen.queues} is {verdict}")
 
 
 def recommend(group: Group, failures: Optional[Mapping[int, int]] = None) -> Recommendation:
@@ -170,6 +184,8 @@ def recommend(group: Group, failures: Optional[Mapping[int, int]] = None) -> Rec
     chosen = min(kept, key=lambda row: row.queues)
     reasons.append(f"chosen: {chosen.queues}, the fewest queues left "
                    f"({', '.join(str(row.queues) for row in kept)})")
+    if any(column.key == _WORKLOAD for column in group.columns):
+        reasons.append(_workload_reason(group, rows, chosen))
     merged: Dict[int, str] = {}
     for key in _LATENCY_GUARDS:
         for queues, why in dropped[key].items():
@@ -179,9 +195,10 @@ def recommend(group: Group, failures: Optional[Mapping[int, int]] = None) -> Rec
 
 def format_ranges(group: Group) -> str:
     """Per queue count, the number of runs and each column's min–max."""
-    header = ["Queues", "Runs"] + [group.header(column) for column in COLUMNS]
+    columns = group.columns
+    header = ["Queues", "Runs"] + [group.header(column) for column in columns]
     rows = ([str(row.queues), str(row.runs)]
-            + [_range(group, row, column.key) for column in COLUMNS] for row in group.rows)
+            + [_range(group, row, column.key) for column in columns] for row in group.rows)
     return markdown_table(header, rows)
 
 
@@ -192,10 +209,11 @@ def format_changes(group: Group) -> str:
     changes = adjacent_changes(group)
     if not changes:
         return "Only one queue count: nothing to compare."
-    header = ["Queues"] + [group.header(column, short=True) for column in COLUMNS]
+    columns = group.columns
+    header = ["Queues"] + [group.header(column, short=True) for column in columns]
     table_rows: List[List[str]] = []
-    for index in range(0, len(changes), len(COLUMNS)):
-        chunk = changes[index:index + len(COLUMNS)]
+    for index in range(0, len(changes), len(columns)):
+        chunk = changes[index:index + len(columns)]
         table_rows.append([f"{chunk[0].low} → {chunk[0].high}"] + [
             _percent(c.relative) + (" *" if c.decisive else "") for c in chunk])
     decisive = [change.describe(group) for change in changes if change.decisive]

@@ -2,6 +2,7 @@
 
   hrx-bench run QUEUES [SAMPLES]   one run in this process; one JSON line on stdout
   hrx-bench sweep                  every (queue count, repeat) in a fresh process
+                                   (--workload module:function adds your own work)
   hrx-bench table FILE...          the table, ranges, decisive differences, default
   hrx-bench plot FILE... --out P   the columns against queue count, as a PNG
 """
@@ -16,6 +17,7 @@ from typing import Any, Dict, List, Optional, Sequence
 
 from .config import DEFAULT, QUICK, SIZE_FIELDS
 from .drivers import DRIVERS
+from .workload import DEFAULT_STREAMS, WorkloadError
 
 __all__ = ["main", "build_parser", "parse_size"]
 
@@ -83,6 +85,16 @@ def _add_device_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--device", type=int, default=0, help="device index (default 0)")
 
 
+def _add_workload_options(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group(
+        "workload", "your own work, timed after the driver's cases in the same process: "
+                    "SPEC is module:function or path/to/file.py:function, called as "
+                    "function(device, streams) once per round (see hrx.bench.workload)")
+    group.add_argument("--workload", metavar="SPEC", help="the workload to run")
+    group.add_argument("--workload-streams", type=_positive, default=DEFAULT_STREAMS,
+                       metavar="N", help=f"pool streams handed to it (default {DEFAULT_STREAMS})")
+
+
 def _add_size_options(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group(
         "sizes", f"default: the reference protocol; --quick: the CPU preset (bulk "
@@ -117,6 +129,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--repeat", type=_positive, default=1, help="repeat number to record")
     _add_device_options(run)
     _add_size_options(run)
+    _add_workload_options(run)
 
     sweep = commands.add_parser("sweep", help="each (queue count, repeat) in a fresh process")
     sweep.add_argument("--queues", type=_queue_list, default=[1, 2, 4, 8, 16],
@@ -139,6 +152,7 @@ def build_parser() -> argparse.ArgumentParser:
     sweep.add_argument("--no-progress", action="store_true", help="no progress display on stderr")
     _add_device_options(sweep)
     _add_size_options(sweep)
+    _add_workload_options(sweep)
 
     table = commands.add_parser("table", help="the table and analysis of results files")
     table.add_argument("files", nargs="+", metavar="FILE")
@@ -179,7 +193,12 @@ def _command_run(args: argparse.Namespace) -> int:
 
             text = dumps_line(run(args.queues, backend=args.backend, device=args.device,
                                   driver=args.driver, batching=args.batching,
-                                  repeat=args.repeat, config=config))
+                                  repeat=args.repeat, config=config,
+                                  workload=args.workload,
+                                  workload_streams=args.workload_streams))
+    except WorkloadError as error:
+        sys.stderr.write(f"hrx-bench run: {error}\n")
+        return 2
     except Exception:  # noqa: BLE001 - reported on stderr, status 1
         traceback.print_exc()
         return 1
@@ -202,7 +221,11 @@ def _command_sweep(args: argparse.Namespace) -> int:
                         batching=args.batching,
                         backend=args.backend, device=args.device, output=output,
                         quick=args.quick, sizes=_sizes(args), timeout=args.timeout or None,
-                        resume=args.resume, progress=not args.no_progress)
+                        resume=args.resume, progress=not args.no_progress,
+                        workload=args.workload, workload_streams=args.workload_streams)
+    except WorkloadError as error:
+        sys.stderr.write(f"hrx-bench sweep: {error}\n")
+        return 2
     except KeyboardInterrupt:
         sys.stderr.write(f"\ninterrupted; the finished runs are in {output}; "
                          f"rerun with --resume --output {output} to continue\n")

@@ -1,7 +1,8 @@
 """Ratios of one driver's table against a baseline driver's, measured on the
-same target, backend and sizes (``hrx-bench compare FILE... --baseline raw``),
-or of each driver with batching on against the same driver with batching off
-(``--baseline batching-off``).
+same target, backend, sizes and workload (``hrx-bench compare FILE...
+--baseline raw``), or of each driver with batching on against the same
+driver with batching off (``--baseline batching-off``); runs with a workload
+also compare its columns.
 
 Each cell is median(driver) / median(baseline) for that queue count and
 column, the medians being those of the table (stats.median over runs). A
@@ -18,11 +19,11 @@ from .table import COLUMNS, Group, group_lines, markdown_table
 
 __all__ = ["compare_groups", "format_comparison"]
 
-_Key = Tuple[str, Any, Any]
+_Key = Tuple[str, Any, Any, str]
 
 
 def _context(group: Group) -> _Key:
-    return (group.key.target, group.key.backend, group.key.sizes)
+    return (group.key.target, group.key.backend, group.key.sizes, group.key.workload)
 
 
 BATCHING_OFF = "batching-off"
@@ -30,9 +31,10 @@ BATCHING_OFF = "batching-off"
 
 def compare_groups(lines: Iterable[Mapping[str, Any]], baseline: str
                    ) -> List[Tuple[Group, Group]]:
-    """(driver group, baseline group) pairs that share target, backend and
-    sizes, for every driver other than ``baseline``; with ``baseline`` =
-    "batching-off", (batching on, batching off) pairs of the same driver."""
+    """(driver group, baseline group) pairs that share target, backend,
+    sizes and workload, for every driver other than ``baseline``; with
+    ``baseline`` = "batching-off", (batching on, batching off) pairs of the
+    same driver."""
     groups = group_lines(lines)
     if baseline == BATCHING_OFF:
         offs = {(_context(g), g.key.driver): g for g in groups if g.key.batching is False}
@@ -60,15 +62,16 @@ def format_comparison(lines: Iterable[Mapping[str, Any]],
     if not pairs:
         if baseline == BATCHING_OFF:
             return "No driver ran both with batching on and off on the same target, " \
-                   "backend and sizes.\n"
-        return f"No driver shares target, backend and sizes with '{baseline}'.\n"
+                   "backend, sizes and workload.\n"
+        return f"No driver shares target, backend, sizes and workload with '{baseline}'.\n"
     out: List[str] = []
     for group, base in pairs:
+        columns = group.columns if group.columns == base.columns else COLUMNS
         header = ["Queues"] + [
             f"{group.header(c, short=True)} ({'higher' if c.higher_is_better else 'lower'}"
-            " is better)" for c in COLUMNS]
+            " is better)" for c in columns]
         queues = sorted({r.queues for r in group.rows} | {r.queues for r in base.rows})
-        rows = [[str(q)] + [_cell(group, base, q, c.key) for c in COLUMNS]
+        rows = [[str(q)] + [_cell(group, base, q, c.key) for c in columns]
                 for q in queues]
         against = ("batching off" if baseline == BATCHING_OFF else base.key.driver)
         out.append(f"## {group.label} ÷ {against}\n")

@@ -1,47 +1,54 @@
-"""Each table column against queue count, as one PNG.
+"""Each table column against queue count, as one figure.
 
-2x3 panels (one per column), log2 x axis, one line per (file, group):
-the median per queue count with the run-to-run min–max as error bars.
-matplotlib is optional (``pip install 'hrx[plot]'``); it is imported only
-here, with the Agg backend, so no display is needed.
+One panel per column (2x3; 2x4 with a workload's two columns), log2 x axis,
+one line per (file, group): the median per queue count with the run-to-run
+min–max as error bars. matplotlib is optional (``pip install
+'hrx[plot]'``); it is imported only here. Figures are built with
+``matplotlib.figure.Figure`` (no pyplot), so neither a display nor the
+process's pyplot backend is touched: a notebook shows the returned figure,
+``plot_groups`` writes it as a PNG.
 """
 from __future__ import annotations
 
 import os
-from typing import Any, List, Sequence, Tuple
+from typing import Any, Dict, List, Sequence, Tuple
 
-from .results import load
-from .table import COLUMNS, Group
+from .table import Group
 
-__all__ = ["PlotUnavailable", "plot_groups", "plot_files"]
+__all__ = ["PlotUnavailable", "figure", "plot_groups", "plot_files"]
 
-_UNITS = ("Mcommands/s", "Mcommands/s", "GB/s", "µs", "ms", "ms")
+_UNITS: Dict[str, str] = {"one_thread": "Mcommands/s", "threads": "Mcommands/s", "bulk": "GB/s",
+                          "idle_p95": "µs", "loaded_p95": "ms", "create": "ms",
+                          "workload": "ms", "workload_p95": "ms"}
 
 
 class PlotUnavailable(RuntimeError):
     """matplotlib is not installed."""
 
 
-def _pyplot() -> Any:
+def _figure_class() -> Any:
     try:
-        import matplotlib
+        from matplotlib.figure import Figure
     except ImportError:
         raise PlotUnavailable(
             "plotting needs matplotlib: pip install 'hrx[plot]' (or pip install matplotlib)"
         ) from None
-    matplotlib.use("Agg", force=True)
-    import matplotlib.pyplot as pyplot
-
-    return pyplot
+    return Figure
 
 
-def plot_groups(series: Sequence[Tuple[str, Group]], out: str) -> None:
-    """Draws the labelled groups into ``out`` (a PNG path)."""
-    pyplot = _pyplot()
-    figure, axes = pyplot.subplots(2, 3, figsize=(15, 8.5), constrained_layout=True)
+def figure(series: Sequence[Tuple[str, Group]]) -> Any:
+    """A matplotlib Figure of the labelled groups, one panel per column of
+    the first group (every group's columns when they agree)."""
+    Figure = _figure_class()
+    columns = series[0][1].columns if series else ()
+    if any(group.columns != columns for _, group in series):
+        columns = min((group.columns for _, group in series), key=len)
+    ncols = (len(columns) + 1) // 2
+    drawn = Figure(figsize=(5 * ncols, 8.5), layout="constrained")
+    axes = drawn.subplots(2, ncols, squeeze=False)
     counts = sorted({row.queues for _, group in series for row in group.rows})
     spread = 0.06
-    for index, (column, axis) in enumerate(zip(COLUMNS, axes.flat)):
+    for column, axis in zip(columns, axes.flat):
         for number, (label, group) in enumerate(series):
             rows = group.rows
             shift = 2 ** ((number - (len(series) - 1) / 2) * spread)
@@ -60,7 +67,7 @@ def plot_groups(series: Sequence[Tuple[str, Group]], out: str) -> None:
             axis.set_xticklabels([str(count) for count in counts])
             axis.minorticks_off()
         axis.set_xlabel("queues in the pool")
-        axis.set_ylabel(_UNITS[index])
+        axis.set_ylabel(_UNITS.get(column.key, ""))
         axis.grid(True, which="major", alpha=0.35)
         medians = [row.median(column.key) for _, group in series for row in group.rows]
         lows = [row.low(column.key) for _, group in series for row in group.rows]
@@ -69,23 +76,31 @@ def plot_groups(series: Sequence[Tuple[str, Group]], out: str) -> None:
             axis.set_yscale("log")
         elif highs and max(highs) > 0:
             axis.set_ylim(0, max(highs) * 1.1)
+    for axis in list(axes.flat)[len(columns):]:
+        axis.set_visible(False)
     handles, labels = axes.flat[0].get_legend_handles_labels()
     if handles:
         try:
-            figure.legend(handles, labels, loc="outside lower center",
-                          ncol=min(len(labels), 3), fontsize=10)
+            drawn.legend(handles, labels, loc="outside lower center",
+                         ncol=min(len(labels), 3), fontsize=10)
         except ValueError:
-            figure.legend(handles, labels, loc="lower center", ncol=min(len(labels), 3),
-                          fontsize=10)
-    figure.suptitle("hrx queue-pool benchmark: median of runs, bars = run-to-run min–max",
-                    fontsize=13)
-    figure.savefig(out, dpi=110)
-    pyplot.close(figure)
+            drawn.legend(handles, labels, loc="lower center", ncol=min(len(labels), 3),
+                         fontsize=10)
+    drawn.suptitle("hrx queue-pool benchmark: median of runs, bars = run-to-run min–max",
+                   fontsize=13)
+    return drawn
+
+
+def plot_groups(series: Sequence[Tuple[str, Group]], out: str) -> None:
+    """Draws the labelled groups into ``out`` (a PNG path)."""
+    figure(series).savefig(out, dpi=110)
 
 
 def plot_files(paths: Sequence[str], out: str) -> None:
     """Plots every group of every file; labels are the group's label, plus
     the file name when several files are drawn."""
+    from .results import load
+
     series: List[Tuple[str, Group]] = []
     for path in paths:
         for group in load(path).groups:

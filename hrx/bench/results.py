@@ -13,14 +13,17 @@ from .table import COLUMNS, Group, format_table, format_value, group_lines
 
 __all__ = ["Results", "load", "as_results"]
 
+PathLike = Union[str, "os.PathLike[str]"]
+
 
 class Results:
     """Result and error lines (dicts, in file order).
 
     ``lines`` holds every line; ``records`` the successful runs, ``errors``
     the failed ones; ``groups`` aggregates the records per (target, backend,
-    driver, sizes). ``table()`` is the text report, ``recommend()`` the
-    recommended default, and notebooks render it as HTML."""
+    driver, sizes, workload). ``table()`` is the text report, ``recommend()``
+    the recommended default, ``plot()`` a matplotlib figure, and notebooks
+    render the object as HTML tables."""
 
     def __init__(self, lines: Iterable[Mapping[str, Any]], *, sources: Sequence[str] = (),
                  unreadable: Sequence[Unreadable] = ()) -> None:
@@ -61,10 +64,11 @@ class Results:
 
     def failures(self, group: Group) -> Dict[int, int]:
         """Failed runs per queue count that may belong to ``group``: error
-        lines of its driver (and backend, where both name one)."""
+        lines of its driver and workload (and backend, where both name one)."""
         counts: Dict[int, int] = {}
+        workload = (group.lines[0].get("workload") or {}).get("name") if group.lines else None
         for line in self.errors:
-            if line.get("driver") != group.key.driver:
+            if line.get("driver") != group.key.driver or line.get("workload") != workload:
                 continue
             if line.get("backend") and group.key.backend and line["backend"] != group.key.backend:
                 continue
@@ -115,14 +119,15 @@ class Results:
         out: List[str] = []
         for group in self.groups:
             out.append(f"<h4>{html.escape(group.label)}</h4>")
+            columns = group.columns
             head = "".join(f"<th>{html.escape(h)}</th>" for h in
-                           ["Queues"] + [group.header(column) for column in COLUMNS])
+                           ["Queues"] + [group.header(column) for column in columns])
             body = []
             for row in group.rows:
                 cells = [str(row.queues)] + [
                     f"{format_value(c, row.median(c.key))}<br><small>"
                     f"{format_value(c, row.low(c.key))}–{format_value(c, row.high(c.key))}</small>"
-                    for c in COLUMNS]
+                    for c in columns]
                 body.append("<tr>" + "".join(f"<td style='text-align:right'>{cell}</td>"
                                              for cell in cells) + "</tr>")
             out.append(f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>")
@@ -134,8 +139,22 @@ class Results:
             out.append(f"<pre>{html.escape(chr(10).join(problems))}</pre>")
         return "".join(out) or "<p>No results.</p>"
 
+    def plot(self, out: Optional[PathLike] = None, *, group: Optional[str] = None) -> Any:
+        """A matplotlib Figure of every group (or only the one labelled
+        ``group``): each column against queue count, median with the
+        run-to-run range. Notebooks display the returned figure; ``out``
+        also writes it as a PNG. Needs matplotlib (``pip install
+        'hrx[plot]'``): else plot.PlotUnavailable. ValueError when there is
+        no successful run."""
+        from .plot import figure
 
-PathLike = Union[str, "os.PathLike[str]"]
+        groups = [self._group(group)] if group is not None else self.groups
+        if not groups:
+            raise ValueError("no successful runs to plot")
+        drawn = figure([(g.label, g) for g in groups])
+        if out is not None:
+            drawn.savefig(os.fspath(out), dpi=110)
+        return drawn
 
 
 def load(*paths: PathLike) -> Results:

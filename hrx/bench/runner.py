@@ -9,6 +9,7 @@ from .drivers import run_driver
 from .memory import MemoryProbe
 from .provenance import hrx_version, source_commit, utc_timestamp
 from .record import build_record
+from .workload import DEFAULT_STREAMS, load_workload, run_workload
 
 __all__ = ["run"]
 
@@ -25,6 +26,8 @@ def run(
     sizes: Optional[Mapping[str, Optional[int]]] = None,
     repeat: int = 1,
     config: Optional[BenchConfig] = None,
+    workload: Optional[str] = None,
+    workload_streams: int = DEFAULT_STREAMS,
 ) -> Dict[str, Any]:
     """Opens device ``device`` of ``backend`` (None: hrx's automatic choice),
     sets its pool to ``queues`` and its batching switch to ``batching``,
@@ -37,17 +40,28 @@ def run(
     recorded. The pool size can be set only before the device's first use, so
     nothing else in the process may hold that device while this runs; each
     call opens it afresh. For comparable numbers, run each queue count in a
-    fresh process (``hrx.bench.sweep`` does)."""
+    fresh process (``hrx.bench.sweep`` does).
+
+    ``workload`` (``module:function`` or ``file.py:function``, see
+    workload.py) adds the user's own rounds after the driver's cases, on
+    ``workload_streams`` pool streams; it is loaded before the device is
+    opened, so a bad name fails before any work."""
     import hrx
 
     if config is None:
         config = resolve(quick, dict(sizes or {}, samples=samples))
+    function = load_workload(workload) if workload is not None else None
     timestamp = utc_timestamp()
     handle = hrx.Device.open(index=device, backend=backend, batching=bool(batching))
     handle.set_stream_queue_count(queues)
     info = dict(handle.info)
     probe = MemoryProbe(handle)
     result = run_driver(driver, handle, queues, config)
+    workload_line = None
+    if function is not None:
+        workload_line = run_workload(workload, handle, streams=workload_streams,
+                                     warmup=config.warmup, samples=config.samples,
+                                     function=function)
     memory = probe.finish()
     del handle
     commit, dirty = source_commit()
@@ -55,6 +69,8 @@ def run(
                              "batching": None if driver == "raw" else bool(batching)}
     if "queues_used" in result:
         extra["queues_used"] = int(result["queues_used"])
+    if workload_line is not None:
+        extra["workload"] = workload_line
     return build_record(
         result,
         repeat=repeat,

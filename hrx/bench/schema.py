@@ -13,6 +13,7 @@ import re
 from typing import Any, Dict, List, Mapping, Optional
 
 from .record import RAW_KEYS, REFERENCE_KEYS, summarize
+from .stats import median, p95
 
 __all__ = ["RESULT_SCHEMA", "ERROR_SCHEMA", "SchemaError", "validate", "schema_errors",
            "is_error_line"]
@@ -89,6 +90,18 @@ _RAW = {
     },
 }
 
+_WORKLOAD = {
+    "type": "object",
+    "required": ["name", "streams", "round_ns", "round_median_ms", "round_p95_ms"],
+    "properties": {
+        "name": {"type": "string", "minLength": 3},
+        "streams": _POS_INT,
+        "round_ns": {"type": "array", "minItems": 1, "items": _INT},
+        "round_median_ms": _NUM,
+        "round_p95_ms": _NUM,
+    },
+}
+
 RESULT_SCHEMA: Dict[str, Any] = {
     "$schema": "https://json-schema.org/draft/2020-12/schema",
     "title": "hrx benchmark result line",
@@ -112,6 +125,7 @@ RESULT_SCHEMA: Dict[str, Any] = {
         "environment": _ENVIRONMENT,
         "memory": _MEMORY,
         "raw": _RAW,
+        "workload": _WORKLOAD,
     },
 }
 
@@ -129,6 +143,7 @@ ERROR_SCHEMA: Dict[str, Any] = {
         "timestamp": _TIMESTAMP,
         "elapsed_s": _NUM,
         "backend": _OPT_STR,
+        "workload": {"type": "string", "minLength": 3},
     },
 }
 
@@ -227,6 +242,18 @@ def _consistency_errors(line: Mapping[str, Any]) -> List[str]:
     for key, value in expected.items():
         if not math.isclose(float(line[key]), float(value), rel_tol=1e-9, abs_tol=1e-12):
             errors.append(f"{key} is {line[key]!r} but the raw samples give {value!r}")
+    workload = line.get("workload")
+    if workload is not None:
+        rounds = workload["round_ns"]
+        if len(rounds) != sizes["samples"]:
+            errors.append(f"workload.round_ns has {len(rounds)} entries, expected "
+                          f"{sizes['samples']} (sizes.samples)")
+        else:
+            for key, value in (("round_median_ms", median(rounds) / 1e6),
+                               ("round_p95_ms", p95(rounds) / 1e6)):
+                if not math.isclose(float(workload[key]), value, rel_tol=1e-9, abs_tol=1e-12):
+                    errors.append(f"workload.{key} is {workload[key]!r} but "
+                                  f"workload.round_ns gives {value!r}")
     return errors
 
 

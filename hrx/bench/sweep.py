@@ -10,7 +10,8 @@ Further repeats cycle the three orders.
 
 Failures. A child that exits non-zero, times out, or prints no valid result
 line is recorded as an error line (``error``, ``queues``, ``repeat``,
-``driver``, ``returncode``, ``stderr_tail``, ...) and the sweep goes on. On
+``driver``, ``returncode``, ``stderr_tail``, ``workload`` when one was run,
+...) and the sweep goes on. On
 KeyboardInterrupt the running child is killed, nothing is recorded for it,
 and the interrupt propagates; ``resume=True`` later skips every (queues,
 repeat, driver) that the file already records as successful.
@@ -33,6 +34,7 @@ from .progress import Progress
 from .provenance import package_root, utc_timestamp
 from .results import Results, load
 from .schema import is_error_line, schema_errors
+from .workload import DEFAULT_STREAMS, load_workload
 
 __all__ = ["REFERENCE_QUEUES", "REFERENCE_ORDERS", "orders", "plan", "Step", "child_command",
            "run_child", "sweep", "default_output", "STDERR_TAIL_CHARS"]
@@ -113,7 +115,8 @@ def plan(queues: Iterable[int], repeats: int, drivers: Sequence[str],
 
 
 def child_command(step: Step, config: BenchConfig, *, backend: Optional[str], device: int,
-                  python: str = sys.executable) -> List[str]:
+                  python: str = sys.executable, workload: Optional[str] = None,
+                  workload_streams: int = DEFAULT_STREAMS) -> List[str]:
     """The command line of one child: ``python -P -m hrx.bench run Q
     SAMPLES`` with every size spelled out, so the child runs exactly
     ``config``. ``-P`` keeps the working directory off ``sys.path``: run from
@@ -124,16 +127,23 @@ def child_command(step: Step, config: BenchConfig, *, backend: Optional[str], de
                "--batching", "on" if step.batching else "off"]
     if backend:
         command += ["--backend", backend]
+    if workload is not None:
+        command += ["--workload", workload, "--workload-streams", str(workload_streams)]
     for name in SIZE_FIELDS:
         if name != "samples":
             command += ["--" + name.replace("_", "-"), str(getattr(config, name))]
     return command
 
 
-def _child_env() -> Dict[str, str]:
+def _child_env(extra_path: Optional[str] = None) -> Dict[str, str]:
+    """The parent's environment with hrx's package root first on PYTHONPATH
+    and ``extra_path`` (the directory a workload module is imported from)
+    last, so that it cannot shadow hrx."""
     env = dict(os.environ)
     root = package_root()
     paths = [root] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p and p != root]
+    if extra_path and extra_path not in paths:
+        paths.append(extra_path)
     env["PYTHONPATH"] = os.pathsep.join(paths)
     return env
 
@@ -143,18 +153,23 @@ def _tail(text: str) -> str:
 
 
 def _error_line(step: Step, error: str, *, returncode: Optional[int], stderr: str,
-                elapsed: float, backend: Optional[str], stdout: str = "") -> Dict[str, Any]:
+                elapsed: float, backend: Optional[str], stdout: str = "",
+                workload: Optional[str] = None) -> Dict[str, Any]:
     line: Dict[str, Any] = {
         "error": error, "queues": step.queues, "repeat": step.repeat, "driver": step.driver,
-        "batching": batching_key(step.driver, step.batching), "backend": backend, "returncode": returncode, "stderr_tail": _tail(stderr),
+        "batching": batching_key(step.driver, step.batching), "backend": backend,
+        "returncode": returncode, "stderr_tail": _tail(stderr),
         "timestamp": utc_timestamp(), "elapsed_s": round(elapsed, 3),
     }
     if stdout.strip():
         line["stdout_tail"] = _tail(stdout)
+    if workload is not None:
+        line["workload"] = workload
     return line
 
 
-def _parse_result(step: Step, stdout: str) -> Tuple[Optional[Dict[str, Any]], str]:
+def _parse_result(step: Step, stdout: str,
+                  workload: Optional[str] = None) -> Tuple[Optional[Dict[str, Any]], str]:
     texts = [text for text in stdout.splitlines() if text.strip()]
     if not texts:
         return None, "the child printed no result line"
@@ -171,18 +186,31 @@ def _parse_result(step: Step, stdout: str) -> Tuple[Optional[Dict[str, Any]], st
     if got != step.key:
         return None, (f"the child ran (queues, repeat, driver, batching) = {got}, "
                       f"expected {step.key}")
+    ran = (line.get("workload") or {}).get("name")
+    if ran != workload:
+        return None, f"the child ran workload {ran!r}, expected {workload!r}"
     return line, ""
 
 
+def _workload_of(command: Sequence[str]) -> Optional[str]:
+    items = list(command)
+    if "--workload" in items:
+        index = items.index("--workload")
+        if index + 1 < len(items):
+            return items[index + 1]
+    return None
+
+
 def run_child(step: Step, command: Sequence[str], *, timeout: Optional[float],
-              backend: Optional[str]) -> Dict[str, Any]:
+              backend: Optional[str], extra_path: Optional[str] = None) -> Dict[str, Any]:
     """Runs one child and returns its result line, or an error line when it
     fails, times out or prints no valid line. On KeyboardInterrupt the child
     is killed and reaped before the interrupt propagates."""
     start = time.monotonic()
+    workload = _workload_of(command)
     process = subprocess.Popen(list(command), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                stdin=subprocess.DEVNULL, text=True, errors="replace",
-                               env=_child_env())
+                               env=_child_env(extra_path))
     try:
         stdout, stderr = process.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
@@ -190,7 +218,7 @@ def run_child(step: Step, command: Sequence[str], *, timeout: Optional[float],
         stdout, stderr = process.communicate()
         return _error_line(step, f"timed out after {timeout:g} s", returncode=process.returncode,
                            stderr=stderr, stdout=stdout, elapsed=time.monotonic() - start,
-                           backend=backend)
+                           backend=backend, workload=workload)
     except BaseException:
         process.kill()
         process.wait()
@@ -200,22 +228,27 @@ def run_child(step: Step, command: Sequence[str], *, timeout: Optional[float],
         reason = (f"killed by signal {-process.returncode}" if process.returncode < 0
                   else f"exited with status {process.returncode}")
         return _error_line(step, f"the child {reason}", returncode=process.returncode,
-                           stderr=stderr, stdout=stdout, elapsed=elapsed, backend=backend)
-    line, problem = _parse_result(step, stdout)
+                           stderr=stderr, stdout=stdout, elapsed=elapsed, backend=backend,
+                           workload=workload)
+    line, problem = _parse_result(step, stdout, workload)
     if line is None:
         return _error_line(step, problem, returncode=process.returncode, stderr=stderr,
-                           stdout=stdout, elapsed=elapsed, backend=backend)
+                           stdout=stdout, elapsed=elapsed, backend=backend, workload=workload)
     return line
 
 
-def _recorded(path: str) -> Set[Tuple[int, int, Optional[str], Optional[bool]]]:
+def _recorded(path: str, workload: Optional[str] = None
+              ) -> Set[Tuple[int, int, Optional[str], Optional[bool]]]:
+    """The steps ``path`` records as successful runs of ``workload`` (None:
+    runs without one)."""
     if not os.path.exists(path):
         return set()
     lines, _ = read_lines([path])
     return {(int(line["queues"]), int(line["repeat"]), line.get("driver"),
              line.get("batching"))
             for line in lines
-            if not is_error_line(line) and "queues" in line and "repeat" in line}
+            if not is_error_line(line) and "queues" in line and "repeat" in line
+            and (line.get("workload") or {}).get("name") == workload}
 
 
 def default_output() -> str:
@@ -240,6 +273,8 @@ def sweep(
     resume: bool = False,
     progress: bool = True,
     python: str = sys.executable,
+    workload: Optional[str] = None,
+    workload_streams: int = DEFAULT_STREAMS,
 ) -> Results:
     """Runs the sweep and returns the Results of the whole output file.
 
@@ -255,9 +290,16 @@ def sweep(
     drivers = [driver] if isinstance(driver, str) else list(driver)
     batchings = [batching] if isinstance(batching, bool) else list(batching)
     config = resolve(quick, dict(sizes or {}, samples=samples))
+    extra_path = None
+    if workload is not None:
+        if isinstance(workload_streams, bool) or not isinstance(workload_streams, int) \
+                or workload_streams < 1:
+            raise ValueError(f"workload_streams must be an int >= 1, got {workload_streams!r}")
+        load_workload(workload)   # children inherit the working directory
+        extra_path = os.getcwd()
     path = output or default_output()
     steps = plan(queues, repeats, drivers, batchings)
-    done = _recorded(path) if resume else set()
+    done = _recorded(path, workload) if resume else set()
     display = Progress(len(steps), repeats, enabled=progress)
     try:
         for step in steps:
@@ -266,9 +308,11 @@ def sweep(
                 continue
             display.start(step.queues, step.repeat, step.label)
             start = time.monotonic()
-            line = run_child(step, child_command(step, config, backend=backend, device=device,
-                                                 python=python),
-                             timeout=timeout, backend=backend)
+            command = child_command(step, config, backend=backend, device=device,
+                                    python=python, workload=workload,
+                                    workload_streams=workload_streams)
+            line = run_child(step, command, timeout=timeout, backend=backend,
+                             extra_path=extra_path)
             append_line(path, line)
             display.finish(step.queues, step.repeat, step.label, time.monotonic() - start,
                            ok=not is_error_line(line))

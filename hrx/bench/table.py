@@ -6,8 +6,8 @@ queue count of one per-run value; for the p95 columns that value is the
 run's own p95, so they are medians of per-run p95s, never pooled
 percentiles. With three runs the median is the middle run; with an even
 count it is the lower middle one. Lines are grouped by (target, backend,
-driver, sizes) so that a file mixing machines, drivers or presets never
-averages across them; error lines are counted, never aggregated.
+driver, sizes, workload) so that a file mixing machines, drivers, presets or
+workloads never averages across them; error lines are counted, never aggregated.
 """
 from __future__ import annotations
 
@@ -29,7 +29,7 @@ from typing import (
 from .schema import is_error_line
 from .stats import median
 
-__all__ = ["Column", "COLUMNS", "GroupKey", "Row", "Group", "group_lines", "aggregate",
+__all__ = ["Column", "COLUMNS", "WORKLOAD_COLUMNS", "columns_of", "GroupKey", "Row", "Group", "group_lines", "aggregate",
            "format_value", "format_table", "markdown_table", "table"]
 
 
@@ -60,6 +60,23 @@ COLUMNS: Tuple[Column, ...] = (
 )
 """The table of DESIGN.md, in order; units: Mcommands/s, GB/s, µs, ms, ms, ms."""
 
+WORKLOAD_COLUMNS: Tuple[Column, ...] = (
+    Column("workload", "Workload round, ms", "Workload round", 3, False,
+           lambda line: line["workload"]["round_median_ms"]),
+    Column("workload_p95", "Workload p95, ms", "Workload p95", 3, False,
+           lambda line: line["workload"]["round_p95_ms"]),
+)
+"""Added after COLUMNS for runs with a user workload (``--workload``): the
+median and p95 of its timed rounds, in ms (lower is better)."""
+
+
+def columns_of(lines: Iterable[Mapping[str, Any]]) -> Tuple[Column, ...]:
+    """COLUMNS, plus WORKLOAD_COLUMNS when every line ran a workload."""
+    items = list(lines)
+    if items and all(isinstance(line.get("workload"), dict) for line in items):
+        return COLUMNS + WORKLOAD_COLUMNS
+    return COLUMNS
+
 
 def _bytes(size: Any) -> str:
     if not isinstance(size, int):
@@ -79,17 +96,21 @@ class GroupKey:
     backend: Optional[str]
     driver: Optional[str]
     sizes: Optional[Tuple[Tuple[str, Any], ...]]
+    workload: str = ""   # "name, N streams" of a user workload; "" for none
     # Submission batching; None where it does not apply (raw driver, lines
-    # recorded before it existed). Compared after the fields above.
+    # recorded before it existed).
     batching: Optional[bool] = None
 
     @staticmethod
     def of(line: Mapping[str, Any]) -> "GroupKey":
         sizes = line.get("sizes")
         frozen = tuple(sorted(sizes.items())) if isinstance(sizes, dict) else None
+        workload = line.get("workload")
+        name = (f"{workload.get('name')}, {workload.get('streams')} streams"
+                if isinstance(workload, dict) else "")
         batching = line.get("batching")
         return GroupKey(str(line.get("target")), line.get("backend"), line.get("driver"), frozen,
-                        None if batching is None else bool(batching))
+                        name, None if batching is None else bool(batching))
 
     @property
     def label(self) -> str:
@@ -107,6 +128,8 @@ class GroupKey:
                      f"x{_bytes(sizes.get('bulk_bytes'))}, {sizes.get('samples')} samples)")
         elif preset and preset != "default":
             text += f" ({preset} sizes)"
+        if self.workload:
+            text += f" + workload {self.workload}"
         return text
 
 
@@ -144,6 +167,11 @@ class Group:
         return self.key.label
 
     @property
+    def columns(self) -> Tuple[Column, ...]:
+        """The columns of this group's table (columns_of its lines)."""
+        return columns_of(self.lines)
+
+    @property
     def threads(self) -> str:
         """Host threads of the concurrent case (the lines' ``streams``)."""
         return _common(line["streams"] for line in self.lines)
@@ -171,8 +199,9 @@ def aggregate(lines: Sequence[Mapping[str, Any]]) -> List[Row]:
     by_queues: Dict[int, List[Mapping[str, Any]]] = {}
     for line in lines:
         by_queues.setdefault(int(line["queues"]), []).append(line)
+    columns = columns_of(lines)
     return [Row(queues, {column.key: [float(column.value(line)) for line in runs]
-                         for column in COLUMNS})
+                         for column in columns})
             for queues, runs in sorted(by_queues.items())]
 
 
@@ -205,8 +234,9 @@ def markdown_table(header: Sequence[str], rows: Iterable[Sequence[str]]) -> str:
 def format_table(group: Group) -> str:
     """The group's table as Markdown: a header, an alignment row, then one
     row per queue count, e.g. ``| 1 | 0.593 | 0.586 | 204.3 | 3.69 | 21.87 | 6.55 |``."""
-    header = ["Queues"] + [group.header(column) for column in COLUMNS]
-    rows = ([str(row.queues)] + [format_value(column, row.median(column.key)) for column in COLUMNS]
+    columns = group.columns
+    header = ["Queues"] + [group.header(column) for column in columns]
+    rows = ([str(row.queues)] + [format_value(column, row.median(column.key)) for column in columns]
             for row in group.rows)
     return markdown_table(header, rows)
 

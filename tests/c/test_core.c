@@ -154,6 +154,9 @@ static void test_first_failure_is_not_first_use(void) {
 
 static void test_stream_commands(void) {
   hrx_device_t* device = open_host();
+  hrx_device_info_t info;
+  CHECK_OK(hrx_device_query_info(device, &info));
+  CHECK(strcmp(info.platform, "cpu") == 0);
   hrx_stream_t* stream = NULL;
   CHECK_OK(hrx_stream_create(device, &stream));
   hrx_buffer_t* a = NULL;

@@ -391,6 +391,9 @@ static int scenario_device(void) {
             strncmp(info.target, "gfx", 3) == 0,
         "target %s", info.target);
   CHECK(strstr(info.runtime, "runtime") != NULL, "runtime %s", info.runtime);
+  CHECK(strcmp(info.platform, strncmp(info.target, "sm_", 3) == 0 ? "nvidia"
+                                                                  : "amd") == 0,
+        "platform %s for target %s", info.platform, info.target);
   CHECK(info.total_memory > 0, "total memory 0");
   CHECK(info.max_native_queues == 0, "max_native_queues %d",
         info.max_native_queues);

@@ -114,6 +114,7 @@ static hrx_status_t hrx_hip_describe(int index, hrx_device_info_t* info) {
   const hrx_hip_runtime_t* rt = &hrx_hip_rt;
   memset(info, 0, sizeof(*info));
   snprintf(info->backend, sizeof(info->backend), "hip");
+  snprintf(info->platform, sizeof(info->platform), "%s", rt->platform->id);
   info->index = index;
   info->max_native_queues = 0;
 

@@ -72,6 +72,7 @@ static hrx_status_t hrx_host_query_info(hrx_backend_device_t* base,
   hrx_host_device_t* device = hrx_host_device_cast(base);
   memset(out_info, 0, sizeof(*out_info));
   snprintf(out_info->backend, sizeof(out_info->backend), "host");
+  snprintf(out_info->platform, sizeof(out_info->platform), "cpu");
   out_info->index = device->index;
   long cpus = sysconf(_SC_NPROCESSORS_ONLN);
   snprintf(out_info->name, sizeof(out_info->name), "host CPU (%ld logical CPUs)",

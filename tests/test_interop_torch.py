@@ -1,0 +1,58 @@
+"""PyTorch kernels on hrx queues (torch.cuda.ExternalStream on
+``stream.native_handle``), hrx memory seen by torch through DLPack, and the
+ordering of both with hrx events. Skipped without torch, CUDA or the hip
+backend on NVIDIA; test_interop_native.py does the same without torch."""
+from __future__ import annotations
+
+import pytest
+
+import hrx
+
+torch = pytest.importorskip("torch")
+
+NBYTES = 64 << 20
+
+
+@pytest.fixture(scope="module")
+def device():
+    if not torch.cuda.is_available():
+        pytest.skip("PyTorch has no CUDA device")
+    if not any(b["name"] == "hip" and b["available"] for b in hrx.backends()):
+        pytest.skip("no hip device")
+    dev = hrx.Device.open(0, backend="hip")
+    if dev.info["platform"] != "nvidia":
+        pytest.skip("torch.cuda interop is checked on NVIDIA")
+    return dev
+
+
+def test_torch_sees_hrx_memory_without_a_copy(device):
+    stream = device.stream()
+    buffer = device.allocate(4096)
+    stream.fill(buffer, 3)
+    tensor = torch.from_dlpack(buffer[1024:2048])
+    assert tensor.device.type == "cuda" and tensor.dtype == torch.uint8
+    assert tensor.shape == (1024,)
+    assert int(tensor.sum()) == 3 * 1024
+    tensor.fill_(9)
+    torch.cuda.synchronize()
+    data = stream.read(buffer).wait()
+    assert (data[1024:2048] == 9).all() and (data[:1024] == 3).all()
+    del buffer, stream
+    assert int(tensor.sum()) == 9 * 1024   # the tensor keeps the memory alive
+
+
+def test_torch_kernel_on_an_hrx_stream_ordered_with_events(device):
+    a, b = device.stream(), device.stream()
+    src, dst = device.allocate(NBYTES), device.allocate(NBYTES)
+    view = torch.from_dlpack(src)
+    external = torch.cuda.ExternalStream(b.native_handle, device=device.info["index"])
+    for value in (5, 60, 250):
+        a.fill(src, value)
+        b.wait_event(a.record_event())
+        b.record_event()                     # publish the wait before torch launches
+        with torch.cuda.stream(external):
+            view.add_(1)                     # a torch kernel on b's queue
+        a.wait_event(b.record_event())       # covers the torch kernel
+        a.copy(dst, src)
+        out = a.read(dst).wait()
+        assert (out == (value + 1) % 256).all(), value
