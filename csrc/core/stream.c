@@ -1,15 +1,21 @@
 /* Streams: ordered submission onto a native queue, either a pool slot or a
  * queue of their own (fabric).
  *
- * Locks, in order: producer_mutex (serialises the stream's non-batched
- * producers; may be held across a wait for queue space), then publish_mutex
- * (guards the pending batch and the last-published marker). publish_mutex is
- * held while a batch or a lone command is handed to the backend, which waits
- * at most for queue space (device progress), never for another producer.
- * Observers (record_event, synchronize) take only publish_mutex, so they
- * never wait behind a producer blocked on a full queue; they publish the
- * pending batch first. The device's flusher takes its own mutex, then
- * publish_mutex: no code here calls the flusher while holding either lock.
+ * Locks, in order:
+ * - producer_mutex serialises the stream's non-batched producers; it may be
+ *   held across a wait for queue space;
+ * - publish_mutex serialises publication (handing a batch or a lone command
+ *   to the backend, which waits at most for queue space, i.e. device
+ *   progress, never for another producer) and guards the last-published
+ *   marker and the deferred failure;
+ * - batch_mutex guards the pending batch and is held only to append to it
+ *   or to move it out, so producers appending small commands never wait
+ *   for a launch in progress.
+ * Observers (record_event, synchronize) take publish_mutex, never
+ * producer_mutex, so they never wait behind a producer blocked on a full
+ * queue; they publish the pending batch first. The device's flusher takes
+ * its own mutex, then publish_mutex: no code here calls the flusher while
+ * holding any of these.
  *
  * Batching policy (small copies and fills while the device's switch is on):
  * - the stream's queue is idle, and both the stream and the calling thread
@@ -45,17 +51,22 @@ struct hrx_stream_s {
   int queue_index;                 /* pool slot, or -1 when dedicated */
   pthread_mutex_t producer_mutex;
   pthread_mutex_t publish_mutex;
+  pthread_mutex_t batch_mutex;
   hrx_ticket_t last_ticket;        /* last published; publish_mutex */
-  /* Batching; publish_mutex guards these except pending_since. */
+  hrx_status_t deferred;           /* owned; first unreported batch failure;
+                                      publish_mutex */
+  hrx_batch_command_t* publishing; /* the batch being published (owned, with
+                                      pending); publish_mutex */
   hrx_flush_entry_t flush_entry;   /* on the device flusher's list */
-  hrx_batch_command_t* pending;    /* owned; allocated at the first batch */
+  /* The pending batch; batch_mutex guards these except pending_since. */
+  hrx_batch_command_t* pending;    /* owned; HRX_BATCH_MAX_COMMANDS entries,
+                                      allocated at the first batch */
   uint32_t pending_count;
   uint64_t pending_bytes;
   uint64_t pending_first;          /* command number of pending[0] */
   atomic_uint_fast64_t pending_since; /* hrx_now_ns() of pending[0]; 0: none */
   uint64_t last_batchable_ns;      /* last small copy or fill accepted */
   uint64_t commands;               /* commands accepted (numbers them) */
-  hrx_status_t deferred;           /* owned; first unreported batch failure */
 };
 
 #define HRX_STREAM_OF_ENTRY(e) \
@@ -90,6 +101,7 @@ static hrx_status_t hrx_stream_allocate(hrx_device_t* device,
   stream->backend = hrx_device_backend(device);
   pthread_mutex_init(&stream->producer_mutex, NULL);
   pthread_mutex_init(&stream->publish_mutex, NULL);
+  pthread_mutex_init(&stream->batch_mutex, NULL);
   stream->flush_entry.ops = &hrx_stream_flush_ops;
   atomic_init(&stream->flush_entry.listed, false);
   atomic_init(&stream->pending_since, 0);
@@ -98,10 +110,13 @@ static hrx_status_t hrx_stream_allocate(hrx_device_t* device,
 }
 
 static void hrx_stream_free(hrx_stream_t* stream) {
-  free(stream->pending);
+  /* pending and publishing are the two halves of one allocation. */
+  free(stream->pending < stream->publishing ? stream->pending
+                                            : stream->publishing);
   hrx_status_free(stream->deferred);
   pthread_mutex_destroy(&stream->producer_mutex);
   pthread_mutex_destroy(&stream->publish_mutex);
+  pthread_mutex_destroy(&stream->batch_mutex);
   free(stream);
 }
 
@@ -231,33 +246,44 @@ static void hrx_stream_describe_command(const hrx_batch_command_t* command,
   }
 }
 
-/* Publishes the pending batch, if any. A failure is kept (the first one)
- * and reported by the next synchronize or record_event; the stream stays
- * usable. */
+/* Publishes the pending batch, if any; the caller holds publish_mutex. The
+ * batch is moved out under batch_mutex (the two halves of the buffer swap),
+ * so producers keep appending to a fresh batch during the launch. A failure
+ * is kept (the first one) and reported by the next synchronize or
+ * record_event; the stream stays usable. */
 static void hrx_stream_publish_locked(hrx_stream_t* stream) {
+  pthread_mutex_lock(&stream->batch_mutex);
   uint32_t count = stream->pending_count;
-  if (!count) return;
+  if (!count) {
+    pthread_mutex_unlock(&stream->batch_mutex);
+    return;
+  }
+  hrx_batch_command_t* batch = stream->pending;
+  stream->pending = stream->publishing;
+  stream->publishing = batch;
+  uint64_t first = stream->pending_first;
+  stream->pending_count = 0;
+  stream->pending_bytes = 0;
+  atomic_store(&stream->pending_since, 0);
+  pthread_mutex_unlock(&stream->batch_mutex);
   uint32_t failed = 0;
-  hrx_status_t status =
-      hrx_batch_publish(stream->backend, stream->queue, stream->pending, count,
-                        &stream->last_ticket, &failed);
+  hrx_status_t status = hrx_batch_publish(stream->backend, stream->queue,
+                                          batch, count, &stream->last_ticket,
+                                          &failed);
   if (status) {
     char what[96];
-    hrx_stream_describe_command(&stream->pending[failed], what, sizeof(what));
+    hrx_stream_describe_command(&batch[failed], what, sizeof(what));
     status = hrx_status_annotate(
         status,
         "command %llu of this stream (%s, accepted into a batch of %u) could "
         "not be published; the stream remains usable",
-        (unsigned long long)(stream->pending_first + failed), what, count);
+        (unsigned long long)(first + failed), what, count);
     if (stream->deferred) {
       hrx_status_free(status);
     } else {
       stream->deferred = status;
     }
   }
-  stream->pending_count = 0;
-  stream->pending_bytes = 0;
-  atomic_store(&stream->pending_since, 0);
 }
 
 /* The first batch failure not yet reported (the caller owns it), or NULL. */
@@ -279,12 +305,14 @@ hrx_status_t hrx_stream_submit(hrx_stream_t* stream,
   hrx_ticket_t ticket = 0;
   hrx_status_t status = submit(stream->backend, stream->queue, user_data,
                                &ticket);
-  pthread_mutex_lock(&stream->publish_mutex);
   if (!status) {
-    ++stream->commands;
+    pthread_mutex_lock(&stream->publish_mutex);
     if (ticket > stream->last_ticket) stream->last_ticket = ticket;
+    pthread_mutex_unlock(&stream->publish_mutex);
+    pthread_mutex_lock(&stream->batch_mutex);
+    ++stream->commands;
+    pthread_mutex_unlock(&stream->batch_mutex);
   }
-  pthread_mutex_unlock(&stream->publish_mutex);
   pthread_mutex_unlock(&stream->producer_mutex);
   return status;
 }
@@ -300,6 +328,39 @@ static hrx_status_t hrx_stream_submit_batchable(hrx_backend_device_t* backend,
  * stream. */
 static _Thread_local uint64_t hrx_thread_last_batchable_ns;
 
+/* The idle path: with nothing pending on the stream, the stream quiet too
+ * and its queue idle, the command goes out alone at once (*out_published);
+ * its failure is the caller's. Otherwise nothing happens. */
+static hrx_status_t hrx_stream_publish_if_idle(
+    hrx_stream_t* stream, const hrx_batch_command_t* command, uint64_t now,
+    bool* out_published) {
+  const hrx_batch_settings_t* settings =
+      hrx_device_batch_settings(stream->device);
+  const hrx_backend_vtable_t* vtable = stream->backend->vtable;
+  hrx_status_t status = NULL;
+  pthread_mutex_lock(&stream->publish_mutex);
+  pthread_mutex_lock(&stream->batch_mutex);
+  bool quiet = stream->pending_count == 0 &&
+               now - stream->last_batchable_ns > settings->delay_ns;
+  pthread_mutex_unlock(&stream->batch_mutex);
+  if (quiet && (!vtable->queue_idle ||
+                vtable->queue_idle(stream->backend, stream->queue))) {
+    hrx_ticket_t ticket = 0;
+    status = hrx_batch_submit_one(stream->backend, stream->queue, command,
+                                  &ticket);
+    if (!status) {
+      if (ticket > stream->last_ticket) stream->last_ticket = ticket;
+      pthread_mutex_lock(&stream->batch_mutex);
+      ++stream->commands;
+      stream->last_batchable_ns = now;
+      pthread_mutex_unlock(&stream->batch_mutex);
+    }
+    *out_published = true;
+  }
+  pthread_mutex_unlock(&stream->publish_mutex);
+  return status;
+}
+
 /* A small copy or fill: published alone at once when the queue is idle and
  * the stream and thread were quiet, otherwise gathered (see the policy
  * above). */
@@ -312,54 +373,55 @@ static hrx_status_t hrx_stream_enqueue(hrx_stream_t* stream,
     return hrx_stream_submit(stream, hrx_stream_submit_batchable,
                              (void*)command);
   }
-  const hrx_backend_vtable_t* vtable = stream->backend->vtable;
   uint64_t now = hrx_now_ns();
   bool thread_quiet =
       now - hrx_thread_last_batchable_ns > settings->delay_ns;
   hrx_thread_last_batchable_ns = now;
+  if (thread_quiet) {
+    bool published = false;
+    hrx_status_t status =
+        hrx_stream_publish_if_idle(stream, command, now, &published);
+    if (published || status) return status;
+  }
   bool started = false;
-  hrx_status_t status = NULL;
-  pthread_mutex_lock(&stream->publish_mutex);
-  uint64_t number = ++stream->commands;
+  bool full = false;
+  for (;;) {
+    pthread_mutex_lock(&stream->batch_mutex);
+    if (stream->pending_count < HRX_BATCH_MAX_COMMANDS) break;
+    /* Full and not yet moved out by whoever filled it: publish it here. */
+    pthread_mutex_unlock(&stream->batch_mutex);
+    pthread_mutex_lock(&stream->publish_mutex);
+    hrx_stream_publish_locked(stream);
+    pthread_mutex_unlock(&stream->publish_mutex);
+  }
   if (stream->pending_count == 0) {
-    bool quiet = thread_quiet &&
-                 now - stream->last_batchable_ns > settings->delay_ns;
-    stream->last_batchable_ns = now;
-    if (quiet && (!vtable->queue_idle ||
-                  vtable->queue_idle(stream->backend, stream->queue))) {
-      hrx_ticket_t ticket = 0;
-      status = hrx_batch_submit_one(stream->backend, stream->queue, command,
-                                    &ticket);
-      if (status) {
-        --stream->commands;
-      } else if (ticket > stream->last_ticket) {
-        stream->last_ticket = ticket;
-      }
-      pthread_mutex_unlock(&stream->publish_mutex);
-      return status;
-    }
     if (!stream->pending) {
-      stream->pending =
-          malloc(HRX_BATCH_MAX_COMMANDS * sizeof(*stream->pending));
-      if (!stream->pending) {
-        pthread_mutex_unlock(&stream->publish_mutex);
-        --stream->commands;
+      hrx_batch_command_t* both =
+          malloc(2 * HRX_BATCH_MAX_COMMANDS * sizeof(*both));
+      if (!both) {
+        pthread_mutex_unlock(&stream->batch_mutex);
         return hrx_stream_submit(stream, hrx_stream_submit_batchable,
                                  (void*)command);
       }
+      stream->pending = both;
+      stream->publishing = both + HRX_BATCH_MAX_COMMANDS;
     }
-    stream->pending_first = number;
+    stream->pending_first = stream->commands + 1;
     atomic_store(&stream->pending_since, now);
     started = true;
   }
+  ++stream->commands;
   stream->pending[stream->pending_count++] = *command;
   stream->pending_bytes += command->length;
   stream->last_batchable_ns = now;
-  if (stream->pending_count >= settings->max_commands ||
-      stream->pending_bytes >= settings->max_batch_bytes) {
+  full = stream->pending_count >= settings->max_commands ||
+         stream->pending_bytes >= settings->max_batch_bytes;
+  pthread_mutex_unlock(&stream->batch_mutex);
+  if (full) {
+    pthread_mutex_lock(&stream->publish_mutex);
     hrx_stream_publish_locked(stream);
+    pthread_mutex_unlock(&stream->publish_mutex);
   }
-  pthread_mutex_unlock(&stream->publish_mutex);
   if (started) {
     hrx_status_t failure = hrx_flusher_notify(
         hrx_device_flusher(stream->device), &stream->flush_entry);
