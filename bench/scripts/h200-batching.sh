@@ -3,12 +3,12 @@
 # stage (each fits the tool's 10-minute limit):
 # stage 1: install; the default sweep with the native driver, batching on
 #          and off (3 ordered repeats, fresh processes), table, comparison;
-# stage 2: the python driver, batching on and off (5 samples per case);
-#          the hip device test (batch kernel against a host model) and the
+# stage 2: the same sweep with the python driver, batching on and off;
+# stage 3: the hip device test (batch kernel against a host model) and the
 #          conformance suite on the hip backend with batching on, then the
 #          runtime's conformance tests with it off.
 # Logs and results go to $OUT (default ./h200-out).
-#   bash bench/scripts/h200-batching.sh 1; bash bench/scripts/h200-batching.sh 2
+#   bash bench/scripts/h200-batching.sh 1   (then 2, then 3)
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 OUT=${OUT:-$PWD/h200-out}
@@ -27,12 +27,17 @@ if [ "$stage" = 1 ]; then
     >"$OUT/h200-batching-compare.txt" 2>&1
   exit 0
 fi
-timeout 300 python3 -m hrx.bench sweep --backend hip --driver python \
-  --batching on,off --samples 5 --no-progress \
-  --output "$OUT/h200-batching-python.jsonl" >"$OUT/h200-batching-python-sweep.log" 2>&1
-echo "exit status $?" >>"$OUT/h200-batching-python-sweep.log"
-python3 -m hrx.bench compare "$OUT/h200-batching-python.jsonl" --baseline batching-off \
-  >"$OUT/h200-batching-python-compare.txt" 2>&1
+if [ "$stage" = 2 ]; then
+  timeout 570 python3 -m hrx.bench sweep --backend hip --driver python \
+    --batching on,off --no-progress \
+    --output "$OUT/h200-batching-python.jsonl" >"$OUT/h200-batching-python-sweep.log" 2>&1
+  echo "exit status $?" >>"$OUT/h200-batching-python-sweep.log"
+  python3 -m hrx.bench table "$OUT/h200-batching-python.jsonl" \
+    >"$OUT/h200-batching-python-table.txt" 2>&1
+  python3 -m hrx.bench compare "$OUT/h200-batching-python.jsonl" --baseline batching-off \
+    >"$OUT/h200-batching-python-compare.txt" 2>&1
+  exit 0
+fi
 {
   make -s -f tests/c/hip.mk hip-device 2>&1 | tail -4
   cd tests
