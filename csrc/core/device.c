@@ -12,6 +12,7 @@
 
 #include "backend_registry.h"
 #include "status.h"
+#include "stream.h"
 
 struct hrx_device_s {
   int ref_count;                   /* guarded by hrx_registry_mutex */
@@ -164,6 +165,7 @@ bool hrx_device_batching(hrx_device_t* device) {
 }
 
 hrx_status_t hrx_device_synchronize(hrx_device_t* device) {
+  hrx_stream_thread_observed();
   hrx_flusher_publish_all(device->flusher);
   hrx_native_queue_t* queues[HRX_MAX_STREAM_QUEUE_COUNT];
   int n = hrx_queue_pool_snapshot(&device->pool, queues,

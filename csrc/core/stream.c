@@ -18,9 +18,13 @@
  * holding any of these.
  *
  * Batching policy (small copies and fills while the device's switch is on):
+ * - the calling thread has observed a stream (synchronize, record_event,
+ *   read) since its last command, and nothing is pending on this stream:
+ *   the command is published at once, alone; a thread alternating commands
+ *   and waits is latency-bound, and holding its command back would only
+ *   delay it by the caller's time until its next wait;
  * - the stream's queue is idle, and both the stream and the calling thread
- *   have been quiet for the batch delay: the command is published at once,
- *   alone (idle latency);
+ *   have been quiet for the batch delay: the same (idle latency);
  * - otherwise it joins the pending batch, which is published when it is
  *   full (commands or bytes), at any observation point or other command of
  *   the stream, or by the flusher once its first command has waited the
@@ -325,26 +329,31 @@ static hrx_status_t hrx_stream_submit_batchable(hrx_backend_device_t* backend,
 }
 
 /* When the calling thread last submitted a small copy or fill, on any
- * stream. */
+ * stream, and whether it has observed a stream since its last command. */
 static _Thread_local uint64_t hrx_thread_last_batchable_ns;
+static _Thread_local bool hrx_thread_observed;
 
-/* The idle path: with nothing pending on the stream, the stream quiet too
- * and its queue idle, the command goes out alone at once (*out_published);
- * its failure is the caller's. Otherwise nothing happens. */
+void hrx_stream_thread_observed(void) { hrx_thread_observed = true; }
+
+/* The idle path: with nothing pending on the stream and either `urgent`
+ * (the thread just observed) or the stream quiet too and its queue idle,
+ * the command goes out alone at once (*out_published); its failure is the
+ * caller's. Otherwise nothing happens. */
 static hrx_status_t hrx_stream_publish_if_idle(
     hrx_stream_t* stream, const hrx_batch_command_t* command, uint64_t now,
-    bool* out_published) {
+    bool urgent, bool* out_published) {
   const hrx_batch_settings_t* settings =
       hrx_device_batch_settings(stream->device);
   const hrx_backend_vtable_t* vtable = stream->backend->vtable;
   hrx_status_t status = NULL;
   pthread_mutex_lock(&stream->publish_mutex);
   pthread_mutex_lock(&stream->batch_mutex);
-  bool quiet = stream->pending_count == 0 &&
-               now - stream->last_batchable_ns > settings->delay_ns;
+  bool empty = stream->pending_count == 0;
+  bool quiet = now - stream->last_batchable_ns > settings->delay_ns;
   pthread_mutex_unlock(&stream->batch_mutex);
-  if (quiet && (!vtable->queue_idle ||
-                vtable->queue_idle(stream->backend, stream->queue))) {
+  if (empty && (urgent || (quiet && (!vtable->queue_idle ||
+                                     vtable->queue_idle(stream->backend,
+                                                        stream->queue))))) {
     hrx_ticket_t ticket = 0;
     status = hrx_batch_submit_one(stream->backend, stream->queue, command,
                                   &ticket);
@@ -374,13 +383,15 @@ static hrx_status_t hrx_stream_enqueue(hrx_stream_t* stream,
                              (void*)command);
   }
   uint64_t now = hrx_now_ns();
+  bool urgent = hrx_thread_observed;
   bool thread_quiet =
-      now - hrx_thread_last_batchable_ns > settings->delay_ns;
+      urgent || now - hrx_thread_last_batchable_ns > settings->delay_ns;
   hrx_thread_last_batchable_ns = now;
+  hrx_thread_observed = false;
   if (thread_quiet) {
     bool published = false;
     hrx_status_t status =
-        hrx_stream_publish_if_idle(stream, command, now, &published);
+        hrx_stream_publish_if_idle(stream, command, now, urgent, &published);
     if (published || status) return status;
   }
   bool started = false;
@@ -510,6 +521,7 @@ hrx_status_t hrx_stream_upload(hrx_stream_t* stream, hrx_view_t dst,
 }
 
 hrx_status_t hrx_stream_synchronize(hrx_stream_t* stream) {
+  hrx_thread_observed = true;
   /* Once the pending batch is published, everything the stream accepted is
    * on its queue, so waiting for the queue's current end covers it. */
   pthread_mutex_lock(&stream->publish_mutex);
@@ -527,6 +539,7 @@ hrx_status_t hrx_stream_synchronize(hrx_stream_t* stream) {
 
 hrx_status_t hrx_stream_record_native(hrx_stream_t* stream,
                                       hrx_native_event_t* native_event) {
+  hrx_thread_observed = true;
   pthread_mutex_lock(&stream->publish_mutex);
   hrx_stream_publish_locked(stream);
   hrx_status_t status = hrx_stream_take_deferred_locked(stream);

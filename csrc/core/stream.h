@@ -25,4 +25,9 @@ hrx_status_t hrx_stream_submit(hrx_stream_t* stream,
 hrx_status_t hrx_stream_record_native(hrx_stream_t* stream,
                                       hrx_native_event_t* native_event);
 
+/* Tells the batching policy that the calling thread observed work (a wait
+ * of any kind): its next small command goes out at once instead of being
+ * held for a batch. synchronize and record_event call it themselves. */
+void hrx_stream_thread_observed(void);
+
 #endif /* HRX_CORE_STREAM_H_ */
