@@ -25,4 +25,9 @@ hrx_status_t hrx_stream_submit(hrx_stream_t* stream,
 hrx_status_t hrx_stream_record_native(hrx_stream_t* stream,
                                       hrx_native_event_t* native_event);
 
+/* Keeps a launch's completion (retained) until it is done; releasing the
+ * stream waits for it. Call only after the launch was submitted. */
+hrx_status_t hrx_stream_track_completion(hrx_stream_t* stream,
+                                         hrx_completion_t* completion);
+
 #endif /* HRX_CORE_STREAM_H_ */
