@@ -412,3 +412,19 @@ def test_graph_properties(device):
         hrx.GraphNode()
     with pytest.raises(TypeError):
         hrx.Completion()
+
+
+def test_interpreter_exits_with_callbacks_queued(fresh):
+    """Exiting while launches with callbacks are queued neither hangs nor
+    crashes: callbacks still queued at exit are skipped."""
+    out = fresh("""
+        import time
+        d = hrx.Device.open(0, backend=backend)
+        s = d.stream()
+        g = hrx.Graph(d)
+        g.callback(lambda: time.sleep(0.02))
+        for _ in range(50):
+            g.launch(s)
+        print("launched")
+    """, timeout=60)
+    assert out.splitlines() == ["launched"]

@@ -1,6 +1,8 @@
 /* hrx.Graph and hrx.GraphNode. Host callbacks are Python callables run by
  * one trampoline, the only place a host worker takes the GIL. Every rule
  * (devices, views, dependencies, cycles, sealing) is the core's. */
+#include <stdatomic.h>
+
 #include "args.h"
 #include "objects.h"
 
@@ -13,17 +15,23 @@ static void hrx_py_graph_decref(void* object) {
   PyGILState_Release(gil);
 }
 
-#if PY_VERSION_HEX < 0x030D0000
-#define hrx_py_is_finalizing() _Py_IsFinalizing()
-#else
-#define hrx_py_is_finalizing() Py_IsFinalizing()
-#endif
+/* Set by hrx._hrx._interpreter_exiting(), which hrx registers with atexit:
+ * once the interpreter shuts down, a worker must not take the GIL (it could
+ * hang there), so callbacks still queued are skipped. */
+static atomic_bool hrx_py_interpreter_exiting = false;
+
+PyObject* hrx_py_graph_interpreter_exiting(PyObject* module, PyObject* unused) {
+  (void)module;
+  (void)unused;
+  atomic_store(&hrx_py_interpreter_exiting, true);
+  Py_RETURN_NONE;
+}
 
 /* Runs a host-callback node: calls the callable with no arguments. An
  * exception is kept by the launch's completion (result() re-raises it). */
 static hrx_status_t hrx_py_graph_trampoline(void* user_data,
                                             hrx_completion_t* completion) {
-  if (hrx_py_is_finalizing()) {
+  if (atomic_load(&hrx_py_interpreter_exiting)) {
     return hrx_status_create(HRX_STATUS_FAILED_PRECONDITION,
                              "host callback skipped: the interpreter is "
                              "shutting down");

@@ -155,6 +155,9 @@ static PyMethodDef hrx_py_module_methods[] = {
      METH_VARARGS | METH_KEYWORDS,
      "bench_run(device, *, driver='native', ...) -> dict of raw timings; "
      "runs the queue-pool benchmark's cases in C (see hrx.bench)."},
+    {"_interpreter_exiting", hrx_py_graph_interpreter_exiting, METH_NOARGS,
+     "_interpreter_exiting(): called at exit (atexit); graph host callbacks "
+     "still queued are skipped from then on."},
     {NULL, NULL, 0, NULL},
 };
 
