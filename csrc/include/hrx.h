@@ -272,7 +272,10 @@ hrx_status_t hrx_stream_wait_event(hrx_stream_t* stream, hrx_event_t* event);
  * complete; nodes that depend on them start after they return. A callback
  * must not call hrx functions that submit, allocate or wait (they fail with
  * FAILED_PRECONDITION there: the queue that runs the callback waits for it),
- * nor drop the last reference to an hrx object.
+ * nor drop the last reference to an hrx object. Nor should it wait for
+ * other threads' hrx calls: freeing device memory (a buffer's last release,
+ * a readback) waits for all of the device's queued work, callbacks
+ * included, as cudaFree does.
  *
  * Thread safety: a graph may be recorded into and launched from several
  * threads; calls are serialised by the graph's lock. */
