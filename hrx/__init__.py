@@ -15,6 +15,7 @@ and adds Python helpers.
 """
 from __future__ import annotations
 
+import atexit as _atexit
 import os as _os
 import site as _site
 import sys as _sys
@@ -40,11 +41,14 @@ from hrx._hrx import (  # noqa: E402
     MAX_STREAM_QUEUE_COUNT,
     Buffer,
     BusyError,
+    Completion,
     Device,
     DeviceError,
     Error,
     Event,
     FailedPreconditionError,
+    Graph,
+    GraphNode,
     InvalidArgumentError,
     OutOfMemoryError,
     OutOfRangeError,
@@ -55,6 +59,11 @@ from hrx._hrx import (  # noqa: E402
     backends,
 )
 from hrx import fabric  # noqa: E402
+from hrx import _hrx as _ext  # noqa: E402
+
+# Host workers must not take the GIL once the interpreter shuts down: graph
+# host callbacks still queued then are skipped.
+_atexit.register(_ext._interpreter_exiting)
 
 __version__ = "0.1.0"
 
@@ -63,11 +72,14 @@ __all__ = [
     "MAX_STREAM_QUEUE_COUNT",
     "Buffer",
     "BusyError",
+    "Completion",
     "Device",
     "DeviceError",
     "Error",
     "Event",
     "FailedPreconditionError",
+    "Graph",
+    "GraphNode",
     "InvalidArgumentError",
     "OutOfMemoryError",
     "OutOfRangeError",

@@ -8,6 +8,7 @@ stub-only helpers (typed dicts, type variables).
 
 import builtins
 from types import TracebackType
+from collections.abc import Callable, Iterable
 from typing import Any, Final, Literal, Protocol, TypedDict, TypeVar, final
 
 import numpy
@@ -237,6 +238,11 @@ class Stream:
     def wait_event(self, event: Event, /) -> None:
         """Later work on this stream's queue waits for event (device-side)."""
 
+    def wait_completion(self, completion: Completion, /) -> None:
+        """Later work on this stream runs after the completion (of any
+        device): until it is done, the next submission, record_event() or
+        synchronize() waits for it on the host."""
+
     def close(self) -> None:
         """Drops the stream; its queued work still completes (idempotent)."""
 
@@ -390,3 +396,84 @@ class Readback:
         /,
     ) -> Literal[False]:
         """Closes the read."""
+
+# ------------------------------------------------------------------ graphs
+
+@final
+class GraphNode:
+    """A node of a Graph (Graph.copy, fill, callback). Not instantiable."""
+
+    @property
+    def index(self) -> int:
+        """Position in the graph's recording order."""
+
+@final
+class Graph:
+    """Copies, fills and host callbacks with explicit dependencies, launched
+    on streams of its device any number of times. Keeps its buffers alive."""
+
+    def __new__(cls, device: Device) -> Self: ...
+    def copy(
+        self, dst: Buffer, src: Buffer, *, after: Iterable[GraphNode] = ()
+    ) -> GraphNode:
+        """A device copy between equal-length, non-overlapping views."""
+
+    def fill(
+        self, dst: Buffer, byte: int, *, after: Iterable[GraphNode] = ()
+    ) -> GraphNode:
+        """Sets every byte of dst to byte (0..255)."""
+
+    def callback(
+        self, fn: Callable[[], object], *, after: Iterable[GraphNode] = ()
+    ) -> GraphNode:
+        """Calls fn() on a host worker once the nodes in after are done;
+        later nodes wait for it. fn must not submit, allocate or wait."""
+
+    def add_dependency(self, node: GraphNode, after: GraphNode) -> None:
+        """node runs after `after`; refused if it would close a cycle."""
+
+    def launch(self, stream: Stream, /) -> Completion | None:
+        """Runs the graph on the stream, in order with its other work. A
+        Completion for graphs with host callbacks, else None. Seals the
+        graph."""
+
+    def close(self) -> None:
+        """Drops this handle (idempotent); launches still complete."""
+
+    def __enter__(self) -> Self: ...
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc_value: BaseException | None,
+        traceback: TracebackType | None,
+        /,
+    ) -> Literal[False]:
+        """Closes the graph."""
+
+    @property
+    def device(self) -> Device: ...
+    @property
+    def node_count(self) -> int: ...
+    @property
+    def native(self) -> bool:
+        """Launches run as one native graph (hip, device work only)."""
+
+    @property
+    def closed(self) -> bool: ...
+
+@final
+class Completion:
+    """Completes when every node of one graph launch, host callbacks
+    included, has run: a host-side latch, never a native event. Not
+    instantiable: Graph.launch returns it."""
+
+    def done(self) -> bool:
+        """Whether the launch is complete."""
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Blocks (GIL released) until complete or timeout seconds; True
+        when complete."""
+
+    def result(self, timeout: float | None = None) -> None:
+        """Waits, then re-raises the first raising callback's exception
+        (TimeoutError if not complete in time)."""

@@ -517,6 +517,154 @@ case("device-pool-info-closed", "Device.pool_info", "closed Device handle",
 case("device-clone-closed", "Device.clone", "closed Device handle",
      "FailedPreconditionError", lambda c: c.closed_device.clone())
 
+# ------------------------------------------------------------ Graph
+
+def _graph(c):
+    return c.hrx.Graph(c.device)
+
+
+def _graph_with_node(c):
+    """A graph and one fill node of it (on scratch memory, not a or b)."""
+    g = _graph(c)
+    return g, g.fill(c.device.allocate(8), 1)
+
+
+def _cycle(c):
+    g, first = _graph_with_node(c)
+    second = g.fill(c.device.allocate(8), 2, after=[first])
+    g.add_dependency(first, second)
+
+
+def _self_dependency(c):
+    g, node = _graph_with_node(c)
+    g.add_dependency(node, node)
+
+
+def _other_graph_node(c):
+    _, foreign_node = _graph_with_node(c)
+    return _graph(c).fill(c.a, 1, after=[foreign_node])
+
+
+def _other_graph_dependency(c):
+    g, node = _graph_with_node(c)
+    _, foreign_node = _graph_with_node(c)
+    g.add_dependency(node, foreign_node)
+
+
+def _sealed(c):
+    g, _ = _graph_with_node(c)
+    g.launch(c.stream)
+    return g.fill(c.a, 1)
+
+
+def _closed_graph(c):
+    g = _graph(c)
+    g.close()
+    return g.fill(c.a, 1)
+
+
+def _completion(c):
+    g = _graph(c)
+    g.callback(lambda: None)
+    return g.launch(c.stream)
+
+
+case("graph-device-none", "Graph()", "device None", "TypeError",
+     lambda c: c.hrx.Graph(None))
+case("graph-device-stream", "Graph()", "a Stream instead of a Device",
+     "TypeError", lambda c: c.hrx.Graph(c.stream))
+case("graph-device-closed", "Graph()", "closed Device handle",
+     "FailedPreconditionError", lambda c: c.hrx.Graph(c.closed_device))
+case("graph-no-argument", "Graph()", "no argument", "TypeError",
+     lambda c: c.hrx.Graph())
+case("graph-copy-unequal-lengths", "Graph.copy", "dst 16 bytes, src 15 bytes",
+     "InvalidArgumentError", lambda c: _graph(c).copy(c.a[0:16], c.b[0:15]))
+case("graph-copy-overlap", "Graph.copy", "a[0:100] <- a[50:150]",
+     "InvalidArgumentError", lambda c: _graph(c).copy(c.a[0:100], c.a[50:150]))
+case("graph-copy-empty", "Graph.copy", "a[3:3] <- b[0:0]",
+     "InvalidArgumentError", lambda c: _graph(c).copy(c.a[3:3], c.b[0:0]))
+case("graph-copy-src-foreign", "Graph.copy", "src on another device",
+     "InvalidArgumentError", lambda c: _graph(c).copy(c.a, c.foreign),
+     needs=(FOREIGN,))
+case("graph-copy-dst-closed", "Graph.copy", "closed dst",
+     "FailedPreconditionError",
+     lambda c: _graph(c).copy(c.closed_buffer, c.a))
+case("graph-copy-src-bytes", "Graph.copy", "src bytes (not a Buffer)",
+     "TypeError", lambda c: _graph(c).copy(c.a, bytes(SIZE)))
+case("graph-copy-one-argument", "Graph.copy", "one argument", "TypeError",
+     lambda c: _graph(c).copy(c.a))
+for _id, _byte, _text, _raises in [
+        ("byte-256", 256, "byte 256", "InvalidArgumentError"),
+        ("byte-negative", -1, "byte -1", "InvalidArgumentError"),
+        ("byte-float", 1.0, "byte 1.0 (float)", "TypeError"),
+        ("byte-none", None, "byte None", "TypeError")]:
+    case(f"graph-fill-{_id}", "Graph.fill", _text, _raises,
+         lambda c, v=_byte: _graph(c).fill(c.a, v))
+case("graph-fill-empty", "Graph.fill", "empty view a[5:5]",
+     "InvalidArgumentError", lambda c: _graph(c).fill(c.a[5:5], 1))
+case("graph-fill-foreign", "Graph.fill", "dst on another device",
+     "InvalidArgumentError", lambda c: _graph(c).fill(c.foreign, 1),
+     needs=(FOREIGN,))
+case("graph-fill-closed-dst", "Graph.fill", "closed dst",
+     "FailedPreconditionError", lambda c: _graph(c).fill(c.closed_buffer, 1))
+case("graph-fill-closed-graph", "Graph.fill", "closed Graph",
+     "FailedPreconditionError", _closed_graph)
+case("graph-fill-sealed", "Graph.fill",
+     "a graph that was launched (sealed)", "FailedPreconditionError", _sealed)
+case("graph-after-other-graph", "Graph.fill",
+     "after=[a node of another graph]", "InvalidArgumentError",
+     _other_graph_node)
+case("graph-after-int", "Graph.fill", "after=[1] (not a GraphNode)",
+     "TypeError", lambda c: _graph(c).fill(c.a, 1, after=[1]))
+case("graph-after-none", "Graph.fill", "after=None", "TypeError",
+     lambda c: _graph(c).fill(c.a, 1, after=None))
+case("graph-after-node", "Graph.fill",
+     "after=node (a GraphNode, not a list of them)", "TypeError",
+     lambda c: _graph(c).fill(c.a, 1, after=_graph_with_node(c)[1]))
+case("graph-after-positional", "Graph.fill", "after passed positionally",
+     "TypeError", lambda c: _graph(c).fill(c.a, 1, []))
+case("graph-callback-not-callable", "Graph.callback", "fn 1 (not callable)",
+     "TypeError", lambda c: _graph(c).callback(1))
+case("graph-callback-no-argument", "Graph.callback", "no argument",
+     "TypeError", lambda c: _graph(c).callback())
+case("graph-dependency-cycle", "Graph.add_dependency",
+     "an edge that closes a cycle", "InvalidArgumentError", _cycle)
+case("graph-dependency-self", "Graph.add_dependency", "node after itself",
+     "InvalidArgumentError", _self_dependency)
+case("graph-dependency-other-graph", "Graph.add_dependency",
+     "after = a node of another graph", "InvalidArgumentError",
+     _other_graph_dependency)
+case("graph-dependency-int", "Graph.add_dependency", "node 1 (not a node)",
+     "TypeError",
+     lambda c: _graph_with_node(c)[0].add_dependency(1, _graph_with_node(c)[1]))
+case("graph-launch-empty", "Graph.launch", "a graph with no nodes",
+     "InvalidArgumentError", lambda c: _graph(c).launch(c.stream))
+case("graph-launch-foreign-stream", "Graph.launch",
+     "a stream of another device", "InvalidArgumentError",
+     lambda c: _graph_with_node(c)[0].launch(c.foreign_stream),
+     needs=(FOREIGN,))
+case("graph-launch-closed-stream", "Graph.launch", "closed Stream",
+     "FailedPreconditionError",
+     lambda c: _graph_with_node(c)[0].launch(c.closed_stream))
+case("graph-launch-device", "Graph.launch", "a Device instead of a Stream",
+     "TypeError", lambda c: _graph_with_node(c)[0].launch(c.device))
+case("wait-completion-event", "Stream.wait_completion",
+     "an Event instead of a Completion", "TypeError",
+     lambda c: c.stream.wait_completion(c.event))
+case("wait-completion-none", "Stream.wait_completion", "None", "TypeError",
+     lambda c: c.stream.wait_completion(None))
+case("wait-completion-stream-closed", "Stream.wait_completion",
+     "closed Stream", "FailedPreconditionError",
+     lambda c: c.closed_stream.wait_completion(_completion(c)))
+case("completion-wait-negative", "Completion.wait", "timeout -1",
+     "InvalidArgumentError", lambda c: _completion(c).wait(-1))
+case("completion-wait-nan", "Completion.wait", "timeout nan",
+     "InvalidArgumentError", lambda c: _completion(c).wait(float("nan")))
+case("completion-wait-str", "Completion.wait", 'timeout "1" (str)',
+     "TypeError", lambda c: _completion(c).wait("1"))
+case("completion-result-bool", "Completion.result", "timeout True (bool)",
+     "TypeError", lambda c: _completion(c).result(True))
+
 # ------------------------------------------------------------ bench_run
 
 case("bench-device-none", "_hrx.bench_run", "device None", "TypeError",

@@ -43,6 +43,27 @@ typedef struct hrx_backend_s {
 extern const hrx_backend_t hrx_host_backend;
 extern const hrx_backend_t hrx_hip_backend;
 
+/* A host function queued on a native queue (queue_host_call). */
+typedef void (*hrx_queue_host_fn_t)(void* user_data);
+
+/* A native graph (graph_create) and the description it is built from. */
+typedef struct hrx_native_graph_s hrx_native_graph_t;
+
+typedef enum hrx_native_graph_node_kind_e {
+  HRX_NATIVE_GRAPH_COPY,  /* device to device, like copy() */
+  HRX_NATIVE_GRAPH_FILL,  /* like fill() */
+} hrx_native_graph_node_kind_t;
+
+typedef struct hrx_native_graph_node_s {
+  hrx_native_graph_node_kind_t kind;
+  void* dst;
+  const void* src;        /* COPY */
+  uint64_t length;
+  uint8_t byte;           /* FILL */
+  const uint32_t* after;  /* borrowed: indices of earlier entries */
+  uint32_t after_count;
+} hrx_native_graph_node_t;
+
 /* A ticket names a submitted command on a queue. Backends that can name
  * their commands (host) return increasing tickets; others return 0. The core
  * only hands tickets back to event_record. */
@@ -157,6 +178,31 @@ struct hrx_backend_vtable_s {
    * completed. A hint for the batching policy: false when unsure. Never
    * blocks. */
   bool (*queue_idle)(hrx_backend_device_t* device, hrx_native_queue_t* queue);
+
+  /* Host functions. fn(user_data) runs on a host thread once the queue's
+   * earlier work is done, and the queue's later work starts after it has
+   * returned. fn never calls back into the backend. Required. */
+  hrx_status_t (*queue_host_call)(hrx_backend_device_t* device,
+                                  hrx_native_queue_t* queue,
+                                  hrx_queue_host_fn_t fn, void* user_data,
+                                  hrx_ticket_t* out_ticket);
+
+  /* Native graphs: optional (all three NULL when the backend has none; the
+   * core then submits a graph's nodes in a topological order).
+   * graph_create builds and instantiates a graph of `count` nodes given in a
+   * topological order (each `after` names earlier entries); UNAVAILABLE when
+   * the runtime in use lacks graphs, and the core falls back. graph_launch
+   * runs it once on the queue, in order with the queue's other work.
+   * graph_destroy waits until no launch of it can still run, then frees it. */
+  hrx_status_t (*graph_create)(hrx_backend_device_t* device,
+                               const hrx_native_graph_node_t* nodes,
+                               size_t count, hrx_native_graph_t** out_graph);
+  hrx_status_t (*graph_launch)(hrx_backend_device_t* device,
+                               hrx_native_queue_t* queue,
+                               hrx_native_graph_t* graph,
+                               hrx_ticket_t* out_ticket);
+  void (*graph_destroy)(hrx_backend_device_t* device,
+                        hrx_native_graph_t* graph);
 };
 
 #ifdef __cplusplus

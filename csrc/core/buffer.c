@@ -1,9 +1,12 @@
 /* Device memory. A buffer retains its device; its memory goes back through
  * the backend's free, which waits until no submitted work can touch it
  * (pending batches are published first). */
+#include "buffer.h"
+
 #include <stdatomic.h>
 #include <stdlib.h>
 
+#include "completion.h"
 #include "device.h"
 #include "status.h"
 
@@ -16,6 +19,7 @@ struct hrx_buffer_s {
 
 hrx_status_t hrx_buffer_allocate(hrx_device_t* device, uint64_t size,
                                  hrx_buffer_t** out_buffer) {
+  HRX_RETURN_IF_ERROR(hrx_host_callback_check("allocating a buffer"));
   if (size == 0) {
     return hrx_make_status(HRX_STATUS_INVALID_ARGUMENT,
                            "buffer size must be at least 1 byte; got 0");
@@ -85,5 +89,43 @@ hrx_status_t hrx_view_make(hrx_buffer_t* buffer, uint64_t offset,
   out_view->buffer = buffer;
   out_view->offset = offset;
   out_view->length = length;
+  return NULL;
+}
+
+hrx_status_t hrx_view_check_range(hrx_view_t view, const char* role) {
+  uint64_t size = view.buffer->size;
+  if (view.offset > size || view.length > size - view.offset) {
+    return hrx_make_status(
+        HRX_STATUS_OUT_OF_RANGE,
+        "%s [offset %llu, length %llu] exceeds its buffer's %llu bytes", role,
+        (unsigned long long)view.offset, (unsigned long long)view.length,
+        (unsigned long long)size);
+  }
+  if (view.length == 0) {
+    return hrx_make_status(HRX_STATUS_INVALID_ARGUMENT,
+                           "%s is empty; commands need at least 1 byte", role);
+  }
+  return NULL;
+}
+
+hrx_status_t hrx_view_check_copy(hrx_view_t dst, hrx_view_t src) {
+  if (dst.length != src.length) {
+    return hrx_make_status(HRX_STATUS_INVALID_ARGUMENT,
+                           "copy lengths differ: destination %llu bytes, "
+                           "source %llu bytes; they must be equal",
+                           (unsigned long long)dst.length,
+                           (unsigned long long)src.length);
+  }
+  if (dst.buffer == src.buffer && dst.offset < src.offset + src.length &&
+      src.offset < dst.offset + dst.length) {
+    return hrx_make_status(
+        HRX_STATUS_INVALID_ARGUMENT,
+        "copy ranges overlap in the same buffer: destination [%llu, %llu), "
+        "source [%llu, %llu); copies need disjoint ranges",
+        (unsigned long long)dst.offset,
+        (unsigned long long)(dst.offset + dst.length),
+        (unsigned long long)src.offset,
+        (unsigned long long)(src.offset + src.length));
+  }
   return NULL;
 }

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "backend_registry.h"
+#include "completion.h"
 #include "status.h"
 #include "stream.h"
 
@@ -134,6 +135,16 @@ const hrx_device_info_t* hrx_device_info(hrx_device_t* device) {
   return &device->info;
 }
 
+hrx_status_t hrx_device_check_same(hrx_device_t* expected,
+                                   hrx_device_t* other, const char* role,
+                                   const char* holder, const char* rule) {
+  if (other == expected) return NULL;
+  return hrx_make_status(HRX_STATUS_INVALID_ARGUMENT,
+                         "%s belongs to device %s:%d, but %s device %s:%d; %s",
+                         role, other->info.backend, other->info.index, holder,
+                         expected->info.backend, expected->info.index, rule);
+}
+
 hrx_status_t hrx_device_query_info(hrx_device_t* device,
                                    hrx_device_info_t* out_info) {
   *out_info = device->info;
@@ -165,6 +176,7 @@ bool hrx_device_batching(hrx_device_t* device) {
 }
 
 hrx_status_t hrx_device_synchronize(hrx_device_t* device) {
+  HRX_RETURN_IF_ERROR(hrx_host_callback_check("synchronizing a device"));
   hrx_stream_thread_observed();
   hrx_flusher_publish_all(device->flusher);
   hrx_native_queue_t* queues[HRX_MAX_STREAM_QUEUE_COUNT];

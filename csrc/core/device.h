@@ -23,6 +23,14 @@ const hrx_batch_settings_t* hrx_device_batch_settings(hrx_device_t* device);
 /* The device's flusher (borrowed; lives as long as the device). */
 hrx_flusher_t* hrx_device_flusher(hrx_device_t* device);
 
+/* INVALID_ARGUMENT naming both devices when `other` (the device of the
+ * argument called `role`) is not `expected`, the device that `holder`
+ * describes ("the stream runs on", "the graph records work for"); `rule`
+ * says what is allowed. NULL when they are the same. */
+hrx_status_t hrx_device_check_same(hrx_device_t* expected,
+                                   hrx_device_t* other, const char* role,
+                                   const char* holder, const char* rule);
+
 #ifdef __cplusplus
 }
 #endif

@@ -4,6 +4,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 
+#include "completion.h"
 #include "device.h"
 #include "status.h"
 
@@ -62,6 +63,7 @@ hrx_status_t hrx_event_query(hrx_event_t* event, bool* out_done) {
 }
 
 hrx_status_t hrx_event_synchronize(hrx_event_t* event) {
+  HRX_RETURN_IF_ERROR(hrx_host_callback_check("waiting for an event"));
   hrx_backend_device_t* backend = hrx_device_backend(event->device);
   return backend->vtable->event_synchronize(backend, event->native);
 }

@@ -98,3 +98,8 @@ void hrx_status_free(hrx_status_t status) {
   free(status->message);
   free(status);
 }
+
+hrx_status_t hrx_status_create(hrx_status_code_t code, const char* message) {
+  return hrx_status_make_at(__FILE__, __LINE__, code, "%s",
+                            message ? message : "");
+}

@@ -31,7 +31,15 @@
  *   delay. A thread that keeps submitting is never "quiet", so a thread
  *   that round-robins over many streams accumulates on each of them instead
  *   of publishing one command per launch (each stream alone would look
- *   quiet and idle by the time the thread comes back to it). */
+ *   quiet and idle by the time the thread comes back to it).
+ *
+ * Completions: `gate` lists the completions that wait_completion named; every
+ * later command, record_event and synchronize first waits on the host until
+ * they are done (no lock is held while waiting, and a completion only
+ * depends on work published before it, so this cannot close a cycle).
+ * `launches` keeps the completions of graph launches with host callbacks
+ * until they are done, so that their last reference is never dropped on the
+ * host worker that runs the callbacks; releasing the stream waits for them. */
 #include "stream.h"
 
 #include <pthread.h>
@@ -41,6 +49,8 @@
 #include <stdlib.h>
 
 #include "batch.h"
+#include "buffer.h"
+#include "completion.h"
 #include "device.h"
 #include "event.h"
 #include "flusher.h"
@@ -71,6 +81,8 @@ struct hrx_stream_s {
   atomic_uint_fast64_t pending_since; /* hrx_now_ns() of pending[0]; 0: none */
   uint64_t last_batchable_ns;      /* last small copy or fill accepted */
   uint64_t commands;               /* commands accepted (numbers them) */
+  hrx_completion_list_t gate;      /* completions later work waits for */
+  hrx_completion_list_t launches;  /* launches in flight with callbacks */
 };
 
 #define HRX_STREAM_OF_ENTRY(e) \
@@ -109,6 +121,8 @@ static hrx_status_t hrx_stream_allocate(hrx_device_t* device,
   stream->flush_entry.ops = &hrx_stream_flush_ops;
   atomic_init(&stream->flush_entry.listed, false);
   atomic_init(&stream->pending_since, 0);
+  hrx_completion_list_initialize(&stream->gate);
+  hrx_completion_list_initialize(&stream->launches);
   *out_stream = stream;
   return NULL;
 }
@@ -118,6 +132,8 @@ static void hrx_stream_free(hrx_stream_t* stream) {
   free(stream->pending < stream->publishing ? stream->pending
                                             : stream->publishing);
   hrx_status_free(stream->deferred);
+  hrx_completion_list_deinitialize(&stream->gate);
+  hrx_completion_list_deinitialize(&stream->launches);
   pthread_mutex_destroy(&stream->producer_mutex);
   pthread_mutex_destroy(&stream->publish_mutex);
   pthread_mutex_destroy(&stream->batch_mutex);
@@ -173,6 +189,8 @@ void hrx_stream_release(hrx_stream_t* stream) {
   pthread_mutex_lock(&stream->publish_mutex);
   hrx_stream_publish_locked(stream);
   pthread_mutex_unlock(&stream->publish_mutex);
+  /* Callbacks of its launches may still hold graphs: let them finish. */
+  hrx_completion_list_wait(&stream->launches);
   hrx_queue_pool_t* pool = hrx_device_pool(stream->device);
   if (stream->queue_index < 0) {
     /* Waits for the queue's work, so its buffers are no longer in use. */
@@ -198,20 +216,12 @@ void* hrx_stream_native_handle(const hrx_stream_t* stream) {
   return stream->backend->vtable->queue_native_handle(stream->queue);
 }
 
-/* INVALID_ARGUMENT naming both devices when `other` (the device of the
- * argument called `role`) is not the stream's; `rule` says what is allowed. */
 static hrx_status_t hrx_stream_check_device(const hrx_stream_t* stream,
                                             hrx_device_t* other,
                                             const char* role,
                                             const char* rule) {
-  if (other == stream->device) return NULL;
-  const hrx_device_info_t* theirs = hrx_device_info(other);
-  const hrx_device_info_t* ours = hrx_device_info(stream->device);
-  return hrx_make_status(HRX_STATUS_INVALID_ARGUMENT,
-                         "%s belongs to device %s:%d, but the stream runs on "
-                         "device %s:%d; %s",
-                         role, theirs->backend, theirs->index, ours->backend,
-                         ours->index, rule);
+  return hrx_device_check_same(stream->device, other, role,
+                               "the stream runs on", rule);
 }
 
 hrx_status_t hrx_stream_check_view(const hrx_stream_t* stream,
@@ -223,19 +233,7 @@ hrx_status_t hrx_stream_check_view(const hrx_stream_t* stream,
   HRX_RETURN_IF_ERROR(hrx_stream_check_device(
       stream, hrx_buffer_device(view.buffer), role,
       "buffers are usable only on their own device"));
-  uint64_t size = hrx_buffer_size(view.buffer);
-  if (view.offset > size || view.length > size - view.offset) {
-    return hrx_make_status(
-        HRX_STATUS_OUT_OF_RANGE,
-        "%s [offset %llu, length %llu] exceeds its buffer's %llu bytes", role,
-        (unsigned long long)view.offset, (unsigned long long)view.length,
-        (unsigned long long)size);
-  }
-  if (view.length == 0) {
-    return hrx_make_status(HRX_STATUS_INVALID_ARGUMENT,
-                           "%s is empty; commands need at least 1 byte", role);
-  }
-  return NULL;
+  return hrx_view_check_range(view, role);
 }
 
 /* Describes pending[index] for a failure message. */
@@ -297,9 +295,20 @@ static hrx_status_t hrx_stream_take_deferred_locked(hrx_stream_t* stream) {
   return status;
 }
 
+/* What every command and observation does first: refuse inside a host
+ * callback, wait for the completions the stream was told to wait for, and
+ * give back finished launches (on this user thread). */
+static hrx_status_t hrx_stream_enter(hrx_stream_t* stream, const char* what) {
+  HRX_RETURN_IF_ERROR(hrx_host_callback_check(what));
+  hrx_completion_list_wait(&stream->gate);
+  hrx_completion_list_prune(&stream->launches);
+  return NULL;
+}
+
 hrx_status_t hrx_stream_submit(hrx_stream_t* stream,
                                hrx_stream_submit_fn_t submit,
                                void* user_data) {
+  HRX_RETURN_IF_ERROR(hrx_stream_enter(stream, "submitting work to a stream"));
   pthread_mutex_lock(&stream->producer_mutex);
   /* Every command the stream accepted before this one is published first,
    * so the queue sees them in order. */
@@ -375,6 +384,7 @@ static hrx_status_t hrx_stream_publish_if_idle(
  * above). */
 static hrx_status_t hrx_stream_enqueue(hrx_stream_t* stream,
                                        const hrx_batch_command_t* command) {
+  HRX_RETURN_IF_ERROR(hrx_stream_enter(stream, "submitting work to a stream"));
   const hrx_batch_settings_t* settings =
       hrx_device_batch_settings(stream->device);
   if (!hrx_device_batching(stream->device) ||
@@ -455,24 +465,7 @@ hrx_status_t hrx_stream_copy(hrx_stream_t* stream, hrx_view_t dst,
                              hrx_view_t src) {
   HRX_RETURN_IF_ERROR(hrx_stream_check_view(stream, dst, "copy destination"));
   HRX_RETURN_IF_ERROR(hrx_stream_check_view(stream, src, "copy source"));
-  if (dst.length != src.length) {
-    return hrx_make_status(HRX_STATUS_INVALID_ARGUMENT,
-                           "copy lengths differ: destination %llu bytes, "
-                           "source %llu bytes; they must be equal",
-                           (unsigned long long)dst.length,
-                           (unsigned long long)src.length);
-  }
-  if (dst.buffer == src.buffer && dst.offset < src.offset + src.length &&
-      src.offset < dst.offset + dst.length) {
-    return hrx_make_status(
-        HRX_STATUS_INVALID_ARGUMENT,
-        "copy ranges overlap in the same buffer: destination [%llu, %llu), "
-        "source [%llu, %llu); copies need disjoint ranges",
-        (unsigned long long)dst.offset,
-        (unsigned long long)(dst.offset + dst.length),
-        (unsigned long long)src.offset,
-        (unsigned long long)(src.offset + src.length));
-  }
+  HRX_RETURN_IF_ERROR(hrx_view_check_copy(dst, src));
   hrx_batch_command_t command = {.dst = hrx_view_pointer(dst),
                                  .src = hrx_view_pointer(src),
                                  .length = dst.length,
@@ -521,6 +514,7 @@ hrx_status_t hrx_stream_upload(hrx_stream_t* stream, hrx_view_t dst,
 }
 
 hrx_status_t hrx_stream_synchronize(hrx_stream_t* stream) {
+  HRX_RETURN_IF_ERROR(hrx_stream_enter(stream, "synchronizing a stream"));
   hrx_thread_observed = true;
   /* Once the pending batch is published, everything the stream accepted is
    * on its queue, so waiting for the queue's current end covers it. */
@@ -539,6 +533,7 @@ hrx_status_t hrx_stream_synchronize(hrx_stream_t* stream) {
 
 hrx_status_t hrx_stream_record_native(hrx_stream_t* stream,
                                       hrx_native_event_t* native_event) {
+  HRX_RETURN_IF_ERROR(hrx_stream_enter(stream, "recording an event"));
   hrx_thread_observed = true;
   pthread_mutex_lock(&stream->publish_mutex);
   hrx_stream_publish_locked(stream);
@@ -585,4 +580,20 @@ hrx_status_t hrx_stream_wait_event(hrx_stream_t* stream, hrx_event_t* event) {
       "a stream can wait only on events of its own device"));
   hrx_wait_args_t args = {hrx_event_native(event)};
   return hrx_stream_submit(stream, hrx_submit_wait, &args);
+}
+
+hrx_status_t hrx_stream_wait_completion(hrx_stream_t* stream,
+                                        hrx_completion_t* completion) {
+  if (!completion) {
+    return hrx_make_status(HRX_STATUS_INVALID_ARGUMENT, "completion is NULL");
+  }
+  HRX_RETURN_IF_ERROR(
+      hrx_host_callback_check("waiting for a completion on a stream"));
+  if (hrx_completion_done(completion)) return NULL;
+  return hrx_completion_list_add(&stream->gate, completion);
+}
+
+hrx_status_t hrx_stream_track_completion(hrx_stream_t* stream,
+                                         hrx_completion_t* completion) {
+  return hrx_completion_list_add(&stream->launches, completion);
 }

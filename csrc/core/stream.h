@@ -30,4 +30,9 @@ hrx_status_t hrx_stream_record_native(hrx_stream_t* stream,
  * held for a batch. synchronize and record_event call it themselves. */
 void hrx_stream_thread_observed(void);
 
+/* Keeps a launch's completion (retained) until it is done; releasing the
+ * stream waits for it. Call only after the launch was submitted. */
+hrx_status_t hrx_stream_track_completion(hrx_stream_t* stream,
+                                         hrx_completion_t* completion);
+
 #endif /* HRX_CORE_STREAM_H_ */

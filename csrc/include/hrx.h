@@ -47,6 +47,9 @@ hrx_status_code_t hrx_status_code(hrx_status_t status);
 const char* hrx_status_message(hrx_status_t status);
 const char* hrx_status_code_name(hrx_status_code_t code);
 void hrx_status_free(hrx_status_t status);
+/* A status of `code` with a copy of `message` (NULL for HRX_STATUS_OK), for
+ * callbacks that report failures to hrx (see hrx_host_fn_t). */
+hrx_status_t hrx_status_create(hrx_status_code_t code, const char* message);
 
 /* ------------------------------------------------------------------ backends */
 
@@ -241,6 +244,126 @@ hrx_status_t hrx_stream_record_event(hrx_stream_t* stream,
 /* Device-side wait: later work on the stream (and on every stream sharing
  * its queue) starts after the event completes. */
 hrx_status_t hrx_stream_wait_event(hrx_stream_t* stream, hrx_event_t* event);
+
+/* ------------------------------------------------------------------ graph */
+
+/* A graph records copies, fills and host callbacks as nodes with explicit
+ * dependencies, and is launched on a stream any number of times.
+ *
+ * Rules (each is checked when the node is recorded, before anything is
+ * stored):
+ * - buffers must be of the graph's device; views must be non-empty and in
+ *   bounds; copies need equal lengths and disjoint ranges (as on a stream);
+ * - dependencies must be nodes of this graph (NULL and nodes of another graph
+ *   are INVALID_ARGUMENT); a repeated dependency counts once;
+ * - hrx_graph_add_dependency refuses an edge that would close a cycle;
+ * - a graph is sealed by its first launch: recording afterwards is
+ *   FAILED_PRECONDITION (its native form is instantiated once).
+ * The graph retains every buffer its nodes name, until the graph is freed.
+ *
+ * Launch: every node runs after the nodes it depends on, and the whole launch
+ * runs after the stream's earlier work and before its later work (it goes
+ * through the stream's ordinary submission path). A graph of device work only
+ * becomes one native graph on backends that have them (hip: a hipGraph /
+ * cudaGraph instantiated once, launched with one call); otherwise its nodes
+ * are submitted in a topological order.
+ *
+ * Host callbacks run on a host worker thread once their dependencies are
+ * complete; nodes that depend on them start after they return. A callback
+ * must not call hrx functions that submit, allocate or wait (they fail with
+ * FAILED_PRECONDITION there: the queue that runs the callback waits for it),
+ * nor drop the last reference to an hrx object. Nor should it wait for
+ * other threads' hrx calls: freeing device memory (a buffer's last release,
+ * a readback) waits for all of the device's queued work, callbacks
+ * included, as cudaFree does.
+ *
+ * Thread safety: a graph may be recorded into and launched from several
+ * threads; calls are serialised by the graph's lock. */
+typedef struct hrx_graph_s hrx_graph_t;
+/* A node: owned by its graph, valid while the graph is alive. */
+typedef struct hrx_graph_node_s hrx_graph_node_t;
+/* A launch's host-side completion (see below). */
+typedef struct hrx_completion_s hrx_completion_t;
+
+/* A host callback. Returns NULL on success; a failure is kept by the launch's
+ * completion (the first failure of a launch wins; later nodes still run). */
+typedef hrx_status_t (*hrx_host_fn_t)(void* user_data,
+                                      hrx_completion_t* completion);
+
+hrx_status_t hrx_graph_create(hrx_device_t* device, hrx_graph_t** out_graph);
+void hrx_graph_retain(hrx_graph_t* graph);
+void hrx_graph_release(hrx_graph_t* graph);
+hrx_device_t* hrx_graph_device(const hrx_graph_t* graph); /* borrowed */
+size_t hrx_graph_node_count(hrx_graph_t* graph);
+/* True once a launch ran the graph as one native graph. */
+bool hrx_graph_is_native(hrx_graph_t* graph);
+
+/* `after` lists dependency_count nodes of this graph (may be NULL when the
+ * count is 0). */
+hrx_status_t hrx_graph_add_copy(hrx_graph_t* graph, hrx_view_t dst,
+                                hrx_view_t src,
+                                hrx_graph_node_t* const* after,
+                                size_t dependency_count,
+                                hrx_graph_node_t** out_node);
+hrx_status_t hrx_graph_add_fill(hrx_graph_t* graph, hrx_view_t dst,
+                                uint8_t byte, hrx_graph_node_t* const* after,
+                                size_t dependency_count,
+                                hrx_graph_node_t** out_node);
+/* On success the graph owns user_data and calls user_data_free(user_data)
+ * (if not NULL) when it is freed; on failure the caller keeps it. */
+hrx_status_t hrx_graph_add_host(hrx_graph_t* graph, hrx_host_fn_t fn,
+                                void* user_data,
+                                void (*user_data_free)(void* user_data),
+                                hrx_graph_node_t* const* after,
+                                size_t dependency_count,
+                                hrx_graph_node_t** out_node);
+/* Makes `node` run after `after` (both of this graph). */
+hrx_status_t hrx_graph_add_dependency(hrx_graph_t* graph,
+                                      hrx_graph_node_t* node,
+                                      hrx_graph_node_t* after);
+hrx_graph_t* hrx_graph_node_graph(const hrx_graph_node_t* node); /* borrowed */
+/* Position of the node in recording order (0, 1, ...). */
+size_t hrx_graph_node_index(const hrx_graph_node_t* node);
+
+/* Launches the graph on the stream (same device; at least one node). A graph
+ * with host callbacks yields a retained completion in *out_completion; a
+ * graph of device work only yields NULL there (order after it with
+ * hrx_stream_record_event). out_completion may be NULL (the launch runs all
+ * the same). The launch keeps the graph alive until it is complete. */
+hrx_status_t hrx_graph_launch(hrx_graph_t* graph, hrx_stream_t* stream,
+                              hrx_completion_t** out_completion);
+
+/* ------------------------------------------------------------- completion */
+
+/* Completes when every node of one launch, host callbacks included, is done.
+ * It is a host-side latch set by the launch's last host call, never a native
+ * event. */
+void hrx_completion_retain(hrx_completion_t* completion);
+void hrx_completion_release(hrx_completion_t* completion);
+bool hrx_completion_done(hrx_completion_t* completion);
+/* Blocks until done or timeout_ns passed (negative: no limit). *out_done
+ * says which. */
+hrx_status_t hrx_completion_wait(hrx_completion_t* completion,
+                                 int64_t timeout_ns, bool* out_done);
+/* NULL when done and no callback failed; a copy of the first callback
+ * failure; FAILED_PRECONDITION while not done. */
+hrx_status_t hrx_completion_result(hrx_completion_t* completion);
+/* For a failing callback, before it returns its status: attaches a payload
+ * (e.g. the exception a binding captured) to the failure. Kept if this is the
+ * launch's first failure, else freed at once with payload_free. */
+void hrx_completion_attach_payload(hrx_completion_t* completion,
+                                   void* payload,
+                                   void (*payload_free)(void* payload));
+/* The first failure's payload (borrowed; valid while the completion is), or
+ * NULL. */
+void* hrx_completion_payload(hrx_completion_t* completion);
+
+/* Orders the stream's later work after the completion: until it is done,
+ * every later submission, record_event and synchronize on the stream first
+ * waits for it on the host (blocks). A completion is host-side, so it may
+ * come from a launch on any device. */
+hrx_status_t hrx_stream_wait_completion(hrx_stream_t* stream,
+                                        hrx_completion_t* completion);
 
 /* ------------------------------------------------------------------ time */
 

@@ -155,6 +155,9 @@ static PyMethodDef hrx_py_module_methods[] = {
      METH_VARARGS | METH_KEYWORDS,
      "bench_run(device, *, driver='native', ...) -> dict of raw timings; "
      "runs the queue-pool benchmark's cases in C (see hrx.bench)."},
+    {"_interpreter_exiting", hrx_py_graph_interpreter_exiting, METH_NOARGS,
+     "_interpreter_exiting(): called at exit (atexit); graph host callbacks "
+     "still queued are skipped from then on."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -166,6 +169,8 @@ static int hrx_py_module_exec(PyObject* module) {
   if (hrx_py_event_register(module, state) < 0) return -1;
   if (hrx_py_readback_register(module, state) < 0) return -1;
   if (hrx_py_stream_register(module, state) < 0) return -1;
+  if (hrx_py_completion_register(module, state) < 0) return -1;
+  if (hrx_py_graph_register(module, state) < 0) return -1;
   if (PyModule_AddIntConstant(module, "DEFAULT_STREAM_QUEUE_COUNT",
                               HRX_DEFAULT_STREAM_QUEUE_COUNT) < 0 ||
       PyModule_AddIntConstant(module, "MAX_STREAM_QUEUE_COUNT",
@@ -184,6 +189,9 @@ static int hrx_py_module_traverse(PyObject* module, visitproc visit,
   Py_VISIT(state->event_type);
   Py_VISIT(state->readback_type);
   Py_VISIT(state->queue_type);
+  Py_VISIT(state->graph_type);
+  Py_VISIT(state->graph_node_type);
+  Py_VISIT(state->completion_type);
   for (int i = 0; i <= HRX_STATUS_DEVICE_ERROR; ++i) Py_VISIT(state->errors[i]);
   return 0;
 }
@@ -196,6 +204,9 @@ static int hrx_py_module_clear(PyObject* module) {
   Py_CLEAR(state->event_type);
   Py_CLEAR(state->readback_type);
   Py_CLEAR(state->queue_type);
+  Py_CLEAR(state->graph_type);
+  Py_CLEAR(state->graph_node_type);
+  Py_CLEAR(state->completion_type);
   for (int i = 0; i <= HRX_STATUS_DEVICE_ERROR; ++i) Py_CLEAR(state->errors[i]);
   return 0;
 }
@@ -213,7 +224,7 @@ static struct PyModuleDef hrx_py_module_def = {
     PyModuleDef_HEAD_INIT,
     .m_name = "hrx._hrx",
     .m_doc = "C core of hrx: devices, the stream queue pool, streams, "
-             "buffers, events.",
+             "buffers, events, graphs.",
     .m_size = sizeof(hrx_py_state_t),
     .m_methods = hrx_py_module_methods,
     .m_slots = hrx_py_module_slots,

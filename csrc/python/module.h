@@ -16,6 +16,9 @@ typedef struct hrx_py_state_s {
   PyTypeObject* event_type;
   PyTypeObject* readback_type;
   PyTypeObject* queue_type;       /* hrx.fabric.Queue */
+  PyTypeObject* graph_type;
+  PyTypeObject* graph_node_type;
+  PyTypeObject* completion_type;
   /* Exceptions, indexed by hrx_status_code_t (index 0 is hrx.Error). */
   PyObject* errors[HRX_STATUS_DEVICE_ERROR + 1];
 } hrx_py_state_t;
@@ -42,8 +45,11 @@ int hrx_py_stream_register(PyObject* module, hrx_py_state_t* state);
 int hrx_py_buffer_register(PyObject* module, hrx_py_state_t* state);
 int hrx_py_event_register(PyObject* module, hrx_py_state_t* state);
 int hrx_py_readback_register(PyObject* module, hrx_py_state_t* state);
+int hrx_py_graph_register(PyObject* module, hrx_py_state_t* state);
+int hrx_py_completion_register(PyObject* module, hrx_py_state_t* state);
 
 /* Module-level functions defined outside module.c. */
 PyObject* hrx_py_bench_run(PyObject* module, PyObject* args, PyObject* kwargs);
+PyObject* hrx_py_graph_interpreter_exiting(PyObject* module, PyObject* unused);
 
 #endif /* HRX_PYTHON_MODULE_H_ */

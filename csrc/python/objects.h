@@ -34,6 +34,22 @@ typedef struct {
   PyObject* result;          /* cached numpy array after wait() */
 } hrx_py_readback_t;
 
+typedef struct {
+  PyObject_HEAD
+  hrx_graph_t* graph;        /* retained; NULL once closed */
+} hrx_py_graph_t;
+
+typedef struct {
+  PyObject_HEAD
+  hrx_graph_t* graph;        /* retained: keeps `node` valid */
+  hrx_graph_node_t* node;    /* borrowed from graph */
+} hrx_py_graph_node_t;
+
+typedef struct {
+  PyObject_HEAD
+  hrx_completion_t* completion;  /* retained */
+} hrx_py_completion_t;
+
 /* New Python handles that take over one reference to the C object. On
  * failure the reference is released and NULL returned. */
 PyObject* hrx_py_device_wrap(hrx_py_state_t* state, hrx_device_t* device);
@@ -44,6 +60,11 @@ PyObject* hrx_py_buffer_wrap(hrx_py_state_t* state, hrx_buffer_t* buffer,
 PyObject* hrx_py_event_wrap(hrx_py_state_t* state, hrx_event_t* event);
 PyObject* hrx_py_readback_wrap(hrx_py_state_t* state,
                                hrx_readback_t* readback);
+PyObject* hrx_py_completion_wrap(hrx_py_state_t* state,
+                                 hrx_completion_t* completion);
+/* Borrowed C completion of an hrx.Completion, or NULL with TypeError. */
+hrx_completion_t* hrx_py_completion_unwrap(hrx_py_state_t* state,
+                                           PyObject* object);
 
 /* allocate(nbytes) shared by Device and Stream; `device` is borrowed and
  * must stay alive for the call (the callers hold a reference). */

@@ -376,6 +376,23 @@ static PyObject* hrx_py_stream_wait_event(PyObject* self, PyObject* event_obj) {
   Py_RETURN_NONE;
 }
 
+static PyObject* hrx_py_stream_wait_completion(PyObject* self,
+                                               PyObject* completion_obj) {
+  hrx_py_state_t* state = hrx_py_state_from_type(Py_TYPE(self));
+  hrx_completion_t* completion =
+      hrx_py_completion_unwrap(state, completion_obj);
+  if (!completion) return NULL;
+  hrx_stream_t* stream = hrx_py_stream_hold(self);
+  if (!stream) return NULL;
+  hrx_status_t status;
+  Py_BEGIN_ALLOW_THREADS
+  status = hrx_stream_wait_completion(stream, completion);
+  hrx_py_release_held(stream, NULL, NULL, NULL);
+  Py_END_ALLOW_THREADS
+  if (status) return hrx_py_raise(state, status);
+  Py_RETURN_NONE;
+}
+
 static PyObject* hrx_py_stream_get_device(PyObject* self, void* closure) {
   (void)closure;
   hrx_py_state_t* state;
@@ -449,8 +466,14 @@ static PyMethodDef hrx_py_stream_methods[] = {
     {"wait_event", hrx_py_stream_wait_event, METH_O,
      "wait_event(event): later work on this stream's queue waits for event "
      "(a device-side wait; it also holds back streams sharing the queue)."},
+    {"wait_completion", hrx_py_stream_wait_completion, METH_O,
+     "wait_completion(completion): order this stream's later work after a "
+     "graph launch's Completion (of any device). Until it is done, the "
+     "stream's next submission, record_event() or synchronize() waits for "
+     "it on the host (GIL released)."},
     {"close", hrx_py_stream_close, METH_NOARGS,
-     "close(): drop the stream; its queued work still completes."},
+     "close(): drop the stream; its queued work still completes (waits for "
+     "graph launches with host callbacks still running on it)."},
     {"__enter__", hrx_py_stream_enter, METH_NOARGS, NULL},
     {"__exit__", hrx_py_stream_exit, METH_VARARGS, NULL},
     {NULL, NULL, 0, NULL},

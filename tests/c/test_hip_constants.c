@@ -83,6 +83,7 @@ typedef int hrx_hip_library_option_t;
 
 #endif
 
+#include "backends/backend.h"
 #include "backends/hip/hip_dynamic.h"
 
 /* Entries a platform does not have are skipped. */
@@ -248,3 +249,15 @@ HRX_SAME_OFFSET(hrx_hip_amd_memset_params_t, value, hipMemsetParams, value);
 HRX_SAME_OFFSET(hrx_hip_amd_memset_params_t, width, hipMemsetParams, width);
 
 #endif
+
+/* The backend passes its own types where the runtime's are expected: the
+ * host functions of queue_host_call go to LaunchHostFunc unchanged, and the
+ * graph handles are stored in hrx_native_graph_t* and node arrays. */
+_Static_assert(__builtin_types_compatible_p(hrx_queue_host_fn_t,
+                                            hrx_hip_host_fn_t),
+               "queue_host_call's function type is the runtime's host fn");
+_Static_assert(sizeof(hrx_hip_graph_t) == sizeof(void*), "graph handle");
+_Static_assert(sizeof(hrx_hip_graph_node_t) == sizeof(void*),
+               "graph node handle");
+_Static_assert(sizeof(hrx_hip_graph_exec_t) == sizeof(void*),
+               "executable graph handle");

@@ -523,6 +523,156 @@ static bool hrx_hip_queue_idle(hrx_backend_device_t* base,
   return hrx_hip_ok(hrx_hip_rt.sym.StreamQuery(hrx_hip_stream_of(queue)));
 }
 
+/* ----------------------------------------------------- host functions */
+
+/* hipLaunchHostFunc / cudaLaunchHostFunc: fn runs on the runtime's host
+ * thread once the stream's earlier work is done; later work waits for it. */
+static hrx_status_t hrx_hip_queue_host_call(hrx_backend_device_t* base,
+                                            hrx_native_queue_t* queue,
+                                            hrx_queue_host_fn_t fn,
+                                            void* user_data,
+                                            hrx_ticket_t* out_ticket) {
+  if (!hrx_hip_rt.sym.LaunchHostFunc) {
+    return hrx_make_status(HRX_STATUS_UNAVAILABLE,
+                           "the %s has no LaunchHostFunc entry point, so "
+                           "graphs with host callbacks cannot run on it",
+                           hrx_hip_rt.platform->runtime_label);
+  }
+  HRX_RETURN_IF_ERROR(hrx_hip_enter(base));
+  hrx_hip_error_t err = hrx_hip_rt.sym.LaunchHostFunc(
+      hrx_hip_stream_of(queue), fn, user_data);
+  if (!hrx_hip_ok(err)) {
+    return HRX_HIP_ERROR(DEVICE_ERROR, LaunchHostFunc, err);
+  }
+  if (out_ticket) *out_ticket = 0;
+  return NULL;
+}
+
+/* ---------------------------------------------------------------- graphs */
+
+/* A native graph is the instantiated executable graph itself; the graph it
+ * was instantiated from is destroyed at once (the executable is
+ * independent of it). */
+static hrx_hip_graph_exec_t hrx_hip_graph_exec_of(hrx_native_graph_t* graph) {
+  return (hrx_hip_graph_exec_t)graph;
+}
+
+static bool hrx_hip_has_graphs(void) {
+  const hrx_hip_symbols_t* sym = &hrx_hip_rt.sym;
+  return sym->GraphCreate && sym->GraphAddMemcpyNode1D &&
+         sym->GraphAddMemsetNode && sym->GraphInstantiateWithFlags &&
+         sym->GraphLaunch && sym->GraphExecDestroy && sym->GraphDestroy;
+}
+
+/* Adds one memcpy or memset node after `deps`. */
+static hrx_status_t hrx_hip_graph_add_node(hrx_hip_graph_t graph,
+                                           const hrx_native_graph_node_t* node,
+                                           const hrx_hip_graph_node_t* deps,
+                                           hrx_hip_graph_node_t* out_node) {
+  const hrx_hip_runtime_t* rt = &hrx_hip_rt;
+  hrx_hip_error_t err;
+  if (node->kind == HRX_NATIVE_GRAPH_COPY) {
+    err = rt->sym.GraphAddMemcpyNode1D(out_node, graph, deps, node->after_count,
+                                       node->dst, node->src,
+                                       (size_t)node->length,
+                                       rt->platform->memcpy_device_to_device);
+    if (!hrx_hip_ok(err)) {
+      return HRX_HIP_ERROR(DEVICE_ERROR, GraphAddMemcpyNode1D, err);
+    }
+    return NULL;
+  }
+  /* One row of `length` one-byte elements; the pitch of a single row is
+   * its width (CUDA ignores it, HIP checks it is at least the width). */
+  if (rt->platform == &hrx_hip_platform_amd) {
+    hrx_hip_amd_memset_params_t params = {
+        .dst = node->dst, .element_size = 1, .height = 1,
+        .pitch = (size_t)node->length, .value = node->byte,
+        .width = (size_t)node->length};
+    err = rt->sym.GraphAddMemsetNode(out_node, graph, deps, node->after_count,
+                                     (const hrx_hip_memset_params_t*)&params);
+  } else {
+    hrx_hip_cuda_memset_params_t params = {
+        .dst = node->dst, .pitch = (size_t)node->length, .value = node->byte,
+        .element_size = 1, .width = (size_t)node->length, .height = 1};
+    err = rt->sym.GraphAddMemsetNode(out_node, graph, deps, node->after_count,
+                                     (const hrx_hip_memset_params_t*)&params);
+  }
+  if (!hrx_hip_ok(err)) {
+    return HRX_HIP_ERROR(DEVICE_ERROR, GraphAddMemsetNode, err);
+  }
+  return NULL;
+}
+
+static hrx_status_t hrx_hip_graph_create(hrx_backend_device_t* base,
+                                         const hrx_native_graph_node_t* nodes,
+                                         size_t count,
+                                         hrx_native_graph_t** out_graph) {
+  if (!hrx_hip_has_graphs()) {
+    return hrx_make_status(HRX_STATUS_UNAVAILABLE,
+                           "the %s lacks the graph entry points",
+                           hrx_hip_rt.platform->runtime_label);
+  }
+  HRX_RETURN_IF_ERROR(hrx_hip_enter(base));
+  const hrx_hip_symbols_t* sym = &hrx_hip_rt.sym;
+  uint32_t most_deps = 1;
+  for (size_t i = 0; i < count; ++i) {
+    if (nodes[i].after_count > most_deps) most_deps = nodes[i].after_count;
+  }
+  hrx_hip_graph_node_t* handles = calloc(count ? count : 1, sizeof(*handles));
+  hrx_hip_graph_node_t* deps = calloc(most_deps, sizeof(*deps));
+  if (!handles || !deps) {
+    free(handles);
+    free(deps);
+    return hrx_make_status(HRX_STATUS_OUT_OF_MEMORY,
+                           "cannot describe a native graph of %zu nodes",
+                           count);
+  }
+  hrx_hip_graph_t graph = NULL;
+  hrx_hip_error_t err = sym->GraphCreate(&graph, 0);
+  hrx_status_t status =
+      hrx_hip_ok(err) ? NULL : HRX_HIP_ERROR(DEVICE_ERROR, GraphCreate, err);
+  for (size_t i = 0; !status && i < count; ++i) {
+    for (uint32_t k = 0; k < nodes[i].after_count; ++k) {
+      deps[k] = handles[nodes[i].after[k]];
+    }
+    status = hrx_hip_graph_add_node(graph, &nodes[i], deps, &handles[i]);
+  }
+  hrx_hip_graph_exec_t exec = NULL;
+  if (!status) {
+    err = sym->GraphInstantiateWithFlags(&exec, graph, 0);
+    if (!hrx_hip_ok(err)) {
+      status = HRX_HIP_ERROR(DEVICE_ERROR, GraphInstantiateWithFlags, err);
+    }
+  }
+  if (graph) sym->GraphDestroy(graph);
+  free(handles);
+  free(deps);
+  if (status) return status;
+  *out_graph = (hrx_native_graph_t*)exec;
+  return NULL;
+}
+
+static hrx_status_t hrx_hip_graph_launch(hrx_backend_device_t* base,
+                                         hrx_native_queue_t* queue,
+                                         hrx_native_graph_t* graph,
+                                         hrx_ticket_t* out_ticket) {
+  HRX_RETURN_IF_ERROR(hrx_hip_enter(base));
+  hrx_hip_error_t err = hrx_hip_rt.sym.GraphLaunch(
+      hrx_hip_graph_exec_of(graph), hrx_hip_stream_of(queue));
+  if (!hrx_hip_ok(err)) return HRX_HIP_ERROR(DEVICE_ERROR, GraphLaunch, err);
+  if (out_ticket) *out_ticket = 0;
+  return NULL;
+}
+
+/* Launches may still run: the device is synchronized first (as host_free
+ * does), so the executable is never destroyed under them. */
+static void hrx_hip_graph_destroy(hrx_backend_device_t* base,
+                                  hrx_native_graph_t* graph) {
+  hrx_status_free(hrx_hip_enter(base));
+  hrx_hip_rt.sym.DeviceSynchronize();
+  hrx_hip_rt.sym.GraphExecDestroy(hrx_hip_graph_exec_of(graph));
+}
+
 /* ---------------------------------------------------------------- tables */
 
 static const hrx_backend_vtable_t hrx_hip_vtable = {
@@ -549,6 +699,10 @@ static const hrx_backend_vtable_t hrx_hip_vtable = {
     .event_synchronize = hrx_hip_event_synchronize,
     .batch_submit = hrx_hip_batch_submit,
     .queue_idle = hrx_hip_queue_idle,
+    .queue_host_call = hrx_hip_queue_host_call,
+    .graph_create = hrx_hip_graph_create,
+    .graph_launch = hrx_hip_graph_launch,
+    .graph_destroy = hrx_hip_graph_destroy,
 };
 
 const hrx_backend_t hrx_hip_backend = {

@@ -122,7 +122,10 @@ HRX_HIP_REQUIRED(RuntimeGetVersion, hrx_hip_error_t, (int* version),
 HRX_HIP_REQUIRED(DriverGetVersion, hrx_hip_error_t, (int* version),
                  hipDriverGetVersion, cudaDriverGetVersion)
 
-/* Graphs and host functions */
+/* Graphs and host functions (the hip backend's native graphs and
+ * queue_host_call). Also checked against CUDA 13.5's headers from the pip
+ * wheels nvidia-cuda-runtime and nvidia-cuda-crt 13.5.37 (their include/
+ * directories merged as CUDA_HOME/include for hip-constants-cuda). */
 HRX_HIP_OPTIONAL(GraphCreate, hrx_hip_error_t,
                  (hrx_hip_graph_t* graph, unsigned int flags),
                  hipGraphCreate, cudaGraphCreate)

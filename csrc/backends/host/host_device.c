@@ -1,6 +1,6 @@
 /* The host backend: a real CPU device. Memory is host memory; each native
  * queue is a worker thread (host_queue.c); events are (queue, ticket)
- * completion markers.
+ * completion markers; host functions run on the queue's worker.
  *
  * Environment (read when a device is opened):
  *   HRX_HOST_DEVICE_COUNT  devices the backend reports (default 1, max 64)
@@ -304,6 +304,18 @@ static bool hrx_host_queue_idle(hrx_backend_device_t* base,
   return hrx_host_queue_is_complete(queue, hrx_host_queue_tail(queue));
 }
 
+/* Runs on the queue's worker thread only (host_queue.h). */
+static hrx_status_t hrx_host_queue_host_call(hrx_backend_device_t* base,
+                                             hrx_native_queue_t* queue,
+                                             hrx_queue_host_fn_t fn,
+                                             void* user_data,
+                                             hrx_ticket_t* out_ticket) {
+  (void)base;
+  hrx_host_command_t command = {.kind = HRX_HOST_COMMAND_HOST,
+                                .host_fn = fn, .host_arg = user_data};
+  return hrx_host_submit(queue, &command, out_ticket);
+}
+
 static hrx_status_t hrx_host_event_create(hrx_backend_device_t* base,
                                           hrx_native_event_t** out_event) {
   (void)base;
@@ -422,6 +434,8 @@ static const hrx_backend_vtable_t hrx_host_vtable = {
     .event_synchronize = hrx_host_event_synchronize,
     .batch_submit = hrx_host_batch_submit,
     .queue_idle = hrx_host_queue_idle,
+    .queue_host_call = hrx_host_queue_host_call,
+    /* No native graphs: the core submits a graph's nodes in order. */
 };
 
 static hrx_status_t hrx_host_load(int* out_device_count) {

@@ -79,6 +79,9 @@ static void hrx_host_command_run(hrx_host_command_t* command) {
         }
       }
       break;
+    case HRX_HOST_COMMAND_HOST:
+      command->host_fn(command->host_arg);
+      break;
   }
   free(command->owned);
   command->owned = NULL;
@@ -88,20 +91,34 @@ static void hrx_host_command_run(hrx_host_command_t* command) {
   }
 }
 
+typedef enum hrx_host_execute_e {
+  HRX_HOST_EXECUTE_RAN,      /* ran what it could up to the target */
+  HRX_HOST_EXECUTE_BUSY,     /* another thread is running the queue */
+  HRX_HOST_EXECUTE_BLOCKED,  /* stopped before a HOST command (worker only) */
+} hrx_host_execute_t;
+
 /* Runs pending commands up to `target` if no other thread is running this
- * queue's commands. Returns false when another thread is. */
-static bool hrx_host_queue_try_execute(hrx_host_queue_t* queue,
-                                       uint64_t target) {
+ * queue's commands. Only the worker runs HOST commands; any other thread
+ * stops before one and leaves it to the worker. */
+static hrx_host_execute_t hrx_host_queue_try_execute(hrx_host_queue_t* queue,
+                                                     uint64_t target,
+                                                     bool is_worker) {
   int expected = 0;
   if (!atomic_compare_exchange_strong(&queue->executing, &expected, 1)) {
-    return false;
+    return HRX_HOST_EXECUTE_BUSY;
   }
+  hrx_host_execute_t result = HRX_HOST_EXECUTE_RAN;
   uint64_t done = atomic_load_explicit(&queue->completed, memory_order_relaxed);
   for (;;) {
     uint64_t end = atomic_load(&queue->submitted);
     if (end > target) end = target;
     if (done >= end) break;
-    hrx_host_command_run(&queue->ring[done & queue->mask]);
+    hrx_host_command_t* command = &queue->ring[done & queue->mask];
+    if (command->kind == HRX_HOST_COMMAND_HOST && !is_worker) {
+      result = HRX_HOST_EXECUTE_BLOCKED;
+      break;
+    }
+    hrx_host_command_run(command);
     atomic_store(&queue->completed, ++done);
     hrx_host_queue_notify_progress(queue);
   }
@@ -116,7 +133,7 @@ static bool hrx_host_queue_try_execute(hrx_host_queue_t* queue,
     }
     pthread_mutex_unlock(&queue->mutex);
   }
-  return true;
+  return result;
 }
 
 /* A waiter whose queue is being run by another thread spins this long,
@@ -132,9 +149,28 @@ enum {
   HRX_HOST_WAIT_YIELD_NS = 200000,
 };
 
+/* Parks until `completed` moves past `seen` (the worker runs a HOST command
+ * this thread stopped before). */
+static void hrx_host_queue_park_past(hrx_host_queue_t* queue, uint64_t seen) {
+  pthread_mutex_lock(&queue->mutex);
+  atomic_fetch_add(&queue->sleepers, 1);
+  while (atomic_load(&queue->completed) == seen) {
+    pthread_cond_wait(&queue->progress_cond, &queue->mutex);
+  }
+  atomic_fetch_sub(&queue->sleepers, 1);
+  pthread_mutex_unlock(&queue->mutex);
+}
+
 void hrx_host_queue_wait(hrx_host_queue_t* queue, uint64_t ticket) {
   while (!hrx_host_queue_is_complete(queue, ticket)) {
-    if (hrx_host_queue_try_execute(queue, ticket)) continue;
+    hrx_host_execute_t outcome =
+        hrx_host_queue_try_execute(queue, ticket, false);
+    if (outcome == HRX_HOST_EXECUTE_RAN) continue;
+    if (outcome == HRX_HOST_EXECUTE_BLOCKED) {
+      uint64_t now = atomic_load(&queue->completed);
+      if (now < ticket) hrx_host_queue_park_past(queue, now);
+      continue;
+    }
     uint64_t start = hrx_now_ns();
     for (unsigned i = 1; !hrx_host_queue_is_complete(queue, ticket) &&
                          atomic_load(&queue->executing);
@@ -192,7 +228,7 @@ static void* hrx_host_worker_main(void* arg) {
    * itself when it waits (failure only costs that nicety). */
   (void)setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), HRX_HOST_NICE);
   for (;;) {
-    hrx_host_queue_try_execute(queue, UINT64_MAX);
+    hrx_host_queue_try_execute(queue, UINT64_MAX, true);
     if (hrx_host_queue_has_pending(queue) && !atomic_load(&queue->executing)) {
       continue;
     }

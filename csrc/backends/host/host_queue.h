@@ -4,7 +4,8 @@
  * the waiting thread runs the queue's pending commands itself, so a copy
  * followed by a wait costs no thread wake-up. Workers spin briefly before
  * parking, within a device-wide budget of spinners so that many queues on
- * few cores do not starve the producers.
+ * few cores do not starve the producers. HOST commands (host functions) run
+ * only on the queue's worker: a helping waiter stops before one and waits.
  *
  * Thread-safe. Never touches Python. */
 #ifndef HRX_BACKENDS_HOST_HOST_QUEUE_H_
@@ -29,6 +30,7 @@ typedef enum hrx_host_command_kind_e {
   HRX_HOST_COMMAND_FILL,
   HRX_HOST_COMMAND_WAIT,
   HRX_HOST_COMMAND_BATCH,
+  HRX_HOST_COMMAND_HOST,
 } hrx_host_command_kind_t;
 
 typedef struct hrx_host_command_s {
@@ -41,6 +43,8 @@ typedef struct hrx_host_command_s {
   const hrx_batch_command_t* batch;  /* BATCH: `length` commands; owned */
   hrx_host_queue_t* wait_queue;  /* retained; WAIT: the queue to wait on */
   uint64_t wait_ticket;          /* WAIT: until it completes this ticket */
+  void (*host_fn)(void*);        /* HOST: runs host_fn(host_arg) */
+  void* host_arg;                /* HOST: borrowed */
 } hrx_host_command_t;
 
 /* Creates a queue and starts its worker. capacity is rounded up to a power

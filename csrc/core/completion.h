@@ -1,0 +1,52 @@
+/* Internal side of completions (host-side latches of graph launches), the
+ * host-callback guard, and the lists of completions a stream keeps. */
+#ifndef HRX_CORE_COMPLETION_H_
+#define HRX_CORE_COMPLETION_H_
+
+#include <pthread.h>
+#include <stdatomic.h>
+
+#include "hrx.h"
+
+/* A pending completion (one reference, the caller's). It keeps `held` alive:
+ * held_release(held) runs when the completion is freed (may be NULL). */
+hrx_status_t hrx_completion_create(void* held, void (*held_release)(void*),
+                                   hrx_completion_t** out_completion);
+
+/* Runs one host callback of the launch on the calling (host worker) thread,
+ * with the guard set, and keeps its first failure. Callbacks of one
+ * completion run one at a time (they are on one queue, in order). */
+void hrx_completion_run(hrx_completion_t* completion, hrx_host_fn_t fn,
+                        void* user_data);
+
+/* Sets the latch and wakes every waiter. Never frees the completion: the
+ * stream that launched it holds a reference until it is done. */
+void hrx_completion_finish(hrx_completion_t* completion);
+
+/* FAILED_PRECONDITION when the calling thread is running a host callback;
+ * `what` names the refused call ("submitting work"). NULL otherwise. */
+hrx_status_t hrx_host_callback_check(const char* what);
+
+/* A set of retained completions, guarded by its own lock (never held while
+ * waiting or releasing). */
+typedef struct hrx_completion_list_s {
+  pthread_mutex_t mutex;
+  hrx_completion_t** items;  /* retained */
+  atomic_size_t count;       /* written under mutex; read unlocked as a hint */
+  size_t capacity;
+} hrx_completion_list_t;
+
+void hrx_completion_list_initialize(hrx_completion_list_t* list);
+/* Releases what is left (the caller has waited for it or gives it up). */
+void hrx_completion_list_deinitialize(hrx_completion_list_t* list);
+/* Retains and adds; also drops the entries that are done. */
+hrx_status_t hrx_completion_list_add(hrx_completion_list_t* list,
+                                     hrx_completion_t* completion);
+/* Drops the entries that are done (never blocks on them). Cheap when
+ * empty. */
+void hrx_completion_list_prune(hrx_completion_list_t* list);
+/* Blocks until every entry is done, then drops them. Entries stay listed
+ * until done, so concurrent callers all wait. Cheap when empty. */
+void hrx_completion_list_wait(hrx_completion_list_t* list);
+
+#endif /* HRX_CORE_COMPLETION_H_ */

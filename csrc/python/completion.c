@@ -1,0 +1,182 @@
+/* hrx.Completion: the host-side completion of a graph launch with host
+ * callbacks. Waits release the GIL; result() re-raises the exception the
+ * first failing callback raised (kept by the trampoline in graph.c). */
+#include <math.h>
+
+#include "objects.h"
+
+PyObject* hrx_py_completion_wrap(hrx_py_state_t* state,
+                                 hrx_completion_t* completion) {
+  hrx_py_completion_t* self =
+      PyObject_GC_New(hrx_py_completion_t, state->completion_type);
+  if (!self) {
+    Py_BEGIN_ALLOW_THREADS
+    hrx_completion_release(completion);
+    Py_END_ALLOW_THREADS
+    return NULL;
+  }
+  self->completion = completion;
+  PyObject_GC_Track(self);
+  return (PyObject*)self;
+}
+
+hrx_completion_t* hrx_py_completion_unwrap(hrx_py_state_t* state,
+                                           PyObject* object) {
+  if (!PyObject_TypeCheck(object, state->completion_type)) {
+    PyErr_Format(PyExc_TypeError, "expected an hrx.Completion, not %.100s",
+                 Py_TYPE(object)->tp_name);
+    return NULL;
+  }
+  return ((hrx_py_completion_t*)object)->completion;
+}
+
+static int hrx_py_completion_traverse(PyObject* self, visitproc visit,
+                                      void* arg) {
+  Py_VISIT(Py_TYPE(self));
+  return 0;
+}
+
+static void hrx_py_completion_dealloc(PyObject* self) {
+  PyTypeObject* type = Py_TYPE(self);
+  PyObject_GC_UnTrack(self);
+  hrx_completion_t* completion = ((hrx_py_completion_t*)self)->completion;
+  /* The last reference may free a graph, whose buffers wait for queued
+   * work, which may include callbacks that need the GIL. */
+  Py_BEGIN_ALLOW_THREADS
+  hrx_completion_release(completion);
+  Py_END_ALLOW_THREADS
+  type->tp_free(self);
+  Py_DECREF(type);
+}
+
+/* timeout: None (no limit) or a non-negative number of seconds. */
+static int hrx_py_completion_timeout(hrx_py_state_t* state, PyObject* object,
+                                     int64_t* out_ns) {
+  if (!object || object == Py_None) {
+    *out_ns = -1;
+    return 0;
+  }
+  if (PyBool_Check(object) || !(PyLong_Check(object) || PyFloat_Check(object))) {
+    PyErr_Format(PyExc_TypeError,
+                 "timeout must be None or a number of seconds, not %.100s",
+                 Py_TYPE(object)->tp_name);
+    return -1;
+  }
+  double seconds = PyFloat_AsDouble(object);
+  if (seconds == -1.0 && PyErr_Occurred()) return -1;
+  if (isnan(seconds) || seconds < 0) {
+    PyErr_Format(state->errors[HRX_STATUS_INVALID_ARGUMENT],
+                 "timeout must be None or >= 0 seconds; got %R", object);
+    return -1;
+  }
+  /* Beyond about 292 years is no limit. */
+  *out_ns = seconds >= 9.2e9 ? -1 : (int64_t)(seconds * 1e9);
+  return 0;
+}
+
+/* Waits (GIL released); -1 with an error set, else 0/1 for done. */
+static int hrx_py_completion_block(hrx_py_state_t* state,
+                                   hrx_completion_t* completion,
+                                   int64_t timeout_ns) {
+  bool done = false;
+  hrx_status_t status;
+  Py_BEGIN_ALLOW_THREADS
+  status = hrx_completion_wait(completion, timeout_ns, &done);
+  Py_END_ALLOW_THREADS
+  if (status) return hrx_py_raise_int(state, status);
+  return done ? 1 : 0;
+}
+
+static PyObject* hrx_py_completion_done(PyObject* self, PyObject* unused) {
+  (void)unused;
+  return PyBool_FromLong(
+      hrx_completion_done(((hrx_py_completion_t*)self)->completion));
+}
+
+static PyObject* hrx_py_completion_wait(PyObject* self, PyObject* args,
+                                        PyObject* kwargs) {
+  static char* keywords[] = {"timeout", NULL};
+  PyObject* timeout = NULL;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|O:wait", keywords,
+                                   &timeout)) {
+    return NULL;
+  }
+  hrx_py_state_t* state = hrx_py_state_from_type(Py_TYPE(self));
+  int64_t timeout_ns = 0;
+  if (hrx_py_completion_timeout(state, timeout, &timeout_ns) < 0) return NULL;
+  int done = hrx_py_completion_block(
+      state, ((hrx_py_completion_t*)self)->completion, timeout_ns);
+  if (done < 0) return NULL;
+  return PyBool_FromLong(done);
+}
+
+static PyObject* hrx_py_completion_result(PyObject* self, PyObject* args,
+                                          PyObject* kwargs) {
+  static char* keywords[] = {"timeout", NULL};
+  PyObject* timeout = NULL;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|O:result", keywords,
+                                   &timeout)) {
+    return NULL;
+  }
+  hrx_py_state_t* state = hrx_py_state_from_type(Py_TYPE(self));
+  int64_t timeout_ns = 0;
+  if (hrx_py_completion_timeout(state, timeout, &timeout_ns) < 0) return NULL;
+  hrx_completion_t* completion = ((hrx_py_completion_t*)self)->completion;
+  int done = hrx_py_completion_block(state, completion, timeout_ns);
+  if (done < 0) return NULL;
+  if (!done) {
+    PyErr_SetString(PyExc_TimeoutError,
+                    "the launch did not complete within the timeout");
+    return NULL;
+  }
+  hrx_status_t status = hrx_completion_result(completion);
+  if (!status) Py_RETURN_NONE;
+  PyObject* exception = hrx_completion_payload(completion);
+  if (!exception) return hrx_py_raise(state, status);
+  hrx_status_free(status);
+  PyErr_SetObject((PyObject*)Py_TYPE(exception), exception);
+  return NULL;
+}
+
+static PyMethodDef hrx_py_completion_methods[] = {
+    {"done", hrx_py_completion_done, METH_NOARGS,
+     "done() -> bool: whether every node of the launch has run."},
+    {"wait", (PyCFunction)(void (*)(void))hrx_py_completion_wait,
+     METH_VARARGS | METH_KEYWORDS,
+     "wait(timeout=None) -> bool: block (GIL released) until the launch is "
+     "complete or timeout seconds passed; True when complete."},
+    {"result", (PyCFunction)(void (*)(void))hrx_py_completion_result,
+     METH_VARARGS | METH_KEYWORDS,
+     "result(timeout=None) -> None: wait, then re-raise the exception of the "
+     "first host callback that raised (TimeoutError if not complete in "
+     "time)."},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyType_Slot hrx_py_completion_slots[] = {
+    {Py_tp_doc, "Completes when every node of one graph launch, host "
+                "callbacks included, has run. A host-side latch, never a "
+                "native event: order stream work after it with "
+                "Stream.wait_completion(). Returned by Graph.launch() for "
+                "graphs with host callbacks."},
+    {Py_tp_dealloc, hrx_py_completion_dealloc},
+    {Py_tp_traverse, hrx_py_completion_traverse},
+    {Py_tp_methods, hrx_py_completion_methods},
+    {0, NULL},
+};
+
+static PyType_Spec hrx_py_completion_spec = {
+    .name = "hrx.Completion",
+    .basicsize = sizeof(hrx_py_completion_t),
+    .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC |
+             Py_TPFLAGS_IMMUTABLETYPE | Py_TPFLAGS_DISALLOW_INSTANTIATION,
+    .slots = hrx_py_completion_slots,
+};
+
+int hrx_py_completion_register(PyObject* module, hrx_py_state_t* state) {
+  state->completion_type = (PyTypeObject*)PyType_FromModuleAndSpec(
+      module, &hrx_py_completion_spec, NULL);
+  if (!state->completion_type) return -1;
+  return PyModule_AddObjectRef(module, "Completion",
+                               (PyObject*)state->completion_type);
+}

@@ -1,0 +1,536 @@
+/* hrx.Graph and hrx.GraphNode. Host callbacks are Python callables run by
+ * one trampoline, the only place a host worker takes the GIL. Every rule
+ * (devices, views, dependencies, cycles, sealing) is the core's. */
+#include <stdatomic.h>
+
+#include "args.h"
+#include "objects.h"
+
+/* ------------------------------------------------------------ trampoline */
+
+/* Drops a Python reference from any thread. */
+static void hrx_py_graph_decref(void* object) {
+  PyGILState_STATE gil = PyGILState_Ensure();
+  Py_DECREF((PyObject*)object);
+  PyGILState_Release(gil);
+}
+
+/* Set by hrx._hrx._interpreter_exiting(), which hrx registers with atexit:
+ * once the interpreter shuts down, a worker must not take the GIL (it could
+ * hang there), so callbacks still queued are skipped. */
+static atomic_bool hrx_py_interpreter_exiting = false;
+
+PyObject* hrx_py_graph_interpreter_exiting(PyObject* module, PyObject* unused) {
+  (void)module;
+  (void)unused;
+  atomic_store(&hrx_py_interpreter_exiting, true);
+  Py_RETURN_NONE;
+}
+
+/* Runs a host-callback node: calls the callable with no arguments. An
+ * exception is kept by the launch's completion (result() re-raises it). */
+static hrx_status_t hrx_py_graph_trampoline(void* user_data,
+                                            hrx_completion_t* completion) {
+  if (atomic_load(&hrx_py_interpreter_exiting)) {
+    return hrx_status_create(HRX_STATUS_FAILED_PRECONDITION,
+                             "host callback skipped: the interpreter is "
+                             "shutting down");
+  }
+  PyGILState_STATE gil = PyGILState_Ensure();
+  PyObject* result = PyObject_CallNoArgs((PyObject*)user_data);
+  hrx_status_t status = NULL;
+  if (result) {
+    Py_DECREF(result);
+  } else {
+    PyObject *type, *value, *traceback;
+    PyErr_Fetch(&type, &value, &traceback);
+    PyErr_NormalizeException(&type, &value, &traceback);
+    if (value && traceback) PyException_SetTraceback(value, traceback);
+    PyObject* text = value ? PyObject_Str(value) : NULL;
+    if (!text) PyErr_Clear();
+    const char* message = text ? PyUnicode_AsUTF8(text) : NULL;
+    if (!message) PyErr_Clear();
+    char buffer[512];
+    PyOS_snprintf(buffer, sizeof(buffer), "host callback raised %.100s: %.380s",
+                  type ? ((PyTypeObject*)type)->tp_name : "an exception",
+                  message ? message : "");
+    Py_XDECREF(text);
+    Py_XDECREF(type);
+    Py_XDECREF(traceback);
+    if (value) {
+      hrx_completion_attach_payload(completion, value, hrx_py_graph_decref);
+    }
+    status = hrx_status_create(HRX_STATUS_FAILED_PRECONDITION, buffer);
+  }
+  PyGILState_Release(gil);
+  return status;
+}
+
+/* ------------------------------------------------------------- GraphNode */
+
+static PyObject* hrx_py_graph_node_wrap(hrx_py_state_t* state,
+                                        hrx_graph_t* graph,
+                                        hrx_graph_node_t* node) {
+  hrx_py_graph_node_t* self =
+      PyObject_GC_New(hrx_py_graph_node_t, state->graph_node_type);
+  if (!self) return NULL;
+  hrx_graph_retain(graph);
+  self->graph = graph;
+  self->node = node;
+  PyObject_GC_Track(self);
+  return (PyObject*)self;
+}
+
+static int hrx_py_graph_traverse(PyObject* self, visitproc visit, void* arg) {
+  Py_VISIT(Py_TYPE(self));
+  return 0;
+}
+
+static void hrx_py_graph_node_dealloc(PyObject* self) {
+  PyTypeObject* type = Py_TYPE(self);
+  PyObject_GC_UnTrack(self);
+  hrx_graph_t* graph = ((hrx_py_graph_node_t*)self)->graph;
+  /* A last graph reference frees buffers (which wait for queued work) and
+   * callables (which take the GIL themselves). */
+  Py_BEGIN_ALLOW_THREADS
+  hrx_graph_release(graph);
+  Py_END_ALLOW_THREADS
+  type->tp_free(self);
+  Py_DECREF(type);
+}
+
+static PyObject* hrx_py_graph_node_get_index(PyObject* self, void* closure) {
+  (void)closure;
+  return PyLong_FromSize_t(
+      hrx_graph_node_index(((hrx_py_graph_node_t*)self)->node));
+}
+
+static PyObject* hrx_py_graph_node_repr(PyObject* self) {
+  return PyUnicode_FromFormat(
+      "<hrx.GraphNode %zu>",
+      hrx_graph_node_index(((hrx_py_graph_node_t*)self)->node));
+}
+
+static PyGetSetDef hrx_py_graph_node_getset[] = {
+    {"index", hrx_py_graph_node_get_index, NULL,
+     "position of the node in its graph's recording order", NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+static PyType_Slot hrx_py_graph_node_slots[] = {
+    {Py_tp_doc, "A node of an hrx.Graph, returned by Graph.copy(), fill() "
+                "and callback(); name it in after= of later nodes."},
+    {Py_tp_dealloc, hrx_py_graph_node_dealloc},
+    {Py_tp_traverse, hrx_py_graph_traverse},
+    {Py_tp_getset, hrx_py_graph_node_getset},
+    {Py_tp_repr, hrx_py_graph_node_repr},
+    {0, NULL},
+};
+
+static PyType_Spec hrx_py_graph_node_spec = {
+    .name = "hrx.GraphNode",
+    .basicsize = sizeof(hrx_py_graph_node_t),
+    .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC |
+             Py_TPFLAGS_IMMUTABLETYPE | Py_TPFLAGS_DISALLOW_INSTANTIATION,
+    .slots = hrx_py_graph_node_slots,
+};
+
+/* ----------------------------------------------------------------- Graph */
+
+static void hrx_py_graph_close_handle(hrx_py_graph_t* self) {
+  hrx_graph_t* graph = self->graph;
+  self->graph = NULL;
+  if (graph) {
+    Py_BEGIN_ALLOW_THREADS
+    hrx_graph_release(graph);
+    Py_END_ALLOW_THREADS
+  }
+}
+
+static void hrx_py_graph_dealloc(PyObject* self) {
+  PyTypeObject* type = Py_TYPE(self);
+  PyObject_GC_UnTrack(self);
+  hrx_py_graph_close_handle((hrx_py_graph_t*)self);
+  type->tp_free(self);
+  Py_DECREF(type);
+}
+
+/* The graph RETAINED for a call that releases the GIL, or NULL with the
+ * closed error. Call after converting arguments (they may run Python). */
+static hrx_graph_t* hrx_py_graph_hold(hrx_py_state_t* state, PyObject* self) {
+  hrx_graph_t* graph = ((hrx_py_graph_t*)self)->graph;
+  if (!graph) {
+    hrx_py_raise_closed(state, "graph");
+    return NULL;
+  }
+  hrx_graph_retain(graph);
+  return graph;
+}
+
+static void hrx_py_graph_drop(hrx_graph_t* graph) {
+  Py_BEGIN_ALLOW_THREADS
+  hrx_graph_release(graph);
+  Py_END_ALLOW_THREADS
+}
+
+/* Graph(device) */
+static PyObject* hrx_py_graph_new(PyTypeObject* type, PyObject* args,
+                                  PyObject* kwargs) {
+  static char* keywords[] = {"device", NULL};
+  PyObject* device_object = NULL;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O:Graph", keywords,
+                                   &device_object)) {
+    return NULL;
+  }
+  hrx_py_state_t* state = hrx_py_state_from_type(type);
+  if (!state) return NULL;
+  hrx_device_t* device = hrx_py_device_unwrap(state, device_object);
+  if (!device) return NULL;
+  hrx_graph_t* graph = NULL;
+  hrx_status_t status = hrx_graph_create(device, &graph);
+  if (status) return hrx_py_raise(state, status);
+  hrx_py_graph_t* self = PyObject_GC_New(hrx_py_graph_t, type);
+  if (!self) {
+    hrx_py_graph_drop(graph);
+    return NULL;
+  }
+  self->graph = graph;
+  PyObject_GC_Track(self);
+  return (PyObject*)self;
+}
+
+/* The dependencies named by `after` (an iterable of GraphNode). On success
+ * *out_nodes is a new array (PyMem_Free it) and *out_keep a sequence that
+ * keeps the node objects, and so their graphs, alive. */
+static int hrx_py_graph_after(hrx_py_state_t* state, PyObject* after,
+                              PyObject** out_keep, hrx_graph_node_t*** out_nodes,
+                              Py_ssize_t* out_count) {
+  *out_keep = NULL;
+  *out_nodes = NULL;
+  *out_count = 0;
+  if (!after) return 0;
+  if (after == Py_None || PyUnicode_Check(after) || PyBytes_Check(after)) {
+    PyErr_Format(PyExc_TypeError,
+                 "after must be an iterable of hrx.GraphNode (e.g. a list), "
+                 "not %.100s",
+                 Py_TYPE(after)->tp_name);
+    return -1;
+  }
+  PyObject* sequence = PySequence_Fast(
+      after, "after must be an iterable of hrx.GraphNode (e.g. a list)");
+  if (!sequence) return -1;
+  Py_ssize_t n = PySequence_Fast_GET_SIZE(sequence);
+  hrx_graph_node_t** nodes = PyMem_Calloc(n ? (size_t)n : 1, sizeof(*nodes));
+  if (!nodes) {
+    Py_DECREF(sequence);
+    PyErr_NoMemory();
+    return -1;
+  }
+  for (Py_ssize_t i = 0; i < n; ++i) {
+    PyObject* item = PySequence_Fast_GET_ITEM(sequence, i);
+    if (!PyObject_TypeCheck(item, state->graph_node_type)) {
+      PyErr_Format(PyExc_TypeError,
+                   "after[%zd] must be an hrx.GraphNode, not %.100s", i,
+                   Py_TYPE(item)->tp_name);
+      PyMem_Free(nodes);
+      Py_DECREF(sequence);
+      return -1;
+    }
+    nodes[i] = ((hrx_py_graph_node_t*)item)->node;
+  }
+  *out_keep = sequence;
+  *out_nodes = nodes;
+  *out_count = n;
+  return 0;
+}
+
+typedef enum { HRX_PY_GRAPH_COPY, HRX_PY_GRAPH_FILL, HRX_PY_GRAPH_CALLBACK }
+    hrx_py_graph_op_t;
+
+/* Records one node; the arguments are converted before the graph is held. */
+static PyObject* hrx_py_graph_record(PyObject* self, hrx_py_graph_op_t op,
+                                     PyObject* first, PyObject* second,
+                                     PyObject* after) {
+  hrx_py_state_t* state = hrx_py_state_from_type(Py_TYPE(self));
+  int64_t byte = 0;
+  if (op == HRX_PY_GRAPH_FILL) {
+    if (hrx_py_arg_int64(state, second, "fill byte", &byte) < 0) return NULL;
+    if (byte < 0 || byte > 255) {
+      PyErr_Format(state->errors[HRX_STATUS_INVALID_ARGUMENT],
+                   "fill byte must be between 0 and 255; got %lld",
+                   (long long)byte);
+      return NULL;
+    }
+  }
+  if (op == HRX_PY_GRAPH_CALLBACK && !PyCallable_Check(first)) {
+    PyErr_Format(PyExc_TypeError, "callback must be callable, not %.100s",
+                 Py_TYPE(first)->tp_name);
+    return NULL;
+  }
+  PyObject* keep = NULL;
+  hrx_graph_node_t** nodes = NULL;
+  Py_ssize_t count = 0;
+  if (hrx_py_graph_after(state, after, &keep, &nodes, &count) < 0) return NULL;
+  hrx_view_t dst = {0}, src = {0};
+  hrx_graph_t* graph = NULL;
+  bool ok = true;
+  if (op == HRX_PY_GRAPH_COPY) {
+    ok = hrx_py_buffer_view(state, first, "copy destination", &dst) == 0 &&
+         hrx_py_buffer_view(state, second, "copy source", &src) == 0;
+  } else if (op == HRX_PY_GRAPH_FILL) {
+    ok = hrx_py_buffer_view(state, first, "fill destination", &dst) == 0;
+  }
+  if (ok) {
+    graph = hrx_py_graph_hold(state, self);
+    ok = graph != NULL;
+  }
+  hrx_graph_node_t* node = NULL;
+  hrx_status_t status = NULL;
+  if (ok) {
+    if (op == HRX_PY_GRAPH_CALLBACK) {
+      /* The graph owns this reference once the node is recorded. */
+      Py_INCREF(first);
+      status = hrx_graph_add_host(graph, hrx_py_graph_trampoline, first,
+                                  hrx_py_graph_decref, nodes, (size_t)count,
+                                  &node);
+      if (status) Py_DECREF(first);
+    } else {
+      Py_BEGIN_ALLOW_THREADS
+      status = op == HRX_PY_GRAPH_COPY
+                   ? hrx_graph_add_copy(graph, dst, src, nodes, (size_t)count,
+                                        &node)
+                   : hrx_graph_add_fill(graph, dst, (uint8_t)byte, nodes,
+                                        (size_t)count, &node);
+      Py_END_ALLOW_THREADS
+    }
+  }
+  PyObject* result = NULL;
+  if (ok && !status) result = hrx_py_graph_node_wrap(state, graph, node);
+  Py_BEGIN_ALLOW_THREADS
+  hrx_py_release_held(NULL, dst.buffer, src.buffer, NULL);
+  hrx_graph_release(graph);
+  Py_END_ALLOW_THREADS
+  PyMem_Free(nodes);
+  Py_XDECREF(keep);
+  if (status) return hrx_py_raise(state, status);
+  return result;
+}
+
+static PyObject* hrx_py_graph_copy(PyObject* self, PyObject* args,
+                                   PyObject* kwargs) {
+  static char* keywords[] = {"dst", "src", "after", NULL};
+  PyObject *dst, *src, *after = NULL;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO|$O:copy", keywords, &dst,
+                                   &src, &after)) {
+    return NULL;
+  }
+  return hrx_py_graph_record(self, HRX_PY_GRAPH_COPY, dst, src, after);
+}
+
+static PyObject* hrx_py_graph_fill(PyObject* self, PyObject* args,
+                                   PyObject* kwargs) {
+  static char* keywords[] = {"dst", "byte", "after", NULL};
+  PyObject *dst, *byte, *after = NULL;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO|$O:fill", keywords, &dst,
+                                   &byte, &after)) {
+    return NULL;
+  }
+  return hrx_py_graph_record(self, HRX_PY_GRAPH_FILL, dst, byte, after);
+}
+
+static PyObject* hrx_py_graph_callback(PyObject* self, PyObject* args,
+                                       PyObject* kwargs) {
+  static char* keywords[] = {"fn", "after", NULL};
+  PyObject *fn, *after = NULL;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|$O:callback", keywords,
+                                   &fn, &after)) {
+    return NULL;
+  }
+  return hrx_py_graph_record(self, HRX_PY_GRAPH_CALLBACK, fn, NULL, after);
+}
+
+static PyObject* hrx_py_graph_add_dependency(PyObject* self, PyObject* args,
+                                             PyObject* kwargs) {
+  static char* keywords[] = {"node", "after", NULL};
+  PyObject *node_object, *after_object;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO:add_dependency", keywords,
+                                   &node_object, &after_object)) {
+    return NULL;
+  }
+  hrx_py_state_t* state = hrx_py_state_from_type(Py_TYPE(self));
+  PyObject* objects[2] = {node_object, after_object};
+  const char* names[2] = {"node", "after"};
+  for (int i = 0; i < 2; ++i) {
+    if (!PyObject_TypeCheck(objects[i], state->graph_node_type)) {
+      PyErr_Format(PyExc_TypeError, "%s must be an hrx.GraphNode, not %.100s",
+                   names[i], Py_TYPE(objects[i])->tp_name);
+      return NULL;
+    }
+  }
+  hrx_graph_t* graph = hrx_py_graph_hold(state, self);
+  if (!graph) return NULL;
+  hrx_status_t status = hrx_graph_add_dependency(
+      graph, ((hrx_py_graph_node_t*)node_object)->node,
+      ((hrx_py_graph_node_t*)after_object)->node);
+  hrx_py_graph_drop(graph);
+  if (status) return hrx_py_raise(state, status);
+  Py_RETURN_NONE;
+}
+
+static PyObject* hrx_py_graph_launch(PyObject* self, PyObject* stream_object) {
+  hrx_py_state_t* state = hrx_py_state_from_type(Py_TYPE(self));
+  hrx_stream_t* stream = hrx_py_stream_unwrap(state, stream_object);
+  if (!stream) return NULL;
+  hrx_graph_t* graph = hrx_py_graph_hold(state, self);
+  if (!graph) return NULL;
+  hrx_stream_retain(stream);
+  hrx_completion_t* completion = NULL;
+  hrx_status_t status;
+  Py_BEGIN_ALLOW_THREADS
+  status = hrx_graph_launch(graph, stream, &completion);
+  hrx_stream_release(stream);
+  hrx_graph_release(graph);
+  Py_END_ALLOW_THREADS
+  if (status) return hrx_py_raise(state, status);
+  if (!completion) Py_RETURN_NONE;
+  return hrx_py_completion_wrap(state, completion);
+}
+
+static PyObject* hrx_py_graph_close(PyObject* self, PyObject* unused) {
+  (void)unused;
+  hrx_py_graph_close_handle((hrx_py_graph_t*)self);
+  Py_RETURN_NONE;
+}
+
+static PyObject* hrx_py_graph_enter(PyObject* self, PyObject* unused) {
+  (void)unused;
+  hrx_py_state_t* state = hrx_py_state_from_type(Py_TYPE(self));
+  if (!((hrx_py_graph_t*)self)->graph) {
+    hrx_py_raise_closed(state, "graph");
+    return NULL;
+  }
+  return Py_NewRef(self);
+}
+
+static PyObject* hrx_py_graph_exit(PyObject* self, PyObject* args) {
+  (void)args;
+  hrx_py_graph_close_handle((hrx_py_graph_t*)self);
+  Py_RETURN_FALSE;
+}
+
+static hrx_graph_t* hrx_py_graph_get(PyObject* self, hrx_py_state_t** out) {
+  *out = hrx_py_state_from_type(Py_TYPE(self));
+  hrx_graph_t* graph = ((hrx_py_graph_t*)self)->graph;
+  if (!graph && *out) hrx_py_raise_closed(*out, "graph");
+  return graph;
+}
+
+static PyObject* hrx_py_graph_get_device(PyObject* self, void* closure) {
+  (void)closure;
+  hrx_py_state_t* state;
+  hrx_graph_t* graph = hrx_py_graph_get(self, &state);
+  if (!graph) return NULL;
+  hrx_device_t* device = hrx_graph_device(graph);
+  hrx_device_retain(device);
+  return hrx_py_device_wrap(state, device);
+}
+
+static PyObject* hrx_py_graph_get_node_count(PyObject* self, void* closure) {
+  (void)closure;
+  hrx_py_state_t* state;
+  hrx_graph_t* graph = hrx_py_graph_get(self, &state);
+  if (!graph) return NULL;
+  return PyLong_FromSize_t(hrx_graph_node_count(graph));
+}
+
+static PyObject* hrx_py_graph_get_native(PyObject* self, void* closure) {
+  (void)closure;
+  hrx_py_state_t* state;
+  hrx_graph_t* graph = hrx_py_graph_get(self, &state);
+  if (!graph) return NULL;
+  return PyBool_FromLong(hrx_graph_is_native(graph));
+}
+
+static PyObject* hrx_py_graph_get_closed(PyObject* self, void* closure) {
+  (void)closure;
+  return PyBool_FromLong(((hrx_py_graph_t*)self)->graph == NULL);
+}
+
+static PyMethodDef hrx_py_graph_methods[] = {
+    {"copy", (PyCFunction)(void (*)(void))hrx_py_graph_copy,
+     METH_VARARGS | METH_KEYWORDS,
+     "copy(dst, src, *, after=()) -> GraphNode: a device copy between equal, "
+     "non-overlapping views, run after the nodes in after."},
+    {"fill", (PyCFunction)(void (*)(void))hrx_py_graph_fill,
+     METH_VARARGS | METH_KEYWORDS,
+     "fill(dst, byte, *, after=()) -> GraphNode: set every byte of dst "
+     "(0..255), after the nodes in after."},
+    {"callback", (PyCFunction)(void (*)(void))hrx_py_graph_callback,
+     METH_VARARGS | METH_KEYWORDS,
+     "callback(fn, *, after=()) -> GraphNode: call fn() on a host worker "
+     "thread once the nodes in after are done; nodes after it wait for it. "
+     "An exception is re-raised by the launch's Completion.result(). fn "
+     "must not submit, allocate or wait on hrx objects "
+     "(FailedPreconditionError)."},
+    {"add_dependency", (PyCFunction)(void (*)(void))hrx_py_graph_add_dependency,
+     METH_VARARGS | METH_KEYWORDS,
+     "add_dependency(node, after): node runs after `after` (refused if it "
+     "would close a cycle)."},
+    {"launch", hrx_py_graph_launch, METH_O,
+     "launch(stream) -> Completion | None: run the graph on the stream, after "
+     "its earlier work and before its later work. Graphs with host "
+     "callbacks return a Completion; device-only graphs return None (record "
+     "an event on the stream to wait for them). The first launch seals the "
+     "graph."},
+    {"close", hrx_py_graph_close, METH_NOARGS,
+     "close(): drop this handle; launches in flight still complete."},
+    {"__enter__", hrx_py_graph_enter, METH_NOARGS, NULL},
+    {"__exit__", hrx_py_graph_exit, METH_VARARGS, NULL},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyGetSetDef hrx_py_graph_getset[] = {
+    {"device", hrx_py_graph_get_device, NULL, "the graph's device", NULL},
+    {"node_count", hrx_py_graph_get_node_count, NULL, "nodes recorded", NULL},
+    {"native", hrx_py_graph_get_native, NULL,
+     "whether launches run as one native graph (hip, device work only); "
+     "known after the first launch",
+     NULL},
+    {"closed", hrx_py_graph_get_closed, NULL, "whether close() was called",
+     NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+static PyType_Slot hrx_py_graph_slots[] = {
+    {Py_tp_doc, "Graph(device): copies, fills and host callbacks recorded "
+                "with explicit dependencies (after=[nodes]) and launched on "
+                "streams of the device any number of times with "
+                "graph.launch(stream). The graph keeps its buffers alive."},
+    {Py_tp_new, hrx_py_graph_new},
+    {Py_tp_dealloc, hrx_py_graph_dealloc},
+    {Py_tp_traverse, hrx_py_graph_traverse},
+    {Py_tp_methods, hrx_py_graph_methods},
+    {Py_tp_getset, hrx_py_graph_getset},
+    {0, NULL},
+};
+
+static PyType_Spec hrx_py_graph_spec = {
+    .name = "hrx.Graph",
+    .basicsize = sizeof(hrx_py_graph_t),
+    .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_IMMUTABLETYPE,
+    .slots = hrx_py_graph_slots,
+};
+
+int hrx_py_graph_register(PyObject* module, hrx_py_state_t* state) {
+  state->graph_node_type = (PyTypeObject*)PyType_FromModuleAndSpec(
+      module, &hrx_py_graph_node_spec, NULL);
+  if (!state->graph_node_type ||
+      PyModule_AddObjectRef(module, "GraphNode",
+                            (PyObject*)state->graph_node_type) < 0) {
+    return -1;
+  }
+  state->graph_type = (PyTypeObject*)PyType_FromModuleAndSpec(
+      module, &hrx_py_graph_spec, NULL);
+  if (!state->graph_type) return -1;
+  return PyModule_AddObjectRef(module, "Graph", (PyObject*)state->graph_type);
+}
