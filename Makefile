@@ -13,7 +13,7 @@ SWEEP_ARGS ?=
 # The runtime's contract tests, run a second time with batching off.
 CONFORMANCE_TESTS := test_pool_contract.py test_stream_ops.py \
   test_event_ordering.py test_bad_input.py test_host_backend.py \
-  test_batching.py
+  test_batching.py test_graph.py
 
 .PHONY: test bench venv test-c test-python clean
 
