@@ -9,7 +9,8 @@ ROOT = os.path.dirname(os.path.abspath(__file__))
 
 def sources():
     patterns = ["csrc/core/*.c", "csrc/backends/host/*.c",
-                "csrc/backends/hip/*.c", "csrc/python/*.c"]
+                "csrc/backends/hip/*.c", "csrc/backends/fault/*.c",
+                "csrc/python/*.c"]
     found = []
     for pattern in patterns:
         found += sorted(glob.glob(os.path.join(ROOT, pattern)))

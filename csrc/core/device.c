@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "backend_registry.h"
+#include "backends/fault/fault_backend.h"
 #include "completion.h"
 #include "status.h"
 #include "stream.h"
@@ -51,7 +52,12 @@ static hrx_status_t hrx_device_create(const hrx_backend_t* backend_type,
   device->index = index;
   hrx_status_t status = backend_type->device_open(index, &device->backend);
   if (!status) {
-    status = device->backend->vtable->query_info(device->backend, &device->info);
+    /* $HRX_FAULTS: the fault-injecting wrapper (tests only). */
+    status = hrx_fault_wrap_from_env(&device->backend);
+    if (!status) {
+      status =
+          device->backend->vtable->query_info(device->backend, &device->info);
+    }
     if (status) device->backend->vtable->destroy(device->backend);
   }
   if (status) {

@@ -1,0 +1,466 @@
+/* The fault-injecting wrapper described in fault_backend.h. Queues are
+ * wrapped (queue_native_handle receives no device, so the queue must carry
+ * its way to the wrapped backend); events and memory pass through as the
+ * wrapped backend's own handles. */
+#include "backends/fault/fault_backend.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/status.h"
+
+typedef enum hrx_fault_op_e {
+  HRX_FAULT_ALLOC,
+  HRX_FAULT_HOST_ALLOC,
+  HRX_FAULT_QUEUE_CREATE,
+  HRX_FAULT_COPY,
+  HRX_FAULT_FILL,
+  HRX_FAULT_UPLOAD,
+  HRX_FAULT_DOWNLOAD,
+  HRX_FAULT_EVENT_CREATE,
+  HRX_FAULT_EVENT_RECORD,
+  HRX_FAULT_WAIT_EVENT,
+  HRX_FAULT_SYNCHRONIZE,
+  HRX_FAULT_EVENT_SYNCHRONIZE,
+  HRX_FAULT_OP_COUNT,
+} hrx_fault_op_t;
+
+static const char* const hrx_fault_op_names[HRX_FAULT_OP_COUNT] = {
+    "alloc",        "host_alloc",   "queue_create", "copy",
+    "fill",         "upload",       "download",     "event_create",
+    "event_record", "wait_event",   "synchronize",  "event_synchronize",
+};
+
+#define HRX_FAULT_GRAMMAR                                                    \
+  "expected comma-separated OP:K (fail the K-th call), OP:K+ (the K-th and " \
+  "later), OP:P%% (with probability P percent), seed:N or none; OP is one "   \
+  "of alloc, host_alloc, queue_create, copy, fill, upload, download, "       \
+  "event_create, event_record, wait_event, synchronize, event_synchronize"
+
+enum { HRX_FAULT_MAX_RULES = 32 };
+
+typedef enum { HRX_FAULT_NTH, HRX_FAULT_FROM, HRX_FAULT_PERCENT } hrx_fault_kind_t;
+
+typedef struct {
+  hrx_fault_op_t op;
+  hrx_fault_kind_t kind;
+  uint64_t k;       /* NTH, FROM: call number */
+  double percent;   /* PERCENT */
+} hrx_fault_rule_t;
+
+typedef struct hrx_fault_device_s {
+  hrx_backend_device_t base;        /* first member */
+  hrx_backend_device_t* inner;      /* owned */
+  int rule_count;
+  hrx_fault_rule_t rules[HRX_FAULT_MAX_RULES];
+  atomic_uint_fast64_t calls[HRX_FAULT_OP_COUNT];
+  pthread_mutex_t rng_mutex;
+  uint64_t rng;                     /* xorshift64 state; rng_mutex */
+} hrx_fault_device_t;
+
+typedef struct hrx_fault_queue_s {
+  hrx_native_queue_t* inner;        /* owned by the wrapped backend */
+  hrx_backend_device_t* device;     /* borrowed: the wrapped device */
+} hrx_fault_queue_t;
+
+static atomic_llong hrx_fault_live_queues;
+static atomic_llong hrx_fault_live_events;
+static atomic_llong hrx_fault_live_allocations;
+static atomic_llong hrx_fault_live_host_allocations;
+static atomic_llong hrx_fault_live_devices;
+static atomic_llong hrx_fault_injected;
+
+void hrx_fault_query_counts(hrx_fault_counts_t* out_counts) {
+  out_counts->queues = atomic_load(&hrx_fault_live_queues);
+  out_counts->events = atomic_load(&hrx_fault_live_events);
+  out_counts->allocations = atomic_load(&hrx_fault_live_allocations);
+  out_counts->host_allocations = atomic_load(&hrx_fault_live_host_allocations);
+  out_counts->devices = atomic_load(&hrx_fault_live_devices);
+  out_counts->faults_injected = atomic_load(&hrx_fault_injected);
+}
+
+static hrx_fault_device_t* hrx_fault_cast(hrx_backend_device_t* device) {
+  return (hrx_fault_device_t*)device;
+}
+
+static hrx_fault_queue_t* hrx_fault_queue_of(hrx_native_queue_t* queue) {
+  return (hrx_fault_queue_t*)queue;
+}
+
+#define HRX_INNER(base) (hrx_fault_cast(base)->inner)
+#define HRX_INNER_VT(base) (HRX_INNER(base)->vtable)
+#define HRX_INNER_QUEUE(queue) (hrx_fault_queue_of(queue)->inner)
+
+/* ------------------------------------------------------------------ rules */
+
+static hrx_status_t hrx_fault_parse_rule(const char* text, size_t length,
+                                         hrx_fault_device_t* device,
+                                         bool* out_seeded) {
+  char rule[96];
+  if (length == 0 || length >= sizeof(rule)) {
+    return hrx_make_status(HRX_STATUS_INVALID_ARGUMENT,
+                           "HRX_FAULTS rule '%.*s' is %s; " HRX_FAULT_GRAMMAR,
+                           (int)(length > 40 ? 40 : length), text,
+                           length ? "too long" : "empty");
+  }
+  memcpy(rule, text, length);
+  rule[length] = '\0';
+  if (strcmp(rule, "none") == 0) return NULL;
+  char* colon = strchr(rule, ':');
+  if (!colon || colon[1] == '\0') {
+    return hrx_make_status(HRX_STATUS_INVALID_ARGUMENT,
+                           "HRX_FAULTS rule '%s' has no ':VALUE'; "
+                           HRX_FAULT_GRAMMAR, rule);
+  }
+  *colon = '\0';
+  const char* value = colon + 1;
+  char* end = NULL;
+  if (strcmp(rule, "seed") == 0) {
+    errno = 0;
+    unsigned long long seed = strtoull(value, &end, 10);
+    if (errno || *end || value[0] == '-') {
+      return hrx_make_status(HRX_STATUS_INVALID_ARGUMENT,
+                             "HRX_FAULTS seed '%s' is not a non-negative "
+                             "integer; " HRX_FAULT_GRAMMAR, value);
+    }
+    /* xorshift64 needs a non-zero state. */
+    device->rng = seed * 0x9E3779B97F4A7C15ull + 1;
+    if (!device->rng) device->rng = 1;
+    *out_seeded = true;
+    return NULL;
+  }
+  int op = -1;
+  for (int i = 0; i < HRX_FAULT_OP_COUNT; ++i) {
+    if (strcmp(rule, hrx_fault_op_names[i]) == 0) op = i;
+  }
+  if (op < 0) {
+    return hrx_make_status(HRX_STATUS_INVALID_ARGUMENT,
+                           "HRX_FAULTS names unknown call '%s'; "
+                           HRX_FAULT_GRAMMAR, rule);
+  }
+  if (device->rule_count == HRX_FAULT_MAX_RULES) {
+    return hrx_make_status(HRX_STATUS_INVALID_ARGUMENT,
+                           "HRX_FAULTS has more than %d rules",
+                           HRX_FAULT_MAX_RULES);
+  }
+  hrx_fault_rule_t parsed = {.op = (hrx_fault_op_t)op};
+  size_t n = strlen(value);
+  errno = 0;
+  if (value[n - 1] == '%') {
+    double percent = strtod(value, &end);
+    if (errno || end != value + n - 1 || !(percent > 0.0) || percent > 100.0) {
+      return hrx_make_status(HRX_STATUS_INVALID_ARGUMENT,
+                             "HRX_FAULTS probability '%s' for %s must be a "
+                             "percentage in (0, 100]; " HRX_FAULT_GRAMMAR,
+                             value, rule);
+    }
+    parsed.kind = HRX_FAULT_PERCENT;
+    parsed.percent = percent;
+  } else {
+    bool from = value[n - 1] == '+';
+    unsigned long long k = strtoull(value, &end, 10);
+    if (errno || end != value + n - (from ? 1 : 0) || value[0] == '-' ||
+        k == 0) {
+      return hrx_make_status(HRX_STATUS_INVALID_ARGUMENT,
+                             "HRX_FAULTS call number '%s' for %s must be a "
+                             "positive integer (calls count from 1); "
+                             HRX_FAULT_GRAMMAR, value, rule);
+    }
+    parsed.kind = from ? HRX_FAULT_FROM : HRX_FAULT_NTH;
+    parsed.k = k;
+  }
+  device->rules[device->rule_count++] = parsed;
+  return NULL;
+}
+
+static hrx_status_t hrx_fault_parse(const char* spec,
+                                    hrx_fault_device_t* device) {
+  bool seeded = false;
+  device->rng = 0x9E3779B97F4A7C16ull;
+  const char* p = spec;
+  for (;;) {
+    const char* comma = strchr(p, ',');
+    size_t length = comma ? (size_t)(comma - p) : strlen(p);
+    HRX_RETURN_IF_ERROR(hrx_fault_parse_rule(p, length, device, &seeded));
+    if (!comma) break;
+    p = comma + 1;
+  }
+  return NULL;
+}
+
+static double hrx_fault_random_percent(hrx_fault_device_t* device) {
+  pthread_mutex_lock(&device->rng_mutex);
+  uint64_t x = device->rng;
+  x ^= x << 13;
+  x ^= x >> 7;
+  x ^= x << 17;
+  device->rng = x;
+  pthread_mutex_unlock(&device->rng_mutex);
+  return (double)(x >> 11) * (100.0 / 9007199254740992.0);
+}
+
+/* Counts a call of `op`; returns the injected failure if a rule hits it. */
+static hrx_status_t hrx_fault_check(hrx_backend_device_t* base,
+                                    hrx_fault_op_t op) {
+  hrx_fault_device_t* device = hrx_fault_cast(base);
+  uint64_t call = atomic_fetch_add(&device->calls[op], 1) + 1;
+  bool hit = false;
+  for (int i = 0; i < device->rule_count && !hit; ++i) {
+    const hrx_fault_rule_t* rule = &device->rules[i];
+    if (rule->op != op) continue;
+    switch (rule->kind) {
+      case HRX_FAULT_NTH:
+        hit = call == rule->k;
+        break;
+      case HRX_FAULT_FROM:
+        hit = call >= rule->k;
+        break;
+      case HRX_FAULT_PERCENT:
+        hit = hrx_fault_random_percent(device) < rule->percent;
+        break;
+    }
+  }
+  if (!hit) return NULL;
+  atomic_fetch_add(&hrx_fault_injected, 1);
+  hrx_status_code_t code = HRX_STATUS_DEVICE_ERROR;
+  if (op == HRX_FAULT_ALLOC || op == HRX_FAULT_HOST_ALLOC) {
+    code = HRX_STATUS_OUT_OF_MEMORY;
+  } else if (op == HRX_FAULT_QUEUE_CREATE) {
+    code = HRX_STATUS_RESOURCE_EXHAUSTED;
+  }
+  return hrx_make_status(code, "injected fault: %s call #%llu failed (HRX_FAULTS)",
+                         hrx_fault_op_names[op], (unsigned long long)call);
+}
+
+/* ---------------------------------------------------------------- device */
+
+static void hrx_fault_destroy(hrx_backend_device_t* base) {
+  hrx_fault_device_t* device = hrx_fault_cast(base);
+  device->inner->vtable->destroy(device->inner);
+  pthread_mutex_destroy(&device->rng_mutex);
+  free(device);
+  atomic_fetch_sub(&hrx_fault_live_devices, 1);
+}
+
+static hrx_status_t hrx_fault_query_info(hrx_backend_device_t* base,
+                                         hrx_device_info_t* out_info) {
+  return HRX_INNER_VT(base)->query_info(HRX_INNER(base), out_info);
+}
+
+static hrx_status_t hrx_fault_query_free_memory(hrx_backend_device_t* base,
+                                                uint64_t* out_free_bytes) {
+  return HRX_INNER_VT(base)->query_free_memory(HRX_INNER(base), out_free_bytes);
+}
+
+/* ---------------------------------------------------------------- queues */
+
+static hrx_status_t hrx_fault_queue_create(hrx_backend_device_t* base,
+                                           hrx_native_queue_t** out_queue) {
+  HRX_RETURN_IF_ERROR(hrx_fault_check(base, HRX_FAULT_QUEUE_CREATE));
+  hrx_fault_queue_t* queue = calloc(1, sizeof(*queue));
+  if (!queue) {
+    return hrx_make_status(HRX_STATUS_OUT_OF_MEMORY,
+                           "cannot allocate a fault-wrapper queue");
+  }
+  hrx_status_t status =
+      HRX_INNER_VT(base)->queue_create(HRX_INNER(base), &queue->inner);
+  if (status) {
+    free(queue);
+    return status;
+  }
+  queue->device = HRX_INNER(base);
+  atomic_fetch_add(&hrx_fault_live_queues, 1);
+  *out_queue = (hrx_native_queue_t*)queue;
+  return NULL;
+}
+
+static void hrx_fault_queue_destroy(hrx_backend_device_t* base,
+                                    hrx_native_queue_t* queue) {
+  HRX_INNER_VT(base)->queue_destroy(HRX_INNER(base), HRX_INNER_QUEUE(queue));
+  free(queue);
+  atomic_fetch_sub(&hrx_fault_live_queues, 1);
+}
+
+static void* hrx_fault_queue_native_handle(hrx_native_queue_t* queue) {
+  hrx_fault_queue_t* wrapped = hrx_fault_queue_of(queue);
+  return wrapped->device->vtable->queue_native_handle(wrapped->inner);
+}
+
+static hrx_status_t hrx_fault_queue_synchronize(hrx_backend_device_t* base,
+                                                hrx_native_queue_t* queue) {
+  HRX_RETURN_IF_ERROR(hrx_fault_check(base, HRX_FAULT_SYNCHRONIZE));
+  return HRX_INNER_VT(base)->queue_synchronize(HRX_INNER(base),
+                                               HRX_INNER_QUEUE(queue));
+}
+
+/* ---------------------------------------------------------------- memory */
+
+static hrx_status_t hrx_fault_alloc(hrx_backend_device_t* base, uint64_t size,
+                                    void** out_ptr) {
+  HRX_RETURN_IF_ERROR(hrx_fault_check(base, HRX_FAULT_ALLOC));
+  HRX_RETURN_IF_ERROR(HRX_INNER_VT(base)->alloc(HRX_INNER(base), size, out_ptr));
+  atomic_fetch_add(&hrx_fault_live_allocations, 1);
+  return NULL;
+}
+
+static void hrx_fault_free(hrx_backend_device_t* base, void* ptr) {
+  if (!ptr) return;
+  HRX_INNER_VT(base)->free(HRX_INNER(base), ptr);
+  atomic_fetch_sub(&hrx_fault_live_allocations, 1);
+}
+
+static hrx_status_t hrx_fault_host_alloc(hrx_backend_device_t* base,
+                                         uint64_t size, void** out_ptr) {
+  HRX_RETURN_IF_ERROR(hrx_fault_check(base, HRX_FAULT_HOST_ALLOC));
+  HRX_RETURN_IF_ERROR(
+      HRX_INNER_VT(base)->host_alloc(HRX_INNER(base), size, out_ptr));
+  atomic_fetch_add(&hrx_fault_live_host_allocations, 1);
+  return NULL;
+}
+
+static void hrx_fault_host_free(hrx_backend_device_t* base, void* ptr) {
+  if (!ptr) return;
+  HRX_INNER_VT(base)->host_free(HRX_INNER(base), ptr);
+  atomic_fetch_sub(&hrx_fault_live_host_allocations, 1);
+}
+
+/* -------------------------------------------------------------- commands */
+
+static hrx_status_t hrx_fault_copy(hrx_backend_device_t* base,
+                                   hrx_native_queue_t* queue, void* dst,
+                                   const void* src, uint64_t length,
+                                   hrx_ticket_t* out_ticket) {
+  HRX_RETURN_IF_ERROR(hrx_fault_check(base, HRX_FAULT_COPY));
+  return HRX_INNER_VT(base)->copy(HRX_INNER(base), HRX_INNER_QUEUE(queue), dst,
+                                  src, length, out_ticket);
+}
+
+static hrx_status_t hrx_fault_fill(hrx_backend_device_t* base,
+                                   hrx_native_queue_t* queue, void* dst,
+                                   uint8_t byte, uint64_t length,
+                                   hrx_ticket_t* out_ticket) {
+  HRX_RETURN_IF_ERROR(hrx_fault_check(base, HRX_FAULT_FILL));
+  return HRX_INNER_VT(base)->fill(HRX_INNER(base), HRX_INNER_QUEUE(queue), dst,
+                                  byte, length, out_ticket);
+}
+
+static hrx_status_t hrx_fault_upload(hrx_backend_device_t* base,
+                                     hrx_native_queue_t* queue, void* dst,
+                                     const void* host_src, uint64_t length,
+                                     hrx_ticket_t* out_ticket) {
+  HRX_RETURN_IF_ERROR(hrx_fault_check(base, HRX_FAULT_UPLOAD));
+  return HRX_INNER_VT(base)->upload(HRX_INNER(base), HRX_INNER_QUEUE(queue),
+                                    dst, host_src, length, out_ticket);
+}
+
+static hrx_status_t hrx_fault_download(hrx_backend_device_t* base,
+                                       hrx_native_queue_t* queue,
+                                       void* host_dst, const void* src,
+                                       uint64_t length,
+                                       hrx_ticket_t* out_ticket) {
+  HRX_RETURN_IF_ERROR(hrx_fault_check(base, HRX_FAULT_DOWNLOAD));
+  return HRX_INNER_VT(base)->download(HRX_INNER(base), HRX_INNER_QUEUE(queue),
+                                      host_dst, src, length, out_ticket);
+}
+
+/* ---------------------------------------------------------------- events */
+
+static hrx_status_t hrx_fault_event_create(hrx_backend_device_t* base,
+                                           hrx_native_event_t** out_event) {
+  HRX_RETURN_IF_ERROR(hrx_fault_check(base, HRX_FAULT_EVENT_CREATE));
+  HRX_RETURN_IF_ERROR(
+      HRX_INNER_VT(base)->event_create(HRX_INNER(base), out_event));
+  atomic_fetch_add(&hrx_fault_live_events, 1);
+  return NULL;
+}
+
+static void hrx_fault_event_destroy(hrx_backend_device_t* base,
+                                    hrx_native_event_t* event) {
+  HRX_INNER_VT(base)->event_destroy(HRX_INNER(base), event);
+  atomic_fetch_sub(&hrx_fault_live_events, 1);
+}
+
+static hrx_status_t hrx_fault_event_record(hrx_backend_device_t* base,
+                                           hrx_native_queue_t* queue,
+                                           hrx_native_event_t* event,
+                                           hrx_ticket_t ticket) {
+  HRX_RETURN_IF_ERROR(hrx_fault_check(base, HRX_FAULT_EVENT_RECORD));
+  return HRX_INNER_VT(base)->event_record(HRX_INNER(base),
+                                          HRX_INNER_QUEUE(queue), event,
+                                          ticket);
+}
+
+static hrx_status_t hrx_fault_queue_wait_event(hrx_backend_device_t* base,
+                                               hrx_native_queue_t* queue,
+                                               hrx_native_event_t* event) {
+  HRX_RETURN_IF_ERROR(hrx_fault_check(base, HRX_FAULT_WAIT_EVENT));
+  return HRX_INNER_VT(base)->queue_wait_event(HRX_INNER(base),
+                                              HRX_INNER_QUEUE(queue), event);
+}
+
+static hrx_status_t hrx_fault_event_query(hrx_backend_device_t* base,
+                                          hrx_native_event_t* event,
+                                          bool* out_done) {
+  return HRX_INNER_VT(base)->event_query(HRX_INNER(base), event, out_done);
+}
+
+static hrx_status_t hrx_fault_event_synchronize(hrx_backend_device_t* base,
+                                                hrx_native_event_t* event) {
+  HRX_RETURN_IF_ERROR(hrx_fault_check(base, HRX_FAULT_EVENT_SYNCHRONIZE));
+  return HRX_INNER_VT(base)->event_synchronize(HRX_INNER(base), event);
+}
+
+static const hrx_backend_vtable_t hrx_fault_vtable = {
+    .destroy = hrx_fault_destroy,
+    .query_info = hrx_fault_query_info,
+    .query_free_memory = hrx_fault_query_free_memory,
+    .queue_create = hrx_fault_queue_create,
+    .queue_destroy = hrx_fault_queue_destroy,
+    .queue_native_handle = hrx_fault_queue_native_handle,
+    .queue_synchronize = hrx_fault_queue_synchronize,
+    .alloc = hrx_fault_alloc,
+    .free = hrx_fault_free,
+    .host_alloc = hrx_fault_host_alloc,
+    .host_free = hrx_fault_host_free,
+    .copy = hrx_fault_copy,
+    .fill = hrx_fault_fill,
+    .upload = hrx_fault_upload,
+    .download = hrx_fault_download,
+    .event_create = hrx_fault_event_create,
+    .event_destroy = hrx_fault_event_destroy,
+    .event_record = hrx_fault_event_record,
+    .queue_wait_event = hrx_fault_queue_wait_event,
+    .event_query = hrx_fault_event_query,
+    .event_synchronize = hrx_fault_event_synchronize,
+};
+
+hrx_status_t hrx_fault_wrap(const char* spec, hrx_backend_device_t* inner,
+                            hrx_backend_device_t** out_device) {
+  hrx_fault_device_t* device = calloc(1, sizeof(*device));
+  if (!device) {
+    return hrx_make_status(HRX_STATUS_OUT_OF_MEMORY,
+                           "cannot allocate a fault wrapper");
+  }
+  hrx_status_t status = hrx_fault_parse(spec, device);
+  if (status) {
+    free(device);
+    return status;
+  }
+  device->base.vtable = &hrx_fault_vtable;
+  device->inner = inner;
+  pthread_mutex_init(&device->rng_mutex, NULL);
+  for (int i = 0; i < HRX_FAULT_OP_COUNT; ++i) atomic_init(&device->calls[i], 0);
+  atomic_fetch_add(&hrx_fault_live_devices, 1);
+  *out_device = &device->base;
+  return NULL;
+}
+
+hrx_status_t hrx_fault_wrap_from_env(hrx_backend_device_t** inout_device) {
+  const char* spec = getenv("HRX_FAULTS");
+  if (!spec || !*spec) return NULL;
+  return hrx_fault_wrap(spec, *inout_device, inout_device);
+}

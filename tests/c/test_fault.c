@@ -1,0 +1,384 @@
+/* Fault injection ($HRX_FAULTS, csrc/backends/fault/) on the host backend:
+ * each injected failure surfaces with its documented code, leaves the pool
+ * and the live device consistent, and repeated faults leak no native object
+ * (queues, events, allocations, host allocations), counted by the wrapper.
+ * Also run under ASan+UBSan and TSan. Prints "N passed, M failed" last. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backends/fault/fault_backend.h"
+#include "hrx.h"
+
+static int hrx_test_passed = 0;
+static int hrx_test_failed = 0;
+
+#define CHECK(cond)                                                   \
+  do {                                                                \
+    if (cond) {                                                       \
+      hrx_test_passed++;                                              \
+    } else {                                                          \
+      hrx_test_failed++;                                              \
+      fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, \
+              #cond);                                                 \
+    }                                                                 \
+  } while (0)
+
+static void check_status(hrx_status_t status, hrx_status_code_t code,
+                         const char* part, const char* file, int line) {
+  bool ok = hrx_status_code(status) == code &&
+            (!part || strstr(hrx_status_message(status), part));
+  if (ok) {
+    hrx_test_passed++;
+  } else {
+    hrx_test_failed++;
+    fprintf(stderr, "%s:%d: expected %s%s%s, got %s: %s\n", file, line,
+            hrx_status_code_name(code), part ? " containing " : "",
+            part ? part : "", hrx_status_code_name(hrx_status_code(status)),
+            hrx_status_message(status));
+  }
+  hrx_status_free(status);
+}
+#define CHECK_CODE(expr, code, part) \
+  check_status((expr), (code), (part), __FILE__, __LINE__)
+#define CHECK_OK(expr) CHECK_CODE((expr), HRX_STATUS_OK, NULL)
+
+static hrx_device_t* open_with_faults(const char* spec) {
+  setenv("HRX_FAULTS", spec, 1);
+  hrx_device_t* device = NULL;
+  CHECK_OK(hrx_device_open("host", 0, &device));
+  unsetenv("HRX_FAULTS");
+  return device;
+}
+
+static hrx_view_t whole(hrx_buffer_t* buffer) {
+  hrx_view_t view = {buffer, 0, hrx_buffer_size(buffer)};
+  return view;
+}
+
+/* Every native object the wrapper saw is gone. */
+static void check_nothing_live(int line) {
+  hrx_fault_counts_t c;
+  hrx_fault_query_counts(&c);
+  bool ok = c.queues == 0 && c.events == 0 && c.allocations == 0 &&
+            c.host_allocations == 0 && c.devices == 0;
+  if (ok) {
+    hrx_test_passed++;
+  } else {
+    hrx_test_failed++;
+    fprintf(stderr,
+            "line %d: live after release: %lld queues, %lld events, %lld "
+            "allocations, %lld host allocations, %lld devices\n",
+            line, (long long)c.queues, (long long)c.events,
+            (long long)c.allocations, (long long)c.host_allocations,
+            (long long)c.devices);
+  }
+}
+#define CHECK_NOTHING_LIVE() check_nothing_live(__LINE__)
+
+static void test_bad_spec(void) {
+  const char* bad[] = {"alloc", "alloc:0", "alloc:x", "nosuch:1", "copy:150%",
+                       "copy:0%", "seed:-1", "alloc:1,,copy:2", "alloc:-2"};
+  for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); ++i) {
+    setenv("HRX_FAULTS", bad[i], 1);
+    hrx_device_t* device = NULL;
+    CHECK_CODE(hrx_device_open("host", 0, &device),
+               HRX_STATUS_INVALID_ARGUMENT, "HRX_FAULTS");
+    CHECK(device == NULL);
+  }
+  unsetenv("HRX_FAULTS");
+  CHECK_NOTHING_LIVE();
+}
+
+static void test_alloc_fault(void) {
+  hrx_device_t* device = open_with_faults("alloc:2,host_alloc:1");
+  hrx_buffer_t* a = NULL;
+  hrx_buffer_t* b = NULL;
+  hrx_buffer_t* c = NULL;
+  CHECK_OK(hrx_buffer_allocate(device, 64, &a));
+  CHECK_CODE(hrx_buffer_allocate(device, 64, &b), HRX_STATUS_OUT_OF_MEMORY,
+             "injected fault: alloc call #2");
+  CHECK(b == NULL);
+  CHECK_OK(hrx_buffer_allocate(device, 64, &c));
+  hrx_fault_counts_t counts;
+  hrx_fault_query_counts(&counts);
+  CHECK(counts.allocations == 2);
+  /* A read whose staging memory is refused submits nothing. */
+  hrx_stream_t* stream = NULL;
+  CHECK_OK(hrx_stream_create(device, &stream));
+  hrx_readback_t* readback = NULL;
+  CHECK_CODE(hrx_stream_read(stream, whole(a), &readback),
+             HRX_STATUS_OUT_OF_MEMORY, "host_alloc call #1");
+  CHECK(readback == NULL);
+  hrx_fault_query_counts(&counts);
+  CHECK(counts.host_allocations == 0 && counts.events == 0);
+  uint8_t out[64];
+  CHECK_OK(hrx_stream_fill(stream, whole(a), 3));
+  CHECK_OK(hrx_stream_read_blocking(stream, whole(a), out, sizeof(out)));
+  CHECK(out[0] == 3 && out[63] == 3);
+  hrx_stream_release(stream);
+  hrx_buffer_release(a);
+  hrx_buffer_release(c);
+  hrx_device_release(device);
+  CHECK_NOTHING_LIVE();
+}
+
+/* The k-th queue creation fails: the cursor stays, first use is not marked
+ * by a failure, and the next creation retries the same slot. */
+static void test_queue_create_fault(void) {
+  hrx_device_t* device = open_with_faults("queue_create:1,queue_create:3");
+  hrx_pool_info_t info;
+  hrx_stream_t* s[3] = {NULL, NULL, NULL};
+  CHECK_OK(hrx_device_set_stream_queue_count(device, 4));
+  CHECK_CODE(hrx_stream_create(device, &s[0]), HRX_STATUS_RESOURCE_EXHAUSTED,
+             "pool slot 0 of 4: injected fault: queue_create call #1");
+  hrx_device_query_pool(device, &info);
+  CHECK(!info.first_use && info.next_slot == 0 && info.queues_created == 0 &&
+        info.live_streams == 0);
+  /* Not first use yet: the count may still change. */
+  CHECK_OK(hrx_device_set_stream_queue_count(device, 2));
+  CHECK_OK(hrx_stream_create(device, &s[0]));
+  CHECK(hrx_stream_queue_index(s[0]) == 0);
+  CHECK_CODE(hrx_stream_create(device, &s[1]), HRX_STATUS_RESOURCE_EXHAUSTED,
+             "pool slot 1 of 2");
+  hrx_device_query_pool(device, &info);
+  CHECK(info.first_use && info.next_slot == 1 && info.queues_created == 1 &&
+        info.live_streams == 1);
+  CHECK_OK(hrx_stream_create(device, &s[1]));
+  CHECK(hrx_stream_queue_index(s[1]) == 1);
+  CHECK_OK(hrx_stream_create(device, &s[2]));
+  CHECK(hrx_stream_queue_index(s[2]) == 0);
+  hrx_fault_counts_t counts;
+  hrx_fault_query_counts(&counts);
+  CHECK(counts.queues == 2);
+  /* A second open shares the live device: HRX_FAULTS is read only when a
+   * live device is created. */
+  hrx_device_t* again = open_with_faults("none"); /* same live device */
+  CHECK(again == device);
+  hrx_device_release(again);
+  for (int i = 0; i < 3; ++i) hrx_stream_release(s[i]);
+  hrx_device_release(device);
+  CHECK_NOTHING_LIVE();
+}
+
+/* A failing native copy submits nothing: the bytes stay as they were and the
+ * stream keeps working. */
+static void test_command_faults(void) {
+  hrx_device_t* device =
+      open_with_faults("copy:2,fill:2,upload:1,download:1,wait_event:1,"
+                       "synchronize:1,event_synchronize:1");
+  hrx_stream_t* stream = NULL;
+  CHECK_OK(hrx_stream_create(device, &stream));
+  hrx_buffer_t* src = NULL;
+  hrx_buffer_t* dst = NULL;
+  CHECK_OK(hrx_buffer_allocate(device, 256, &src));
+  CHECK_OK(hrx_buffer_allocate(device, 256, &dst));
+  CHECK_OK(hrx_stream_fill(stream, whole(src), 0x11));
+  CHECK_CODE(hrx_stream_fill(stream, whole(dst), 0x22), HRX_STATUS_DEVICE_ERROR,
+             "fill call #2");
+  CHECK_OK(hrx_stream_fill(stream, whole(dst), 0x33));
+  CHECK_CODE(hrx_stream_synchronize(stream), HRX_STATUS_DEVICE_ERROR,
+             "synchronize call #1");
+  CHECK_OK(hrx_stream_synchronize(stream));
+  uint8_t data[256];
+  memset(data, 0x44, sizeof(data));
+  CHECK_CODE(hrx_stream_upload(stream, whole(src), data, sizeof(data)),
+             HRX_STATUS_DEVICE_ERROR, "upload call #1");
+  CHECK_OK(hrx_stream_copy(stream, whole(dst), whole(src)));
+  CHECK_CODE(hrx_stream_copy(stream, whole(src), whole(dst)),
+             HRX_STATUS_DEVICE_ERROR, "copy call #2");
+  uint8_t out[256];
+  CHECK_CODE(hrx_stream_read_blocking(stream, whole(dst), out, sizeof(out)),
+             HRX_STATUS_DEVICE_ERROR, "download call #1");
+  hrx_event_t* event = NULL;
+  CHECK_OK(hrx_stream_record_event(stream, &event));
+  CHECK_CODE(hrx_stream_wait_event(stream, event), HRX_STATUS_DEVICE_ERROR,
+             "wait_event call #1");
+  CHECK_CODE(hrx_event_synchronize(event), HRX_STATUS_DEVICE_ERROR,
+             "event_synchronize call #1");
+  CHECK_OK(hrx_stream_wait_event(stream, event));
+  CHECK_OK(hrx_event_synchronize(event));
+  hrx_event_release(event);
+  /* src was filled with 0x11 and never overwritten (upload failed); dst got
+   * the copy of src. */
+  CHECK_OK(hrx_stream_read_blocking(stream, whole(dst), out, sizeof(out)));
+  CHECK(out[0] == 0x11 && out[255] == 0x11);
+  CHECK_OK(hrx_stream_read_blocking(stream, whole(src), out, sizeof(out)));
+  CHECK(out[0] == 0x11 && out[255] == 0x11);
+  hrx_buffer_release(src);
+  hrx_buffer_release(dst);
+  hrx_stream_release(stream);
+  hrx_device_release(device);
+  CHECK_NOTHING_LIVE();
+}
+
+/* Failing event creation or recording leaves no event and no staging. */
+static void test_event_faults(void) {
+  hrx_device_t* device = open_with_faults(
+      "event_create:1,event_record:2,event_create:4,event_record:3");
+  hrx_stream_t* stream = NULL;
+  hrx_buffer_t* buffer = NULL;
+  CHECK_OK(hrx_stream_create(device, &stream));
+  CHECK_OK(hrx_buffer_allocate(device, 128, &buffer));
+  CHECK_OK(hrx_stream_fill(stream, whole(buffer), 9));
+  hrx_event_t* event = NULL;
+  CHECK_CODE(hrx_stream_record_event(stream, &event), HRX_STATUS_DEVICE_ERROR,
+             "event_create call #1");
+  CHECK(event == NULL);
+  CHECK_OK(hrx_stream_record_event(stream, &event)); /* create #2, record #1 */
+  hrx_event_release(event);
+  event = NULL;
+  CHECK_CODE(hrx_stream_record_event(stream, &event), HRX_STATUS_DEVICE_ERROR,
+             "event_record call #2"); /* create #3 */
+  CHECK(event == NULL);
+  hrx_fault_counts_t counts;
+  hrx_fault_query_counts(&counts);
+  CHECK(counts.events == 0);
+  /* Reads: event creation refused (#4), then recording refused (#3) after
+   * the download was published; the staging memory goes back either way. */
+  hrx_readback_t* readback = NULL;
+  CHECK_CODE(hrx_stream_read(stream, whole(buffer), &readback),
+             HRX_STATUS_DEVICE_ERROR, "event_create call #4");
+  CHECK_CODE(hrx_stream_read(stream, whole(buffer), &readback),
+             HRX_STATUS_DEVICE_ERROR, "event_record call #3");
+  CHECK(readback == NULL);
+  hrx_fault_query_counts(&counts);
+  CHECK(counts.events == 0 && counts.host_allocations == 0);
+  uint8_t out[128];
+  CHECK_OK(hrx_stream_read_blocking(stream, whole(buffer), out, sizeof(out)));
+  CHECK(out[0] == 9 && out[127] == 9);
+  hrx_buffer_release(buffer);
+  hrx_stream_release(stream);
+  hrx_device_release(device);
+  CHECK_NOTHING_LIVE();
+}
+
+/* Random programs under random faults of every kind: every failure has its
+ * documented code, and once everything is released nothing is left. */
+static long long test_repeated_faults(unsigned seed, int rounds) {
+  char spec[256];
+  snprintf(spec, sizeof(spec),
+           "seed:%u,alloc:10%%,host_alloc:10%%,queue_create:25%%,copy:10%%,"
+           "fill:10%%,upload:10%%,download:10%%,event_create:10%%,"
+           "event_record:10%%,wait_event:10%%,synchronize:5%%,"
+           "event_synchronize:5%%",
+           seed);
+  hrx_fault_counts_t before;
+  hrx_fault_query_counts(&before);
+  hrx_device_t* device = open_with_faults(spec);
+  /* One pool queue: streams touch the same buffers without events, which
+   * is race-free only when their work shares a queue (TSan runs this). */
+  CHECK_OK(hrx_device_set_stream_queue_count(device, 1));
+  enum { STREAMS = 6, BUFFERS = 4 };
+  hrx_stream_t* streams[STREAMS] = {0};
+  hrx_buffer_t* buffers[BUFFERS] = {0};
+  hrx_event_t* event = NULL;
+  int bad_codes = 0;
+  srand(seed);
+  for (int round = 0; round < rounds; ++round) {
+    int s = rand() % STREAMS;
+    int b = rand() % BUFFERS;
+    int c = (b + 1) % BUFFERS;
+    hrx_status_t status = NULL;
+    hrx_status_code_t allowed = HRX_STATUS_DEVICE_ERROR;
+    if (!streams[s]) {
+      status = hrx_stream_create(device, &streams[s]);
+      allowed = HRX_STATUS_RESOURCE_EXHAUSTED;
+    } else if (!buffers[b]) {
+      status = hrx_buffer_allocate(device, 512, &buffers[b]);
+      allowed = HRX_STATUS_OUT_OF_MEMORY;
+    } else {
+      uint8_t bytes[512];
+      memset(bytes, round & 0xff, sizeof(bytes));
+      hrx_readback_t* readback = NULL;
+      switch (rand() % 9) {
+        case 0:
+          if (buffers[c]) {
+            status = hrx_stream_copy(streams[s], whole(buffers[c]),
+                                     whole(buffers[b]));
+          }
+          break;
+        case 1:
+          status = hrx_stream_fill(streams[s], whole(buffers[b]), 1);
+          break;
+        case 2:
+          status = hrx_stream_upload(streams[s], whole(buffers[b]), bytes, 512);
+          break;
+        case 3:
+          status = hrx_stream_read(streams[s], whole(buffers[b]), &readback);
+          if (status && hrx_status_code(status) == HRX_STATUS_OUT_OF_MEMORY) {
+            allowed = HRX_STATUS_OUT_OF_MEMORY;
+          }
+          if (!status && rand() % 2) {
+            const uint8_t* got = NULL;
+            status = hrx_readback_wait(readback, &got);
+          }
+          hrx_readback_release(readback);
+          break;
+        case 4:
+          hrx_event_release(event);
+          event = NULL;
+          status = hrx_stream_record_event(streams[s], &event);
+          break;
+        case 5:
+          if (event) status = hrx_stream_wait_event(streams[s], event);
+          break;
+        case 6:
+          status = rand() % 2 ? hrx_stream_synchronize(streams[s])
+                              : (event ? hrx_event_synchronize(event) : NULL);
+          break;
+        case 7:
+          hrx_stream_release(streams[s]);
+          streams[s] = NULL;
+          break;
+        case 8:
+          hrx_buffer_release(buffers[b]);
+          buffers[b] = NULL;
+          break;
+      }
+    }
+    if (status) {
+      if (hrx_status_code(status) != allowed ||
+          !strstr(hrx_status_message(status), "injected fault")) {
+        if (bad_codes++ < 5) {
+          fprintf(stderr, "unexpected %s: %s\n",
+                  hrx_status_code_name(hrx_status_code(status)),
+                  hrx_status_message(status));
+        }
+      }
+      hrx_status_free(status);
+    }
+  }
+  CHECK(bad_codes == 0);
+  hrx_event_release(event);
+  for (int i = 0; i < STREAMS; ++i) hrx_stream_release(streams[i]);
+  for (int i = 0; i < BUFFERS; ++i) hrx_buffer_release(buffers[i]);
+  hrx_device_release(device);
+  CHECK_NOTHING_LIVE();
+  hrx_fault_counts_t after;
+  hrx_fault_query_counts(&after);
+  long long injected = after.faults_injected - before.faults_injected;
+  CHECK(injected > rounds / 50);
+  return injected;
+}
+
+int main(void) {
+  test_bad_spec();
+  test_alloc_fault();
+  test_queue_create_fault();
+  test_command_faults();
+  test_event_faults();
+  long long injected = 0;
+  int rounds = 0;
+  for (unsigned seed = 1; seed <= 8; ++seed) {
+    injected += test_repeated_faults(seed, 5000);
+    rounds += 5000;
+  }
+  hrx_fault_counts_t counts;
+  hrx_fault_query_counts(&counts);
+  printf("faults: %lld injected in total, %lld in %d random operations over 8 "
+         "seeds; nothing left alive\n",
+         (long long)counts.faults_injected, injected, rounds);
+  printf("%d passed, %d failed\n", hrx_test_passed, hrx_test_failed);
+  return hrx_test_failed ? 1 : 0;
+}
