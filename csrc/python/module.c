@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "args.h"
+#include "backends/fault/fault_backend.h"
 #include "backends/hip/hip_backend.h"
 
 static struct PyModuleDef hrx_py_module_def;
@@ -144,6 +145,21 @@ static PyObject* hrx_py_now_ns(PyObject* module, PyObject* unused) {
   return PyLong_FromUnsignedLongLong(hrx_now_ns());
 }
 
+/* Testing only: the fault wrapper's counts (csrc/backends/fault/). */
+static PyObject* hrx_py_testing_live_native_objects(PyObject* module,
+                                                    PyObject* unused) {
+  (void)module;
+  (void)unused;
+  hrx_fault_counts_t c;
+  hrx_fault_query_counts(&c);
+  return Py_BuildValue("{s:L,s:L,s:L,s:L,s:L,s:L}", "queues",
+                       (long long)c.queues, "events", (long long)c.events,
+                       "allocations", (long long)c.allocations,
+                       "host_allocations", (long long)c.host_allocations,
+                       "devices", (long long)c.devices, "faults_injected",
+                       (long long)c.faults_injected);
+}
+
 static PyMethodDef hrx_py_module_methods[] = {
     {"backends", hrx_py_backends, METH_NOARGS,
      "backends() -> list of {'name', 'available', 'reason', 'library', "
@@ -158,6 +174,12 @@ static PyMethodDef hrx_py_module_methods[] = {
     {"_interpreter_exiting", hrx_py_graph_interpreter_exiting, METH_NOARGS,
      "_interpreter_exiting(): called at exit (atexit); graph host callbacks "
      "still queued are skipped from then on."},
+    {"_testing_live_native_objects", hrx_py_testing_live_native_objects,
+     METH_NOARGS,
+     "_testing_live_native_objects() -> dict: TESTING ONLY, not API. Native "
+     "objects alive through the fault-injection wrapper ($HRX_FAULTS set "
+     "when the live device was created): queues, events, allocations, "
+     "host_allocations, devices, and faults_injected so far."},
     {NULL, NULL, 0, NULL},
 };
 
