@@ -203,6 +203,18 @@ struct hrx_backend_vtable_s {
                                hrx_ticket_t* out_ticket);
   void (*graph_destroy)(hrx_backend_device_t* device,
                         hrx_native_graph_t* graph);
+
+  /* Timed waits, so that callers can wait in slices (and handle signals
+   * between them). Each waits like queue_synchronize / event_synchronize
+   * for at most about timeout_ns, then sets *out_done to whether the work
+   * was done; a timeout cancels nothing. They sleep rather than spin for
+   * the whole timeout. */
+  hrx_status_t (*queue_wait_for)(hrx_backend_device_t* device,
+                                 hrx_native_queue_t* queue, uint64_t timeout_ns,
+                                 bool* out_done);
+  hrx_status_t (*event_wait_for)(hrx_backend_device_t* device,
+                                 hrx_native_event_t* event, uint64_t timeout_ns,
+                                 bool* out_done);
 };
 
 #ifdef __cplusplus

@@ -15,9 +15,18 @@
 #include "completion.h"
 #include "status.h"
 #include "stream.h"
+#include "wait.h"
+
+/* A cleanup put off until the device's queues are gone. */
+typedef struct hrx_deferred_s {
+  void (*cleanup)(hrx_backend_device_t* backend, void* object);
+  void* object;                    /* owned by the cleanup */
+  struct hrx_deferred_s* next;
+} hrx_deferred_t;
 
 struct hrx_device_s {
   int ref_count;                   /* guarded by hrx_registry_mutex */
+  hrx_deferred_t* deferred;        /* owned; guarded by hrx_registry_mutex */
   struct hrx_device_s* next;       /* registry list; guarded likewise */
   const hrx_backend_t* backend_type; /* static */
   int index;
@@ -125,8 +134,30 @@ void hrx_device_release(hrx_device_t* device) {
   /* No stream, buffer or event is left: they all held references. */
   hrx_flusher_destroy(device->flusher);
   hrx_queue_pool_deinitialize(&device->pool);
+  /* Every queue waited for its work: deferred cleanups cannot block. */
+  while (device->deferred) {
+    hrx_deferred_t* deferred = device->deferred;
+    device->deferred = deferred->next;
+    deferred->cleanup(device->backend, deferred->object);
+    free(deferred);
+  }
   device->backend->vtable->destroy(device->backend);
   free(device);
+}
+
+bool hrx_device_defer_cleanup(hrx_device_t* device,
+                              void (*cleanup)(hrx_backend_device_t* backend,
+                                              void* object),
+                              void* object) {
+  hrx_deferred_t* deferred = malloc(sizeof(*deferred));
+  if (!deferred) return false;
+  deferred->cleanup = cleanup;
+  deferred->object = object;
+  pthread_mutex_lock(&hrx_registry_mutex);
+  deferred->next = device->deferred;
+  device->deferred = deferred;
+  pthread_mutex_unlock(&hrx_registry_mutex);
+  return true;
 }
 
 hrx_backend_device_t* hrx_device_backend(hrx_device_t* device) {
@@ -191,6 +222,21 @@ hrx_status_t hrx_device_synchronize(hrx_device_t* device) {
   for (int i = 0; i < n; ++i) {
     HRX_RETURN_IF_ERROR(
         device->backend->vtable->queue_synchronize(device->backend, queues[i]));
+  }
+  return NULL;
+}
+
+hrx_status_t hrx_device_synchronize_hooked(hrx_device_t* device,
+                                           const hrx_wait_hook_t* hook,
+                                           bool* out_interrupted) {
+  *out_interrupted = false;
+  if (!hook) return hrx_device_synchronize(device);
+  hrx_native_queue_t* queues[HRX_MAX_STREAM_QUEUE_COUNT];
+  int n = hrx_queue_pool_snapshot(&device->pool, queues,
+                                  HRX_MAX_STREAM_QUEUE_COUNT);
+  for (int i = 0; i < n && !*out_interrupted; ++i) {
+    HRX_RETURN_IF_ERROR(hrx_wait_queue(device->backend, queues[i], NULL, hook,
+                                       out_interrupted));
   }
   return NULL;
 }

@@ -31,6 +31,15 @@ hrx_status_t hrx_device_check_same(hrx_device_t* expected,
                                    hrx_device_t* other, const char* role,
                                    const char* holder, const char* rule);
 
+/* Runs cleanup(backend, object) when the device is torn down, after its
+ * queues finished their work, instead of now: for objects whose release
+ * would otherwise block on work in flight. The caller must hold a reference
+ * to the device. Returns false (nothing registered) if memory runs out. */
+bool hrx_device_defer_cleanup(hrx_device_t* device,
+                              void (*cleanup)(hrx_backend_device_t* backend,
+                                              void* object),
+                              void* object);
+
 #ifdef __cplusplus
 }
 #endif

@@ -7,6 +7,7 @@
 #include "completion.h"
 #include "device.h"
 #include "status.h"
+#include "wait.h"
 
 struct hrx_event_s {
   atomic_int ref_count;
@@ -66,4 +67,13 @@ hrx_status_t hrx_event_synchronize(hrx_event_t* event) {
   HRX_RETURN_IF_ERROR(hrx_host_callback_check("waiting for an event"));
   hrx_backend_device_t* backend = hrx_device_backend(event->device);
   return backend->vtable->event_synchronize(backend, event->native);
+}
+
+hrx_status_t hrx_event_synchronize_hooked(hrx_event_t* event,
+                                          const hrx_wait_hook_t* hook,
+                                          bool* out_interrupted) {
+  *out_interrupted = false;
+  if (!hook) return hrx_event_synchronize(event);
+  return hrx_wait_native_event(hrx_device_backend(event->device), event->native,
+                               hook, out_interrupted);
 }

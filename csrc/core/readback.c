@@ -6,6 +6,7 @@
 #include "device.h"
 #include "status.h"
 #include "stream.h"
+#include "wait.h"
 
 struct hrx_readback_s {
   hrx_device_t* device;          /* retained */
@@ -93,8 +94,54 @@ hrx_status_t hrx_readback_wait(hrx_readback_t* readback,
   return NULL;
 }
 
+hrx_status_t hrx_readback_wait_hooked(hrx_readback_t* readback,
+                                      const hrx_wait_hook_t* hook,
+                                      const uint8_t** out_bytes,
+                                      bool* out_interrupted) {
+  *out_interrupted = false;
+  if (!hook) return hrx_readback_wait(readback, out_bytes);
+  HRX_RETURN_IF_ERROR(hrx_wait_native_event(
+      hrx_device_backend(readback->device), readback->event, hook,
+      out_interrupted));
+  if (!*out_interrupted) *out_bytes = readback->host;
+  return NULL;
+}
+
+static void hrx_readback_deferred_free(hrx_backend_device_t* backend,
+                                       void* readback) {
+  hrx_readback_free(readback, backend);
+}
+
+/* Releases a readback whose read may still be in flight without waiting:
+ * its staging memory goes back when the device is torn down. */
+static void hrx_readback_release_later(hrx_readback_t* readback) {
+  hrx_device_t* device = readback->device;
+  bool done = false;
+  hrx_status_t status = hrx_readback_query(readback, &done);
+  bool failed = status != NULL;
+  hrx_status_free(status);
+  if (failed || done ||
+      !hrx_device_defer_cleanup(device, hrx_readback_deferred_free,
+                                readback)) {
+    hrx_readback_release(readback);
+    return;
+  }
+  hrx_device_release(device);
+}
+
 hrx_status_t hrx_stream_read_blocking(hrx_stream_t* stream, hrx_view_t src,
                                       void* out, uint64_t capacity) {
+  bool interrupted = false;
+  return hrx_stream_read_blocking_hooked(stream, src, out, capacity, NULL,
+                                         &interrupted);
+}
+
+hrx_status_t hrx_stream_read_blocking_hooked(hrx_stream_t* stream,
+                                             hrx_view_t src, void* out,
+                                             uint64_t capacity,
+                                             const hrx_wait_hook_t* hook,
+                                             bool* out_interrupted) {
+  *out_interrupted = false;
   HRX_RETURN_IF_ERROR(hrx_stream_check_view(stream, src, "read source"));
   if (!out) {
     return hrx_make_status(HRX_STATUS_INVALID_ARGUMENT,
@@ -110,7 +157,12 @@ hrx_status_t hrx_stream_read_blocking(hrx_stream_t* stream, hrx_view_t src,
   hrx_readback_t* readback = NULL;
   HRX_RETURN_IF_ERROR(hrx_stream_read(stream, src, &readback));
   const uint8_t* bytes = NULL;
-  hrx_status_t status = hrx_readback_wait(readback, &bytes);
+  hrx_status_t status =
+      hrx_readback_wait_hooked(readback, hook, &bytes, out_interrupted);
+  if (!status && *out_interrupted) {
+    hrx_readback_release_later(readback);
+    return NULL;
+  }
   if (!status) memcpy(out, bytes, src.length);
   hrx_readback_release(readback);
   return status;

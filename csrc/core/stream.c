@@ -56,6 +56,7 @@
 #include "flusher.h"
 #include "queue_pool.h"
 #include "status.h"
+#include "wait.h"
 
 struct hrx_stream_s {
   atomic_int ref_count;
@@ -529,6 +530,15 @@ hrx_status_t hrx_stream_synchronize(hrx_stream_t* stream) {
     return deferred;
   }
   return status;
+}
+
+hrx_status_t hrx_stream_synchronize_hooked(hrx_stream_t* stream,
+                                           const hrx_wait_hook_t* hook,
+                                           bool* out_interrupted) {
+  *out_interrupted = false;
+  if (!hook) return hrx_stream_synchronize(stream);
+  return hrx_wait_queue(stream->backend, stream->queue, stream, hook,
+                        out_interrupted);
 }
 
 hrx_status_t hrx_stream_record_native(hrx_stream_t* stream,

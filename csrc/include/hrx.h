@@ -365,6 +365,48 @@ void* hrx_completion_payload(hrx_completion_t* completion);
 hrx_status_t hrx_stream_wait_completion(hrx_stream_t* stream,
                                         hrx_completion_t* completion);
 
+/* ------------------------------------------------------------------ waits */
+
+/* How a caller abandons a blocking wait (the bindings use it to raise
+ * KeyboardInterrupt during a long wait). A hooked wait waits in slices of
+ * slice_ns and calls interrupted(user_data) between slices, from the waiting
+ * thread; when it returns true the wait returns at once with
+ * *out_interrupted set and no error. Nothing is cancelled: the work still
+ * runs to completion and the objects it uses stay alive until it has. A NULL
+ * hook waits without slices, like the unhooked call. */
+typedef struct hrx_wait_hook_s {
+  uint64_t slice_ns;
+  bool (*interrupted)(void* user_data);
+  void* user_data;
+} hrx_wait_hook_t;
+
+/* Blocks; hrx_device_synchronize with a hook. */
+hrx_status_t hrx_device_synchronize_hooked(hrx_device_t* device,
+                                           const hrx_wait_hook_t* hook,
+                                           bool* out_interrupted);
+/* Blocks; hrx_stream_synchronize with a hook. */
+hrx_status_t hrx_stream_synchronize_hooked(hrx_stream_t* stream,
+                                           const hrx_wait_hook_t* hook,
+                                           bool* out_interrupted);
+/* Blocks; hrx_event_synchronize with a hook. */
+hrx_status_t hrx_event_synchronize_hooked(hrx_event_t* event,
+                                          const hrx_wait_hook_t* hook,
+                                          bool* out_interrupted);
+/* Blocks; hrx_readback_wait with a hook (out_bytes is written only when the
+ * read completed). */
+hrx_status_t hrx_readback_wait_hooked(hrx_readback_t* readback,
+                                      const hrx_wait_hook_t* hook,
+                                      const uint8_t** out_bytes,
+                                      bool* out_interrupted);
+/* Blocks; hrx_stream_read_blocking with a hook. When interrupted, `out` is
+ * left unchanged or partly written, and the read's staging memory is
+ * returned once the read completes (the call does not wait for it). */
+hrx_status_t hrx_stream_read_blocking_hooked(hrx_stream_t* stream,
+                                             hrx_view_t src, void* out,
+                                             uint64_t capacity,
+                                             const hrx_wait_hook_t* hook,
+                                             bool* out_interrupted);
+
 /* ------------------------------------------------------------------ time */
 
 /* Monotonic nanoseconds, for benchmarks and timeouts. */

@@ -414,6 +414,25 @@ static hrx_status_t hrx_fault_event_synchronize(hrx_backend_device_t* base,
   return HRX_INNER_VT(base)->event_synchronize(HRX_INNER(base), event);
 }
 
+/* Timed waits count as calls of synchronize / event_synchronize. */
+static hrx_status_t hrx_fault_queue_wait_for(hrx_backend_device_t* base,
+                                             hrx_native_queue_t* queue,
+                                             uint64_t timeout_ns,
+                                             bool* out_done) {
+  HRX_RETURN_IF_ERROR(hrx_fault_check(base, HRX_FAULT_SYNCHRONIZE));
+  return HRX_INNER_VT(base)->queue_wait_for(
+      HRX_INNER(base), HRX_INNER_QUEUE(queue), timeout_ns, out_done);
+}
+
+static hrx_status_t hrx_fault_event_wait_for(hrx_backend_device_t* base,
+                                             hrx_native_event_t* event,
+                                             uint64_t timeout_ns,
+                                             bool* out_done) {
+  HRX_RETURN_IF_ERROR(hrx_fault_check(base, HRX_FAULT_EVENT_SYNCHRONIZE));
+  return HRX_INNER_VT(base)->event_wait_for(HRX_INNER(base), event, timeout_ns,
+                                            out_done);
+}
+
 static const hrx_backend_vtable_t hrx_fault_vtable = {
     .destroy = hrx_fault_destroy,
     .query_info = hrx_fault_query_info,
@@ -436,6 +455,8 @@ static const hrx_backend_vtable_t hrx_fault_vtable = {
     .queue_wait_event = hrx_fault_queue_wait_event,
     .event_query = hrx_fault_event_query,
     .event_synchronize = hrx_fault_event_synchronize,
+    .queue_wait_for = hrx_fault_queue_wait_for,
+    .event_wait_for = hrx_fault_event_wait_for,
 };
 
 hrx_status_t hrx_fault_wrap(const char* spec, hrx_backend_device_t* inner,

@@ -671,6 +671,61 @@ static void hrx_hip_graph_destroy(hrx_backend_device_t* base,
   hrx_status_free(hrx_hip_enter(base));
   hrx_hip_rt.sym.DeviceSynchronize();
   hrx_hip_rt.sym.GraphExecDestroy(hrx_hip_graph_exec_of(graph));
+
+/* Polls hipEventQuery (is_event) or hipStreamQuery on `handle` until it
+ * reports done, fails, or about timeout_ns pass: a bounded spin first, then
+ * sleeps that double from 10 us up to 500 us, so a long wait costs little
+ * CPU and is noticed within 0.5 ms of completion. */
+static hrx_status_t hrx_hip_poll(bool is_event, void* handle,
+                                 uint64_t timeout_ns, bool* out_done) {
+  uint64_t start = hrx_hip_now_ns();
+  uint64_t sleep_ns = 10000;
+  for (;;) {
+    hrx_hip_error_t err =
+        is_event ? hrx_hip_rt.sym.EventQuery((hrx_hip_event_t)handle)
+                 : hrx_hip_rt.sym.StreamQuery((hrx_hip_stream_t)handle);
+    if (hrx_hip_ok(err)) {
+      *out_done = true;
+      return NULL;
+    }
+    if (err != hrx_hip_rt.platform->error_not_ready) {
+      return is_event ? HRX_HIP_ERROR(DEVICE_ERROR, EventQuery, err)
+                      : HRX_HIP_ERROR(DEVICE_ERROR, StreamQuery, err);
+    }
+    uint64_t elapsed = hrx_hip_now_ns() - start;
+    if (elapsed >= timeout_ns) {
+      *out_done = false;
+      return NULL;
+    }
+    if (elapsed < HRX_HIP_EVENT_SPIN_NS) continue;
+    uint64_t left = timeout_ns - elapsed;
+    uint64_t nap = sleep_ns < left ? sleep_ns : left;
+    struct timespec ts = {.tv_sec = (time_t)(nap / 1000000000u),
+                          .tv_nsec = (long)(nap % 1000000000u)};
+    nanosleep(&ts, NULL);
+    if (sleep_ns < 500000) sleep_ns *= 2;
+  }
+}
+
+static hrx_status_t hrx_hip_queue_wait_for(hrx_backend_device_t* base,
+                                           hrx_native_queue_t* queue,
+                                           uint64_t timeout_ns,
+                                           bool* out_done) {
+  HRX_RETURN_IF_ERROR(hrx_hip_enter(base));
+  if (!hrx_hip_rt.sym.StreamQuery) {
+    /* Without a stream query the caller waits on an event it records. */
+    *out_done = false;
+    return NULL;
+  }
+  return hrx_hip_poll(false, (void*)queue, timeout_ns, out_done);
+}
+
+static hrx_status_t hrx_hip_event_wait_for(hrx_backend_device_t* base,
+                                           hrx_native_event_t* event,
+                                           uint64_t timeout_ns,
+                                           bool* out_done) {
+  HRX_RETURN_IF_ERROR(hrx_hip_enter(base));
+  return hrx_hip_poll(true, (void*)event, timeout_ns, out_done);
 }
 
 /* ---------------------------------------------------------------- tables */
@@ -703,6 +758,8 @@ static const hrx_backend_vtable_t hrx_hip_vtable = {
     .graph_create = hrx_hip_graph_create,
     .graph_launch = hrx_hip_graph_launch,
     .graph_destroy = hrx_hip_graph_destroy,
+    .queue_wait_for = hrx_hip_queue_wait_for,
+    .event_wait_for = hrx_hip_event_wait_for,
 };
 
 const hrx_backend_t hrx_hip_backend = {

@@ -167,6 +167,23 @@ static hrx_status_t hrx_host_queue_synchronize(hrx_backend_device_t* base,
   return NULL;
 }
 
+/* A deadline timeout_ns from now, saturating. */
+static uint64_t hrx_host_deadline(uint64_t timeout_ns) {
+  uint64_t now = hrx_now_ns();
+  return timeout_ns > UINT64_MAX - 1 - now ? UINT64_MAX - 1 : now + timeout_ns;
+}
+
+static hrx_status_t hrx_host_queue_wait_for(hrx_backend_device_t* base,
+                                            hrx_native_queue_t* native,
+                                            uint64_t timeout_ns,
+                                            bool* out_done) {
+  (void)base;
+  hrx_host_queue_t* queue = HRX_HOST_QUEUE(native);
+  *out_done = hrx_host_queue_wait_until(queue, hrx_host_queue_tail(queue),
+                                        hrx_host_deadline(timeout_ns));
+  return NULL;
+}
+
 static hrx_status_t hrx_host_alloc(hrx_backend_device_t* base, uint64_t size,
                                    void** out_ptr) {
   (void)base;
@@ -410,6 +427,23 @@ static hrx_status_t hrx_host_event_synchronize(hrx_backend_device_t* base,
   return NULL;
 }
 
+static hrx_status_t hrx_host_event_wait_for(hrx_backend_device_t* base,
+                                            hrx_native_event_t* native_event,
+                                            uint64_t timeout_ns,
+                                            bool* out_done) {
+  (void)base;
+  uint64_t ticket = 0;
+  hrx_host_queue_t* queue =
+      hrx_host_event_snapshot(HRX_HOST_EVENT(native_event), &ticket);
+  *out_done = true;
+  if (queue) {
+    *out_done = hrx_host_queue_wait_until(queue, ticket,
+                                          hrx_host_deadline(timeout_ns));
+    hrx_host_queue_release(queue);
+  }
+  return NULL;
+}
+
 static const hrx_backend_vtable_t hrx_host_vtable = {
     .destroy = hrx_host_device_destroy,
     .query_info = hrx_host_query_info,
@@ -436,6 +470,8 @@ static const hrx_backend_vtable_t hrx_host_vtable = {
     .queue_idle = hrx_host_queue_idle,
     .queue_host_call = hrx_host_queue_host_call,
     /* No native graphs: the core submits a graph's nodes in order. */
+    .queue_wait_for = hrx_host_queue_wait_for,
+    .event_wait_for = hrx_host_event_wait_for,
 };
 
 static hrx_status_t hrx_host_load(int* out_device_count) {

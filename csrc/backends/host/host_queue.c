@@ -1,6 +1,8 @@
 #include "host_queue.h"
 
+#include <errno.h>
 #include <sched.h>
+#include <time.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -99,10 +101,14 @@ typedef enum hrx_host_execute_e {
 
 /* Runs pending commands up to `target` if no other thread is running this
  * queue's commands. Only the worker runs HOST commands; any other thread
- * stops before one and leaves it to the worker. */
+ * stops before one and leaves it to the worker. A helper with a finite
+ * `deadline` (hrx_now_ns) also stops before a WAIT whose target is not
+ * complete (it could block past the deadline; BLOCKED), and once the
+ * deadline has passed (RAN): the worker runs what is left. */
 static hrx_host_execute_t hrx_host_queue_try_execute(hrx_host_queue_t* queue,
                                                      uint64_t target,
-                                                     bool is_worker) {
+                                                     bool is_worker,
+                                                     uint64_t deadline) {
   int expected = 0;
   if (!atomic_compare_exchange_strong(&queue->executing, &expected, 1)) {
     return HRX_HOST_EXECUTE_BUSY;
@@ -117,6 +123,15 @@ static hrx_host_execute_t hrx_host_queue_try_execute(hrx_host_queue_t* queue,
     if (command->kind == HRX_HOST_COMMAND_HOST && !is_worker) {
       result = HRX_HOST_EXECUTE_BLOCKED;
       break;
+    }
+    if (deadline != UINT64_MAX) {
+      if (command->kind == HRX_HOST_COMMAND_WAIT &&
+          !hrx_host_queue_is_complete(command->wait_queue,
+                                      command->wait_ticket)) {
+        result = HRX_HOST_EXECUTE_BLOCKED;
+        break;
+      }
+      if (hrx_now_ns() >= deadline) break;
     }
     hrx_host_command_run(command);
     atomic_store(&queue->completed, ++done);
@@ -149,26 +164,43 @@ enum {
   HRX_HOST_WAIT_YIELD_NS = 200000,
 };
 
-/* Parks until `completed` moves past `seen` (the worker runs a HOST command
- * this thread stopped before). */
-static void hrx_host_queue_park_past(hrx_host_queue_t* queue, uint64_t seen) {
+/* Waits on progress_cond under the queue's mutex until `deadline`
+ * (UINT64_MAX: no limit). Returns false once the deadline has passed. */
+static bool hrx_host_queue_park_locked(hrx_host_queue_t* queue,
+                                       uint64_t deadline) {
+  if (deadline == UINT64_MAX) {
+    pthread_cond_wait(&queue->progress_cond, &queue->mutex);
+    return true;
+  }
+  struct timespec until = {.tv_sec = (time_t)(deadline / 1000000000u),
+                           .tv_nsec = (long)(deadline % 1000000000u)};
+  return pthread_cond_timedwait(&queue->progress_cond, &queue->mutex,
+                                &until) != ETIMEDOUT;
+}
+
+/* Parks until `completed` moves past `seen` (the worker runs a command
+ * this thread stopped before) or the deadline passes. */
+static void hrx_host_queue_park_past(hrx_host_queue_t* queue, uint64_t seen,
+                                     uint64_t deadline) {
   pthread_mutex_lock(&queue->mutex);
   atomic_fetch_add(&queue->sleepers, 1);
-  while (atomic_load(&queue->completed) == seen) {
-    pthread_cond_wait(&queue->progress_cond, &queue->mutex);
+  while (atomic_load(&queue->completed) == seen &&
+         hrx_host_queue_park_locked(queue, deadline)) {
   }
   atomic_fetch_sub(&queue->sleepers, 1);
   pthread_mutex_unlock(&queue->mutex);
 }
 
-void hrx_host_queue_wait(hrx_host_queue_t* queue, uint64_t ticket) {
+bool hrx_host_queue_wait_until(hrx_host_queue_t* queue, uint64_t ticket,
+                               uint64_t deadline) {
   while (!hrx_host_queue_is_complete(queue, ticket)) {
+    if (deadline != UINT64_MAX && hrx_now_ns() >= deadline) return false;
     hrx_host_execute_t outcome =
-        hrx_host_queue_try_execute(queue, ticket, false);
+        hrx_host_queue_try_execute(queue, ticket, false, deadline);
     if (outcome == HRX_HOST_EXECUTE_RAN) continue;
     if (outcome == HRX_HOST_EXECUTE_BLOCKED) {
       uint64_t now = atomic_load(&queue->completed);
-      if (now < ticket) hrx_host_queue_park_past(queue, now);
+      if (now < ticket) hrx_host_queue_park_past(queue, now, deadline);
       continue;
     }
     uint64_t start = hrx_now_ns();
@@ -179,19 +211,28 @@ void hrx_host_queue_wait(hrx_host_queue_t* queue, uint64_t ticket) {
         hrx_cpu_relax();
         continue;
       }
-      uint64_t waited = hrx_now_ns() - start;
-      if (waited > HRX_HOST_WAIT_SPIN_NS + HRX_HOST_WAIT_YIELD_NS) break;
+      uint64_t now = hrx_now_ns();
+      uint64_t waited = now - start;
+      if (waited > HRX_HOST_WAIT_SPIN_NS + HRX_HOST_WAIT_YIELD_NS ||
+          now >= deadline) {
+        break;
+      }
       if (waited > HRX_HOST_WAIT_SPIN_NS) sched_yield();
     }
     pthread_mutex_lock(&queue->mutex);
     atomic_fetch_add(&queue->sleepers, 1);
     while (!hrx_host_queue_is_complete(queue, ticket) &&
-           atomic_load(&queue->executing)) {
-      pthread_cond_wait(&queue->progress_cond, &queue->mutex);
+           atomic_load(&queue->executing) &&
+           hrx_host_queue_park_locked(queue, deadline)) {
     }
     atomic_fetch_sub(&queue->sleepers, 1);
     pthread_mutex_unlock(&queue->mutex);
   }
+  return true;
+}
+
+void hrx_host_queue_wait(hrx_host_queue_t* queue, uint64_t ticket) {
+  hrx_host_queue_wait_until(queue, ticket, UINT64_MAX);
 }
 
 /* Spins while idle, within the device's spinner budget. Returns true if work
@@ -228,7 +269,7 @@ static void* hrx_host_worker_main(void* arg) {
    * itself when it waits (failure only costs that nicety). */
   (void)setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), HRX_HOST_NICE);
   for (;;) {
-    hrx_host_queue_try_execute(queue, UINT64_MAX, true);
+    hrx_host_queue_try_execute(queue, UINT64_MAX, true, UINT64_MAX);
     if (hrx_host_queue_has_pending(queue) && !atomic_load(&queue->executing)) {
       continue;
     }
@@ -274,7 +315,12 @@ hrx_status_t hrx_host_queue_create(uint32_t capacity,
   queue->mask = rounded - 1;
   pthread_mutex_init(&queue->mutex, NULL);
   pthread_cond_init(&queue->work_cond, NULL);
-  pthread_cond_init(&queue->progress_cond, NULL);
+  /* Timed waits measure deadlines on hrx_now_ns's clock. */
+  pthread_condattr_t progress_attr;
+  pthread_condattr_init(&progress_attr);
+  pthread_condattr_setclock(&progress_attr, CLOCK_MONOTONIC);
+  pthread_cond_init(&queue->progress_cond, &progress_attr);
+  pthread_condattr_destroy(&progress_attr);
   int error = pthread_create(&queue->thread, NULL, hrx_host_worker_main, queue);
   if (error) {
     pthread_mutex_destroy(&queue->mutex);

@@ -70,5 +70,10 @@ uint64_t hrx_host_queue_tail(hrx_host_queue_t* queue);
 bool hrx_host_queue_is_complete(hrx_host_queue_t* queue, uint64_t ticket);
 /* Blocks until the queue has completed `ticket`, helping if it can. */
 void hrx_host_queue_wait(hrx_host_queue_t* queue, uint64_t ticket);
+/* The same, giving up once hrx_now_ns() reaches `deadline` (UINT64_MAX:
+ * never): returns whether `ticket` completed. Helps run the queue only up to
+ * the deadline, so a large backlog does not hold the caller past it. */
+bool hrx_host_queue_wait_until(hrx_host_queue_t* queue, uint64_t ticket,
+                               uint64_t deadline);
 
 #endif /* HRX_BACKENDS_HOST_HOST_QUEUE_H_ */

@@ -1,0 +1,25 @@
+/* Hooked waits (hrx_wait_hook_t, hrx.h): the slicing every *_hooked call
+ * shares. Internal to the core. */
+#ifndef HRX_CORE_WAIT_H_
+#define HRX_CORE_WAIT_H_
+
+#include "backends/backend.h"
+#include "hrx.h"
+
+/* Waits for the work submitted to `queue` so far. The first slice waits for
+ * the queue itself; later ones for an event recorded after that slice (via
+ * `stream` when given, so it snapshots the stream's published work), so
+ * work that other threads keep adding cannot prolong the wait forever.
+ * hook must not be NULL. */
+hrx_status_t hrx_wait_queue(hrx_backend_device_t* backend,
+                            hrx_native_queue_t* queue, hrx_stream_t* stream,
+                            const hrx_wait_hook_t* hook,
+                            bool* out_interrupted);
+
+/* Waits for a native event's last record in slices. hook must not be NULL. */
+hrx_status_t hrx_wait_native_event(hrx_backend_device_t* backend,
+                                   hrx_native_event_t* event,
+                                   const hrx_wait_hook_t* hook,
+                                   bool* out_interrupted);
+
+#endif /* HRX_CORE_WAIT_H_ */
