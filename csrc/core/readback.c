@@ -112,9 +112,8 @@ static void hrx_readback_deferred_free(hrx_backend_device_t* backend,
   hrx_readback_free(readback, backend);
 }
 
-/* Releases a readback whose read may still be in flight without waiting:
- * its staging memory goes back when the device is torn down. */
-static void hrx_readback_release_later(hrx_readback_t* readback) {
+void hrx_readback_release_deferred(hrx_readback_t* readback) {
+  if (!readback) return;
   hrx_device_t* device = readback->device;
   bool done = false;
   hrx_status_t status = hrx_readback_query(readback, &done);
@@ -160,7 +159,7 @@ hrx_status_t hrx_stream_read_blocking_hooked(hrx_stream_t* stream,
   hrx_status_t status =
       hrx_readback_wait_hooked(readback, hook, &bytes, out_interrupted);
   if (!status && *out_interrupted) {
-    hrx_readback_release_later(readback);
+    hrx_readback_release_deferred(readback);
     return NULL;
   }
   if (!status) memcpy(out, bytes, src.length);

@@ -225,6 +225,11 @@ typedef struct hrx_readback_s hrx_readback_t;
 hrx_status_t hrx_stream_read(hrx_stream_t* stream, hrx_view_t src,
                              hrx_readback_t** out_readback);
 void hrx_readback_release(hrx_readback_t* readback);
+/* Releases without waiting for the read to finish (hrx_readback_release
+ * waits): an unfinished read's staging memory is returned when its device is
+ * torn down. For abandoning a read, e.g. after an interrupted wait; a
+ * program that abandons reads in a loop holds their memory until then. */
+void hrx_readback_release_deferred(hrx_readback_t* readback);
 uint64_t hrx_readback_length(const hrx_readback_t* readback);
 hrx_status_t hrx_readback_query(hrx_readback_t* readback, bool* out_done);
 /* Blocks until the read is complete, then returns the bytes (borrowed; valid

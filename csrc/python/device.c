@@ -1,6 +1,7 @@
 /* hrx.Device: a handle on a live device. */
 #include "args.h"
 #include "objects.h"
+#include "wait.h"
 
 void hrx_py_raise_closed(hrx_py_state_t* state, const char* what) {
   PyErr_Format(state->errors[HRX_STATUS_FAILED_PRECONDITION],
@@ -211,13 +212,16 @@ static PyObject* hrx_py_device_synchronize(PyObject* self, PyObject* unused) {
   (void)unused;
   hrx_device_t* device = hrx_py_device_get(self);
   if (!device) return NULL;
-  hrx_status_t status;
+  bool interrupted = false;
   hrx_device_retain(device);
-  Py_BEGIN_ALLOW_THREADS
-  status = hrx_device_synchronize(device);
+  hrx_py_wait_t wait;
+  hrx_py_wait_begin(&wait);
+  hrx_status_t status =
+      hrx_device_synchronize_hooked(device, &wait.hook, &interrupted);
   hrx_device_release(device);
-  Py_END_ALLOW_THREADS
+  hrx_py_wait_end(&wait);
   if (status) return hrx_py_raise(hrx_py_state_from_type(Py_TYPE(self)), status);
+  if (interrupted) return NULL;
   Py_RETURN_NONE;
 }
 

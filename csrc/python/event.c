@@ -1,5 +1,6 @@
 /* hrx.Event: a snapshot of a stream's published work. */
 #include "objects.h"
+#include "wait.h"
 
 PyObject* hrx_py_event_wrap(hrx_py_state_t* state, hrx_event_t* event) {
   hrx_py_event_t* self = PyObject_GC_New(hrx_py_event_t, state->event_type);
@@ -73,13 +74,16 @@ static PyObject* hrx_py_event_synchronize(PyObject* self, PyObject* unused) {
   hrx_py_state_t* state;
   hrx_event_t* event = hrx_py_event_get(self, &state);
   if (!event) return NULL;
-  hrx_status_t status;
+  bool interrupted = false;
   hrx_event_retain(event); /* survives close() from another thread */
-  Py_BEGIN_ALLOW_THREADS
-  status = hrx_event_synchronize(event);
+  hrx_py_wait_t wait;
+  hrx_py_wait_begin(&wait);
+  hrx_status_t status =
+      hrx_event_synchronize_hooked(event, &wait.hook, &interrupted);
   hrx_event_release(event);
-  Py_END_ALLOW_THREADS
+  hrx_py_wait_end(&wait);
   if (status) return hrx_py_raise(state, status);
+  if (interrupted) return NULL;
   Py_RETURN_NONE;
 }
 

@@ -32,6 +32,7 @@ typedef struct {
   PyObject_HEAD
   hrx_readback_t* readback;  /* owned; NULL once closed */
   PyObject* result;          /* cached numpy array after wait() */
+  bool abandoned;            /* a wait() was interrupted: release deferred */
 } hrx_py_readback_t;
 
 typedef struct {

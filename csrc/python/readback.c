@@ -1,5 +1,6 @@
 /* hrx.Readback: an asynchronous read; wait() returns a numpy uint8 array. */
 #include "objects.h"
+#include "wait.h"
 
 PyObject* hrx_py_readback_wrap(hrx_py_state_t* state,
                                hrx_readback_t* readback) {
@@ -11,6 +12,7 @@ PyObject* hrx_py_readback_wrap(hrx_py_state_t* state,
   }
   self->readback = readback;
   self->result = NULL;
+  self->abandoned = false;
   PyObject_GC_Track(self);
   return (PyObject*)self;
 }
@@ -31,8 +33,15 @@ static void hrx_py_readback_close_handle(hrx_py_readback_t* self) {
   hrx_readback_t* readback = self->readback;
   self->readback = NULL;
   if (readback) {
+    bool abandoned = self->abandoned;
     Py_BEGIN_ALLOW_THREADS
-    hrx_readback_release(readback);
+    /* After an interrupted wait (Ctrl-C) dropping the handle must not
+     * wait for the read either. */
+    if (abandoned) {
+      hrx_readback_release_deferred(readback);
+    } else {
+      hrx_readback_release(readback);
+    }
     Py_END_ALLOW_THREADS
   }
 }
@@ -60,17 +69,21 @@ static PyObject* hrx_py_readback_wait(PyObject* self, PyObject* unused) {
   hrx_readback_t* owned = readback->readback;
   readback->readback = NULL;
   const uint8_t* bytes = NULL;
-  hrx_status_t status;
-  Py_BEGIN_ALLOW_THREADS
-  status = hrx_readback_wait(owned, &bytes);
-  Py_END_ALLOW_THREADS
-  if (status) {
+  bool interrupted = false;
+  hrx_py_wait_t wait;
+  hrx_py_wait_begin(&wait);
+  hrx_status_t status =
+      hrx_readback_wait_hooked(owned, &wait.hook, &bytes, &interrupted);
+  hrx_py_wait_end(&wait);
+  if (status || interrupted) {
+    /* Reattached, so wait() can be called again. */
+    readback->abandoned = interrupted;
     if (!readback->readback) {
       readback->readback = owned;
     } else {
       hrx_readback_release(owned);
     }
-    return hrx_py_raise(state, status);
+    return status ? hrx_py_raise(state, status) : NULL;
   }
   Py_ssize_t length = (Py_ssize_t)hrx_readback_length(owned);
   PyObject* data = PyByteArray_FromStringAndSize((const char*)bytes, length);

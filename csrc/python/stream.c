@@ -6,6 +6,7 @@
 #include "args.h"
 #include "dlpack.h"
 #include "objects.h"
+#include "wait.h"
 
 PyObject* hrx_py_stream_wrap(hrx_py_state_t* state, PyTypeObject* type,
                              hrx_stream_t* stream) {
@@ -319,14 +320,18 @@ static PyObject* hrx_py_stream_read_blocking(PyObject* self,
   hrx_status_t status = NULL;
   bool ok = stream &&
             hrx_py_buffer_view(state, args[0], "read source", &src) == 0;
-  Py_BEGIN_ALLOW_THREADS
+  bool interrupted = false;
+  hrx_py_wait_t wait;
+  hrx_py_wait_begin(&wait);
   if (ok) {
-    status = hrx_stream_read_blocking(stream, src, out.data, out.length);
+    status = hrx_stream_read_blocking_hooked(stream, src, out.data,
+                                             out.length, &wait.hook,
+                                             &interrupted);
   }
   hrx_py_release_held(stream, src.buffer, NULL, NULL);
-  Py_END_ALLOW_THREADS
+  hrx_py_wait_end(&wait);
   hrx_py_host_memory_release(&out);
-  if (!ok) return NULL;
+  if (!ok || interrupted) return NULL;
   if (status) return hrx_py_raise(state, status);
   return Py_NewRef(args[1]);
 }
@@ -336,12 +341,15 @@ static PyObject* hrx_py_stream_synchronize(PyObject* self, PyObject* unused) {
   hrx_py_state_t* state = hrx_py_state_from_type(Py_TYPE(self));
   hrx_stream_t* stream = hrx_py_stream_hold(self);
   if (!stream) return NULL;
-  hrx_status_t status;
-  Py_BEGIN_ALLOW_THREADS
-  status = hrx_stream_synchronize(stream);
+  bool interrupted = false;
+  hrx_py_wait_t wait;
+  hrx_py_wait_begin(&wait);
+  hrx_status_t status =
+      hrx_stream_synchronize_hooked(stream, &wait.hook, &interrupted);
   hrx_py_release_held(stream, NULL, NULL, NULL);
-  Py_END_ALLOW_THREADS
+  hrx_py_wait_end(&wait);
   if (status) return hrx_py_raise(state, status);
+  if (interrupted) return NULL;
   Py_RETURN_NONE;
 }
 

@@ -128,7 +128,16 @@ static hrx_status_t wait_readback(fixture_t* f, const hrx_wait_hook_t* hook,
   const uint8_t* bytes = NULL;
   status = hrx_readback_wait_hooked(readback, hook, &bytes, out_interrupted);
   if (!status && !*out_interrupted) CHECK(bytes && bytes[0] == 0x5a);
-  if (!status && *out_interrupted) CHECK(bytes == NULL);
+  if (!status && *out_interrupted) {
+    CHECK(bytes == NULL);
+    /* Abandoned without waiting: parked until the device is torn down
+     * (fixture_close checks that nothing is left then). */
+    hrx_readback_release_deferred(readback);
+    hrx_fault_counts_t counts;
+    hrx_fault_query_counts(&counts);
+    CHECK(counts.host_allocations == 1 && counts.events == 1);
+    return status;
+  }
   f->pending = readback;
   return status;
 }

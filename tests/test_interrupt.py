@@ -1,0 +1,112 @@
+"""Ctrl-C during a long wait raises KeyboardInterrupt promptly.
+
+Each scenario runs in a child process that builds a backlog of large copies
+on the host backend (about a second or more of memcpy), then blocks in one
+waiting call. The parent sends SIGINT once the child is waiting; the child
+must raise KeyboardInterrupt within a second, the work must not be
+cancelled (it completes and every byte is right), and the child must exit
+cleanly, also when the exception is left uncaught with work in flight.
+"""
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+
+import pytest
+
+CHILD = textwrap.dedent("""
+    import os, sys, time
+    import numpy as np
+    import hrx
+
+    target, mode = sys.argv[1], sys.argv[2]
+    CHUNK = 32 << 20
+    dev = hrx.Device.open(0, backend="host")
+    s = dev.stream()
+    src, dst = dev.allocate(CHUNK), dev.allocate(CHUNK)
+    s.fill(src, 7)
+    s.copy(dst, src)
+    s.synchronize()  # pages touched: the copies below run at memcpy speed
+    # Calibrate: enough copies for about 2 s of backlog on this machine.
+    t0 = time.monotonic()
+    for _ in range(8):
+        s.copy(dst, src)
+    s.synchronize()
+    per_copy = (time.monotonic() - t0) / 8
+    copies = max(50, int(2.0 / per_copy))
+    for _ in range(copies):
+        s.copy(dst, src)
+    waits = {
+        "stream": s.synchronize,
+        "device": dev.synchronize,
+        "event": lambda: s.record_event().synchronize(),
+        "readback": lambda: s.read(dst[:16]).wait(),
+        "read_blocking": lambda: s.read_blocking(
+            dst[:16], np.zeros(16, np.uint8)),
+    }
+    print("waiting", copies, flush=True)
+    try:
+        waits[target]()
+        print("finished before the signal", flush=True)
+    except KeyboardInterrupt:
+        print("interrupted", time.monotonic(), s.record_event().query(),
+              flush=True)
+        if mode == "uncaught":
+            raise
+        # Nothing was cancelled: the backlog completes, bytes are right.
+        s.synchronize()
+        out = s.read(dst).wait()
+        assert (out == 7).all()
+        print("recovered", flush=True)
+""")
+
+
+def run_and_interrupt(target: str, mode: str):
+    env = dict(os.environ, HRX_HOST_RING_CAPACITY="65536")
+    child = subprocess.Popen(
+        [sys.executable, "-c", CHILD, target, mode], stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        assert child.stdout.readline().startswith("waiting")
+        time.sleep(0.3)  # well inside the wait
+        sent = time.monotonic()
+        child.send_signal(signal.SIGINT)
+        out, err = child.communicate(timeout=60)
+    finally:
+        if child.poll() is None:
+            child.kill()
+            child.wait()
+    return sent, out, err, child.returncode
+
+
+TARGETS = ["stream", "device", "event", "readback", "read_blocking"]
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_ctrl_c_interrupts_a_long_wait_and_cancels_nothing(target):
+    sent, out, err, code = run_and_interrupt(target, "caught")
+    assert code == 0, err[-3000:]
+    lines = out.split("\n")
+    assert "finished before the signal" not in lines, out
+    interrupted = next(line for line in lines if line.startswith("interrupted"))
+    _, when, backlog_done = interrupted.split()
+    assert float(when) - sent < 1.0, f"KeyboardInterrupt after {float(when) - sent:.2f} s"
+    assert backlog_done == "False"  # it was a long wait, cut short
+    assert "recovered" in lines
+
+
+@pytest.mark.parametrize("target", ["stream", "read_blocking"])
+def test_uncaught_ctrl_c_with_work_in_flight_exits_cleanly(target):
+    """The interpreter shuts down with the backlog still running: it waits
+    for the work the buffers are used by, then exits as Python does on an
+    uncaught KeyboardInterrupt, with no crash or hang."""
+    sent, out, err, code = run_and_interrupt(target, "uncaught")
+    assert "interrupted" in out
+    when = float(out.split("interrupted")[1].split()[0])
+    assert when - sent < 1.0
+    assert err.rstrip().endswith("KeyboardInterrupt"), err[-3000:]
+    assert code in (-signal.SIGINT, 128 + signal.SIGINT, 1), code
