@@ -24,6 +24,7 @@ hrx_status_t hrx_buffer_allocate(hrx_device_t* device, uint64_t size,
     return hrx_make_status(HRX_STATUS_INVALID_ARGUMENT,
                            "buffer size must be at least 1 byte; got 0");
   }
+  HRX_RETURN_IF_ERROR(hrx_device_check_process(device));
   hrx_buffer_t* buffer = calloc(1, sizeof(*buffer));
   if (!buffer) {
     return hrx_make_status(HRX_STATUS_OUT_OF_MEMORY,
@@ -55,6 +56,7 @@ void hrx_buffer_release(hrx_buffer_t* buffer) {
       1) {
     return;
   }
+  if (hrx_device_is_stale(buffer->device)) return; /* fork.h */
   hrx_backend_device_t* backend = hrx_device_backend(buffer->device);
   /* Batched commands may name this memory without being on a queue yet:
    * publish them, so that free() waits for them like for any other work. */

@@ -13,6 +13,7 @@
 #include "backend_registry.h"
 #include "backends/fault/fault_backend.h"
 #include "completion.h"
+#include "fork.h"
 #include "status.h"
 #include "stream.h"
 #include "wait.h"
@@ -30,6 +31,7 @@ struct hrx_device_s {
   struct hrx_device_s* next;       /* registry list; guarded likewise */
   const hrx_backend_t* backend_type; /* static */
   int index;
+  unsigned generation;             /* hrx_fork_current() at creation */
   hrx_backend_device_t* backend;   /* owned */
   hrx_queue_pool_t pool;           /* owned */
   hrx_device_info_t info;          /* immutable after open */
@@ -40,6 +42,28 @@ struct hrx_device_s {
 
 static pthread_mutex_t hrx_registry_mutex = PTHREAD_MUTEX_INITIALIZER;
 static hrx_device_t* hrx_registry_head = NULL;
+
+void hrx_device_registry_lock(void) { pthread_mutex_lock(&hrx_registry_mutex); }
+
+void hrx_device_registry_unlock(void) {
+  pthread_mutex_unlock(&hrx_registry_mutex);
+}
+
+/* In a forked child, holding the lock taken before fork(): the parent's
+ * devices are left out of the registry (and never torn down here). */
+void hrx_device_registry_reset_in_child(void) {
+  hrx_registry_head = NULL;
+  pthread_mutex_unlock(&hrx_registry_mutex);
+}
+
+bool hrx_device_is_stale(const hrx_device_t* device) {
+  return device->generation != hrx_fork_current();
+}
+
+hrx_status_t hrx_device_check_process(const hrx_device_t* device) {
+  if (!hrx_device_is_stale(device)) return NULL;
+  return hrx_fork_stale_error(device->info.backend, device->index);
+}
 
 static hrx_device_t* hrx_registry_find_locked(const hrx_backend_t* backend,
                                               int index) {
@@ -59,6 +83,7 @@ static hrx_status_t hrx_device_create(const hrx_backend_t* backend_type,
   device->ref_count = 1;
   device->backend_type = backend_type;
   device->index = index;
+  device->generation = hrx_fork_current();
   hrx_status_t status = backend_type->device_open(index, &device->backend);
   if (!status) {
     /* $HRX_FAULTS: the fault-injecting wrapper (tests only). */
@@ -93,6 +118,7 @@ hrx_status_t hrx_device_open(const char* backend_name, int index,
                              hrx_device_t** out_device) {
   const hrx_backend_t* backend = NULL;
   char selection[sizeof(((hrx_device_info_t*)0)->selection)];
+  hrx_fork_install();
   HRX_RETURN_IF_ERROR(hrx_backend_select(backend_name, index, &backend,
                                          selection, sizeof(selection)));
   hrx_status_t status = NULL;
@@ -124,6 +150,12 @@ void hrx_device_release(hrx_device_t* device) {
   if (!device) return;
   pthread_mutex_lock(&hrx_registry_mutex);
   bool last = --device->ref_count == 0;
+  if (last && hrx_device_is_stale(device)) {
+    /* A parent's device in a forked child: not in this registry, and its
+     * queues and locks are unusable here. Left to the child's exit. */
+    pthread_mutex_unlock(&hrx_registry_mutex);
+    return;
+  }
   if (last) {
     hrx_device_t** link = &hrx_registry_head;
     while (*link != device) link = &(*link)->next;
@@ -190,6 +222,7 @@ hrx_status_t hrx_device_query_info(hrx_device_t* device,
 
 hrx_status_t hrx_device_query_free_memory(hrx_device_t* device,
                                           uint64_t* out_free_bytes) {
+  HRX_RETURN_IF_ERROR(hrx_device_check_process(device));
   return device->backend->vtable->query_free_memory(device->backend,
                                                     out_free_bytes);
 }
@@ -213,6 +246,7 @@ bool hrx_device_batching(hrx_device_t* device) {
 }
 
 hrx_status_t hrx_device_synchronize(hrx_device_t* device) {
+  HRX_RETURN_IF_ERROR(hrx_device_check_process(device));
   HRX_RETURN_IF_ERROR(hrx_host_callback_check("synchronizing a device"));
   hrx_stream_thread_observed();
   hrx_flusher_publish_all(device->flusher);
@@ -231,6 +265,7 @@ hrx_status_t hrx_device_synchronize_hooked(hrx_device_t* device,
                                            bool* out_interrupted) {
   *out_interrupted = false;
   if (!hook) return hrx_device_synchronize(device);
+  HRX_RETURN_IF_ERROR(hrx_device_check_process(device));
   hrx_native_queue_t* queues[HRX_MAX_STREAM_QUEUE_COUNT];
   int n = hrx_queue_pool_snapshot(&device->pool, queues,
                                   HRX_MAX_STREAM_QUEUE_COUNT);
@@ -243,10 +278,13 @@ hrx_status_t hrx_device_synchronize_hooked(hrx_device_t* device,
 
 hrx_status_t hrx_device_set_stream_queue_count(hrx_device_t* device,
                                                int64_t count) {
+  HRX_RETURN_IF_ERROR(hrx_device_check_process(device));
   return hrx_queue_pool_set_count(&device->pool, count);
 }
 
 int hrx_device_stream_queue_count(hrx_device_t* device) {
+  /* A stale device's pool lock may be held by a thread lost in the fork. */
+  if (hrx_device_is_stale(device)) return device->pool.count;
   return hrx_queue_pool_count(&device->pool);
 }
 

@@ -30,6 +30,11 @@ hrx_flusher_t* hrx_device_flusher(hrx_device_t* device);
 hrx_status_t hrx_device_check_same(hrx_device_t* expected,
                                    hrx_device_t* other, const char* role,
                                    const char* holder, const char* rule);
+/* Whether the device was opened before this process was forked (fork.h). */
+bool hrx_device_is_stale(const hrx_device_t* device);
+/* NULL, or the FAILED_PRECONDITION naming fork for a stale device. Every
+ * call that reaches the backend or takes a device lock checks it first. */
+hrx_status_t hrx_device_check_process(const hrx_device_t* device);
 
 /* Runs cleanup(backend, object) when the device is torn down, after its
  * queues finished their work, instead of now: for objects whose release

@@ -16,6 +16,7 @@ struct hrx_event_s {
 };
 
 hrx_status_t hrx_event_create(hrx_device_t* device, hrx_event_t** out_event) {
+  HRX_RETURN_IF_ERROR(hrx_device_check_process(device));
   hrx_event_t* event = calloc(1, sizeof(*event));
   if (!event) {
     return hrx_make_status(HRX_STATUS_OUT_OF_MEMORY, "cannot allocate event");
@@ -44,6 +45,7 @@ void hrx_event_release(hrx_event_t* event) {
       1) {
     return;
   }
+  if (hrx_device_is_stale(event->device)) return; /* fork.h */
   hrx_backend_device_t* backend = hrx_device_backend(event->device);
   backend->vtable->event_destroy(backend, event->native);
   hrx_device_release(event->device);
@@ -59,11 +61,13 @@ hrx_native_event_t* hrx_event_native(hrx_event_t* event) {
 }
 
 hrx_status_t hrx_event_query(hrx_event_t* event, bool* out_done) {
+  HRX_RETURN_IF_ERROR(hrx_device_check_process(event->device));
   hrx_backend_device_t* backend = hrx_device_backend(event->device);
   return backend->vtable->event_query(backend, event->native, out_done);
 }
 
 hrx_status_t hrx_event_synchronize(hrx_event_t* event) {
+  HRX_RETURN_IF_ERROR(hrx_device_check_process(event->device));
   HRX_RETURN_IF_ERROR(hrx_host_callback_check("waiting for an event"));
   hrx_backend_device_t* backend = hrx_device_backend(event->device);
   return backend->vtable->event_synchronize(backend, event->native);
@@ -74,6 +78,7 @@ hrx_status_t hrx_event_synchronize_hooked(hrx_event_t* event,
                                           bool* out_interrupted) {
   *out_interrupted = false;
   if (!hook) return hrx_event_synchronize(event);
+  HRX_RETURN_IF_ERROR(hrx_device_check_process(event->device));
   return hrx_wait_native_event(hrx_device_backend(event->device), event->native,
                                hook, out_interrupted);
 }

@@ -43,6 +43,7 @@ hrx_status_t hrx_stream_read(hrx_stream_t* stream, hrx_view_t src,
                              hrx_readback_t** out_readback) {
   HRX_RETURN_IF_ERROR(hrx_stream_check_view(stream, src, "read source"));
   hrx_device_t* device = hrx_stream_device(stream);
+  HRX_RETURN_IF_ERROR(hrx_device_check_process(device));
   hrx_backend_device_t* backend = hrx_device_backend(device);
   hrx_readback_t* readback = calloc(1, sizeof(*readback));
   if (!readback) {
@@ -72,6 +73,7 @@ hrx_status_t hrx_stream_read(hrx_stream_t* stream, hrx_view_t src,
 void hrx_readback_release(hrx_readback_t* readback) {
   if (!readback) return;
   hrx_device_t* device = readback->device;
+  if (hrx_device_is_stale(device)) return; /* fork.h */
   hrx_readback_free(readback, hrx_device_backend(device));
   hrx_device_release(device);
 }
@@ -81,12 +83,14 @@ uint64_t hrx_readback_length(const hrx_readback_t* readback) {
 }
 
 hrx_status_t hrx_readback_query(hrx_readback_t* readback, bool* out_done) {
+  HRX_RETURN_IF_ERROR(hrx_device_check_process(readback->device));
   hrx_backend_device_t* backend = hrx_device_backend(readback->device);
   return backend->vtable->event_query(backend, readback->event, out_done);
 }
 
 hrx_status_t hrx_readback_wait(hrx_readback_t* readback,
                                const uint8_t** out_bytes) {
+  HRX_RETURN_IF_ERROR(hrx_device_check_process(readback->device));
   hrx_backend_device_t* backend = hrx_device_backend(readback->device);
   HRX_RETURN_IF_ERROR(backend->vtable->event_synchronize(backend,
                                                          readback->event));
@@ -100,6 +104,7 @@ hrx_status_t hrx_readback_wait_hooked(hrx_readback_t* readback,
                                       bool* out_interrupted) {
   *out_interrupted = false;
   if (!hook) return hrx_readback_wait(readback, out_bytes);
+  HRX_RETURN_IF_ERROR(hrx_device_check_process(readback->device));
   HRX_RETURN_IF_ERROR(hrx_wait_native_event(
       hrx_device_backend(readback->device), readback->event, hook,
       out_interrupted));
@@ -115,6 +120,7 @@ static void hrx_readback_deferred_free(hrx_backend_device_t* backend,
 void hrx_readback_release_deferred(hrx_readback_t* readback) {
   if (!readback) return;
   hrx_device_t* device = readback->device;
+  if (hrx_device_is_stale(device)) return; /* fork.h */
   bool done = false;
   hrx_status_t status = hrx_readback_query(readback, &done);
   bool failed = status != NULL;

@@ -144,6 +144,7 @@ static void hrx_stream_free(hrx_stream_t* stream) {
 hrx_status_t hrx_stream_create(hrx_device_t* device,
                                hrx_stream_t** out_stream) {
   hrx_stream_t* stream = NULL;
+  HRX_RETURN_IF_ERROR(hrx_device_check_process(device));
   HRX_RETURN_IF_ERROR(hrx_stream_allocate(device, &stream));
   hrx_status_t status = hrx_queue_pool_acquire(
       hrx_device_pool(device), &stream->queue_index, &stream->queue);
@@ -159,6 +160,7 @@ hrx_status_t hrx_stream_create(hrx_device_t* device,
 hrx_status_t hrx_stream_create_dedicated(hrx_device_t* device,
                                          hrx_stream_t** out_stream) {
   hrx_stream_t* stream = NULL;
+  HRX_RETURN_IF_ERROR(hrx_device_check_process(device));
   HRX_RETURN_IF_ERROR(hrx_stream_allocate(device, &stream));
   hrx_status_t status =
       stream->backend->vtable->queue_create(stream->backend, &stream->queue);
@@ -184,6 +186,7 @@ void hrx_stream_release(hrx_stream_t* stream) {
       1) {
     return;
   }
+  if (hrx_device_is_stale(stream->device)) return; /* fork.h */
   /* Release is an observation point: pending work goes out, then the
    * flusher forgets the stream. */
   hrx_flusher_remove(hrx_device_flusher(stream->device), &stream->flush_entry);
@@ -309,6 +312,7 @@ static hrx_status_t hrx_stream_enter(hrx_stream_t* stream, const char* what) {
 hrx_status_t hrx_stream_submit(hrx_stream_t* stream,
                                hrx_stream_submit_fn_t submit,
                                void* user_data) {
+  HRX_RETURN_IF_ERROR(hrx_device_check_process(stream->device));
   HRX_RETURN_IF_ERROR(hrx_stream_enter(stream, "submitting work to a stream"));
   pthread_mutex_lock(&stream->producer_mutex);
   /* Every command the stream accepted before this one is published first,
@@ -515,6 +519,7 @@ hrx_status_t hrx_stream_upload(hrx_stream_t* stream, hrx_view_t dst,
 }
 
 hrx_status_t hrx_stream_synchronize(hrx_stream_t* stream) {
+  HRX_RETURN_IF_ERROR(hrx_device_check_process(stream->device));
   HRX_RETURN_IF_ERROR(hrx_stream_enter(stream, "synchronizing a stream"));
   hrx_thread_observed = true;
   /* Once the pending batch is published, everything the stream accepted is
@@ -537,12 +542,14 @@ hrx_status_t hrx_stream_synchronize_hooked(hrx_stream_t* stream,
                                            bool* out_interrupted) {
   *out_interrupted = false;
   if (!hook) return hrx_stream_synchronize(stream);
+  HRX_RETURN_IF_ERROR(hrx_device_check_process(stream->device));
   return hrx_wait_queue(stream->backend, stream->queue, stream, hook,
                         out_interrupted);
 }
 
 hrx_status_t hrx_stream_record_native(hrx_stream_t* stream,
                                       hrx_native_event_t* native_event) {
+  HRX_RETURN_IF_ERROR(hrx_device_check_process(stream->device));
   HRX_RETURN_IF_ERROR(hrx_stream_enter(stream, "recording an event"));
   hrx_thread_observed = true;
   pthread_mutex_lock(&stream->publish_mutex);

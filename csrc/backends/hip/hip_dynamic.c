@@ -3,6 +3,7 @@
 #include <dlfcn.h>
 #include <glob.h>
 #include <pthread.h>
+#include <unistd.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -50,6 +51,9 @@ hrx_hip_runtime_t hrx_hip_rt;
 
 /* The outcome of the one search, kept to answer every later load() call. */
 static pthread_once_t hrx_hip_load_once_control = PTHREAD_ONCE_INIT;
+/* The process that loaded the runtime: a forked child cannot use it (the
+ * CUDA and HIP runtimes do not support fork() after initialization). */
+static pid_t hrx_hip_load_pid;
 static hrx_status_code_t hrx_hip_load_code = HRX_STATUS_UNAVAILABLE;
 static char hrx_hip_load_message[4096];
 /* Published (release) at the end of the search; read without the once
@@ -365,6 +369,7 @@ static void hrx_hip_load_once(void) {
     hrx_hip_rt = search.found;
     hrx_hip_settle(hrx_hip_rt.library_name, hrx_hip_rt.platform);
     hrx_hip_load_code = HRX_STATUS_OK;
+    hrx_hip_load_pid = getpid();
   } else {
     hrx_hip_settle(search.first_refused, search.first_refused_platform);
   }
@@ -374,6 +379,15 @@ hrx_status_t hrx_hip_runtime_load(int* out_device_count) {
   pthread_once(&hrx_hip_load_once_control, hrx_hip_load_once);
   if (hrx_hip_load_code != HRX_STATUS_OK) {
     return hrx_make_status(hrx_hip_load_code, "%s", hrx_hip_load_message);
+  }
+  if (getpid() != hrx_hip_load_pid) {
+    return hrx_make_status(
+        HRX_STATUS_FAILED_PRECONDITION,
+        "the %s was initialized in process %d before it forked this "
+        "one (%d); it cannot be used in a forked child. Start workers with "
+        "the 'spawn' or 'forkserver' method",
+        hrx_hip_rt.platform->runtime_label, (int)hrx_hip_load_pid,
+        (int)getpid());
   }
   *out_device_count = hrx_hip_rt.device_count;
   return NULL;
