@@ -3,8 +3,10 @@
 #                on the default backend (hip if a GPU is found, else host)
 #   make test    installs hrx with its test extras in .venv and runs every
 #                test: the C tests (plain, ASan+UBSan, TSan), the hip checks
-#                that need no GPU, the Python suite, and the runtime's
-#                conformance tests once more with submission batching off
+#                that need no GPU, the Python suite, the runtime's
+#                conformance tests once more with submission batching off,
+#                and the Python suite again against an ASan+UBSan build of
+#                the extension
 PYTHON ?= python3
 VENV ?= .venv
 VPY := $(VENV)/bin/python
@@ -15,7 +17,7 @@ CONFORMANCE_TESTS := test_pool_contract.py test_stream_ops.py \
   test_event_ordering.py test_bad_input.py test_host_backend.py \
   test_batching.py test_graph.py
 
-.PHONY: test bench venv test-c test-python clean
+.PHONY: test bench venv test-c test-python test-python-asan clean
 
 $(VPY):
 	$(PYTHON) -m venv $(VENV)
@@ -29,6 +31,29 @@ test: $(VPY)
 	cd tests && ../$(VPY) -m pytest -q -p no:cacheprovider .
 	cd tests && HRX_BATCHING=0 ../$(VPY) -m pytest -q -p no:cacheprovider \
 	  $(CONFORMANCE_TESTS)
+	$(MAKE) test-python-asan
+
+# The Python suite with the extension built with ASan+UBSan (build/asan,
+# found first through PYTHONPATH, also by the tests' child processes), under
+# the venv's ordinary CPython with libasan preloaded. Leak detection is off
+# here: CPython itself does not free everything at exit; native leaks are
+# covered by the C tests under LeakSanitizer and by the fault wrapper's live
+# object counts (tests/test_fault_injection.py).
+ASAN_PKG := $(CURDIR)/build/asan
+SANITIZE := -fsanitize=address,undefined
+test-python-asan: $(VPY)
+	$(VPY) -m pip install -q '.[test]' setuptools
+	rm -rf $(ASAN_PKG) build/asan-tmp
+	mkdir -p $(ASAN_PKG)
+	cp -r hrx $(ASAN_PKG)/
+	CFLAGS="-O1 -g -fno-omit-frame-pointer $(SANITIZE) -fno-sanitize-recover=undefined" \
+	  LDFLAGS="$(SANITIZE)" $(VPY) setup.py -q build_ext \
+	  --build-lib $(ASAN_PKG) --build-temp build/asan-tmp
+	cd tests && LD_PRELOAD="$$($(CC) -print-file-name=libasan.so)" \
+	  ASAN_OPTIONS=detect_leaks=0:allocator_may_return_null=1 \
+	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+	  HRX_EXPECT_SANITIZED=$(ASAN_PKG) PYTHONPATH=$(ASAN_PKG) \
+	  ../$(VPY) -m pytest -q -p no:cacheprovider .
 
 bench: $(VPY)
 	$(VPY) -m pip install -q '.[plot]'
