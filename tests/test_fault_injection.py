@@ -62,6 +62,7 @@ def test_malformed_spec_is_refused_at_open(fresh, spec, part):
 def test_allocation_failure(fresh):
     out = fresh(LIVE + """
         dev = hrx.Device.open(0, backend=backend)
+        dev.set_batching(False)  # each command fails its own call
         a = dev.allocate(256)
         try:
             dev.allocate(256)
@@ -93,6 +94,7 @@ def test_allocation_failure(fresh):
 def test_queue_creation_failure_keeps_the_pool_consistent(fresh):
     out = fresh(LIVE + """
         dev = hrx.Device.open(0, backend=backend)
+        dev.set_batching(False)  # each command fails its own call
         dev.set_stream_queue_count(4)
         try:
             dev.stream()
@@ -136,6 +138,7 @@ def test_queue_creation_failure_keeps_the_pool_consistent(fresh):
 def test_failing_native_commands_submit_nothing(fresh):
     out = fresh(LIVE + """
         dev = hrx.Device.open(0, backend=backend)
+        dev.set_batching(False)  # each command fails its own call
         s = dev.stream()
         src = dev.allocate(4096); dst = dev.allocate(4096)
         s.fill(src, 0x11)
@@ -172,6 +175,7 @@ def test_failing_native_commands_submit_nothing(fresh):
 def test_failing_events(fresh):
     out = fresh(LIVE + """
         dev = hrx.Device.open(0, backend=backend)
+        dev.set_batching(False)  # each command fails its own call
         s = dev.stream(); t = dev.stream()
         b = dev.allocate(64)
         s.fill(b, 9)
@@ -203,6 +207,41 @@ def test_failing_events(fresh):
     assert out.strip() == "ok"
 
 
+def test_a_fault_inside_a_batch_is_reported_once(fresh):
+    """With batching, a copy that fails inside a published batch is
+    reported by the stream's next observation point (or by its own call if
+    it went out alone): DeviceError naming it; the other commands run."""
+    out = fresh(LIVE + """
+        dev = hrx.Device.open(0, backend=backend)
+        dev.set_batching(True)
+        s = dev.stream()
+        big = dev.allocate(64 << 20)
+        src, dst = dev.allocate(96), dev.allocate(96)
+        s.fill(src, 0xAB); s.fill(dst, 0); s.synchronize()
+        s.fill(big, 1)                      # keeps the queue busy
+        reported = []
+        for i in range(6):
+            try:
+                s.copy(dst[i * 16:(i + 1) * 16], src[i * 16:(i + 1) * 16])
+            except hrx.DeviceError as e:
+                reported.append(str(e))
+        try:
+            s.synchronize()
+        except hrx.DeviceError as e:
+            reported.append(str(e))
+        assert len(reported) == 1, reported
+        assert "injected fault: copy call #3" in reported[0], reported
+        s.synchronize()                     # reported once only
+        got = s.read(dst).wait().reshape(6, 16)
+        assert (got[2] == 0).all() and (np.delete(got, 2, 0) == 0xAB).all()
+        for obj in (s, big, src, dst, dev):
+            obj.close()
+        assert live() == NOTHING, live()
+        print("ok")
+    """, env={"HRX_FAULTS": "copy:3"})
+    assert out.strip() == "ok"
+
+
 def test_repeated_random_faults_leak_nothing(fresh):
     """Random programs under probabilistic faults of every kind (several
     seeds): each failure has its documented class; after closing
@@ -222,6 +261,7 @@ def test_repeated_random_faults_leak_nothing(fresh):
             before = hrx._hrx._testing_live_native_objects()["faults_injected"]
             rng = random.Random(seed)
             dev = hrx.Device.open(0, backend=backend)
+            dev.set_batching(seed % 2 == 0)
             dev.set_stream_queue_count(1)  # streams share buffers race-free
             streams, bufs, ev = [None] * 4, [None] * 3, None
             for _ in range(600):

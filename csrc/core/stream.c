@@ -389,6 +389,7 @@ static hrx_status_t hrx_stream_publish_if_idle(
  * above). */
 static hrx_status_t hrx_stream_enqueue(hrx_stream_t* stream,
                                        const hrx_batch_command_t* command) {
+  HRX_RETURN_IF_ERROR(hrx_device_check_process(stream->device));
   HRX_RETURN_IF_ERROR(hrx_stream_enter(stream, "submitting work to a stream"));
   const hrx_batch_settings_t* settings =
       hrx_device_batch_settings(stream->device);
@@ -543,8 +544,18 @@ hrx_status_t hrx_stream_synchronize_hooked(hrx_stream_t* stream,
   *out_interrupted = false;
   if (!hook) return hrx_stream_synchronize(stream);
   HRX_RETURN_IF_ERROR(hrx_device_check_process(stream->device));
-  return hrx_wait_queue(stream->backend, stream->queue, stream, hook,
-                        out_interrupted);
+  /* As in hrx_stream_synchronize: publish the pending batch first. */
+  pthread_mutex_lock(&stream->publish_mutex);
+  hrx_stream_publish_locked(stream);
+  hrx_status_t deferred = hrx_stream_take_deferred_locked(stream);
+  pthread_mutex_unlock(&stream->publish_mutex);
+  hrx_status_t status = hrx_wait_queue(stream->backend, stream->queue, stream,
+                                       hook, out_interrupted);
+  if (deferred) {
+    hrx_status_free(status);
+    return deferred;
+  }
+  return status;
 }
 
 hrx_status_t hrx_stream_record_native(hrx_stream_t* stream,

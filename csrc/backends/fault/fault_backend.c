@@ -53,7 +53,8 @@ typedef struct {
 } hrx_fault_rule_t;
 
 typedef struct hrx_fault_device_s {
-  hrx_backend_device_t base;        /* first member */
+  hrx_backend_device_t base;        /* first member; vtable points below */
+  hrx_backend_vtable_t vtable;      /* optional entries as the inner's */
   hrx_backend_device_t* inner;      /* owned */
   int rule_count;
   hrx_fault_rule_t rules[HRX_FAULT_MAX_RULES];
@@ -414,6 +415,52 @@ static hrx_status_t hrx_fault_event_synchronize(hrx_backend_device_t* base,
   return HRX_INNER_VT(base)->event_synchronize(HRX_INNER(base), event);
 }
 
+/* A batch counts one copy or fill call per command. A fault at command i
+ * publishes the commands before it (as the inner backend would when it
+ * fails part-way) and fails the rest. */
+static hrx_status_t hrx_fault_batch_submit(hrx_backend_device_t* base,
+                                           hrx_native_queue_t* queue,
+                                           const hrx_batch_command_t* commands,
+                                           uint32_t count,
+                                           hrx_ticket_t* out_ticket,
+                                           uint32_t* out_published) {
+  *out_published = 0;
+  hrx_backend_device_t* inner = HRX_INNER(base);
+  hrx_native_queue_t* native = HRX_INNER_QUEUE(queue);
+  hrx_status_t fault = NULL;
+  uint32_t good = 0;
+  for (; good < count && !fault; ++good) {
+    fault = hrx_fault_check(base, commands[good].kind == HRX_BATCH_FILL
+                                      ? HRX_FAULT_FILL
+                                      : HRX_FAULT_COPY);
+    if (fault) break;
+  }
+  hrx_status_t status = NULL;
+  if (good >= 2) {
+    status = inner->vtable->batch_submit(inner, native, commands, good,
+                                         out_ticket, out_published);
+  } else if (good == 1) {
+    const hrx_batch_command_t* c = &commands[0];
+    status = c->kind == HRX_BATCH_FILL
+                 ? inner->vtable->fill(inner, native, c->dst, c->byte,
+                                       c->length, out_ticket)
+                 : inner->vtable->copy(inner, native, c->dst, c->src,
+                                       c->length, out_ticket);
+    if (!status) *out_published = 1;
+  }
+  if (status) {
+    hrx_status_free(fault);
+    return status;
+  }
+  return fault;
+}
+
+static bool hrx_fault_queue_idle(hrx_backend_device_t* base,
+                                 hrx_native_queue_t* queue) {
+  return HRX_INNER_VT(base)->queue_idle(HRX_INNER(base),
+                                        HRX_INNER_QUEUE(queue));
+}
+
 /* Timed waits count as calls of synchronize / event_synchronize. */
 static hrx_status_t hrx_fault_queue_wait_for(hrx_backend_device_t* base,
                                              hrx_native_queue_t* queue,
@@ -455,6 +502,8 @@ static const hrx_backend_vtable_t hrx_fault_vtable = {
     .queue_wait_event = hrx_fault_queue_wait_event,
     .event_query = hrx_fault_event_query,
     .event_synchronize = hrx_fault_event_synchronize,
+    .batch_submit = hrx_fault_batch_submit,
+    .queue_idle = hrx_fault_queue_idle,
     .queue_wait_for = hrx_fault_queue_wait_for,
     .event_wait_for = hrx_fault_event_wait_for,
 };
@@ -471,7 +520,12 @@ hrx_status_t hrx_fault_wrap(const char* spec, hrx_backend_device_t* inner,
     free(device);
     return status;
   }
-  device->base.vtable = &hrx_fault_vtable;
+  /* Optional entries stay absent where the wrapped backend lacks them, so
+   * the core takes the same paths as without the wrapper. */
+  device->vtable = hrx_fault_vtable;
+  if (!inner->vtable->batch_submit) device->vtable.batch_submit = NULL;
+  if (!inner->vtable->queue_idle) device->vtable.queue_idle = NULL;
+  device->base.vtable = &device->vtable;
   device->inner = inner;
   pthread_mutex_init(&device->rng_mutex, NULL);
   for (int i = 0; i < HRX_FAULT_OP_COUNT; ++i) atomic_init(&device->calls[i], 0);
