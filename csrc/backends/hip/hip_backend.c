@@ -673,10 +673,14 @@ static void hrx_hip_graph_destroy(hrx_backend_device_t* base,
   hrx_hip_rt.sym.GraphExecDestroy(hrx_hip_graph_exec_of(graph));
 
 /* Polls hipEventQuery (is_event) or hipStreamQuery on `handle` until it
- * reports done, fails, or about timeout_ns pass: a bounded spin first, then
- * sleeps that double from 5 us up to 100 us, so a long wait costs about 1 %
- * of a core in queries and is noticed within 0.1 ms of completion (the
- * loaded-latency case of the benchmark's python driver is in milliseconds). */
+ * reports done, fails, or about timeout_ns pass: it polls without sleeping
+ * for the first HRX_HIP_WAIT_SPIN_NS (as the runtimes' own synchronize
+ * spins, so short waits keep their latency; a sleep costs at least the
+ * kernel's 50 us timer slack), then between sleeps that double from 5 us up
+ * to 100 us, so a long wait costs about 1 % of a core in queries and is
+ * noticed within about 0.15 ms of completion. */
+#define HRX_HIP_WAIT_SPIN_NS 1000000ull
+
 static hrx_status_t hrx_hip_poll(bool is_event, void* handle,
                                  uint64_t timeout_ns, bool* out_done) {
   uint64_t start = hrx_hip_now_ns();
@@ -698,7 +702,7 @@ static hrx_status_t hrx_hip_poll(bool is_event, void* handle,
       *out_done = false;
       return NULL;
     }
-    if (elapsed < HRX_HIP_EVENT_SPIN_NS) continue;
+    if (elapsed < HRX_HIP_WAIT_SPIN_NS) continue;
     uint64_t left = timeout_ns - elapsed;
     uint64_t nap = sleep_ns < left ? sleep_ns : left;
     struct timespec ts = {.tv_sec = (time_t)(nap / 1000000000u),
