@@ -266,6 +266,7 @@ hrx_status_t hrx_device_synchronize_hooked(hrx_device_t* device,
   *out_interrupted = false;
   if (!hook) return hrx_device_synchronize(device);
   HRX_RETURN_IF_ERROR(hrx_device_check_process(device));
+  hrx_stream_thread_observed();
   hrx_flusher_publish_all(device->flusher);
   hrx_native_queue_t* queues[HRX_MAX_STREAM_QUEUE_COUNT];
   int n = hrx_queue_pool_snapshot(&device->pool, queues,

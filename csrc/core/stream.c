@@ -544,7 +544,9 @@ hrx_status_t hrx_stream_synchronize_hooked(hrx_stream_t* stream,
   *out_interrupted = false;
   if (!hook) return hrx_stream_synchronize(stream);
   HRX_RETURN_IF_ERROR(hrx_device_check_process(stream->device));
-  /* As in hrx_stream_synchronize: publish the pending batch first. */
+  /* As in hrx_stream_synchronize: an observation; the pending batch is
+   * published first. */
+  hrx_thread_observed = true;
   pthread_mutex_lock(&stream->publish_mutex);
   hrx_stream_publish_locked(stream);
   hrx_status_t deferred = hrx_stream_take_deferred_locked(stream);
