@@ -99,8 +99,7 @@ static hrx_fault_queue_t* hrx_fault_queue_of(hrx_native_queue_t* queue) {
 /* ------------------------------------------------------------------ rules */
 
 static hrx_status_t hrx_fault_parse_rule(const char* text, size_t length,
-                                         hrx_fault_device_t* device,
-                                         bool* out_seeded) {
+                                         hrx_fault_device_t* device) {
   char rule[96];
   if (length == 0 || length >= sizeof(rule)) {
     return hrx_make_status(HRX_STATUS_INVALID_ARGUMENT,
@@ -131,7 +130,6 @@ static hrx_status_t hrx_fault_parse_rule(const char* text, size_t length,
     /* xorshift64 needs a non-zero state. */
     device->rng = seed * 0x9E3779B97F4A7C15ull + 1;
     if (!device->rng) device->rng = 1;
-    *out_seeded = true;
     return NULL;
   }
   int op = -1;
@@ -180,13 +178,12 @@ static hrx_status_t hrx_fault_parse_rule(const char* text, size_t length,
 
 static hrx_status_t hrx_fault_parse(const char* spec,
                                     hrx_fault_device_t* device) {
-  bool seeded = false;
   device->rng = 0x9E3779B97F4A7C16ull;
   const char* p = spec;
   for (;;) {
     const char* comma = strchr(p, ',');
     size_t length = comma ? (size_t)(comma - p) : strlen(p);
-    HRX_RETURN_IF_ERROR(hrx_fault_parse_rule(p, length, device, &seeded));
+    HRX_RETURN_IF_ERROR(hrx_fault_parse_rule(p, length, device));
     if (!comma) break;
     p = comma + 1;
   }
@@ -429,11 +426,11 @@ static hrx_status_t hrx_fault_batch_submit(hrx_backend_device_t* base,
   hrx_native_queue_t* native = HRX_INNER_QUEUE(queue);
   hrx_status_t fault = NULL;
   uint32_t good = 0;
-  for (; good < count && !fault; ++good) {
+  while (good < count && !fault) {
     fault = hrx_fault_check(base, commands[good].kind == HRX_BATCH_FILL
                                       ? HRX_FAULT_FILL
                                       : HRX_FAULT_COPY);
-    if (fault) break;
+    if (!fault) ++good;
   }
   hrx_status_t status = NULL;
   if (good >= 2) {
