@@ -19,9 +19,9 @@ LIVE = """
 def live():
     c = hrx._hrx._testing_live_native_objects()
     return {k: c[k] for k in ("queues", "events", "allocations",
-                              "host_allocations", "devices")}
+                              "host_allocations", "graphs", "devices")}
 NOTHING = dict(queues=0, events=0, allocations=0, host_allocations=0,
-               devices=0)
+               graphs=0, devices=0)
 """
 # Indented like the snippets below, which run_fresh dedents together.
 LIVE = textwrap.indent(LIVE, " " * 8)

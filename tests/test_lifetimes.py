@@ -175,6 +175,8 @@ for i in range(32):
     s.fill(b, i)                      # work in flight at the fork
 ev = s.record_event()
 r = s.read(b[:16])
+g = hrx.Graph(dev)
+g.fill(b[:16], 6)
 pid = os.fork()
 if pid == 0:
     signal.alarm(20)                  # a hang fails instead of blocking
@@ -207,6 +209,8 @@ if pid == 0:
     refused("device.synchronize", dev.synchronize)
     refused("set_stream_queue_count", lambda: dev.set_stream_queue_count(2))
     refused("fabric.Queue", lambda: hrx.fabric.Queue(dev))
+    refused("Graph", lambda: hrx.Graph(dev))
+    refused("graph.launch", lambda: g.launch(s))
     if backend == "host":
         fresh = hrx.Device.open(0, backend="host")   # a new live device
         t = fresh.stream()

@@ -245,7 +245,12 @@ bool hrx_device_batching(hrx_device_t* device) {
   return atomic_load_explicit(&device->batching, memory_order_relaxed);
 }
 
-hrx_status_t hrx_device_synchronize(hrx_device_t* device) {
+/* Both synchronize entry points: hook NULL waits with the backend's own
+ * synchronize, otherwise in the hook's slices. */
+static hrx_status_t hrx_device_synchronize_with(hrx_device_t* device,
+                                                const hrx_wait_hook_t* hook,
+                                                bool* out_interrupted) {
+  *out_interrupted = false;
   HRX_RETURN_IF_ERROR(hrx_device_check_process(device));
   HRX_RETURN_IF_ERROR(hrx_host_callback_check("synchronizing a device"));
   hrx_stream_thread_observed();
@@ -253,29 +258,25 @@ hrx_status_t hrx_device_synchronize(hrx_device_t* device) {
   hrx_native_queue_t* queues[HRX_MAX_STREAM_QUEUE_COUNT];
   int n = hrx_queue_pool_snapshot(&device->pool, queues,
                                   HRX_MAX_STREAM_QUEUE_COUNT);
-  for (int i = 0; i < n; ++i) {
+  for (int i = 0; i < n && !*out_interrupted; ++i) {
     HRX_RETURN_IF_ERROR(
-        device->backend->vtable->queue_synchronize(device->backend, queues[i]));
+        hook ? hrx_wait_queue(device->backend, queues[i], NULL, hook,
+                              out_interrupted)
+             : device->backend->vtable->queue_synchronize(device->backend,
+                                                          queues[i]));
   }
   return NULL;
+}
+
+hrx_status_t hrx_device_synchronize(hrx_device_t* device) {
+  bool interrupted = false;
+  return hrx_device_synchronize_with(device, NULL, &interrupted);
 }
 
 hrx_status_t hrx_device_synchronize_hooked(hrx_device_t* device,
                                            const hrx_wait_hook_t* hook,
                                            bool* out_interrupted) {
-  *out_interrupted = false;
-  if (!hook) return hrx_device_synchronize(device);
-  HRX_RETURN_IF_ERROR(hrx_device_check_process(device));
-  hrx_stream_thread_observed();
-  hrx_flusher_publish_all(device->flusher);
-  hrx_native_queue_t* queues[HRX_MAX_STREAM_QUEUE_COUNT];
-  int n = hrx_queue_pool_snapshot(&device->pool, queues,
-                                  HRX_MAX_STREAM_QUEUE_COUNT);
-  for (int i = 0; i < n && !*out_interrupted; ++i) {
-    HRX_RETURN_IF_ERROR(hrx_wait_queue(device->backend, queues[i], NULL, hook,
-                                       out_interrupted));
-  }
-  return NULL;
+  return hrx_device_synchronize_with(device, hook, out_interrupted);
 }
 
 hrx_status_t hrx_device_set_stream_queue_count(hrx_device_t* device,

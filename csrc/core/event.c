@@ -79,6 +79,7 @@ hrx_status_t hrx_event_synchronize_hooked(hrx_event_t* event,
   *out_interrupted = false;
   if (!hook) return hrx_event_synchronize(event);
   HRX_RETURN_IF_ERROR(hrx_device_check_process(event->device));
+  HRX_RETURN_IF_ERROR(hrx_host_callback_check("waiting for an event"));
   return hrx_wait_native_event(hrx_device_backend(event->device), event->native,
                                hook, out_interrupted);
 }

@@ -63,6 +63,7 @@ hrx_status_t hrx_graph_create(hrx_device_t* device, hrx_graph_t** out_graph) {
   if (!device) {
     return hrx_make_status(HRX_STATUS_INVALID_ARGUMENT, "device is NULL");
   }
+  HRX_RETURN_IF_ERROR(hrx_device_check_process(device));
   hrx_graph_t* graph = calloc(1, sizeof(*graph));
   if (!graph) {
     return hrx_make_status(HRX_STATUS_OUT_OF_MEMORY, "cannot allocate graph");
@@ -95,6 +96,7 @@ void hrx_graph_release(hrx_graph_t* graph) {
       1) {
     return;
   }
+  if (hrx_device_is_stale(graph->device)) return; /* fork.h */
   hrx_backend_device_t* backend = hrx_device_backend(graph->device);
   /* Waits for launches of the native graph that may still run. */
   if (graph->native) backend->vtable->graph_destroy(backend, graph->native);
@@ -646,6 +648,7 @@ hrx_status_t hrx_graph_launch(hrx_graph_t* graph, hrx_stream_t* stream,
     return hrx_make_status(HRX_STATUS_INVALID_ARGUMENT,
                            "a launch needs a graph and a stream");
   }
+  HRX_RETURN_IF_ERROR(hrx_device_check_process(graph->device));
   HRX_RETURN_IF_ERROR(hrx_host_callback_check("launching a graph"));
   HRX_RETURN_IF_ERROR(hrx_device_check_same(
       hrx_stream_device(stream), graph->device, "the graph",

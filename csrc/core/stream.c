@@ -519,7 +519,12 @@ hrx_status_t hrx_stream_upload(hrx_stream_t* stream, hrx_view_t dst,
   return hrx_stream_submit(stream, hrx_submit_upload, &args);
 }
 
-hrx_status_t hrx_stream_synchronize(hrx_stream_t* stream) {
+/* Both synchronize entry points: hook NULL waits with the backend's own
+ * synchronize, otherwise in the hook's slices. */
+static hrx_status_t hrx_stream_synchronize_with(hrx_stream_t* stream,
+                                                const hrx_wait_hook_t* hook,
+                                                bool* out_interrupted) {
+  *out_interrupted = false;
   HRX_RETURN_IF_ERROR(hrx_device_check_process(stream->device));
   HRX_RETURN_IF_ERROR(hrx_stream_enter(stream, "synchronizing a stream"));
   hrx_thread_observed = true;
@@ -529,8 +534,11 @@ hrx_status_t hrx_stream_synchronize(hrx_stream_t* stream) {
   hrx_stream_publish_locked(stream);
   hrx_status_t deferred = hrx_stream_take_deferred_locked(stream);
   pthread_mutex_unlock(&stream->publish_mutex);
-  hrx_status_t status = stream->backend->vtable->queue_synchronize(
-      stream->backend, stream->queue);
+  hrx_status_t status =
+      hook ? hrx_wait_queue(stream->backend, stream->queue, stream, hook,
+                            out_interrupted)
+           : stream->backend->vtable->queue_synchronize(stream->backend,
+                                                        stream->queue);
   if (deferred) {
     hrx_status_free(status);
     return deferred;
@@ -538,26 +546,15 @@ hrx_status_t hrx_stream_synchronize(hrx_stream_t* stream) {
   return status;
 }
 
+hrx_status_t hrx_stream_synchronize(hrx_stream_t* stream) {
+  bool interrupted = false;
+  return hrx_stream_synchronize_with(stream, NULL, &interrupted);
+}
+
 hrx_status_t hrx_stream_synchronize_hooked(hrx_stream_t* stream,
                                            const hrx_wait_hook_t* hook,
                                            bool* out_interrupted) {
-  *out_interrupted = false;
-  if (!hook) return hrx_stream_synchronize(stream);
-  HRX_RETURN_IF_ERROR(hrx_device_check_process(stream->device));
-  /* As in hrx_stream_synchronize: an observation; the pending batch is
-   * published first. */
-  hrx_thread_observed = true;
-  pthread_mutex_lock(&stream->publish_mutex);
-  hrx_stream_publish_locked(stream);
-  hrx_status_t deferred = hrx_stream_take_deferred_locked(stream);
-  pthread_mutex_unlock(&stream->publish_mutex);
-  hrx_status_t status = hrx_wait_queue(stream->backend, stream->queue, stream,
-                                       hook, out_interrupted);
-  if (deferred) {
-    hrx_status_free(status);
-    return deferred;
-  }
-  return status;
+  return hrx_stream_synchronize_with(stream, hook, out_interrupted);
 }
 
 hrx_status_t hrx_stream_record_native(hrx_stream_t* stream,

@@ -152,11 +152,12 @@ static PyObject* hrx_py_testing_live_native_objects(PyObject* module,
   (void)unused;
   hrx_fault_counts_t c;
   hrx_fault_query_counts(&c);
-  return Py_BuildValue("{s:L,s:L,s:L,s:L,s:L,s:L}", "queues",
+  return Py_BuildValue("{s:L,s:L,s:L,s:L,s:L,s:L,s:L}", "queues",
                        (long long)c.queues, "events", (long long)c.events,
                        "allocations", (long long)c.allocations,
                        "host_allocations", (long long)c.host_allocations,
-                       "devices", (long long)c.devices, "faults_injected",
+                       "graphs", (long long)c.graphs, "devices",
+                       (long long)c.devices, "faults_injected",
                        (long long)c.faults_injected);
 }
 
@@ -179,7 +180,7 @@ static PyMethodDef hrx_py_module_methods[] = {
      "_testing_live_native_objects() -> dict: TESTING ONLY, not API. Native "
      "objects alive through the fault-injection wrapper ($HRX_FAULTS set "
      "when the live device was created): queues, events, allocations, "
-     "host_allocations, devices, and faults_injected so far."},
+     "host_allocations, graphs, devices, and faults_injected so far."},
     {NULL, NULL, 0, NULL},
 };
 

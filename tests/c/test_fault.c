@@ -64,7 +64,7 @@ static void check_nothing_live(int line) {
   hrx_fault_counts_t c;
   hrx_fault_query_counts(&c);
   bool ok = c.queues == 0 && c.events == 0 && c.allocations == 0 &&
-            c.host_allocations == 0 && c.devices == 0;
+            c.host_allocations == 0 && c.graphs == 0 && c.devices == 0;
   if (ok) {
     hrx_test_passed++;
   } else {

@@ -72,6 +72,7 @@ static atomic_llong hrx_fault_live_queues;
 static atomic_llong hrx_fault_live_events;
 static atomic_llong hrx_fault_live_allocations;
 static atomic_llong hrx_fault_live_host_allocations;
+static atomic_llong hrx_fault_live_graphs;
 static atomic_llong hrx_fault_live_devices;
 static atomic_llong hrx_fault_injected;
 
@@ -80,6 +81,7 @@ void hrx_fault_query_counts(hrx_fault_counts_t* out_counts) {
   out_counts->events = atomic_load(&hrx_fault_live_events);
   out_counts->allocations = atomic_load(&hrx_fault_live_allocations);
   out_counts->host_allocations = atomic_load(&hrx_fault_live_host_allocations);
+  out_counts->graphs = atomic_load(&hrx_fault_live_graphs);
   out_counts->devices = atomic_load(&hrx_fault_live_devices);
   out_counts->faults_injected = atomic_load(&hrx_fault_injected);
 }
@@ -458,6 +460,42 @@ static bool hrx_fault_queue_idle(hrx_backend_device_t* base,
                                         HRX_INNER_QUEUE(queue));
 }
 
+/* Host functions and native graphs pass through (no faults of their own);
+ * graphs are counted. */
+static hrx_status_t hrx_fault_queue_host_call(hrx_backend_device_t* base,
+                                              hrx_native_queue_t* queue,
+                                              hrx_queue_host_fn_t fn,
+                                              void* user_data,
+                                              hrx_ticket_t* out_ticket) {
+  return HRX_INNER_VT(base)->queue_host_call(
+      HRX_INNER(base), HRX_INNER_QUEUE(queue), fn, user_data, out_ticket);
+}
+
+static hrx_status_t hrx_fault_graph_create(hrx_backend_device_t* base,
+                                           const hrx_native_graph_node_t* nodes,
+                                           size_t count,
+                                           hrx_native_graph_t** out_graph) {
+  HRX_RETURN_IF_ERROR(HRX_INNER_VT(base)->graph_create(HRX_INNER(base), nodes,
+                                                       count, out_graph));
+  atomic_fetch_add(&hrx_fault_live_graphs, 1);
+  return NULL;
+}
+
+static hrx_status_t hrx_fault_graph_launch(hrx_backend_device_t* base,
+                                           hrx_native_queue_t* queue,
+                                           hrx_native_graph_t* graph,
+                                           hrx_ticket_t* out_ticket) {
+  return HRX_INNER_VT(base)->graph_launch(HRX_INNER(base),
+                                          HRX_INNER_QUEUE(queue), graph,
+                                          out_ticket);
+}
+
+static void hrx_fault_graph_destroy(hrx_backend_device_t* base,
+                                    hrx_native_graph_t* graph) {
+  HRX_INNER_VT(base)->graph_destroy(HRX_INNER(base), graph);
+  atomic_fetch_sub(&hrx_fault_live_graphs, 1);
+}
+
 /* Timed waits count as calls of synchronize / event_synchronize. */
 static hrx_status_t hrx_fault_queue_wait_for(hrx_backend_device_t* base,
                                              hrx_native_queue_t* queue,
@@ -501,6 +539,10 @@ static const hrx_backend_vtable_t hrx_fault_vtable = {
     .event_synchronize = hrx_fault_event_synchronize,
     .batch_submit = hrx_fault_batch_submit,
     .queue_idle = hrx_fault_queue_idle,
+    .queue_host_call = hrx_fault_queue_host_call,
+    .graph_create = hrx_fault_graph_create,
+    .graph_launch = hrx_fault_graph_launch,
+    .graph_destroy = hrx_fault_graph_destroy,
     .queue_wait_for = hrx_fault_queue_wait_for,
     .event_wait_for = hrx_fault_event_wait_for,
 };
@@ -522,6 +564,11 @@ hrx_status_t hrx_fault_wrap(const char* spec, hrx_backend_device_t* inner,
   device->vtable = hrx_fault_vtable;
   if (!inner->vtable->batch_submit) device->vtable.batch_submit = NULL;
   if (!inner->vtable->queue_idle) device->vtable.queue_idle = NULL;
+  if (!inner->vtable->graph_create) {
+    device->vtable.graph_create = NULL;
+    device->vtable.graph_launch = NULL;
+    device->vtable.graph_destroy = NULL;
+  }
   device->base.vtable = &device->vtable;
   device->inner = inner;
   pthread_mutex_init(&device->rng_mutex, NULL);

@@ -50,6 +50,7 @@ typedef struct hrx_fault_counts_s {
   int64_t events;
   int64_t allocations;       /* alloc */
   int64_t host_allocations;  /* host_alloc */
+  int64_t graphs;            /* native graphs (graph_create) */
   int64_t devices;           /* wrapped backend devices */
   int64_t faults_injected;   /* calls failed on purpose so far */
 } hrx_fault_counts_t;

@@ -671,6 +671,7 @@ static void hrx_hip_graph_destroy(hrx_backend_device_t* base,
   hrx_status_free(hrx_hip_enter(base));
   hrx_hip_rt.sym.DeviceSynchronize();
   hrx_hip_rt.sym.GraphExecDestroy(hrx_hip_graph_exec_of(graph));
+}
 
 /* Polls hipEventQuery (is_event) or hipStreamQuery on `handle` until it
  * reports done, fails, or about timeout_ns pass: it polls without sleeping
