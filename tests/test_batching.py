@@ -300,3 +300,41 @@ def test_threads_sharing_streams_and_queues(device):
         for lane in range(16):
             last = max(k for k in range(300) if k % 16 == lane)
             assert (got[lane] == (index + last) & 0xFF).all()
+
+
+# ------------------------------------------------------------- failures
+
+
+def test_a_failure_inside_a_batch_names_the_command(fresh):
+    """The 3rd native copy call fails (fault injection): the copies were all
+    accepted into a batch, so the next synchronize reports the failure,
+    naming which command of the stream it was; the stream then works."""
+    out = fresh("""
+        dev = hrx.Device.open(0, backend=backend, batching=True)
+        s = dev.stream()
+        src, dst = dev.allocate(96), dev.allocate(96)
+        s.fill(src, 0xAB)
+        s.fill(dst, 0)
+        s.synchronize()
+        s.fill(src[:1], 0xAB)       # goes out at once (the thread observed)
+        for i in range(6):          # batched: no error here
+            s.copy(dst[i * 16:(i + 1) * 16], src[i * 16:(i + 1) * 16])
+        try:
+            s.synchronize()
+            print("no error")
+        except hrx.DeviceError as error:
+            print("error:", error)
+        s.synchronize()             # reported once
+        s.fill(dst[:16], 7)         # the stream is usable
+        got = s.read(dst).wait().reshape(6, 16)
+        print(int(got[0][0]), [int(row[0]) for row in got[1:]])
+    """, env={"HRX_FAULTS": "copy:3"})
+    lines = out.strip().splitlines()
+    assert lines[0].startswith("error:"), out
+    # Commands 1-3 were the fills; the copies are 4-9, the 3rd copy call is
+    # command 6 (the batch goes to the backend as one call per command
+    # where the fault wrapper counts copies).
+    assert "command 6 of this stream" in lines[0], out
+    assert "copy of 16 bytes" in lines[0], out
+    assert "the stream remains usable" in lines[0], out
+    assert lines[1] == "7 [171, 0, 171, 171, 171]", out
