@@ -104,6 +104,27 @@ struct hrx_backend_vtable_s {
   hrx_status_t (*queue_create)(hrx_backend_device_t* device,
                                hrx_native_queue_t** out_queue);
   void (*queue_destroy)(hrx_backend_device_t* device, hrx_native_queue_t* queue);
+  /* queue_create for a priority lane (hrx_stream_priority_t, already
+   * validated). *out_native_priority receives the runtime's own priority
+   * value the queue got. The host backend maps lanes to worker scheduling,
+   * the hip backend to stream priorities. */
+  hrx_status_t (*queue_create_with_priority)(hrx_backend_device_t* device,
+                                             int priority,
+                                             hrx_native_queue_t** out_queue,
+                                             int* out_native_priority);
+  /* How much submitted work is still pending on the queue: the exact number
+   * of pending native commands if the backend can count them, else 0 when
+   * the queue is idle and UINT64_MAX when it is busy. Never blocks. */
+  hrx_status_t (*queue_query)(hrx_backend_device_t* device,
+                              hrx_native_queue_t* queue,
+                              uint64_t* out_pending);
+  /* The hardware connection budget (hrx.h, hrx_connection_budget_t). The
+   * core calls plan_connections with what the pool wants while the pool
+   * size may still change; a backend applies it when it creates its native
+   * context (never before), respecting a value the user set. */
+  void (*plan_connections)(hrx_backend_device_t* device, int wanted);
+  void (*query_connections)(hrx_backend_device_t* device,
+                            hrx_connection_budget_t* out_budget);
   void* (*queue_native_handle)(hrx_native_queue_t* queue);
   /* Blocks until everything submitted to the queue so far is done. */
   hrx_status_t (*queue_synchronize)(hrx_backend_device_t* device,

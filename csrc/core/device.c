@@ -255,9 +255,9 @@ static hrx_status_t hrx_device_synchronize_with(hrx_device_t* device,
   HRX_RETURN_IF_ERROR(hrx_host_callback_check("synchronizing a device"));
   hrx_stream_thread_observed();
   hrx_flusher_publish_all(device->flusher);
-  hrx_native_queue_t* queues[HRX_MAX_STREAM_QUEUE_COUNT];
-  int n = hrx_queue_pool_snapshot(&device->pool, queues,
-                                  HRX_MAX_STREAM_QUEUE_COUNT);
+  enum { capacity = HRX_STREAM_LANE_COUNT * HRX_MAX_STREAM_QUEUE_COUNT };
+  hrx_native_queue_t* queues[capacity];
+  int n = hrx_queue_pool_snapshot(&device->pool, queues, capacity);
   for (int i = 0; i < n && !*out_interrupted; ++i) {
     HRX_RETURN_IF_ERROR(
         hook ? hrx_wait_queue(device->backend, queues[i], NULL, hook,
@@ -265,7 +265,22 @@ static hrx_status_t hrx_device_synchronize_with(hrx_device_t* device,
              : device->backend->vtable->queue_synchronize(device->backend,
                                                           queues[i]));
   }
-  return NULL;
+  /* Reserved queues may go with their streams meanwhile: the snapshot
+   * keeps each alive until it is released here. */
+  hrx_pool_queue_t* reserved[HRX_MAX_RESERVED_QUEUES];
+  int r = hrx_queue_pool_snapshot_reserved(&device->pool, reserved,
+                                           HRX_MAX_RESERVED_QUEUES);
+  hrx_status_t status = NULL;
+  for (int i = 0; i < r && !status && !*out_interrupted; ++i) {
+    status = hook ? hrx_wait_queue(device->backend, reserved[i]->native, NULL,
+                                   hook, out_interrupted)
+                  : device->backend->vtable->queue_synchronize(
+                        device->backend, reserved[i]->native);
+  }
+  for (int i = 0; i < r; ++i) {
+    hrx_queue_pool_release_reserved(&device->pool, reserved[i]);
+  }
+  return status;
 }
 
 hrx_status_t hrx_device_synchronize(hrx_device_t* device) {
@@ -293,4 +308,24 @@ int hrx_device_stream_queue_count(hrx_device_t* device) {
 
 void hrx_device_query_pool(hrx_device_t* device, hrx_pool_info_t* out_info) {
   hrx_queue_pool_query(&device->pool, out_info);
+}
+
+hrx_status_t hrx_device_set_stream_queue_policy(hrx_device_t* device,
+                                                int policy) {
+  HRX_RETURN_IF_ERROR(hrx_device_check_process(device));
+  return hrx_queue_pool_set_policy(&device->pool, policy);
+}
+
+hrx_queue_policy_t hrx_device_stream_queue_policy(hrx_device_t* device) {
+  /* A stale device's pool lock may be held by a thread lost in the fork. */
+  if (hrx_device_is_stale(device)) return device->pool.policy;
+  return hrx_queue_pool_policy(&device->pool);
+}
+
+hrx_status_t hrx_device_query_pool_stats(hrx_device_t* device,
+                                         hrx_pool_queue_stats_t* out_queues,
+                                         int capacity,
+                                         hrx_pool_stats_t* out_stats) {
+  HRX_RETURN_IF_ERROR(hrx_device_check_process(device));
+  return hrx_queue_pool_stats(&device->pool, out_queues, capacity, out_stats);
 }

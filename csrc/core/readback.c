@@ -56,7 +56,8 @@ hrx_status_t hrx_stream_read(hrx_stream_t* stream, hrx_view_t src,
   if (!status) status = backend->vtable->event_create(backend, &readback->event);
   if (!status) {
     hrx_download_args_t args = {src, readback->host};
-    status = hrx_stream_submit(stream, hrx_submit_download, &args);
+    status = hrx_stream_submit_sized(stream, hrx_submit_download, &args,
+                                     src.length);
   }
   if (!status) status = hrx_stream_record_native(stream, readback->event);
   if (status) {

@@ -64,6 +64,7 @@ struct hrx_stream_s {
   hrx_backend_device_t* backend;   /* borrowed from the device */
   hrx_native_queue_t* queue;       /* pool: borrowed; dedicated: owned */
   int queue_index;                 /* pool slot, or -1 when dedicated */
+  hrx_pool_queue_t* pool_queue;    /* pool: its counters; dedicated: NULL */
   pthread_mutex_t producer_mutex;
   pthread_mutex_t publish_mutex;
   pthread_mutex_t batch_mutex;
@@ -143,18 +144,51 @@ static void hrx_stream_free(hrx_stream_t* stream) {
 
 hrx_status_t hrx_stream_create(hrx_device_t* device,
                                hrx_stream_t** out_stream) {
+  return hrx_stream_create_with_options(device, NULL, out_stream);
+}
+
+void hrx_stream_options_default(hrx_stream_options_t* out_options) {
+  out_options->priority = HRX_STREAM_PRIORITY_NORMAL;
+  out_options->reserve = false;
+}
+
+hrx_status_t hrx_stream_create_with_options(hrx_device_t* device,
+                                            const hrx_stream_options_t* options,
+                                            hrx_stream_t** out_stream) {
+  hrx_stream_options_t defaults;
+  hrx_stream_options_default(&defaults);
+  if (!options) options = &defaults;
+  if (!hrx_stream_priority_name(options->priority)) {
+    return hrx_make_status(HRX_STATUS_INVALID_ARGUMENT,
+                           "stream priority must be between %d (low) and %d "
+                           "(high); got %d",
+                           HRX_STREAM_PRIORITY_MIN, HRX_STREAM_PRIORITY_MAX,
+                           options->priority);
+  }
   hrx_stream_t* stream = NULL;
   HRX_RETURN_IF_ERROR(hrx_device_check_process(device));
   HRX_RETURN_IF_ERROR(hrx_stream_allocate(device, &stream));
-  hrx_status_t status = hrx_queue_pool_acquire(
-      hrx_device_pool(device), &stream->queue_index, &stream->queue);
+  hrx_status_t status =
+      hrx_queue_pool_acquire(hrx_device_pool(device), options->priority,
+                             options->reserve, &stream->pool_queue);
   if (status) {
     hrx_stream_free(stream);
     return status;
   }
+  stream->queue = stream->pool_queue->native;
+  stream->queue_index = stream->pool_queue->slot;
   hrx_device_retain(device);
   *out_stream = stream;
   return NULL;
+}
+
+int hrx_stream_priority(const hrx_stream_t* stream) {
+  return stream->pool_queue ? stream->pool_queue->priority
+                            : HRX_STREAM_PRIORITY_NORMAL;
+}
+
+bool hrx_stream_reserved(const hrx_stream_t* stream) {
+  return stream->pool_queue && stream->pool_queue->reserved;
 }
 
 hrx_status_t hrx_stream_create_dedicated(hrx_device_t* device,
@@ -196,12 +230,12 @@ void hrx_stream_release(hrx_stream_t* stream) {
   /* Callbacks of its launches may still hold graphs: let them finish. */
   hrx_completion_list_wait(&stream->launches);
   hrx_queue_pool_t* pool = hrx_device_pool(stream->device);
-  if (stream->queue_index < 0) {
+  if (!stream->pool_queue) {
     /* Waits for the queue's work, so its buffers are no longer in use. */
     stream->backend->vtable->queue_destroy(stream->backend, stream->queue);
     hrx_queue_pool_fabric_removed(pool);
   } else {
-    hrx_queue_pool_stream_released(pool);
+    hrx_queue_pool_stream_released(pool, stream->pool_queue);
   }
   hrx_device_t* device = stream->device;
   hrx_stream_free(stream);
@@ -252,6 +286,15 @@ static void hrx_stream_describe_command(const hrx_batch_command_t* command,
   }
 }
 
+/* Counts published commands for the pool's stats (dedicated streams are
+ * not counted). */
+static void hrx_stream_count_published(hrx_stream_t* stream, uint64_t commands,
+                                       uint64_t bytes) {
+  if (stream->pool_queue) {
+    hrx_pool_queue_count_published(stream->pool_queue, commands, bytes);
+  }
+}
+
 /* Publishes the pending batch, if any; the caller holds publish_mutex. The
  * batch is moved out under batch_mutex (the two halves of the buffer swap),
  * so producers keep appending to a fresh batch during the launch. A failure
@@ -268,6 +311,7 @@ static void hrx_stream_publish_locked(hrx_stream_t* stream) {
   stream->pending = stream->publishing;
   stream->publishing = batch;
   uint64_t first = stream->pending_first;
+  uint64_t bytes = stream->pending_bytes;
   stream->pending_count = 0;
   stream->pending_bytes = 0;
   atomic_store(&stream->pending_since, 0);
@@ -276,6 +320,14 @@ static void hrx_stream_publish_locked(hrx_stream_t* stream) {
   hrx_status_t status = hrx_batch_publish(stream->backend, stream->queue,
                                           batch, count, &stream->last_ticket,
                                           &failed);
+  /* Counted: every command, or on failure those before the failed one (a
+   * lower bound: later ones may have gone out too). */
+  uint32_t published = status ? failed : count;
+  if (status) {
+    bytes = 0;
+    for (uint32_t i = 0; i < published; ++i) bytes += batch[i].length;
+  }
+  hrx_stream_count_published(stream, published, bytes);
   if (status) {
     char what[96];
     hrx_stream_describe_command(&batch[failed], what, sizeof(what));
@@ -312,6 +364,12 @@ static hrx_status_t hrx_stream_enter(hrx_stream_t* stream, const char* what) {
 hrx_status_t hrx_stream_submit(hrx_stream_t* stream,
                                hrx_stream_submit_fn_t submit,
                                void* user_data) {
+  return hrx_stream_submit_sized(stream, submit, user_data, 0);
+}
+
+hrx_status_t hrx_stream_submit_sized(hrx_stream_t* stream,
+                                     hrx_stream_submit_fn_t submit,
+                                     void* user_data, uint64_t bytes) {
   HRX_RETURN_IF_ERROR(hrx_device_check_process(stream->device));
   HRX_RETURN_IF_ERROR(hrx_stream_enter(stream, "submitting work to a stream"));
   pthread_mutex_lock(&stream->producer_mutex);
@@ -330,6 +388,7 @@ hrx_status_t hrx_stream_submit(hrx_stream_t* stream,
     pthread_mutex_lock(&stream->batch_mutex);
     ++stream->commands;
     pthread_mutex_unlock(&stream->batch_mutex);
+    hrx_stream_count_published(stream, 1, bytes);
   }
   pthread_mutex_unlock(&stream->producer_mutex);
   return status;
@@ -377,6 +436,7 @@ static hrx_status_t hrx_stream_publish_if_idle(
       ++stream->commands;
       stream->last_batchable_ns = now;
       pthread_mutex_unlock(&stream->batch_mutex);
+      hrx_stream_count_published(stream, 1, command->length);
     }
     *out_published = true;
   }
@@ -395,8 +455,8 @@ static hrx_status_t hrx_stream_enqueue(hrx_stream_t* stream,
       hrx_device_batch_settings(stream->device);
   if (!hrx_device_batching(stream->device) ||
       command->length > settings->max_command_bytes) {
-    return hrx_stream_submit(stream, hrx_stream_submit_batchable,
-                             (void*)command);
+    return hrx_stream_submit_sized(stream, hrx_stream_submit_batchable,
+                                   (void*)command, command->length);
   }
   uint64_t now = hrx_now_ns();
   bool urgent = hrx_thread_observed;
@@ -427,8 +487,8 @@ static hrx_status_t hrx_stream_enqueue(hrx_stream_t* stream,
           malloc(2 * HRX_BATCH_MAX_COMMANDS * sizeof(*both));
       if (!both) {
         pthread_mutex_unlock(&stream->batch_mutex);
-        return hrx_stream_submit(stream, hrx_stream_submit_batchable,
-                                 (void*)command);
+        return hrx_stream_submit_sized(stream, hrx_stream_submit_batchable,
+                                   (void*)command, command->length);
       }
       stream->pending = both;
       stream->publishing = both + HRX_BATCH_MAX_COMMANDS;
@@ -516,7 +576,7 @@ hrx_status_t hrx_stream_upload(hrx_stream_t* stream, hrx_view_t dst,
     return hrx_make_status(HRX_STATUS_INVALID_ARGUMENT, "upload data is NULL");
   }
   hrx_upload_args_t args = {dst, data};
-  return hrx_stream_submit(stream, hrx_submit_upload, &args);
+  return hrx_stream_submit_sized(stream, hrx_submit_upload, &args, length);
 }
 
 /* Both synchronize entry points: hook NULL waits with the backend's own

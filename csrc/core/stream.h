@@ -19,6 +19,11 @@ typedef hrx_status_t (*hrx_stream_submit_fn_t)(hrx_backend_device_t* backend,
                                                hrx_ticket_t* out_ticket);
 hrx_status_t hrx_stream_submit(hrx_stream_t* stream,
                                hrx_stream_submit_fn_t submit, void* user_data);
+/* hrx_stream_submit of a command that moves `bytes` bytes: a pool stream
+ * counts it on its pool queue once published (hrx_pool_queue_stats_t). */
+hrx_status_t hrx_stream_submit_sized(hrx_stream_t* stream,
+                                     hrx_stream_submit_fn_t submit,
+                                     void* user_data, uint64_t bytes);
 
 /* Records `native_event` after the stream's published work, under the
  * publish lock only. */

@@ -147,6 +147,110 @@ typedef struct hrx_pool_info_s {
 
 void hrx_device_query_pool(hrx_device_t* device, hrx_pool_info_t* out_info);
 
+/* Priority lanes. Each lane is a pool of its own: up to the queue count
+ * native queues (the count applies per lane), its own round-robin cursor,
+ * its queues created lazily with the lane's native priority. Numerically a
+ * larger value is more urgent. */
+typedef enum hrx_stream_priority_e {
+  HRX_STREAM_PRIORITY_LOW = -1,
+  HRX_STREAM_PRIORITY_NORMAL = 0,
+  HRX_STREAM_PRIORITY_HIGH = 1,
+} hrx_stream_priority_t;
+#define HRX_STREAM_PRIORITY_MIN HRX_STREAM_PRIORITY_LOW
+#define HRX_STREAM_PRIORITY_MAX HRX_STREAM_PRIORITY_HIGH
+#define HRX_STREAM_LANE_COUNT 3
+/* "low", "normal", "high"; NULL outside [MIN, MAX]. */
+const char* hrx_stream_priority_name(int priority);
+/* Inverse of hrx_stream_priority_name; false (out unchanged) if unknown. */
+bool hrx_stream_priority_parse(const char* name, int* out_priority);
+
+/* Reserved queues alive at once per device (each owned by one stream). */
+#define HRX_MAX_RESERVED_QUEUES 64
+
+/* How a pool stream's queue is chosen within its lane. */
+typedef enum hrx_queue_policy_e {
+  /* The k-th stream of a lane gets slot k mod count. */
+  HRX_QUEUE_POLICY_ROUND_ROBIN = 0,
+  /* The slot with the least work in flight at creation time: fewest
+   * commands in flight, then fewest bytes in flight, then fewest live
+   * streams; ties go to the first such slot at or after the lane's
+   * round-robin cursor. A slot whose queue is not created yet has none of
+   * either. See hrx_pool_queue_stats_t for what "in flight" means. */
+  HRX_QUEUE_POLICY_LEAST_LOADED = 1,
+} hrx_queue_policy_t;
+/* "round_robin", "least_loaded"; NULL for an unknown value. */
+const char* hrx_queue_policy_name(int policy);
+/* Inverse of hrx_queue_policy_name; false (out unchanged) if unknown. */
+bool hrx_queue_policy_parse(const char* name, hrx_queue_policy_t* out_policy);
+
+/* Sets the live device's queue policy, with the queue count's rule: an
+ * unknown policy is INVALID_ARGUMENT; the current value is always accepted;
+ * a different value after first use is BUSY. Default: round-robin. */
+hrx_status_t hrx_device_set_stream_queue_policy(hrx_device_t* device,
+                                                int policy);
+hrx_queue_policy_t hrx_device_stream_queue_policy(hrx_device_t* device);
+
+/* Observability of one native queue of the pool. Counts are kept by the
+ * core when a command is published (a command: copy, fill, upload, read or
+ * event wait; bytes: the bytes a copy, fill, upload or read moves).
+ * "In flight" = published minus known complete. Completion is learned from
+ * the backend's queue_query when stats are taken or a least-loaded choice
+ * is made: the host backend counts the queue's pending commands exactly
+ * (worker tickets), so commands_in_flight is exact there; the hip backend
+ * can only tell an idle queue (hipStreamQuery / cudaStreamQuery), so
+ * everything published since the queue was last seen idle counts as in
+ * flight. bytes_in_flight is always "bytes published since the queue was
+ * last seen idle" (an upper bound while it is busy). */
+typedef struct hrx_pool_queue_stats_s {
+  int priority;             /* the lane, hrx_stream_priority_t */
+  int slot;                 /* slot within the lane; -1 for reserved */
+  bool reserved;            /* owned by one stream */
+  int native_priority;      /* the runtime's priority value it was created
+                               with (0 where the runtime has none) */
+  int streams;              /* live streams assigned */
+  uint64_t streams_assigned;/* streams ever assigned */
+  uint64_t commands_submitted;
+  uint64_t bytes_submitted;
+  uint64_t commands_in_flight;
+  uint64_t bytes_in_flight;
+} hrx_pool_queue_stats_t;
+
+/* The hardware connection budget of the device's process (NVIDIA:
+ * CUDA_DEVICE_MAX_CONNECTIONS, AMD: GPU_MAX_HW_QUEUES). */
+typedef struct hrx_connection_budget_s {
+  char variable[40];  /* the environment variable; "" when none applies */
+  int wanted;         /* what the pool asks for: count * lanes + headroom */
+  int value;          /* in effect (or to be applied); 0 when none applies */
+  /* "user" (already set, respected), "hrx" (set by hrx), "pending" (will
+   * be set when the native context is created), "not applicable". */
+  char source[24];
+} hrx_connection_budget_t;
+
+/* Queues beyond the lanes' count * HRX_STREAM_LANE_COUNT that the
+ * connection budget leaves room for (reserved and fabric queues). */
+#define HRX_CONNECTION_HEADROOM 4
+
+typedef struct hrx_pool_stats_s {
+  int queue_count;          /* per lane */
+  hrx_queue_policy_t policy;
+  bool first_use;
+  int reserved_live;        /* reserved queues alive now */
+  uint64_t reserved_created;/* reserved queues ever created */
+  uint64_t reserved_refused;/* reserve requests refused (capacity) */
+  hrx_connection_budget_t connections;
+  int queue_stats_count;    /* entries written to queues */
+} hrx_pool_stats_t;
+
+/* Writes the stats of up to `capacity` live pool queues (lanes in order
+ * high, normal, low, slots ascending; then reserved queues) into out_queues
+ * (may be NULL when capacity is 0) and the totals into out_stats. A capacity
+ * of HRX_STREAM_LANE_COUNT * HRX_MAX_STREAM_QUEUE_COUNT +
+ * HRX_MAX_RESERVED_QUEUES always suffices. */
+hrx_status_t hrx_device_query_pool_stats(hrx_device_t* device,
+                                         hrx_pool_queue_stats_t* out_queues,
+                                         int capacity,
+                                         hrx_pool_stats_t* out_stats);
+
 /* ------------------------------------------------------------------ buffer */
 
 typedef struct hrx_buffer_s hrx_buffer_t;
@@ -194,6 +298,29 @@ typedef struct hrx_stream_s hrx_stream_t;
  * queue, the error carries its message, the cursor does not advance and
  * nothing is left behind. */
 hrx_status_t hrx_stream_create(hrx_device_t* device, hrx_stream_t** out_stream);
+
+/* Options of hrx_stream_create_with_options; start from
+ * hrx_stream_options_default() so that later fields keep their defaults. */
+typedef struct hrx_stream_options_s {
+  int priority;   /* hrx_stream_priority_t; default NORMAL */
+  /* A queue of the stream's lane that no other stream shares, created for
+   * it and destroyed (after its work) when the stream goes. At most
+   * HRX_MAX_RESERVED_QUEUES at once (RESOURCE_EXHAUSTED beyond, as when the
+   * runtime refuses the queue); the round-robin cursor is not touched. */
+  bool reserve;
+} hrx_stream_options_t;
+
+void hrx_stream_options_default(hrx_stream_options_t* out_options);
+/* hrx_stream_create with options (NULL = defaults, the same as
+ * hrx_stream_create). A priority outside [HRX_STREAM_PRIORITY_MIN, MAX] is
+ * INVALID_ARGUMENT. Failure leaves no queue, slot or count behind. */
+hrx_status_t hrx_stream_create_with_options(hrx_device_t* device,
+                                            const hrx_stream_options_t* options,
+                                            hrx_stream_t** out_stream);
+/* The stream's lane, and whether its queue is reserved (false for a
+ * dedicated stream, whose lane is NORMAL). */
+int hrx_stream_priority(const hrx_stream_t* stream);
+bool hrx_stream_reserved(const hrx_stream_t* stream);
 /* A stream with its own native queue outside the pool (hrx.fabric.Queue):
  * no slot, no effect on the pool setting or its first use. */
 hrx_status_t hrx_stream_create_dedicated(hrx_device_t* device,
@@ -203,7 +330,8 @@ void hrx_stream_retain(hrx_stream_t* stream);
  * completes, and its buffers stay alive until it has. */
 void hrx_stream_release(hrx_stream_t* stream);
 hrx_device_t* hrx_stream_device(const hrx_stream_t* stream); /* borrowed */
-/* Pool slot of the stream's queue; -1 for a dedicated stream. */
+/* Pool slot of the stream's queue within its lane; -1 for a dedicated or
+ * reserved stream. */
 int hrx_stream_queue_index(const hrx_stream_t* stream);
 /* The native queue handle (hipStream_t / cudaStream_t, or the host queue). */
 void* hrx_stream_native_handle(const hrx_stream_t* stream);

@@ -168,16 +168,72 @@ static PyObject* hrx_py_device_set_stream_queue_count(PyObject* self,
   Py_RETURN_NONE;
 }
 
-static PyObject* hrx_py_device_stream(PyObject* self, PyObject* unused) {
-  (void)unused;
+/* priority: "high" / "normal" / "low" or an int (1 / 0 / -1; the core
+ * checks the range). */
+static int hrx_py_arg_priority(hrx_py_state_t* state, PyObject* object,
+                               int* out) {
+  if (PyUnicode_Check(object)) {
+    const char* name = PyUnicode_AsUTF8(object);
+    if (!name) return -1;
+    if (!hrx_stream_priority_parse(name, out)) {
+      PyErr_Format(state->errors[HRX_STATUS_INVALID_ARGUMENT],
+                   "unknown stream priority %R; use \"high\", \"normal\", "
+                   "\"low\" or an int from %d (low) to %d (high)",
+                   object, HRX_STREAM_PRIORITY_MIN, HRX_STREAM_PRIORITY_MAX);
+      return -1;
+    }
+    return 0;
+  }
+  int64_t value = 0;
+  if (hrx_py_arg_int64(state, object, "stream priority", &value) < 0) {
+    if (PyErr_ExceptionMatches(PyExc_TypeError)) {
+      PyErr_Clear();
+      PyErr_Format(PyExc_TypeError,
+                   "stream priority must be \"high\", \"normal\", \"low\" "
+                   "or an int, not %.100s", Py_TYPE(object)->tp_name);
+      return -1;
+    }
+    if (!PyErr_ExceptionMatches(PyExc_ValueError)) return -1;
+    PyErr_Clear();
+    value = INT64_MAX;
+  }
+  if (value < INT32_MIN || value > INT32_MAX) value = INT32_MAX;
+  *out = (int)value; /* the core rejects values outside the range */
+  return 0;
+}
+
+static PyObject* hrx_py_device_stream(PyObject* self, PyObject* args,
+                                      PyObject* kwargs) {
+  static char* keywords[] = {"priority", "reserve", NULL};
+  PyObject* priority_object = NULL;
+  PyObject* reserve_object = NULL;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|$OO:stream", keywords,
+                                   &priority_object, &reserve_object)) {
+    return NULL;
+  }
+  hrx_py_state_t* state = hrx_py_state_from_type(Py_TYPE(self));
+  hrx_stream_options_t options;
+  hrx_stream_options_default(&options);
+  /* Convert first: __index__ may run Python code that closes this handle. */
+  if (priority_object && priority_object != Py_None &&
+      hrx_py_arg_priority(state, priority_object, &options.priority) < 0) {
+    return NULL;
+  }
+  if (reserve_object) {
+    if (!PyBool_Check(reserve_object)) {
+      PyErr_Format(PyExc_TypeError, "reserve must be a bool, not %.100s",
+                   Py_TYPE(reserve_object)->tp_name);
+      return NULL;
+    }
+    options.reserve = reserve_object == Py_True;
+  }
   hrx_device_t* device = hrx_py_device_get(self);
   if (!device) return NULL;
-  hrx_py_state_t* state = hrx_py_state_from_type(Py_TYPE(self));
   hrx_stream_t* stream = NULL;
   hrx_status_t status;
   hrx_device_retain(device); /* survives close() from another thread */
   Py_BEGIN_ALLOW_THREADS
-  status = hrx_stream_create(device, &stream);
+  status = hrx_stream_create_with_options(device, &options, &stream);
   hrx_device_release(device);
   Py_END_ALLOW_THREADS
   if (status) return hrx_py_raise(state, status);
@@ -236,6 +292,122 @@ static PyObject* hrx_py_device_pool_info(PyObject* self, PyObject* unused) {
                        "next_slot", info.next_slot, "first_use",
                        info.first_use ? Py_True : Py_False, "live_streams",
                        info.live_streams, "fabric_queues", info.fabric_queues);
+}
+
+static PyObject* hrx_py_device_set_stream_queue_policy(PyObject* self,
+                                                       PyObject* policy) {
+  hrx_py_state_t* state = hrx_py_state_from_type(Py_TYPE(self));
+  if (!PyUnicode_Check(policy)) {
+    PyErr_Format(PyExc_TypeError,
+                 "stream queue policy must be a str (\"round_robin\" or "
+                 "\"least_loaded\"), not %.100s", Py_TYPE(policy)->tp_name);
+    return NULL;
+  }
+  const char* name = PyUnicode_AsUTF8(policy);
+  if (!name) return NULL;
+  hrx_queue_policy_t value;
+  if (!hrx_queue_policy_parse(name, &value)) {
+    PyErr_Format(state->errors[HRX_STATUS_INVALID_ARGUMENT],
+                 "unknown stream queue policy %R; use \"round_robin\" or "
+                 "\"least_loaded\"", policy);
+    return NULL;
+  }
+  hrx_device_t* device = hrx_py_device_get(self);
+  if (!device) return NULL;
+  hrx_status_t status = hrx_device_set_stream_queue_policy(device, value);
+  if (status) return hrx_py_raise(state, status);
+  Py_RETURN_NONE;
+}
+
+static PyObject* hrx_py_device_get_stream_queue_policy(PyObject* self,
+                                                       void* closure) {
+  (void)closure;
+  hrx_device_t* device = hrx_py_device_get(self);
+  if (!device) return NULL;
+  return PyUnicode_FromString(
+      hrx_queue_policy_name(hrx_device_stream_queue_policy(device)));
+}
+
+PyObject* hrx_py_connection_budget(const hrx_connection_budget_t* budget) {
+  PyObject* variable = budget->variable[0]
+                           ? PyUnicode_FromString(budget->variable)
+                           : Py_NewRef(Py_None);
+  if (!variable) return NULL;
+  PyObject* value = budget->variable[0] && budget->value > 0
+                        ? PyLong_FromLong(budget->value)
+                        : Py_NewRef(Py_None);
+  if (!value) {
+    Py_DECREF(variable);
+    return NULL;
+  }
+  return Py_BuildValue("{s:N,s:N,s:i,s:s}", "variable", variable, "value",
+                       value, "wanted", budget->wanted, "source",
+                       budget->source);
+}
+
+static PyObject* hrx_py_device_pool_stats(PyObject* self, PyObject* unused) {
+  (void)unused;
+  hrx_device_t* device = hrx_py_device_get(self);
+  if (!device) return NULL;
+  hrx_py_state_t* state = hrx_py_state_from_type(Py_TYPE(self));
+  enum {
+    capacity = HRX_STREAM_LANE_COUNT * HRX_MAX_STREAM_QUEUE_COUNT +
+               HRX_MAX_RESERVED_QUEUES
+  };
+  hrx_pool_queue_stats_t* queues = PyMem_Calloc(capacity, sizeof(*queues));
+  if (!queues) return PyErr_NoMemory();
+  hrx_pool_stats_t stats;
+  hrx_status_t status;
+  hrx_device_retain(device);
+  Py_BEGIN_ALLOW_THREADS
+  status = hrx_device_query_pool_stats(device, queues, capacity, &stats);
+  hrx_device_release(device);
+  Py_END_ALLOW_THREADS
+  if (status) {
+    PyMem_Free(queues);
+    return hrx_py_raise(state, status);
+  }
+  PyObject* list = PyList_New(0);
+  for (int i = 0; list && i < stats.queue_stats_count; ++i) {
+    const hrx_pool_queue_stats_t* q = &queues[i];
+    PyObject* slot = q->slot < 0 ? Py_NewRef(Py_None) : PyLong_FromLong(q->slot);
+    PyObject* entry =
+        slot ? Py_BuildValue(
+                   "{s:s,s:N,s:O,s:i,s:i,s:K,s:K,s:K,s:K,s:K}", "priority",
+                   hrx_stream_priority_name(q->priority), "slot", slot,
+                   "reserved", q->reserved ? Py_True : Py_False,
+                   "native_priority", q->native_priority, "streams",
+                   q->streams, "streams_assigned",
+                   (unsigned long long)q->streams_assigned,
+                   "commands_submitted",
+                   (unsigned long long)q->commands_submitted, "bytes_submitted",
+                   (unsigned long long)q->bytes_submitted,
+                   "commands_in_flight",
+                   (unsigned long long)q->commands_in_flight, "bytes_in_flight",
+                   (unsigned long long)q->bytes_in_flight)
+             : NULL;
+    if (!entry || PyList_Append(list, entry) < 0) {
+      Py_XDECREF(entry);
+      Py_CLEAR(list);
+      break;
+    }
+    Py_DECREF(entry);
+  }
+  PyMem_Free(queues);
+  if (!list) return NULL;
+  PyObject* budget = hrx_py_connection_budget(&stats.connections);
+  if (!budget) {
+    Py_DECREF(list);
+    return NULL;
+  }
+  return Py_BuildValue(
+      "{s:i,s:s,s:O,s:i,s:K,s:K,s:N,s:N}", "queue_count", stats.queue_count,
+      "policy", hrx_queue_policy_name(stats.policy), "first_use",
+      stats.first_use ? Py_True : Py_False, "reserved_live",
+      stats.reserved_live, "reserved_created",
+      (unsigned long long)stats.reserved_created, "reserved_refused",
+      (unsigned long long)stats.reserved_refused, "connections", budget,
+      "queues", list);
 }
 
 static PyObject* hrx_py_device_get_info(PyObject* self, void* closure) {
@@ -350,8 +522,24 @@ static PyMethodDef hrx_py_device_methods[] = {
     {"set_batching", hrx_py_device_set_batching, METH_O,
      "set_batching(enabled): turn submission batching on or off for the live "
      "device (all its handles); off publishes pending work at once."},
-    {"stream", hrx_py_device_stream, METH_NOARGS,
-     "stream() -> Stream on the pool's next queue (round-robin)."},
+    {"set_stream_queue_policy", hrx_py_device_set_stream_queue_policy,
+     METH_O,
+     "set_stream_queue_policy(policy): \"round_robin\" (default) or "
+     "\"least_loaded\", before the first pool queue is created (BusyError "
+     "after, unless it is the current policy)."},
+    {"stream", (PyCFunction)(void (*)(void))hrx_py_device_stream,
+     METH_VARARGS | METH_KEYWORDS,
+     "stream(*, priority=\"normal\", reserve=False) -> Stream on a queue of "
+     "the priority's lane, chosen by the queue policy; reserve=True gives "
+     "it a queue of its own. priority: \"high\", \"normal\", \"low\" or "
+     "1, 0, -1."},
+    {"pool_stats", hrx_py_device_pool_stats, METH_NOARGS,
+     "pool_stats() -> dict: queue_count (per lane), policy, first_use, "
+     "reserved_live, reserved_created, reserved_refused, connections "
+     "{variable, value, wanted, source}, queues [{priority, slot, "
+     "reserved, native_priority, streams, streams_assigned, "
+     "commands_submitted, bytes_submitted, commands_in_flight, "
+     "bytes_in_flight}]."},
     {"allocate", hrx_py_device_allocate, METH_O,
      "allocate(nbytes) -> Buffer of device memory."},
     {"synchronize", hrx_py_device_synchronize, METH_NOARGS,
@@ -370,7 +558,9 @@ static PyGetSetDef hrx_py_device_getset[] = {
     {"free_memory", hrx_py_device_get_free_memory, NULL,
      "free device memory in bytes", NULL},
     {"stream_queue_count", hrx_py_device_get_stream_queue_count, NULL,
-     "the pool size", NULL},
+     "the pool size (per priority lane)", NULL},
+    {"stream_queue_policy", hrx_py_device_get_stream_queue_policy, NULL,
+     "the queue policy: \"round_robin\" or \"least_loaded\"", NULL},
     {"batching", hrx_py_device_get_batching, NULL,
      "whether submission batching is on (set_batching changes it)", NULL},
     {"closed", hrx_py_device_get_closed, NULL, "whether close() was called",

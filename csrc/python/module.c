@@ -6,6 +6,8 @@
 #include "args.h"
 #include "backends/fault/fault_backend.h"
 #include "backends/hip/hip_backend.h"
+#include "backends/hip/hip_connections.h"
+#include "objects.h"
 
 static struct PyModuleDef hrx_py_module_def;
 
@@ -125,10 +127,20 @@ static PyObject* hrx_py_backends(PyObject* module, PyObject* unused) {
     bool hip = strcmp(names[i], "hip") == 0;
     const char* library = hip ? hrx_hip_loaded_library() : NULL;
     const char* platform = hip ? hrx_hip_platform() : NULL;
+    PyObject* connections = Py_NewRef(Py_None);
+    if (hip && platform && hrx_hip_connections_variable(platform)) {
+      hrx_connection_budget_t budget;
+      hrx_hip_connections_current(platform, &budget);
+      Py_SETREF(connections, hrx_py_connection_budget(&budget));
+      if (!connections) {
+        Py_DECREF(list);
+        return NULL;
+      }
+    }
     PyObject* entry = Py_BuildValue(
-        "{s:s,s:O,s:s,s:z,s:z}", "name", names[i], "available",
+        "{s:s,s:O,s:s,s:z,s:z,s:N}", "name", names[i], "available",
         available ? Py_True : Py_False, "reason", available ? "" : reason,
-        "library", library, "platform", platform);
+        "library", library, "platform", platform, "connections", connections);
     if (!entry || PyList_Append(list, entry) < 0) {
       Py_XDECREF(entry);
       Py_DECREF(list);
@@ -164,8 +176,10 @@ static PyObject* hrx_py_testing_live_native_objects(PyObject* module,
 static PyMethodDef hrx_py_module_methods[] = {
     {"backends", hrx_py_backends, METH_NOARGS,
      "backends() -> list of {'name', 'available', 'reason', 'library', "
-     "'platform'}, in automatic selection order. library/platform name the "
-     "runtime the hip backend loaded (None for host)."},
+     "'platform', 'connections'}, in automatic selection order. "
+     "library/platform name the runtime the hip backend loaded (None for "
+     "host); connections describes the process's hardware connection "
+     "budget variable ({variable, value, wanted, source}; None for host)."},
     {"now_ns", hrx_py_now_ns, METH_NOARGS,
      "now_ns() -> int: the monotonic clock hrx times with, in ns."},
     {"bench_run", (PyCFunction)(void (*)(void))hrx_py_bench_run,

@@ -54,6 +54,9 @@ typedef struct {
 /* New Python handles that take over one reference to the C object. On
  * failure the reference is released and NULL returned. */
 PyObject* hrx_py_device_wrap(hrx_py_state_t* state, hrx_device_t* device);
+/* {variable, value, wanted, source} (variable and value None when no
+ * variable applies). */
+PyObject* hrx_py_connection_budget(const hrx_connection_budget_t* budget);
 PyObject* hrx_py_stream_wrap(hrx_py_state_t* state, PyTypeObject* type,
                              hrx_stream_t* stream);
 PyObject* hrx_py_buffer_wrap(hrx_py_state_t* state, hrx_buffer_t* buffer,

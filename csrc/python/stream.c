@@ -421,6 +421,23 @@ static PyObject* hrx_py_stream_get_queue_index(PyObject* self, void* closure) {
   return PyLong_FromLong(index);
 }
 
+static PyObject* hrx_py_stream_get_priority(PyObject* self, void* closure) {
+  (void)closure;
+  hrx_py_state_t* state;
+  hrx_stream_t* stream = hrx_py_stream_get(self, &state);
+  if (!stream) return NULL;
+  return PyUnicode_FromString(
+      hrx_stream_priority_name(hrx_stream_priority(stream)));
+}
+
+static PyObject* hrx_py_stream_get_reserved(PyObject* self, void* closure) {
+  (void)closure;
+  hrx_py_state_t* state;
+  hrx_stream_t* stream = hrx_py_stream_get(self, &state);
+  if (!stream) return NULL;
+  return PyBool_FromLong(hrx_stream_reserved(stream));
+}
+
 static PyObject* hrx_py_stream_get_native_handle(PyObject* self,
                                                  void* closure) {
   (void)closure;
@@ -440,6 +457,11 @@ static PyObject* hrx_py_stream_repr(PyObject* self) {
   const char* name = Py_TYPE(self)->tp_name;
   if (!stream) return PyUnicode_FromFormat("<%s (closed)>", name);
   int index = hrx_stream_queue_index(stream);
+  if (hrx_stream_reserved(stream)) {
+    return PyUnicode_FromFormat(
+        "<%s on a reserved %s-priority queue>", name,
+        hrx_stream_priority_name(hrx_stream_priority(stream)));
+  }
   if (index < 0) return PyUnicode_FromFormat("<%s outside the pool>", name);
   return PyUnicode_FromFormat("<%s on pool queue %d>", name, index);
 }
@@ -490,7 +512,12 @@ static PyMethodDef hrx_py_stream_methods[] = {
 static PyGetSetDef hrx_py_stream_getset[] = {
     {"device", hrx_py_stream_get_device, NULL, "the stream's device", NULL},
     {"queue_index", hrx_py_stream_get_queue_index, NULL,
-     "pool slot of the stream's queue (None outside the pool)", NULL},
+     "pool slot of the stream's queue within its priority lane (None "
+     "outside the pool and for a reserved queue)", NULL},
+    {"priority", hrx_py_stream_get_priority, NULL,
+     "the stream's lane: \"high\", \"normal\" or \"low\"", NULL},
+    {"reserved", hrx_py_stream_get_reserved, NULL,
+     "whether the stream has a reserved queue of its own", NULL},
     {"native_handle", hrx_py_stream_get_native_handle, NULL,
      "the native queue handle as an int (hipStream_t / cudaStream_t)", NULL},
     {"closed", hrx_py_stream_get_closed, NULL, "whether close() was called",

@@ -153,6 +153,9 @@ _Static_assert(HRX_HIP_CUDA_ATTR_COMPUTE_CAPABILITY_MINOR ==
 _Static_assert(offsetof(struct cudaDeviceProp, name) ==
                    HRX_HIP_CUDA_PROP_NAME_OFFSET,
                "cudaDeviceProp.name offset");
+_Static_assert(offsetof(struct cudaDeviceProp, totalGlobalMem) ==
+                   HRX_HIP_CUDA_PROP_TOTAL_GLOBAL_MEM_OFFSET,
+               "cudaDeviceProp.totalGlobalMem offset");
 _Static_assert(sizeof(((struct cudaDeviceProp*)0)->name) ==
                    HRX_HIP_CUDA_PROP_NAME_SIZE,
                "cudaDeviceProp.name size");

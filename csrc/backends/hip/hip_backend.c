@@ -7,6 +7,8 @@
  * first makes the device current on the calling thread. */
 #include "backends/hip/hip_backend.h"
 
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +17,7 @@
 
 #include "backends/backend.h"
 #include "backends/hip/hip_batch.h"
+#include "backends/hip/hip_connections.h"
 #include "backends/hip/hip_dynamic.h"
 #include "backends/hip/hip_staging.h"
 
@@ -24,6 +27,18 @@ typedef struct hrx_hip_device_s {
   hrx_device_info_t info;       /* filled at open; immutable */
   hrx_hip_staging_t* staging;   /* owned */
   hrx_hip_batch_t* batch;       /* owned; the batch kernel */
+  /* The native context is created by the first entry point that needs it
+   * (hrx_hip_enter), not at open: on NVIDIA that is when
+   * CUDA_DEVICE_MAX_CONNECTIONS is read, and the pool may still be resized
+   * before. context_mutex guards the fields below; context_ready is also
+   * read without it (acquire) once set. */
+  pthread_mutex_t context_mutex;
+  atomic_bool context_ready;
+  int connections_wanted;
+  hrx_connection_budget_t connections;  /* as applied; valid once ready */
+  bool priority_range;          /* the runtime reported one */
+  int priority_least;           /* numerically largest (CUDA: 0) */
+  int priority_greatest;        /* numerically smallest (H200: -5) */
 } hrx_hip_device_t;
 
 static const hrx_backend_vtable_t hrx_hip_vtable;
@@ -40,8 +55,48 @@ static hrx_hip_event_t hrx_hip_event_of(hrx_native_event_t* event) {
   return (hrx_hip_event_t)event;
 }
 
-static hrx_status_t hrx_hip_enter(hrx_backend_device_t* device) {
-  return hrx_hip_make_current(hrx_hip_device_cast(device)->index);
+static bool hrx_hip_nvidia(void) {
+  return hrx_hip_rt.platform == &hrx_hip_platform_nvidia;
+}
+
+/* Creates the native context once: applies the connection budget (NVIDIA),
+ * makes the device current (cudaSetDevice creates the primary context
+ * since CUDA 12) and reads the stream priority range. */
+static hrx_status_t hrx_hip_activate(hrx_hip_device_t* device) {
+  hrx_status_t status = NULL;
+  pthread_mutex_lock(&device->context_mutex);
+  if (!atomic_load(&device->context_ready)) {
+    if (hrx_hip_nvidia()) {
+      hrx_hip_connections_apply(hrx_hip_rt.platform->id,
+                                device->connections_wanted,
+                                &device->connections);
+    } else {
+      device->connections = hrx_hip_rt.load_connections;
+      device->connections.wanted = device->connections_wanted;
+    }
+    status = hrx_hip_make_current(device->index);
+    if (!status && hrx_hip_rt.sym.DeviceGetStreamPriorityRange) {
+      int least = 0;
+      int greatest = 0;
+      if (hrx_hip_ok(hrx_hip_rt.sym.DeviceGetStreamPriorityRange(
+              &least, &greatest))) {
+        device->priority_range = true;
+        device->priority_least = least;
+        device->priority_greatest = greatest;
+      }
+    }
+    if (!status) atomic_store(&device->context_ready, true);
+  }
+  pthread_mutex_unlock(&device->context_mutex);
+  return status;
+}
+
+static hrx_status_t hrx_hip_enter(hrx_backend_device_t* base) {
+  hrx_hip_device_t* device = hrx_hip_device_cast(base);
+  if (!atomic_load_explicit(&device->context_ready, memory_order_acquire)) {
+    HRX_RETURN_IF_ERROR(hrx_hip_activate(device));
+  }
+  return hrx_hip_make_current(device->index);
 }
 
 /* ------------------------------------------------------------------ load */
@@ -166,13 +221,22 @@ static hrx_status_t hrx_hip_describe(int index, hrx_device_info_t* info) {
     }
     snprintf(info->target, sizeof(info->target), "sm_%d%d", major, minor);
   }
+  if (rt->platform == &hrx_hip_platform_nvidia) {
+    /* From the properties: cudaMemGetInfo would create the context. */
+    size_t total_bytes = 0;
+    memcpy(&total_bytes, props + HRX_HIP_CUDA_PROP_TOTAL_GLOBAL_MEM_OFFSET,
+           sizeof(total_bytes));
+    info->total_memory = total_bytes;
+  }
   free(props);
 
-  size_t free_bytes = 0;
-  size_t total_bytes = 0;
-  err = rt->sym.MemGetInfo(&free_bytes, &total_bytes);
-  if (!hrx_hip_ok(err)) return HRX_HIP_ERROR(DEVICE_ERROR, MemGetInfo, err);
-  info->total_memory = total_bytes;
+  if (rt->platform != &hrx_hip_platform_nvidia) {
+    size_t free_bytes = 0;
+    size_t total_bytes = 0;
+    err = rt->sym.MemGetInfo(&free_bytes, &total_bytes);
+    if (!hrx_hip_ok(err)) return HRX_HIP_ERROR(DEVICE_ERROR, MemGetInfo, err);
+    info->total_memory = total_bytes;
+  }
 
   snprintf(info->runtime, sizeof(info->runtime), "%s %d (%.60s), driver %d",
            rt->platform->runtime_label, rt->runtime_version,
@@ -189,7 +253,9 @@ static hrx_status_t hrx_hip_device_open(int index,
                            "hip device %d does not exist (%d devices)", index,
                            count);
   }
-  HRX_RETURN_IF_ERROR(hrx_hip_make_current(index));
+  /* NVIDIA: no context yet (hrx_hip_activate). AMD: the runtime read its
+   * budget when it loaded; the device is made current for hipMemGetInfo. */
+  if (!hrx_hip_nvidia()) HRX_RETURN_IF_ERROR(hrx_hip_make_current(index));
   hrx_hip_device_t* device = calloc(1, sizeof(*device));
   if (!device) {
     return hrx_make_status(HRX_STATUS_OUT_OF_MEMORY,
@@ -197,6 +263,11 @@ static hrx_status_t hrx_hip_device_open(int index,
   }
   device->base.vtable = &hrx_hip_vtable;
   device->index = index;
+  pthread_mutex_init(&device->context_mutex, NULL);
+  atomic_init(&device->context_ready, false);
+  device->connections_wanted =
+      HRX_DEFAULT_STREAM_QUEUE_COUNT * HRX_STREAM_LANE_COUNT +
+      HRX_CONNECTION_HEADROOM;
   hrx_status_t status = hrx_hip_describe(index, &device->info);
   if (!status) status = hrx_hip_staging_create(&device->staging);
   if (!status) {
@@ -204,6 +275,7 @@ static hrx_status_t hrx_hip_device_open(int index,
     if (status) hrx_hip_staging_destroy(device->staging);
   }
   if (status) {
+    pthread_mutex_destroy(&device->context_mutex);
     free(device);
     return status;
   }
@@ -222,6 +294,13 @@ static hrx_status_t hrx_hip_device_open(int index,
 
 static void hrx_hip_device_destroy(hrx_backend_device_t* base) {
   hrx_hip_device_t* device = hrx_hip_device_cast(base);
+  if (!atomic_load(&device->context_ready)) {
+    /* Nothing native was made: no queue, allocation or staging block. */
+    hrx_hip_staging_destroy(device->staging);
+    pthread_mutex_destroy(&device->context_mutex);
+    free(device);
+    return;
+  }
   hrx_status_t status = hrx_hip_enter(base);
   if (!status) {
     /* Staging is freed only once no copy can read it: every queue was
@@ -233,6 +312,7 @@ static void hrx_hip_device_destroy(hrx_backend_device_t* base) {
   /* Without a current device the staging memory cannot be freed safely;
    * it is left to the runtime's process teardown. */
   hrx_status_free(status);
+  pthread_mutex_destroy(&device->context_mutex);
   free(device);
 }
 
@@ -266,6 +346,88 @@ static hrx_status_t hrx_hip_queue_create(hrx_backend_device_t* base,
   }
   *out_queue = (hrx_native_queue_t*)stream;
   return NULL;
+}
+
+/* The runtime's priority for a lane: high = greatest, low = least, normal
+ * = 0 within the range (CUDA's range is [greatest, 0], so there low and
+ * normal are the same; HIP's is usually [-1, 1]). */
+static int hrx_hip_native_priority(const hrx_hip_device_t* device,
+                                   int priority) {
+  int least = device->priority_least;
+  int greatest = device->priority_greatest;
+  if (priority == HRX_STREAM_PRIORITY_HIGH) return greatest;
+  if (priority == HRX_STREAM_PRIORITY_LOW) return least;
+  int lo = greatest < least ? greatest : least;
+  int hi = greatest < least ? least : greatest;
+  return 0 < lo ? lo : 0 > hi ? hi : 0;
+}
+
+static hrx_status_t hrx_hip_queue_create_lane(hrx_backend_device_t* base,
+                                              int priority,
+                                              hrx_native_queue_t** out_queue,
+                                              int* out_native_priority) {
+  HRX_RETURN_IF_ERROR(hrx_hip_enter(base));
+  hrx_hip_device_t* device = hrx_hip_device_cast(base);
+  if (!device->priority_range || !hrx_hip_rt.sym.StreamCreateWithPriority) {
+    /* No priorities here: every lane gets a plain stream. */
+    HRX_RETURN_IF_ERROR(hrx_hip_queue_create(base, out_queue));
+    *out_native_priority = 0;
+    return NULL;
+  }
+  int native = hrx_hip_native_priority(device, priority);
+  hrx_hip_stream_t stream = NULL;
+  hrx_hip_error_t err = hrx_hip_rt.sym.StreamCreateWithPriority(
+      &stream, hrx_hip_rt.platform->stream_non_blocking, native);
+  if (!hrx_hip_ok(err)) {
+    return HRX_HIP_ERROR(RESOURCE_EXHAUSTED, StreamCreateWithPriority, err);
+  }
+  *out_queue = (hrx_native_queue_t*)stream;
+  *out_native_priority = native;
+  return NULL;
+}
+
+/* hipStreamQuery / cudaStreamQuery: idle (0) or busy (UINT64_MAX). */
+static hrx_status_t hrx_hip_queue_query(hrx_backend_device_t* base,
+                                        hrx_native_queue_t* queue,
+                                        uint64_t* out_pending) {
+  if (!hrx_hip_rt.sym.StreamQuery) {
+    *out_pending = UINT64_MAX;
+    return NULL;
+  }
+  HRX_RETURN_IF_ERROR(hrx_hip_enter(base));
+  hrx_hip_error_t err = hrx_hip_rt.sym.StreamQuery(hrx_hip_stream_of(queue));
+  if (err == hrx_hip_rt.platform->error_not_ready) {
+    *out_pending = UINT64_MAX;
+    return NULL;
+  }
+  if (!hrx_hip_ok(err)) return HRX_HIP_ERROR(DEVICE_ERROR, StreamQuery, err);
+  *out_pending = 0;
+  return NULL;
+}
+
+static void hrx_hip_plan_connections(hrx_backend_device_t* base, int wanted) {
+  hrx_hip_device_t* device = hrx_hip_device_cast(base);
+  pthread_mutex_lock(&device->context_mutex);
+  /* Once the context exists the budget is fixed; the plan is kept only to
+   * report what the pool would have wanted. */
+  device->connections_wanted = wanted;
+  pthread_mutex_unlock(&device->context_mutex);
+}
+
+static void hrx_hip_query_connections(hrx_backend_device_t* base,
+                                      hrx_connection_budget_t* out_budget) {
+  hrx_hip_device_t* device = hrx_hip_device_cast(base);
+  pthread_mutex_lock(&device->context_mutex);
+  if (atomic_load(&device->context_ready)) {
+    *out_budget = device->connections;
+  } else if (hrx_hip_nvidia()) {
+    hrx_hip_connections_preview(hrx_hip_rt.platform->id,
+                                device->connections_wanted, out_budget);
+  } else {
+    *out_budget = hrx_hip_rt.load_connections;
+    out_budget->wanted = device->connections_wanted;
+  }
+  pthread_mutex_unlock(&device->context_mutex);
 }
 
 static void hrx_hip_queue_destroy(hrx_backend_device_t* base,
@@ -742,6 +904,10 @@ static const hrx_backend_vtable_t hrx_hip_vtable = {
     .query_free_memory = hrx_hip_query_free_memory,
     .queue_create = hrx_hip_queue_create,
     .queue_destroy = hrx_hip_queue_destroy,
+    .queue_create_with_priority = hrx_hip_queue_create_lane,
+    .queue_query = hrx_hip_queue_query,
+    .plan_connections = hrx_hip_plan_connections,
+    .query_connections = hrx_hip_query_connections,
     .queue_native_handle = hrx_hip_queue_native_handle,
     .queue_synchronize = hrx_hip_queue_synchronize,
     .alloc = hrx_hip_alloc,

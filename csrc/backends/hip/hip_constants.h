@@ -78,9 +78,15 @@ typedef struct hrx_hip_amd_memset_params_s {
 #define HRX_HIP_CUDA_ATTR_COMPUTE_CAPABILITY_MAJOR 75
 #define HRX_HIP_CUDA_ATTR_COMPUTE_CAPABILITY_MINOR 76
 
-/* cudaDeviceProp: only `char name[256]`, its first field, is read. */
+/* cudaDeviceProp: `char name[256]`, its first field, and `size_t
+ * totalGlobalMem` after cudaUUID_t uuid (16 bytes), char luid[8] and
+ * unsigned int luidDeviceNodeMask (256 + 16 + 8 + 4 = 284, aligned to 8);
+ * the same layout since CUDA 10. Read so that opening a device needs no
+ * context (cudaMemGetInfo would create it, and with it fix the connection
+ * budget, hip_connections.h). */
 #define HRX_HIP_CUDA_PROP_NAME_OFFSET 0
 #define HRX_HIP_CUDA_PROP_NAME_SIZE 256
+#define HRX_HIP_CUDA_PROP_TOTAL_GLOBAL_MEM_OFFSET 288
 
 /* cudaMemsetParams, for cudaGraphAddMemsetNode. */
 typedef struct hrx_hip_cuda_memset_params_s {

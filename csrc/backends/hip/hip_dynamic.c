@@ -1,4 +1,5 @@
 #include "backends/hip/hip_dynamic.h"
+#include "backends/hip/hip_connections.h"
 
 #include <dlfcn.h>
 #include <glob.h>
@@ -231,6 +232,16 @@ static hrx_hip_attempt_t hrx_hip_try_library(hrx_hip_search_t* search,
     return HRX_HIP_ATTEMPT_REFUSED;
   }
 
+  if (platform == &hrx_hip_platform_amd) {
+    /* HIP reads GPU_MAX_HW_QUEUES when it initializes, at this first call,
+     * before any device handle (and so any pool setting) exists: the budget
+     * is sized for the default pool. */
+    hrx_hip_connections_apply(
+        platform->id,
+        HRX_DEFAULT_STREAM_QUEUE_COUNT * HRX_STREAM_LANE_COUNT +
+            HRX_CONNECTION_HEADROOM,
+        &rt->load_connections);
+  }
   int count = 0;
   hrx_hip_error_t err = rt->sym.GetDeviceCount(&count);
   hrx_hip_attempt_t result = HRX_HIP_ATTEMPT_OK;

@@ -102,8 +102,30 @@ static hrx_status_t hrx_host_query_free_memory(hrx_backend_device_t* base,
   return NULL;
 }
 
-static hrx_status_t hrx_host_queue_create_native(hrx_backend_device_t* base,
-                                                 hrx_native_queue_t** out) {
+/* Worker nice levels above the process's, per lane: every worker runs a
+ * little below the submitting threads, and the lanes are 6 levels apart
+ * (Linux's CFS gives each step about 1.25x the CPU share, so a high-lane
+ * worker outweighs a normal one about 3.8x, a normal one a low one likewise).
+ * This is weighted sharing, not strict precedence: a low-lane worker still
+ * runs when it is the only runnable thread. */
+enum {
+  HRX_HOST_NICE_HIGH = 4,
+  HRX_HOST_NICE_NORMAL = 10,
+  HRX_HOST_NICE_LOW = 16,
+};
+
+static int hrx_host_lane_nice(int priority) {
+  switch (priority) {
+    case HRX_STREAM_PRIORITY_HIGH: return HRX_HOST_NICE_HIGH;
+    case HRX_STREAM_PRIORITY_LOW: return HRX_HOST_NICE_LOW;
+    default: return HRX_HOST_NICE_NORMAL;
+  }
+}
+
+static hrx_status_t hrx_host_queue_create_lane(hrx_backend_device_t* base,
+                                               int priority,
+                                               hrx_native_queue_t** out,
+                                               int* out_native_priority) {
   hrx_host_device_t* device = hrx_host_device_cast(base);
   hrx_status_t status = NULL;
   pthread_mutex_lock(&device->mutex);
@@ -128,7 +150,8 @@ static hrx_status_t hrx_host_queue_create_native(hrx_backend_device_t* base,
   hrx_host_queue_t* queue = NULL;
   if (!status) {
     status = hrx_host_queue_create(device->ring_capacity, &device->budget,
-                                   &queue);
+                                   hrx_host_lane_nice(priority), &queue,
+                                   out_native_priority);
   }
   if (!status) {
     hrx_host_queue_retain(queue);
@@ -137,6 +160,21 @@ static hrx_status_t hrx_host_queue_create_native(hrx_backend_device_t* base,
   }
   pthread_mutex_unlock(&device->mutex);
   return status;
+}
+
+static hrx_status_t hrx_host_queue_create_native(hrx_backend_device_t* base,
+                                                 hrx_native_queue_t** out) {
+  return hrx_host_queue_create_lane(base, HRX_STREAM_PRIORITY_NORMAL, out,
+                                    NULL);
+}
+
+/* Exact: the worker's tickets count the pending commands. */
+static hrx_status_t hrx_host_queue_query(hrx_backend_device_t* base,
+                                         hrx_native_queue_t* native,
+                                         uint64_t* out_pending) {
+  (void)base;
+  *out_pending = hrx_host_queue_pending(HRX_HOST_QUEUE(native));
+  return NULL;
 }
 
 static void hrx_host_queue_destroy_native(hrx_backend_device_t* base,
@@ -450,6 +488,8 @@ static const hrx_backend_vtable_t hrx_host_vtable = {
     .query_free_memory = hrx_host_query_free_memory,
     .queue_create = hrx_host_queue_create_native,
     .queue_destroy = hrx_host_queue_destroy_native,
+    .queue_create_with_priority = hrx_host_queue_create_lane,
+    .queue_query = hrx_host_queue_query,
     .queue_native_handle = hrx_host_queue_native_handle,
     .queue_synchronize = hrx_host_queue_synchronize,
     .alloc = hrx_host_alloc,

@@ -28,6 +28,9 @@ struct hrx_host_queue_s {
   bool worker_parked;              /* guarded by mutex */
   bool stopping;                   /* guarded by mutex */
   pthread_t thread;
+  int nice;                        /* requested offset; read by the worker */
+  int nice_set;                    /* the level it got; guarded by mutex */
+  bool nice_known;                 /* guarded by mutex */
 };
 
 static inline void hrx_cpu_relax(void) {
@@ -44,6 +47,12 @@ static bool hrx_host_queue_has_pending(hrx_host_queue_t* queue) {
 
 bool hrx_host_queue_is_complete(hrx_host_queue_t* queue, uint64_t ticket) {
   return atomic_load(&queue->completed) >= ticket;
+}
+
+uint64_t hrx_host_queue_pending(hrx_host_queue_t* queue) {
+  uint64_t completed = atomic_load(&queue->completed);
+  uint64_t submitted = atomic_load(&queue->submitted);
+  return submitted > completed ? submitted - completed : 0;
 }
 
 uint64_t hrx_host_queue_tail(hrx_host_queue_t* queue) {
@@ -155,10 +164,6 @@ static hrx_host_execute_t hrx_host_queue_try_execute(hrx_host_queue_t* queue,
  * then yields the CPU while polling (the executor may need this core: with
  * more workers than cores it can be preempted), then parks. A park costs a
  * wake-up of 70-100 us on small virtual machines. */
-#ifndef HRX_HOST_NICE
-#define HRX_HOST_NICE 10
-#endif
-
 enum {
   HRX_HOST_WAIT_SPIN_NS = 5000,
   HRX_HOST_WAIT_YIELD_NS = 200000,
@@ -264,10 +269,24 @@ static bool hrx_host_worker_spin(hrx_host_queue_t* queue) {
 
 static void* hrx_host_worker_main(void* arg) {
   hrx_host_queue_t* queue = arg;
-  /* A slightly lower priority keeps a worker woken by a submission from
-   * preempting the submitting thread, which usually helps run the command
-   * itself when it waits (failure only costs that nicety). */
-  (void)setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), HRX_HOST_NICE);
+  /* A lower priority than the process keeps a worker woken by a submission
+   * from preempting the submitting thread, which usually helps run the
+   * command itself when it waits; the lane's offset (queue->nice) weights
+   * the lanes against each other. Failure only costs that nicety. */
+  id_t tid = (id_t)syscall(SYS_gettid);
+  errno = 0;
+  int base = getpriority(PRIO_PROCESS, 0);
+  if (errno) base = 0;
+  int level = base + queue->nice;
+  if (level > 19) level = 19;
+  (void)setpriority(PRIO_PROCESS, tid, level);
+  errno = 0;
+  int got = getpriority(PRIO_PROCESS, tid);
+  pthread_mutex_lock(&queue->mutex);
+  queue->nice_set = errno ? base : got;
+  queue->nice_known = true;
+  pthread_cond_broadcast(&queue->progress_cond);
+  pthread_mutex_unlock(&queue->mutex);
   for (;;) {
     hrx_host_queue_try_execute(queue, UINT64_MAX, true, UINT64_MAX);
     if (hrx_host_queue_has_pending(queue) && !atomic_load(&queue->executing)) {
@@ -296,8 +315,9 @@ static void* hrx_host_worker_main(void* arg) {
 }
 
 hrx_status_t hrx_host_queue_create(uint32_t capacity,
-                                   hrx_host_spin_budget_t* budget,
-                                   hrx_host_queue_t** out_queue) {
+                                   hrx_host_spin_budget_t* budget, int nice,
+                                   hrx_host_queue_t** out_queue,
+                                   int* out_nice) {
   uint64_t rounded = 2;
   while (rounded < capacity) rounded <<= 1;
   hrx_host_queue_t* queue = calloc(1, sizeof(*queue));
@@ -313,6 +333,7 @@ hrx_status_t hrx_host_queue_create(uint32_t capacity,
   queue->budget = budget;
   queue->ring = ring;
   queue->mask = rounded - 1;
+  queue->nice = nice;
   pthread_mutex_init(&queue->mutex, NULL);
   pthread_cond_init(&queue->work_cond, NULL);
   /* Timed waits measure deadlines on hrx_now_ns's clock. */
@@ -331,6 +352,14 @@ hrx_status_t hrx_host_queue_create(uint32_t capacity,
     return hrx_make_status(HRX_STATUS_RESOURCE_EXHAUSTED,
                            "cannot start a host queue worker thread: %s",
                            strerror(error));
+  }
+  if (out_nice) {
+    pthread_mutex_lock(&queue->mutex);
+    while (!queue->nice_known) {
+      pthread_cond_wait(&queue->progress_cond, &queue->mutex);
+    }
+    *out_nice = queue->nice_set;
+    pthread_mutex_unlock(&queue->mutex);
   }
   *out_queue = queue;
   return NULL;

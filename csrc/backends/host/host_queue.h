@@ -48,10 +48,16 @@ typedef struct hrx_host_command_s {
 } hrx_host_command_t;
 
 /* Creates a queue and starts its worker. capacity is rounded up to a power
- * of two. */
+ * of two. The worker runs at nice level `nice` above the process's (its
+ * lane's scheduling weight; raising one's nice level needs no privilege);
+ * *out_nice (may be NULL) receives the level the worker got, once it has
+ * set it. */
 hrx_status_t hrx_host_queue_create(uint32_t capacity,
-                                   hrx_host_spin_budget_t* budget,
-                                   hrx_host_queue_t** out_queue);
+                                   hrx_host_spin_budget_t* budget, int nice,
+                                   hrx_host_queue_t** out_queue,
+                                   int* out_nice);
+/* Commands accepted but not yet complete. */
+uint64_t hrx_host_queue_pending(hrx_host_queue_t* queue);
 /* Stops accepting work, waits for the submitted work, joins the worker and
  * drops the creator's reference. */
 void hrx_host_queue_shutdown(hrx_host_queue_t* queue);

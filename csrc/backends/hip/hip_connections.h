@@ -1,0 +1,56 @@
+/* The hardware connection budget of the process: how many hardware queues
+ * (NVIDIA: "connections", CUDA_DEVICE_MAX_CONNECTIONS, default 8, at most
+ * 32; AMD: GPU_MAX_HW_QUEUES, default 4) the runtime spreads its streams
+ * over. Streams beyond it share hardware queues, so a high-priority or
+ * reserved stream can still wait behind bulk work of another stream
+ * (reference/h200-measurements.md). The runtime reads the variable once:
+ * CUDA when the device's context is created, HIP when the runtime
+ * initializes (its first API call).
+ *
+ * Rule: a value the user already set is respected as is ("user"); else hrx
+ * sets the variable to what the pool wants (count * lanes + headroom),
+ * clamped to [1, max], just before the runtime reads it ("hrx"). The
+ * variable is process-wide: a context created earlier by another library
+ * keeps the value it was created with. hrx marks its own value in
+ * HRX_CONNECTION_BUDGET_SET ("VARIABLE=value"), so a child process that
+ * inherits it resizes it rather than mistaking it for the user's.
+ *
+ * Thread-safe (one mutex guards the variable and what hrx set). */
+#ifndef HRX_BACKENDS_HIP_HIP_CONNECTIONS_H_
+#define HRX_BACKENDS_HIP_HIP_CONNECTIONS_H_
+
+#include <stdbool.h>
+
+#include "hrx.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define HRX_HIP_CUDA_MAX_CONNECTIONS 32
+#define HRX_HIP_AMD_MAX_HW_QUEUES 32
+
+/* The variable of a platform ("nvidia" / "amd"); NULL for another id. */
+const char* hrx_hip_connections_variable(const char* platform_id);
+
+/* Sets the variable for `wanted` unless the user set it, and describes the
+ * outcome. */
+void hrx_hip_connections_apply(const char* platform_id, int wanted,
+                               hrx_connection_budget_t* out_budget);
+
+/* Describes what apply would do now, without doing it ("pending", or
+ * "user" when the user set it). */
+void hrx_hip_connections_preview(const char* platform_id, int wanted,
+                                 hrx_connection_budget_t* out_budget);
+
+/* Describes the process's variable now, for hrx.backends(): "user" or
+ * "hrx" with its value, or "unset" (value 0: the runtime's default). wanted
+ * is what the default pool asks for. */
+void hrx_hip_connections_current(const char* platform_id,
+                                 hrx_connection_budget_t* out_budget);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* HRX_BACKENDS_HIP_HIP_CONNECTIONS_H_ */
