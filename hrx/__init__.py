@@ -38,6 +38,7 @@ _advertise_site_dirs()
 
 from hrx._hrx import (  # noqa: E402
     DEFAULT_STREAM_QUEUE_COUNT,
+    MAX_RESERVED_QUEUES,
     MAX_STREAM_QUEUE_COUNT,
     Buffer,
     BusyError,
@@ -69,6 +70,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "DEFAULT_STREAM_QUEUE_COUNT",
+    "MAX_RESERVED_QUEUES",
     "MAX_STREAM_QUEUE_COUNT",
     "Buffer",
     "BusyError",

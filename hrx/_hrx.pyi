@@ -22,6 +22,8 @@ DEFAULT_STREAM_QUEUE_COUNT: Final = 8
 """Pool size of a live device until set_stream_queue_count changes it."""
 MAX_STREAM_QUEUE_COUNT: Final = 64
 """Largest pool size set_stream_queue_count accepts."""
+MAX_RESERVED_QUEUES: Final = 64
+"""Reserved queues (stream(reserve=True)) a live device holds at once."""
 
 # ------------------------------------------------------------ stub-only types
 
@@ -31,6 +33,38 @@ class _BackendReport(TypedDict):
     reason: str  # "" when available, else the loader's or runtime's message
     library: str | None  # hip: the runtime library it settled on; else None
     platform: Literal["amd", "nvidia"] | None  # hip: that library's kind
+    # hip: the process's connection budget variable; None for host
+    connections: _ConnectionBudget | None
+
+class _ConnectionBudget(TypedDict):
+    # "CUDA_DEVICE_MAX_CONNECTIONS" / "GPU_MAX_HW_QUEUES"; None for host
+    variable: str | None
+    value: int | None  # in effect or to be applied; None when unset / n/a
+    wanted: int  # what the pool asks for: count * 3 lanes + 4
+    # "user", "hrx", "pending", "unset" (backends() only), "not applicable"
+    source: str
+
+class _PoolQueueStats(TypedDict):
+    priority: Literal["high", "normal", "low"]
+    slot: int | None  # None for a reserved queue
+    reserved: bool
+    native_priority: int  # hip: the runtime's priority; host: worker nice
+    streams: int  # live streams on the queue
+    streams_assigned: int  # streams ever assigned
+    commands_submitted: int
+    bytes_submitted: int
+    commands_in_flight: int  # published minus known complete
+    bytes_in_flight: int  # published since the queue was last seen idle
+
+class _PoolStats(TypedDict):
+    queue_count: int  # per lane
+    policy: Literal["round_robin", "least_loaded"]
+    first_use: bool
+    reserved_live: int
+    reserved_created: int
+    reserved_refused: int
+    connections: _ConnectionBudget
+    queues: list[_PoolQueueStats]
 
 class _DeviceInfo(TypedDict):
     backend: str  # "hip", "host"
@@ -162,8 +196,24 @@ class Device:
         """Submission batching on or off for the live device (all handles);
         off publishes pending work at once."""
 
-    def stream(self) -> Stream:
-        """A pool stream on the pool's next queue (round-robin)."""
+    def set_stream_queue_policy(
+        self, policy: Literal["round_robin", "least_loaded"], /
+    ) -> None:
+        """Queue policy, before the first pool queue exists (BusyError
+        after, unless it is the current policy)."""
+
+    def stream(
+        self,
+        *,
+        priority: Literal["high", "normal", "low"] | int | None = "normal",
+        reserve: bool = False,
+    ) -> Stream:
+        """A pool stream on a queue of the priority's lane (1 high, 0
+        normal, -1 low), chosen by the queue policy, or on a queue of its
+        own with reserve=True."""
+
+    def pool_stats(self) -> _PoolStats:
+        """Per-queue counters and the connection budget."""
 
     def allocate(self, nbytes: int, /) -> Buffer:
         """Device memory of nbytes (>= 1) bytes."""
@@ -182,7 +232,11 @@ class Device:
 
     @property
     def stream_queue_count(self) -> int:
-        """The pool size."""
+        """The pool size (per priority lane)."""
+
+    @property
+    def stream_queue_policy(self) -> Literal["round_robin", "least_loaded"]:
+        """How a new pool stream's queue is chosen."""
 
     @property
     def batching(self) -> bool:
@@ -260,7 +314,16 @@ class Stream:
     def device(self) -> Device: ...
     @property
     def queue_index(self) -> int | None:
-        """Pool slot of the stream's queue; None outside the pool."""
+        """Pool slot of the stream's queue within its lane; None outside
+        the pool and for a reserved queue."""
+
+    @property
+    def priority(self) -> Literal["high", "normal", "low"]:
+        """The stream's priority lane."""
+
+    @property
+    def reserved(self) -> bool:
+        """Whether the stream's queue is reserved for it alone."""
 
     @property
     def native_handle(self) -> int:

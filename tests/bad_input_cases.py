@@ -157,6 +157,44 @@ case("set-count-closed", "Device.set_stream_queue_count",
      "closed Device handle", "FailedPreconditionError",
      lambda c: c.closed_device.set_stream_queue_count(8))
 
+# ------------------------------------------- Device.set_stream_queue_policy
+
+for _id, _value, _text, _raises in [
+        ("unknown", "fastest", '"fastest"', "InvalidArgumentError"),
+        ("empty", "", '""', "InvalidArgumentError"),
+        ("int", 1, "1 (int)", "TypeError"),
+        ("none", None, "None", "TypeError")]:
+    case(f"set-policy-{_id}", "Device.set_stream_queue_policy", _text,
+         _raises, lambda c, v=_value: c.device.set_stream_queue_policy(v))
+case("set-policy-closed", "Device.set_stream_queue_policy",
+     "closed Device handle", "FailedPreconditionError",
+     lambda c: c.closed_device.set_stream_queue_policy("round_robin"))
+
+# ---------------------------------------------- Device.stream(priority, ...)
+
+for _id, _kwargs, _text, _raises in [
+        ("priority-unknown", {"priority": "urgent"}, 'priority "urgent"',
+         "InvalidArgumentError"),
+        ("priority-above", {"priority": 2}, "priority 2 (above high = 1)",
+         "InvalidArgumentError"),
+        ("priority-below", {"priority": -2}, "priority -2 (below low = -1)",
+         "InvalidArgumentError"),
+        ("priority-huge", {"priority": 2**70}, "priority 2**70",
+         "InvalidArgumentError"),
+        ("priority-bool", {"priority": True}, "priority True (bool)",
+         "TypeError"),
+        ("priority-float", {"priority": 1.0}, "priority 1.0 (float)",
+         "TypeError"),
+        ("reserve-int", {"reserve": 1}, "reserve 1 (int)", "TypeError"),
+        ("reserve-none", {"reserve": None}, "reserve None", "TypeError"),
+        ("positional", None, "priority given positionally", "TypeError")]:
+    if _kwargs is None:
+        case(f"device-stream-{_id}", "Device.stream", _text, _raises,
+             lambda c: c.device.stream("high"))
+    else:
+        case(f"device-stream-{_id}", "Device.stream", _text, _raises,
+             lambda c, k=_kwargs: c.device.stream(**k))
+
 # ------------------------------------------------------------ allocate
 
 for _owner in ("Device", "Stream"):
@@ -514,6 +552,8 @@ case("device-synchronize-closed", "Device.synchronize",
      lambda c: c.closed_device.synchronize())
 case("device-pool-info-closed", "Device.pool_info", "closed Device handle",
      "FailedPreconditionError", lambda c: c.closed_device.pool_info())
+case("device-pool-stats-closed", "Device.pool_stats", "closed Device handle",
+     "FailedPreconditionError", lambda c: c.closed_device.pool_stats())
 case("device-clone-closed", "Device.clone", "closed Device handle",
      "FailedPreconditionError", lambda c: c.closed_device.clone())
 

@@ -211,7 +211,9 @@ static int hrx_py_module_exec(PyObject* module) {
   if (PyModule_AddIntConstant(module, "DEFAULT_STREAM_QUEUE_COUNT",
                               HRX_DEFAULT_STREAM_QUEUE_COUNT) < 0 ||
       PyModule_AddIntConstant(module, "MAX_STREAM_QUEUE_COUNT",
-                              HRX_MAX_STREAM_QUEUE_COUNT) < 0) {
+                              HRX_MAX_STREAM_QUEUE_COUNT) < 0 ||
+      PyModule_AddIntConstant(module, "MAX_RESERVED_QUEUES",
+                              HRX_MAX_RESERVED_QUEUES) < 0) {
     return -1;
   }
   return 0;
