@@ -148,6 +148,7 @@ def bench_run(
     loaded_copies: int = 4,
     warmup: int = 3,
     samples: int = 15,
+    loaded_probes: bool = True,
 ) -> dict[str, Any]:
     """Runs the queue-pool benchmark's cases in C; returns raw timings."""
 

@@ -140,3 +140,77 @@ def test_error_lines_have_their_own_schema():
 
 def test_reference_lines_are_not_full_records():
     assert any("backend" in e for e in schema_errors(REFERENCE[0], use_jsonschema=False))
+
+
+def _with_probes(config):
+    result = driver_result(config)
+    samples = config.samples * config.lanes
+    for offset, probe in enumerate(("high", "reserved", "reserved_high")):
+        result[f"loaded_{probe}_sample_ns"] = [1000 * (offset + 1) + i
+                                               for i in range(samples)]
+    return result
+
+
+def _line(result):
+    return build_record(result, repeat=1, target="host-x86_64", backend="host",
+                        hrx_version="0", git_commit=None,
+                        timestamp="2026-11-29T00:00:00Z",
+                        environment=_ENVIRONMENT, memory=_MEMORY)
+
+
+_ENVIRONMENT = {"device_name": "d", "backend": "host", "target": "host-x86_64",
+                "runtime": "r", "driver_version": None, "cpu_model": None,
+                "logical_cpus": 2, "ram_bytes": None, "os": None, "kernel": None,
+                "c_compiler": {"command": None, "version": None},
+                "python_version": "3", "host_memcpy_gb_s": 1.0,
+                "connections": {"variable": "CUDA_DEVICE_MAX_CONNECTIONS",
+                                "value": 32, "wanted": 28, "source": "hrx"}}
+_MEMORY = {key: None for key in (
+    "peak_rss_bytes", "host_mem_available_before_bytes", "host_mem_available_after_bytes",
+    "device_memory_total_bytes", "device_memory_used_before_bytes",
+    "device_memory_used_after_bytes")}
+
+
+def test_probe_keys_are_summarized_validated_and_optional():
+    config = BenchConfig(samples=15)
+    line = _line(_with_probes(config))
+    # 240 samples k*1000 + i: p95 = 228th = k*1000 + 227 ns.
+    assert line["loaded_high_latency_p95_us"] == pytest.approx(1.227)
+    assert line["loaded_reserved_latency_p95_us"] == pytest.approx(2.227)
+    assert line["loaded_reserved_high_latency_median_us"] == pytest.approx(3.119)
+    validate(line, use_jsonschema=False)
+    validate(line)
+    # A line without probes (older lines, the raw and python drivers).
+    plain = _line(driver_result(config))
+    assert not any(key.startswith("loaded_high") for key in plain)
+    validate(plain)
+    # A summary that disagrees with its samples, or has no samples, is caught.
+    broken = copy.deepcopy(line)
+    broken["loaded_reserved_latency_p95_us"] += 1
+    assert any("loaded_reserved_latency_p95_us" in e for e in schema_errors(broken))
+    orphan = copy.deepcopy(plain)
+    orphan["loaded_high_latency_p95_us"] = 1.0
+    assert any("raw has no samples" in e for e in schema_errors(orphan))
+    missing = copy.deepcopy(line)
+    del missing["loaded_high_latency_p95_us"]
+    assert any("missing key 'loaded_high_latency_p95_us'" in e
+               for e in schema_errors(missing))
+    short = _with_probes(config)
+    short["loaded_reserved_sample_ns"].pop()
+    with pytest.raises(ValueError, match="loaded_reserved_sample_ns"):
+        summarize(short)
+
+
+def test_probe_table_only_for_lines_with_probes():
+    from hrx.bench.results import Results
+    config = BenchConfig(samples=15)
+    with_probes = [dict(_line(_with_probes(config)), queues=q) for q in (2, 4)]
+    text = Results(with_probes).table(analysis=False)
+    assert "Reserved + high, p95 µs" in text
+    # round-robin p95 20000.227 us; reserved + high 3.227 us
+    assert "| 2 | 20000.2 | 1.2 | 2.2 | 3.2 | 0.000 |" in text, text
+    old = [dict(_line(driver_result(config)), queues=q) for q in (2, 4)]
+    assert "Reserved + high" not in Results(old).table(analysis=False)
+    # Old and new lines of one group still aggregate in the main table.
+    mixed = Results([old[0], with_probes[1]]).table(analysis=False)
+    assert "| 4 |" in mixed and "| 2 |" in mixed

@@ -64,3 +64,23 @@ def test_bad_queue_count_fails_with_a_message():
     assert done.returncode == 1
     assert done.stdout == ""
     assert "Error" in done.stderr
+
+
+def test_run_line_has_the_loaded_probes(run_line):
+    # Issue 6: the native driver times the probe on a high-priority, a
+    # reserved and a reserved high-priority stream too.
+    queues, line = run_line
+    for probe in ("high", "reserved", "reserved_high"):
+        assert len(line["raw"][f"loaded_{probe}_sample_ns"]) == 3 * 16
+        assert line[f"loaded_{probe}_latency_p95_us"] > 0
+        assert (line[f"loaded_{probe}_latency_median_us"]
+                <= line[f"loaded_{probe}_latency_p95_us"])
+    assert line["environment"]["connections"] == {
+        "variable": None, "value": None, "wanted": queues * 3 + 4,
+        "source": "not applicable"}
+
+
+def test_raw_driver_has_no_probes():
+    line = _run(2, "--driver", "raw")
+    assert not any(key.startswith("loaded_high") for key in line)
+    assert "loaded_high_sample_ns" not in line["raw"]

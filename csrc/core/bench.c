@@ -71,6 +71,10 @@ struct hrx_bench_s {
                                     retained */
   hrx_bench_lane_t* small;       /* owned [lanes] */
   hrx_bench_lane_t* bulk;        /* owned [lanes] */
+  /* Native driver with loaded_probes: the probe lanes (ids 2 * lanes + v);
+   * a lane's stream and buffers are NULL until made. */
+  hrx_bench_lane_t probes[HRX_BENCH_PROBE_COUNT];
+  hrx_bench_lane_t* probe;       /* the probe of the running round */
   uint64_t* scratch;             /* owned [lanes]: warm-up samples */
   hrx_bench_result_t* result;    /* owned until handed to the caller */
 };
@@ -222,6 +226,16 @@ void hrx_bench_config_default(hrx_bench_config_t* out_config) {
   out_config->loaded_copies = 4;
   out_config->warmup = 3;
   out_config->samples = 15;
+  out_config->loaded_probes = true;
+}
+
+const char* hrx_bench_probe_name(int probe) {
+  switch (probe) {
+    case HRX_BENCH_PROBE_HIGH: return "high";
+    case HRX_BENCH_PROBE_RESERVED: return "reserved";
+    case HRX_BENCH_PROBE_RESERVED_HIGH: return "reserved_high";
+    default: return NULL;
+  }
 }
 
 const char* hrx_bench_driver_name(hrx_bench_driver_t driver) {
@@ -299,6 +313,9 @@ void hrx_bench_result_free(hrx_bench_result_t* result) {
   free(result->bulk_round_ns);
   free(result->idle_sample_ns);
   free(result->loaded_sample_ns);
+  for (int v = 0; v < HRX_BENCH_PROBE_COUNT; ++v) {
+    free(result->loaded_probe_sample_ns[v]);
+  }
   free(result);
 }
 
@@ -317,6 +334,13 @@ static hrx_status_t hrx_bench_result_allocate(const hrx_bench_config_t* c,
   if (!r->small_round_ns || !r->threaded_round_ns || !r->bulk_round_ns ||
       !r->idle_sample_ns || !r->loaded_sample_ns) {
     goto oom;
+  }
+  if (c->loaded_probes && c->driver == HRX_BENCH_DRIVER_NATIVE) {
+    for (int v = 0; v < HRX_BENCH_PROBE_COUNT; ++v) {
+      r->loaded_probe_sample_ns[v] =
+          calloc(r->latency_samples, sizeof(uint64_t));
+      if (!r->loaded_probe_sample_ns[v]) goto oom;
+    }
   }
   r->small_copies_per_round = (uint64_t)c->lanes * (uint64_t)c->small_copies;
   r->bulk_copies_per_round = (uint64_t)c->lanes * (uint64_t)c->bulk_copies;
@@ -435,9 +459,33 @@ static hrx_status_t hrx_bench_setup(hrx_bench_t* bench) {
     for (int s = 0; s < bench->slot_count; ++s) created += !!bench->queues[s];
     bench->result->queues_used = created;
   } else {
+    /* The normal lane's queues: a previous run's probes may have left a
+     * high-lane queue in the pool. */
+    hrx_pool_stats_t stats;
+    HRX_RETURN_IF_ERROR(
+        hrx_device_query_pool_stats(bench->device, NULL, 0, &stats));
     hrx_pool_info_t pool;
     hrx_device_query_pool(bench->device, &pool);
-    bench->result->queues_used = pool.queues_created;
+    int normal = pool.queues_created;
+    enum { capacity = HRX_STREAM_LANE_COUNT * HRX_MAX_STREAM_QUEUE_COUNT +
+                      HRX_MAX_RESERVED_QUEUES };
+    hrx_pool_queue_stats_t* queues = calloc(capacity, sizeof(*queues));
+    if (!queues) {
+      return hrx_make_status(HRX_STATUS_OUT_OF_MEMORY,
+                             "cannot allocate pool stats");
+    }
+    hrx_status_t status =
+        hrx_device_query_pool_stats(bench->device, queues, capacity, &stats);
+    if (!status) {
+      normal = 0;
+      for (int q = 0; q < stats.queue_stats_count; ++q) {
+        normal += queues[q].priority == HRX_STREAM_PRIORITY_NORMAL &&
+                  !queues[q].reserved;
+      }
+    }
+    free(queues);
+    HRX_RETURN_IF_ERROR(status);
+    bench->result->queues_used = normal;
   }
 
   for (int i = 0; i < lanes; ++i) {
@@ -481,6 +529,15 @@ static void hrx_bench_teardown(hrx_bench_t* bench) {
       hrx_buffer_release(lane->src);
       hrx_buffer_release(lane->dst);
     }
+  }
+  for (int v = 0; v < HRX_BENCH_PROBE_COUNT; ++v) {
+    hrx_bench_lane_t* lane = &bench->probes[v];
+    if (lane->stream) {
+      hrx_status_free(hrx_stream_synchronize(lane->stream));
+      hrx_stream_release(lane->stream);
+    }
+    hrx_buffer_release(lane->src);
+    hrx_buffer_release(lane->dst);
   }
   if (bench->retained) {
     for (int k = 0; k < bench->config.retained_streams; ++k) {
@@ -574,6 +631,54 @@ static hrx_status_t hrx_bench_round_loaded(hrx_bench_t* bench, uint64_t* out) {
     }
   }
   return NULL;
+}
+
+/* The loaded-latency round with the timed copy on bench->probe. */
+static hrx_status_t hrx_bench_round_loaded_probe(hrx_bench_t* bench,
+                                                 uint64_t* out) {
+  const hrx_bench_ops_t* ops = bench->ops;
+  int lanes = bench->config.lanes;
+  hrx_bench_lane_t* probe = bench->probe;
+  for (int p = 0; p < lanes; ++p) {
+    for (int n = 0; n < bench->config.loaded_copies; ++n) {
+      for (int i = 0; i < lanes; ++i) {
+        HRX_RETURN_IF_ERROR(ops->copy(bench, &bench->bulk[i]));
+      }
+    }
+    uint64_t start = hrx_now_ns();
+    HRX_RETURN_IF_ERROR(ops->copy(bench, probe));
+    HRX_RETURN_IF_ERROR(ops->sync(bench, probe));
+    out[p] = hrx_now_ns() - start;
+    for (int i = 0; i < lanes; ++i) {
+      HRX_RETURN_IF_ERROR(ops->sync(bench, &bench->bulk[i]));
+    }
+  }
+  return NULL;
+}
+
+/* Makes probe `v`'s stream and buffers (untimed), then runs its case. */
+static hrx_status_t hrx_bench_case_probe(hrx_bench_t* bench, int v,
+                                         uint64_t* out) {
+  static const hrx_stream_options_t options[HRX_BENCH_PROBE_COUNT] = {
+      [HRX_BENCH_PROBE_HIGH] = {.priority = HRX_STREAM_PRIORITY_HIGH},
+      [HRX_BENCH_PROBE_RESERVED] = {.priority = HRX_STREAM_PRIORITY_NORMAL,
+                                    .reserve = true},
+      [HRX_BENCH_PROBE_RESERVED_HIGH] = {.priority = HRX_STREAM_PRIORITY_HIGH,
+                                         .reserve = true},
+  };
+  hrx_bench_lane_t* lane = &bench->probes[v];
+  *lane = (hrx_bench_lane_t){.id = 2 * bench->config.lanes + v,
+                             .kind = "probe",
+                             .index = v,
+                             .bytes = bench->config.small_bytes};
+  HRX_RETURN_IF_ERROR(hrx_stream_create_with_options(
+      bench->device, &options[v], &lane->stream));
+  HRX_RETURN_IF_ERROR(hrx_bench_allocate_lane(bench, lane));
+  HRX_RETURN_IF_ERROR(hrx_bench_initialize_lane(bench, lane));
+  HRX_RETURN_IF_ERROR(bench->ops->sync(bench, lane));
+  bench->probe = lane;
+  return hrx_bench_run_case(bench, hrx_bench_round_loaded_probe, out,
+                            (size_t)bench->config.lanes);
 }
 
 /* ------------------------------------------------------- threaded case */
@@ -756,6 +861,11 @@ static hrx_status_t hrx_bench_check_output(hrx_bench_t* bench) {
   for (int i = 0; i < bench->config.lanes; ++i) {
     HRX_RETURN_IF_ERROR(hrx_bench_check_lane(bench, &bench->small[i]));
   }
+  for (int v = 0; v < HRX_BENCH_PROBE_COUNT; ++v) {
+    if (bench->probes[v].stream) {
+      HRX_RETURN_IF_ERROR(hrx_bench_check_lane(bench, &bench->probes[v]));
+    }
+  }
   for (int i = 0; i < bench->config.lanes; ++i) {
     HRX_RETURN_IF_ERROR(hrx_bench_check_lane(bench, &bench->bulk[i]));
   }
@@ -778,6 +888,12 @@ static hrx_status_t hrx_bench_execute(hrx_bench_t* bench) {
                                          r->idle_sample_ns, lanes));
   HRX_RETURN_IF_ERROR(hrx_bench_run_case(bench, hrx_bench_round_loaded,
                                          r->loaded_sample_ns, lanes));
+  for (int v = 0; v < HRX_BENCH_PROBE_COUNT; ++v) {
+    if (r->loaded_probe_sample_ns[v]) {
+      HRX_RETURN_IF_ERROR(
+          hrx_bench_case_probe(bench, v, r->loaded_probe_sample_ns[v]));
+    }
+  }
   return hrx_bench_check_output(bench);
 }
 

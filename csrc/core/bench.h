@@ -18,7 +18,14 @@
  *                    position (lanes samples per round);
  *   loaded latency   loaded_copies bulk copies queued on every bulk lane, then
  *                    one timed small copy + synchronize, then the backlog is
- *                    drained untimed (lanes samples per round).
+ *                    drained untimed (lanes samples per round);
+ *   loaded probes    (native driver, loaded_probes) the loaded-latency case
+ *                    again, with the timed copy on a probe stream of its own
+ *                    instead of a small lane: one on the high-priority lane,
+ *                    one on a reserved queue, one on a reserved high-priority
+ *                    queue (HRX_BENCH_PROBE_*), each with its own 4 KiB-class
+ *                    buffers (small_bytes), created after the other cases.
+ *                    The bulk lanes stay on the round-robin normal lane.
  * A 64-byte output prefix of every destination is checked at the end.
  *
  * Threading: hrx_bench_run blocks and may be called from any thread; it
@@ -66,11 +73,22 @@ typedef struct hrx_bench_config_s {
   int loaded_copies;      /* per bulk lane per loaded-latency sample */
   int warmup;             /* unrecorded rounds per case */
   int samples;            /* recorded rounds per case */
+  bool loaded_probes;     /* run the loaded-probe variants (native only) */
 } hrx_bench_config_t;
+
+/* The loaded-latency probe variants. */
+typedef enum hrx_bench_probe_e {
+  HRX_BENCH_PROBE_HIGH = 0,          /* priority "high", shared lane slot */
+  HRX_BENCH_PROBE_RESERVED = 1,      /* reserve, priority "normal" */
+  HRX_BENCH_PROBE_RESERVED_HIGH = 2, /* reserve, priority "high" */
+  HRX_BENCH_PROBE_COUNT = 3,
+} hrx_bench_probe_t;
+/* "high", "reserved", "reserved_high"; NULL otherwise. */
+const char* hrx_bench_probe_name(int probe);
 
 /* The reference protocol: 16 lanes, 16 retained streams, 1024 copies of
  * 4 KiB, 16 copies of 32 MiB, 4 loaded copies, 3 warm-up rounds, 15 samples,
- * native driver. */
+ * native driver; plus the loaded probes. */
 void hrx_bench_config_default(hrx_bench_config_t* out_config);
 
 /* "native" / "raw"; NULL for an unknown value. */
@@ -94,6 +112,9 @@ typedef struct hrx_bench_result_s {
   size_t latency_samples;     /* rounds * lanes; index = round * lanes + lane */
   uint64_t* idle_sample_ns;   /* [latency_samples] */
   uint64_t* loaded_sample_ns; /* [latency_samples] */
+  /* [latency_samples] per hrx_bench_probe_t; all NULL when the probes did
+   * not run (raw driver, or config.loaded_probes false). */
+  uint64_t* loaded_probe_sample_ns[HRX_BENCH_PROBE_COUNT];
   /* Work per round, for rates: */
   uint64_t small_copies_per_round;   /* lanes * small_copies (also threaded) */
   uint64_t bulk_copies_per_round;    /* lanes * bulk_copies */

@@ -113,18 +113,34 @@ static PyObject* hrx_py_bench_dict(const hrx_bench_result_t* r) {
     Py_DECREF(dict);
     return NULL;
   }
+  /* loaded_<probe>_sample_ns, only for probes that ran. */
+  for (int v = 0; v < HRX_BENCH_PROBE_COUNT; ++v) {
+    if (!r->loaded_probe_sample_ns[v]) continue;
+    char key[64];
+    PyOS_snprintf(key, sizeof(key), "loaded_%s_sample_ns",
+                  hrx_bench_probe_name(v));
+    if (hrx_py_bench_put(dict, key,
+                         hrx_py_bench_list(r->loaded_probe_sample_ns[v],
+                                           r->latency_samples))) {
+      Py_DECREF(dict);
+      return NULL;
+    }
+  }
   return dict;
 }
 
 /* bench_run(device, *, driver="native", lanes=16, retained_streams=16,
  *           small_bytes=4096, small_copies=1024, bulk_bytes=33554432,
- *           bulk_copies=16, loaded_copies=4, warmup=3, samples=15) -> dict */
+ *           bulk_copies=16, loaded_copies=4, warmup=3, samples=15,
+ *           loaded_probes=True) -> dict; loaded_<probe>_sample_ns keys only
+ *           for probes that ran (native driver). */
 PyObject* hrx_py_bench_run(PyObject* module, PyObject* args,
                            PyObject* kwargs) {
   static char* keywords[] = {"device",        "driver",      "lanes",
                              "retained_streams", "small_bytes", "small_copies",
                              "bulk_bytes",    "bulk_copies", "loaded_copies",
-                             "warmup",        "samples",     NULL};
+                             "warmup",        "samples",
+                             "loaded_probes", NULL};
   PyObject* device_object = NULL;
   PyObject* driver = NULL;
   PyObject* lanes = NULL;
@@ -136,10 +152,18 @@ PyObject* hrx_py_bench_run(PyObject* module, PyObject* args,
   PyObject* loaded_copies = NULL;
   PyObject* warmup = NULL;
   PyObject* samples = NULL;
+  PyObject* loaded_probes = NULL;
   if (!PyArg_ParseTupleAndKeywords(
-          args, kwargs, "O|$OOOOOOOOOO:bench_run", keywords, &device_object,
+          args, kwargs, "O|$OOOOOOOOOOO:bench_run", keywords, &device_object,
           &driver, &lanes, &retained_streams, &small_bytes, &small_copies,
-          &bulk_bytes, &bulk_copies, &loaded_copies, &warmup, &samples)) {
+          &bulk_bytes, &bulk_copies, &loaded_copies, &warmup, &samples,
+          &loaded_probes)) {
+    return NULL;
+  }
+  if (loaded_probes && !PyBool_Check(loaded_probes)) {
+    PyErr_Format(PyExc_TypeError,
+                 "bench_run() argument 'loaded_probes' must be a bool, not "
+                 "%.100s", Py_TYPE(loaded_probes)->tp_name);
     return NULL;
   }
   hrx_py_state_t* state = hrx_py_state(module);
@@ -183,6 +207,7 @@ PyObject* hrx_py_bench_run(PyObject* module, PyObject* args,
   config.loaded_copies = (int)v_loaded;
   config.warmup = (int)v_warmup;
   config.samples = (int)v_samples;
+  if (loaded_probes) config.loaded_probes = loaded_probes == Py_True;
 
   hrx_device_t* device = hrx_py_device_unwrap(state, device_object);
   if (!device) return NULL;

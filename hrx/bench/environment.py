@@ -92,9 +92,14 @@ def _os_name() -> str:
     return platform.system()
 
 
-def collect(info: Mapping[str, Any], memcpy_block_bytes: int) -> Dict[str, Any]:
+def collect(info: Mapping[str, Any], memcpy_block_bytes: int, *,
+            connections: Optional[Mapping[str, Any]] = None) -> Dict[str, Any]:
     """The ``environment`` object of a result line. ``info`` is the device's
-    ``info`` dict (backend, index, name, target, runtime, total_memory)."""
+    ``info`` dict (backend, index, name, target, runtime, total_memory);
+    ``connections`` its ``pool_stats()["connections"]`` (the hardware
+    connection budget the run had: CUDA_DEVICE_MAX_CONNECTIONS or
+    GPU_MAX_HW_QUEUES, its value and whether the user or hrx set it), taken
+    after the run, once the native context exists."""
     backend = str(info.get("backend", ""))
     return {
         "device_name": info.get("name"),
@@ -116,4 +121,5 @@ def collect(info: Mapping[str, Any], memcpy_block_bytes: int) -> Dict[str, Any]:
         "numpy_version": np.__version__,
         "host_memcpy_block_bytes": int(memcpy_block_bytes),
         "host_memcpy_gb_s": host_memcpy_gb_s(int(memcpy_block_bytes)),
+        "connections": dict(connections) if connections is not None else None,
     }

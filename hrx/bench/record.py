@@ -10,12 +10,12 @@ be re-analysed later without rerunning anything.
 from __future__ import annotations
 
 import json
-from typing import Any, Dict, Mapping, Optional
+from typing import Any, Dict, Mapping, Optional, Tuple
 
 from .stats import median, p95
 
 __all__ = [
-    "REFERENCE_KEYS", "RAW_KEYS", "summarize", "build_record", "dumps_line",
+    "REFERENCE_KEYS", "RAW_KEYS", "PROBES", "PROBE_RAW_KEYS", "PROBE_SUMMARY_KEYS", "summarize", "build_record", "dumps_line",
     "commands_per_second", "copy_gb_s", "reference_subset",
 ]
 
@@ -36,6 +36,21 @@ RAW_KEYS = ("small_round_ns", "threaded_round_ns", "bulk_round_ns",
 """The per-round (``samples`` entries) and per-sample (``samples * lanes``
 entries) duration arrays of a driver result, in nanoseconds."""
 
+PROBES = ("high", "reserved", "reserved_high")
+"""The loaded-latency probe variants of the native driver (csrc/core/bench.h):
+the timed copy on a high-priority stream, on a reserved stream, on a
+reserved high-priority stream, while the bulk lanes keep the round-robin
+normal lane."""
+
+PROBE_RAW_KEYS = tuple(f"loaded_{probe}_sample_ns" for probe in PROBES)
+"""Optional raw arrays (``samples * lanes`` entries each), present only where
+the probes ran; lines without them (older lines, other drivers) are still
+complete."""
+
+PROBE_SUMMARY_KEYS = tuple(f"loaded_{probe}_latency_{stat}_us"
+                           for probe in PROBES for stat in ("median", "p95"))
+"""Optional summary keys, one median/p95 pair per probe that ran."""
+
 _SIZE_KEYS = ("lanes", "retained_streams", "small_bytes", "small_copies",
               "bulk_bytes", "bulk_copies", "loaded_copies", "warmup", "samples")
 
@@ -52,9 +67,14 @@ def copy_gb_s(copies: int, copy_bytes: int, round_ns: float) -> float:
     return 2 * copies * copy_bytes / round_ns
 
 
+def _present_probes(result: Mapping[str, Any]) -> Tuple[str, ...]:
+    return tuple(probe for probe in PROBES if f"loaded_{probe}_sample_ns" in result)
+
+
 def _check_lengths(result: Mapping[str, Any]) -> None:
     samples, lanes = int(result["samples"]), int(result["lanes"])
-    for key in RAW_KEYS:
+    probe_keys = tuple(f"loaded_{probe}_sample_ns" for probe in _present_probes(result))
+    for key in RAW_KEYS + probe_keys:
         expected = samples if key.endswith("round_ns") else samples * lanes
         if len(result[key]) != expected:
             raise ValueError(f"{key} has {len(result[key])} entries, expected {expected}")
@@ -68,6 +88,9 @@ def summarize(result: Mapping[str, Any]) -> Dict[str, Any]:
     rates use the median round: commands/s = lanes * small_copies / median,
     GB/s = 2 * lanes * bulk_copies * bulk_bytes / median / 1e9; latencies are
     the median and p95 over every (round, stream position) sample, in µs.
+    Where the result has loaded-probe arrays, the summary has
+    ``loaded_<probe>_latency_median_us`` / ``_p95_us`` for each, computed the
+    same way as the loaded latency.
     Raises ValueError when an array's length does not match the sizes."""
     _check_lengths(result)
     lanes = int(result["lanes"])
@@ -76,7 +99,7 @@ def summarize(result: Mapping[str, Any]) -> Dict[str, Any]:
     small_med = median(result["small_round_ns"])
     threaded_med = median(result["threaded_round_ns"])
     bulk_med = median(result["bulk_round_ns"])
-    return {
+    summary = {
         "bulk_batch_median_ms": bulk_med / 1e6,
         "bulk_batch_p95_ms": p95(result["bulk_round_ns"]) / 1e6,
         "bulk_copy_gb_s": copy_gb_s(bulk, int(result["bulk_bytes"]), bulk_med),
@@ -96,12 +119,18 @@ def summarize(result: Mapping[str, Any]) -> Dict[str, Any]:
         "threaded_commands_per_second": commands_per_second(small, threaded_med),
         "warmup": int(result["warmup"]),
     }
+    for probe in _present_probes(result):
+        samples = result[f"loaded_{probe}_sample_ns"]
+        summary[f"loaded_{probe}_latency_median_us"] = median(samples) / 1e3
+        summary[f"loaded_{probe}_latency_p95_us"] = p95(samples) / 1e3
+    return summary
 
 
 def _raw(result: Mapping[str, Any]) -> Dict[str, Any]:
     raw: Dict[str, Any] = {"unit": "ns", "stream_creation_ns": int(result["stream_creation_ns"])}
-    for key in RAW_KEYS:
-        raw[key] = [int(value) for value in result[key]]
+    for key in RAW_KEYS + PROBE_RAW_KEYS:
+        if key in RAW_KEYS or key in result:
+            raw[key] = [int(value) for value in result[key]]
     return raw
 
 
@@ -119,15 +148,17 @@ def build_record(
     preset: str = "custom",
     extra: Optional[Mapping[str, Any]] = None,
 ) -> Dict[str, Any]:
-    """The full result line of one run: the summary (REFERENCE_KEYS), then
+    """The full result line of one run: the summary (REFERENCE_KEYS, then
+    the PROBE_SUMMARY_KEYS of the probes that ran), then
     backend, driver, hrx_version, git_commit, timestamp (ISO 8601 UTC),
     ``sizes`` (the config as run, plus ``preset``), ``environment``,
     ``memory`` and ``raw`` (every duration array in ns). ``extra`` keys are
     added last (e.g. ``queues_used``) and may not replace the others."""
-    line: Dict[str, Any] = summarize(result)
-    line["repeat"] = int(repeat)
-    line["target"] = target
-    line = {key: line[key] for key in REFERENCE_KEYS}
+    summary: Dict[str, Any] = summarize(result)
+    summary["repeat"] = int(repeat)
+    summary["target"] = target
+    line = {key: summary[key] for key in REFERENCE_KEYS}
+    line.update({key: summary[key] for key in PROBE_SUMMARY_KEYS if key in summary})
     line.update({
         "backend": backend,
         "driver": str(result["driver"]),

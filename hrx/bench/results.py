@@ -9,7 +9,7 @@ from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Union
 from .analysis import Recommendation, format_group_analysis, recommend
 from .lines import Unreadable, read_lines
 from .schema import is_error_line
-from .table import COLUMNS, Group, format_table, format_value, group_lines
+from .table import COLUMNS, Group, format_probe_table, format_table, format_value, group_lines
 
 __all__ = ["Results", "load", "as_results"]
 
@@ -105,6 +105,9 @@ class Results:
             parts.append(f"## {group.label}: {total} run{'' if total == 1 else 's'}, "
                          f"{runs} per queue count\n")
             parts.append(format_table(group))
+            probes = format_probe_table(group)
+            if probes:
+                parts.append("\n" + probes)
             if analysis:
                 parts.append("\n" + format_group_analysis(group, self.failures(group)))
             parts.append("")

@@ -63,6 +63,7 @@ def run(
                                      warmup=config.warmup, samples=config.samples,
                                      function=function)
     memory = probe.finish()
+    connections = dict(handle.pool_stats()["connections"])
     del handle
     commit, dirty = source_commit()
     extra: Dict[str, Any] = {"git_dirty": dirty,
@@ -79,7 +80,7 @@ def run(
         hrx_version=hrx_version(),
         git_commit=commit,
         timestamp=timestamp,
-        environment=environment.collect(info, config.bulk_bytes),
+        environment=environment.collect(info, config.bulk_bytes, connections=connections),
         memory=memory,
         preset=preset_name(config),
         extra=extra,

@@ -12,7 +12,7 @@ import math
 import re
 from typing import Any, Dict, List, Mapping, Optional
 
-from .record import RAW_KEYS, REFERENCE_KEYS, summarize
+from .record import PROBE_RAW_KEYS, PROBE_SUMMARY_KEYS, RAW_KEYS, REFERENCE_KEYS, summarize
 from .stats import median, p95
 
 __all__ = ["RESULT_SCHEMA", "ERROR_SCHEMA", "SchemaError", "validate", "schema_errors",
@@ -38,6 +38,8 @@ _SUMMARY_PROPERTIES: Dict[str, Any] = {
     "stream_creation_ms": _NUM, "streams": _POS_INT, "target": {"type": "string", "minLength": 1},
     "threaded_batch_median_ms": _POS_NUM, "threaded_batch_p95_ms": _POS_NUM,
     "threaded_commands_per_second": _POS_NUM, "warmup": _POS_INT,
+    # Optional: the loaded-latency probe variants (native driver).
+    **{key: _NUM for key in PROBE_SUMMARY_KEYS},
 }
 
 _SIZES = {
@@ -66,6 +68,13 @@ _ENVIRONMENT = {
                        "properties": {"command": _OPT_STR, "version": _OPT_STR}},
         "python_version": {"type": "string"},
         "host_memcpy_gb_s": _POS_NUM,
+        # Optional: the device's hardware connection budget (pool_stats()).
+        "connections": {
+            "type": ["object", "null"],
+            "required": ["variable", "value", "wanted", "source"],
+            "properties": {"variable": _OPT_STR, "value": _OPT_INT, "wanted": _INT,
+                           "source": {"type": "string"}},
+        },
     },
 }
 
@@ -86,7 +95,8 @@ _RAW = {
     "properties": {
         "unit": {"const": "ns"},
         "stream_creation_ns": _INT,
-        **{key: {"type": "array", "minItems": 1, "items": _INT} for key in RAW_KEYS},
+        **{key: {"type": "array", "minItems": 1, "items": _INT}
+           for key in RAW_KEYS + PROBE_RAW_KEYS},
     },
 }
 
@@ -239,7 +249,13 @@ def _consistency_errors(line: Mapping[str, Any]) -> List[str]:
         expected = summarize({**sizes, **raw, "queues": line["queues"], "driver": line["driver"]})
     except (ValueError, ZeroDivisionError) as error:
         return [f"raw: {error}"]
+    for key in PROBE_SUMMARY_KEYS:
+        if key in line and key not in expected:
+            errors.append(f"{key} is present but raw has no samples for it")
     for key, value in expected.items():
+        if key not in line:
+            errors.append(f"missing key {key!r} (raw has its samples)")
+            continue
         if not math.isclose(float(line[key]), float(value), rel_tol=1e-9, abs_tol=1e-12):
             errors.append(f"{key} is {line[key]!r} but the raw samples give {value!r}")
     workload = line.get("workload")

@@ -29,7 +29,8 @@ from typing import (
 from .schema import is_error_line
 from .stats import median
 
-__all__ = ["Column", "COLUMNS", "WORKLOAD_COLUMNS", "columns_of", "GroupKey", "Row", "Group", "group_lines", "aggregate",
+__all__ = ["Column", "COLUMNS", "WORKLOAD_COLUMNS", "columns_of", "PROBE_COLUMNS", "has_probes",
+           "format_probe_table", "GroupKey", "Row", "Group", "group_lines", "aggregate",
            "format_value", "format_table", "markdown_table", "table"]
 
 
@@ -76,6 +77,55 @@ def columns_of(lines: Iterable[Mapping[str, Any]]) -> Tuple[Column, ...]:
     if items and all(isinstance(line.get("workload"), dict) for line in items):
         return COLUMNS + WORKLOAD_COLUMNS
     return COLUMNS
+
+
+PROBE_COLUMNS: Tuple[Column, ...] = (
+    Column("probe_round_robin", "Round-robin stream", "Round-robin", 1, False,
+           lambda line: line["loaded_latency_p95_us"]),
+    Column("probe_high", "High priority", "High", 1, False,
+           lambda line: line["loaded_high_latency_p95_us"]),
+    Column("probe_reserved", "Reserved", "Reserved", 1, False,
+           lambda line: line["loaded_reserved_latency_p95_us"]),
+    Column("probe_reserved_high", "Reserved + high", "Reserved + high", 1, False,
+           lambda line: line["loaded_reserved_high_latency_p95_us"]),
+)
+"""The loaded-latency probe table (issue 6): the p95 of the 4 KiB probe, in
+µs, on a round-robin pool stream (the table's Loaded p95) and on each probe
+variant; only for lines that have every probe key."""
+
+
+def has_probes(line: Mapping[str, Any]) -> bool:
+    """True when the line has every loaded-probe summary key."""
+    return all(key in line for key in (
+        "loaded_high_latency_p95_us", "loaded_reserved_latency_p95_us",
+        "loaded_reserved_high_latency_p95_us"))
+
+
+def format_probe_table(group: "Group") -> Optional[str]:
+    """The group's loaded-probe table as Markdown (medians over runs of the
+    per-run p95, µs, with the reserved + high / round-robin ratio and the
+    bulk GB/s), or None when no line of the group has the probe keys."""
+    lines = [line for line in group.lines if has_probes(line)]
+    if not lines:
+        return None
+    by_queues: Dict[int, List[Mapping[str, Any]]] = {}
+    for line in lines:
+        by_queues.setdefault(int(line["queues"]), []).append(line)
+    bulk = next(column for column in COLUMNS if column.key == "bulk")
+    header = (["Queues"] + [f"{column.header}, p95 µs" for column in PROBE_COLUMNS]
+              + ["Reserved + high / round-robin", bulk.header])
+    rows = []
+    for queues, runs in sorted(by_queues.items()):
+        values = {column.key: median([float(column.value(line)) for line in runs])
+                  for column in PROBE_COLUMNS}
+        base = values["probe_round_robin"]
+        ratio = values["probe_reserved_high"] / base if base > 0 else float("nan")
+        rows.append([str(queues)] + [format_value(column, values[column.key])
+                                     for column in PROBE_COLUMNS]
+                    + [f"{ratio:.3f}",
+                       format_value(bulk, median([float(bulk.value(line)) for line in runs]))])
+    return ("Loaded latency of a 4 KiB probe behind the bulk backlog, by the probe's "
+            "stream:\n\n" + markdown_table(header, rows))
 
 
 def _bytes(size: Any) -> str:

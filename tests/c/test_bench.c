@@ -107,6 +107,12 @@ static void hrx_test_check_result(const hrx_bench_result_t* r,
   CHECK(hrx_test_all_positive(r->bulk_round_ns, (size_t)r->rounds));
   CHECK(hrx_test_all_positive(r->idle_sample_ns, r->latency_samples));
   CHECK(hrx_test_all_positive(r->loaded_sample_ns, r->latency_samples));
+  bool probes = c->loaded_probes && c->driver == HRX_BENCH_DRIVER_NATIVE;
+  for (int v = 0; v < HRX_BENCH_PROBE_COUNT; ++v) {
+    CHECK(probes ? hrx_test_all_positive(r->loaded_probe_sample_ns[v],
+                                         r->latency_samples)
+                 : r->loaded_probe_sample_ns[v] == NULL);
+  }
   CHECK(r->small_copies_per_round ==
         (uint64_t)c->lanes * (uint64_t)c->small_copies);
   CHECK(r->bulk_copies_per_round ==
@@ -136,9 +142,16 @@ static void hrx_test_run_lifetime(int queue_count,
     CHECK(pool.queues_created == 0);
   } else {
     CHECK(pool.first_use);
+    /* Plus the high lane's queue of the high-priority probe; the reserved
+     * probe queues went with their streams. */
     CHECK(pool.queues_created ==
           hrx_test_min(queue_count,
-                       config->retained_streams + 2 * config->lanes));
+                       config->retained_streams + 2 * config->lanes) +
+              (config->loaded_probes ? 1 : 0));
+    hrx_pool_stats_t stats;
+    CHECK_OK(hrx_device_query_pool_stats(device, NULL, 0, &stats));
+    CHECK(stats.reserved_live == 0);
+    CHECK(stats.reserved_created == (config->loaded_probes ? 2u : 0u));
   }
   hrx_device_release(device);
 }
@@ -198,7 +211,8 @@ static void test_repeated_runs_share_device(void) {
   }
   hrx_pool_info_t pool;
   hrx_device_query_pool(device, &pool);
-  CHECK(pool.queues_created == 4);
+  /* + one high-lane queue per native run: the probes round-robin too. */
+  CHECK(pool.queues_created == 4 + 2);
   CHECK(pool.live_streams == 0);
   hrx_device_release(device);
 }
@@ -281,9 +295,35 @@ static void hrx_test_check_recovered(hrx_device_t* device) {
   hrx_bench_config_t c = hrx_test_tiny_config(HRX_BENCH_DRIVER_NATIVE);
   c.retained_streams = 1;
   c.lanes = 1;
+  c.loaded_probes = false; /* three queues: all the device allows */
   hrx_bench_result_t* result = NULL;
   CHECK_OK(hrx_bench_run(device, &c, &result));
   hrx_bench_result_free(result);
+}
+
+/* A probe's queue is refused (the high lane's, then a reserved one): the run
+ * fails cleanly, reserved queues are gone, nothing is counted live. */
+static void test_probe_refusal_cleans_up(void) {
+  const char* limits[] = {"3", "4"};
+  for (int i = 0; i < 2; ++i) {
+    hrx_device_t* device =
+        hrx_test_open_with("HRX_HOST_MAX_QUEUES", limits[i], 8);
+    if (!device) return;
+    hrx_bench_config_t c = hrx_test_tiny_config(HRX_BENCH_DRIVER_NATIVE);
+    c.retained_streams = 1;
+    c.lanes = 1;
+    hrx_bench_result_t* result = NULL;
+    CHECK_CODE(hrx_bench_run(device, &c, &result),
+               HRX_STATUS_RESOURCE_EXHAUSTED);
+    CHECK(result == NULL);
+    hrx_pool_info_t pool;
+    hrx_device_query_pool(device, &pool);
+    CHECK(pool.live_streams == 0);
+    hrx_pool_stats_t stats;
+    CHECK_OK(hrx_device_query_pool_stats(device, NULL, 0, &stats));
+    CHECK(stats.reserved_live == 0 && stats.reserved_refused == (unsigned)i);
+    hrx_device_release(device);
+  }
 }
 
 /* The runtime refuses a queue in the middle of setup (after the timed
@@ -390,6 +430,13 @@ static void test_config_and_driver_names(void) {
   CHECK(c.small_bytes == 4096 && c.small_copies == 1024);
   CHECK(c.bulk_bytes == 32u << 20 && c.bulk_copies == 16);
   CHECK(c.loaded_copies == 4 && c.warmup == 3 && c.samples == 15);
+  CHECK(c.loaded_probes);
+  CHECK(strcmp(hrx_bench_probe_name(HRX_BENCH_PROBE_HIGH), "high") == 0);
+  CHECK(strcmp(hrx_bench_probe_name(HRX_BENCH_PROBE_RESERVED), "reserved") ==
+        0);
+  CHECK(strcmp(hrx_bench_probe_name(HRX_BENCH_PROBE_RESERVED_HIGH),
+               "reserved_high") == 0);
+  CHECK(hrx_bench_probe_name(HRX_BENCH_PROBE_COUNT) == NULL);
 
   hrx_bench_driver_t driver = HRX_BENCH_DRIVER_RAW;
   CHECK(hrx_bench_driver_parse("native", &driver) &&
@@ -469,6 +516,7 @@ int main(int argc, char** argv) {
       {"repeated_runs_share_device", test_repeated_runs_share_device},
       {"tiny_ring", test_tiny_ring},
       {"queue_refusal_cleans_up", test_queue_refusal_cleans_up},
+      {"probe_refusal_cleans_up", test_probe_refusal_cleans_up},
       {"allocation_failure_cleans_up", test_allocation_failure_cleans_up},
   };
   struct sigaction action;
