@@ -137,9 +137,11 @@ hrx_status_t hrx_device_set_stream_queue_count(hrx_device_t* device,
 int hrx_device_stream_queue_count(hrx_device_t* device);
 
 typedef struct hrx_pool_info_s {
-  int queue_count;       /* configured pool size */
-  int queues_created;    /* native pool queues created so far (lazy) */
-  int next_slot;         /* slot the next pool stream will get */
+  int queue_count;       /* configured pool size (per priority lane) */
+  int queues_created;    /* lane queues created so far, every lane (lazy;
+                            reserved queues are in hrx_pool_stats_t) */
+  int next_slot;         /* the normal lane's round-robin cursor: the slot
+                            its next stream gets under round-robin */
   bool first_use;        /* a pool queue has been created */
   int live_streams;      /* pool streams alive */
   int fabric_queues;     /* live queues outside the pool */
@@ -293,10 +295,10 @@ hrx_status_t hrx_event_synchronize(hrx_event_t* event);
 
 typedef struct hrx_stream_s hrx_stream_t;
 
-/* A pool stream: takes the pool's next slot round-robin, creating that
- * slot's native queue on first need. If the native runtime refuses the
- * queue, the error carries its message, the cursor does not advance and
- * nothing is left behind. */
+/* A pool stream of the normal lane: takes the slot the device's policy
+ * picks (round-robin by default), creating that slot's native queue on first
+ * need. If the native runtime refuses the queue, the error carries its
+ * message, the cursor does not advance and nothing is left behind. */
 hrx_status_t hrx_stream_create(hrx_device_t* device, hrx_stream_t** out_stream);
 
 /* Options of hrx_stream_create_with_options; start from
