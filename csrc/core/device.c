@@ -217,6 +217,17 @@ hrx_status_t hrx_device_check_same(hrx_device_t* expected,
 hrx_status_t hrx_device_query_info(hrx_device_t* device,
                                    hrx_device_info_t* out_info) {
   *out_info = device->info;
+  /* batch_publication may settle after open (the hip backend prepares its
+   * kernel with the native context): take the backend's current text. */
+  hrx_device_info_t now;
+  hrx_status_t status =
+      device->backend->vtable->query_info(device->backend, &now);
+  if (status) {
+    hrx_status_free(status);
+  } else {
+    memcpy(out_info->batch_publication, now.batch_publication,
+           sizeof(out_info->batch_publication));
+  }
   return NULL;
 }
 

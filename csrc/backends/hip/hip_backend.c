@@ -59,6 +59,11 @@ static bool hrx_hip_nvidia(void) {
   return hrx_hip_rt.platform == &hrx_hip_platform_nvidia;
 }
 
+static bool hrx_hip_batching_starts_on(void) {
+  const char* batching = getenv("HRX_BATCHING");
+  return !(batching && strcmp(batching, "0") == 0);
+}
+
 /* Creates the native context once: applies the connection budget (NVIDIA),
  * makes the device current (cudaSetDevice creates the primary context
  * since CUDA 12) and reads the stream priority range. */
@@ -88,6 +93,10 @@ static hrx_status_t hrx_hip_activate(hrx_hip_device_t* device) {
     if (!status) atomic_store(&device->context_ready, true);
   }
   pthread_mutex_unlock(&device->context_mutex);
+  /* The batch kernel deferred by device_open (NVIDIA); prepare runs once. */
+  if (!status && hrx_hip_nvidia() && hrx_hip_batching_starts_on()) {
+    hrx_hip_batch_prepare(device->batch);
+  }
   return status;
 }
 
@@ -280,9 +289,10 @@ static hrx_status_t hrx_hip_device_open(int index,
     return status;
   }
   /* The kernel is compiled now unless batching starts off (HRX_BATCHING=0);
-   * then the first batch prepares it. */
-  const char* batching = getenv("HRX_BATCHING");
-  if (!(batching && strcmp(batching, "0") == 0)) {
+   * then the first batch prepares it. On NVIDIA loading it needs the
+   * context, which must not exist before the pool is sized: it is prepared
+   * when the context is created (hrx_hip_activate). */
+  if (!hrx_hip_nvidia() && hrx_hip_batching_starts_on()) {
     hrx_hip_batch_prepare(device->batch);
   }
   snprintf(device->info.batch_publication,
@@ -318,7 +328,11 @@ static void hrx_hip_device_destroy(hrx_backend_device_t* base) {
 
 static hrx_status_t hrx_hip_query_info(hrx_backend_device_t* base,
                                        hrx_device_info_t* out_info) {
-  *out_info = hrx_hip_device_cast(base)->info;
+  hrx_hip_device_t* device = hrx_hip_device_cast(base);
+  *out_info = device->info;
+  /* Settles once the kernel is prepared (with the context on NVIDIA). */
+  snprintf(out_info->batch_publication, sizeof(out_info->batch_publication),
+           "%s", hrx_hip_batch_description(device->batch));
   return NULL;
 }
 
