@@ -83,7 +83,7 @@ def test_backends_shape():
     for report in reports:
         assert isinstance(report, dict)
         assert set(report) == {"name", "available", "reason", "library",
-                               "platform"}
+                               "platform", "connections"}
         assert isinstance(report["name"], str) and report["name"]
         assert isinstance(report["available"], bool)
         assert isinstance(report["reason"], str)
@@ -94,6 +94,15 @@ def test_backends_shape():
             assert report["library"] and report["platform"]
         if report["name"] == "host":
             assert report["library"] is None and report["platform"] is None
+            assert report["connections"] is None
+        if report["platform"] is not None:
+            # The process's connection budget variable (issue 6).
+            budget = report["connections"]
+            assert budget["variable"] == {
+                "nvidia": "CUDA_DEVICE_MAX_CONNECTIONS",
+                "amd": "GPU_MAX_HW_QUEUES"}[report["platform"]], budget
+            assert budget["source"] in ("user", "hrx", "unset"), budget
+            assert (budget["value"] is None) == (budget["source"] == "unset")
         if report["available"]:
             assert report["reason"] == ""
         else:
