@@ -29,10 +29,10 @@ start=$(date +%s)
 } >"$OUT/issue6-setup.log" 2>&1
 
 {
-  echo "\$ cd tests && HRX_TEST_BACKENDS=hip pytest test_pool_lanes.py test_pool_contract.py test_bench_run.py"
+  echo "\$ cd tests && HRX_BACKEND=hip HRX_TEST_BACKENDS=hip pytest test_pool_lanes.py test_errors_hierarchy.py"
   (cd tests && HRX_BACKEND=hip HRX_TEST_BACKENDS=hip timeout 150 \
     python3 -m pytest -q -p no:cacheprovider test_pool_lanes.py \
-      test_pool_contract.py 2>&1 | tail -40)
+      test_errors_hierarchy.py 2>&1 | tail -40)
   echo "\$ make -s -f tests/c/hip.mk hip-device"
   timeout 60 make -s -f tests/c/hip.mk hip-device 2>&1 | tail -20
   echo "exit status $?"
