@@ -97,12 +97,12 @@ static inline void hrx_pool_queue_count_published(hrx_pool_queue_t* queue,
 void hrx_queue_pool_fabric_added(hrx_queue_pool_t* pool);
 void hrx_queue_pool_fabric_removed(hrx_queue_pool_t* pool);
 
-/* The created pool queues (lanes, then reserved), for device-wide waits.
- * Returns the count written (at most capacity). Reserved queues are only
- * named while their stream is alive; the caller must hold such a stream or
- * accept that the handle may be destroyed meanwhile: device synchronize
- * therefore snapshots lane queues only (reserved = false) and reaches
- * reserved queues through hrx_queue_pool_synchronize_reserved. */
+/* The created lane queues (high, normal, low lanes, slots ascending), for
+ * device-wide waits. Returns the count written (at most capacity). Lane
+ * queues live as long as the pool, so the handles stay valid after the
+ * mutex is released. Reserved queues are not included: they go with their
+ * stream at any time, so hrx_queue_pool_synchronize_reserved waits for them
+ * under the pool's mutex instead. */
 int hrx_queue_pool_snapshot(hrx_queue_pool_t* pool, hrx_native_queue_t** out,
                             int capacity);
 /* The live reserved queues, each retained (its native queue stays valid
