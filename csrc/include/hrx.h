@@ -193,8 +193,10 @@ hrx_status_t hrx_device_set_stream_queue_policy(hrx_device_t* device,
 hrx_queue_policy_t hrx_device_stream_queue_policy(hrx_device_t* device);
 
 /* Observability of one native queue of the pool. Counts are kept by the
- * core when a command is published (a command: copy, fill, upload, read or
- * event wait; bytes: the bytes a copy, fill, upload or read moves).
+ * core when a command is published (a command: copy, fill, upload, read,
+ * event wait or graph launch; bytes: the bytes a copy, fill, upload or read
+ * moves; a graph launch counts no bytes). A batch of N small copies and
+ * fills counts N commands when the batch is published.
  * "In flight" = published minus known complete. Completion is learned from
  * the backend's queue_query when stats are taken or a least-loaded choice
  * is made: the host backend counts the queue's pending commands exactly
