@@ -348,6 +348,51 @@ static void test_connection_rule(void) {
   CHECK(strcmp(budget.source, "not applicable") == 0);
 }
 
+/* Under the fault wrapper (HRX_FAULTS) lane and reserved queues are
+ * created through it: a refused one leaves nothing, the next works and
+ * keeps its lane's native priority; queue queries pass through. */
+static void test_fault_wrapper_forwards(void) {
+  setenv("HRX_FAULTS", "queue_create:1,queue_create:3", 1);
+  hrx_device_t* device = NULL;
+  CHECK_OK(hrx_device_open("host", 0, &device));
+  unsetenv("HRX_FAULTS");
+  if (!device) return;
+  hrx_stream_options_t options;
+  hrx_stream_options_default(&options);
+  options.priority = HRX_STREAM_PRIORITY_HIGH;
+  hrx_stream_t* stream = NULL;
+  CHECK_CODE(hrx_stream_create_with_options(device, &options, &stream),
+             HRX_STATUS_RESOURCE_EXHAUSTED, "injected fault: queue_create");
+  hrx_pool_stats_t stats = query(device);
+  CHECK(!stats.first_use && stats.queue_stats_count == 0);
+  hrx_stream_t* high = create(device, HRX_STREAM_PRIORITY_HIGH, false);
+  options.reserve = true;
+  CHECK_CODE(hrx_stream_create_with_options(device, &options, &stream),
+             HRX_STATUS_RESOURCE_EXHAUSTED, "cannot create a reserved");
+  hrx_stream_t* reserved = create(device, HRX_STREAM_PRIORITY_LOW, true);
+  stats = query(device);
+  CHECK(stats.queue_stats_count == 2 && stats.reserved_refused == 1);
+  CHECK(stats_buffer[0].priority == HRX_STREAM_PRIORITY_HIGH &&
+        stats_buffer[1].reserved);
+  CHECK(stats_buffer[0].native_priority < stats_buffer[1].native_priority);
+  CHECK(stats.connections.wanted ==
+        HRX_DEFAULT_STREAM_QUEUE_COUNT * HRX_STREAM_LANE_COUNT +
+            HRX_CONNECTION_HEADROOM);
+  hrx_buffer_t* buffer = NULL;
+  CHECK_OK(hrx_buffer_allocate(device, 4096, &buffer));
+  hrx_view_t view;
+  CHECK_OK(hrx_view_make(buffer, 0, 4096, &view));
+  CHECK_OK(hrx_stream_fill(high, view, 1));
+  CHECK_OK(hrx_stream_synchronize(high));
+  stats = query(device);
+  CHECK(stats_buffer[0].commands_submitted == 1 &&
+        stats_buffer[0].commands_in_flight == 0);
+  hrx_buffer_release(buffer);
+  hrx_stream_release(high);
+  hrx_stream_release(reserved);
+  hrx_device_release(device);
+}
+
 int main(void) {
   const int counts[] = {1, 2, 4, 8, 16};
   for (int i = 0; i < 5; ++i) test_lanes(counts[i]);
@@ -357,6 +402,7 @@ int main(void) {
   test_policy_setting();
   test_stats_and_least_loaded();
   test_connection_rule();
+  test_fault_wrapper_forwards();
   printf("%d passed, %d failed\n", hrx_test_passed, hrx_test_failed);
   return hrx_test_failed ? 1 : 0;
 }

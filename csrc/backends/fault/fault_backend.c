@@ -258,8 +258,12 @@ static hrx_status_t hrx_fault_query_free_memory(hrx_backend_device_t* base,
 
 /* ---------------------------------------------------------------- queues */
 
-static hrx_status_t hrx_fault_queue_create(hrx_backend_device_t* base,
-                                           hrx_native_queue_t** out_queue) {
+/* queue_create, or queue_create_with_priority when out_native_priority is
+ * not NULL; both are the "queue_create" fault. */
+static hrx_status_t hrx_fault_queue_make(hrx_backend_device_t* base,
+                                         int priority,
+                                         hrx_native_queue_t** out_queue,
+                                         int* out_native_priority) {
   HRX_RETURN_IF_ERROR(hrx_fault_check(base, HRX_FAULT_QUEUE_CREATE));
   hrx_fault_queue_t* queue = calloc(1, sizeof(*queue));
   if (!queue) {
@@ -267,7 +271,10 @@ static hrx_status_t hrx_fault_queue_create(hrx_backend_device_t* base,
                            "cannot allocate a fault-wrapper queue");
   }
   hrx_status_t status =
-      HRX_INNER_VT(base)->queue_create(HRX_INNER(base), &queue->inner);
+      out_native_priority
+          ? HRX_INNER_VT(base)->queue_create_with_priority(
+                HRX_INNER(base), priority, &queue->inner, out_native_priority)
+          : HRX_INNER_VT(base)->queue_create(HRX_INNER(base), &queue->inner);
   if (status) {
     free(queue);
     return status;
@@ -276,6 +283,35 @@ static hrx_status_t hrx_fault_queue_create(hrx_backend_device_t* base,
   atomic_fetch_add(&hrx_fault_live_queues, 1);
   *out_queue = (hrx_native_queue_t*)queue;
   return NULL;
+}
+
+static hrx_status_t hrx_fault_queue_create(hrx_backend_device_t* base,
+                                           hrx_native_queue_t** out_queue) {
+  return hrx_fault_queue_make(base, 0, out_queue, NULL);
+}
+
+static hrx_status_t hrx_fault_queue_create_with_priority(
+    hrx_backend_device_t* base, int priority, hrx_native_queue_t** out_queue,
+    int* out_native_priority) {
+  return hrx_fault_queue_make(base, priority, out_queue, out_native_priority);
+}
+
+/* Queue queries and the connection budget pass through (no faults). */
+static hrx_status_t hrx_fault_queue_query(hrx_backend_device_t* base,
+                                          hrx_native_queue_t* queue,
+                                          uint64_t* out_pending) {
+  return HRX_INNER_VT(base)->queue_query(HRX_INNER(base),
+                                         HRX_INNER_QUEUE(queue), out_pending);
+}
+
+static void hrx_fault_plan_connections(hrx_backend_device_t* base,
+                                       int wanted) {
+  HRX_INNER_VT(base)->plan_connections(HRX_INNER(base), wanted);
+}
+
+static void hrx_fault_query_connections(hrx_backend_device_t* base,
+                                        hrx_connection_budget_t* out_budget) {
+  HRX_INNER_VT(base)->query_connections(HRX_INNER(base), out_budget);
 }
 
 static void hrx_fault_queue_destroy(hrx_backend_device_t* base,
@@ -521,6 +557,10 @@ static const hrx_backend_vtable_t hrx_fault_vtable = {
     .query_free_memory = hrx_fault_query_free_memory,
     .queue_create = hrx_fault_queue_create,
     .queue_destroy = hrx_fault_queue_destroy,
+    .queue_create_with_priority = hrx_fault_queue_create_with_priority,
+    .queue_query = hrx_fault_queue_query,
+    .plan_connections = hrx_fault_plan_connections,
+    .query_connections = hrx_fault_query_connections,
     .queue_native_handle = hrx_fault_queue_native_handle,
     .queue_synchronize = hrx_fault_queue_synchronize,
     .alloc = hrx_fault_alloc,
@@ -564,6 +604,14 @@ hrx_status_t hrx_fault_wrap(const char* spec, hrx_backend_device_t* inner,
   device->vtable = hrx_fault_vtable;
   if (!inner->vtable->batch_submit) device->vtable.batch_submit = NULL;
   if (!inner->vtable->queue_idle) device->vtable.queue_idle = NULL;
+  if (!inner->vtable->queue_create_with_priority) {
+    device->vtable.queue_create_with_priority = NULL;
+  }
+  if (!inner->vtable->queue_query) device->vtable.queue_query = NULL;
+  if (!inner->vtable->plan_connections) device->vtable.plan_connections = NULL;
+  if (!inner->vtable->query_connections) {
+    device->vtable.query_connections = NULL;
+  }
   if (!inner->vtable->graph_create) {
     device->vtable.graph_create = NULL;
     device->vtable.graph_launch = NULL;
