@@ -19,7 +19,7 @@ static uint64_t hrx_batch_env(const char* name, uint64_t fallback,
 void hrx_batch_settings_from_environment(hrx_batch_settings_t* out_settings) {
   out_settings->enabled = hrx_batch_env("HRX_BATCHING", 1, 0, 1) != 0;
   out_settings->delay_ns =
-      hrx_batch_env("HRX_BATCH_DELAY_US", 20, 1, 1000000) * 1000u;
+      hrx_batch_env("HRX_BATCH_DELAY_US", 20, 1, 10000000) * 1000u;
   out_settings->max_commands = (uint32_t)hrx_batch_env(
       "HRX_BATCH_MAX_COMMANDS", HRX_BATCH_MAX_COMMANDS, 2,
       HRX_BATCH_MAX_COMMANDS);

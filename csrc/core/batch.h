@@ -8,7 +8,7 @@
  *                            (default 1; hrx_device_set_batching changes it
  *                            on a live device)
  *   HRX_BATCH_DELAY_US       the longest a command waits unpublished when
- *                            nothing else publishes it (default 20, 1..1000000)
+ *                            nothing else publishes it (default 20, 1..10000000)
  *   HRX_BATCH_MAX_COMMANDS   commands per batch (default and maximum
  *                            HRX_BATCH_MAX_COMMANDS; at least 2)
  *   HRX_BATCH_MAX_COPY_BYTES copies and fills above this go to the runtime's

@@ -1,6 +1,5 @@
 #include "flusher.h"
 
-#include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <time.h>
@@ -86,15 +85,14 @@ static bool hrx_flusher_any_pending_locked(hrx_flusher_t* flusher) {
   return false;
 }
 
-/* Sleeps until `until` (hrx_now_ns time) without the mutex. */
+/* Sleeps until `until` (hrx_now_ns time), releasing the mutex meanwhile;
+ * hrx_flusher_destroy's signal cuts the sleep short. */
 static void hrx_flusher_sleep_locked(hrx_flusher_t* flusher, uint64_t until) {
-  pthread_mutex_unlock(&flusher->mutex);
   struct timespec ts = {.tv_sec = (time_t)(until / 1000000000ull),
                         .tv_nsec = (long)(until % 1000000000ull)};
-  while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) ==
-         EINTR) {
+  if (!flusher->stopping) {
+    pthread_cond_timedwait(&flusher->wake_cond, &flusher->mutex, &ts);
   }
-  pthread_mutex_lock(&flusher->mutex);
 }
 
 static void* hrx_flusher_main(void* arg) {

@@ -188,7 +188,7 @@ static void test_lone_batched_fill_is_published_without_synchronize(void) {
 
 static void test_switch_off_publishes_pending_work(void) {
   if (!HRX_TEST_CAN_POLL) return;
-  setenv("HRX_BATCH_DELAY_US", "1000000", 1); /* the flusher waits 1 s */
+  setenv("HRX_BATCH_DELAY_US", "10000000", 1); /* the flusher waits 10 s */
   hrx_device_t* device = open_host();
   unsetenv("HRX_BATCH_DELAY_US");
   if (!device) return;
@@ -204,16 +204,16 @@ static void test_switch_off_publishes_pending_work(void) {
   CHECK_OK(hrx_stream_fill(stream, a, 2)); /* not quiet: batched */
   hrx_device_set_batching(device, false);
   CHECK(!hrx_device_batching(device));
-  CHECK(wait_for_byte(bytes, 2, 500000000ull) != UINT64_MAX);
+  CHECK(wait_for_byte(bytes, 2, 5000000000ull) != UINT64_MAX);
   CHECK_OK(hrx_stream_fill(stream, a, 3)); /* off: straight to the queue */
-  CHECK(wait_for_byte(bytes, 3, 500000000ull) != UINT64_MAX);
+  CHECK(wait_for_byte(bytes, 3, 5000000000ull) != UINT64_MAX);
   hrx_stream_release(stream);
   hrx_buffer_release(buffer);
   hrx_device_release(device);
 }
 
 static void test_release_publishes_and_buffers_wait(void) {
-  setenv("HRX_BATCH_DELAY_US", "1000000", 1);
+  setenv("HRX_BATCH_DELAY_US", "10000000", 1);
   hrx_device_t* device = open_host();
   unsetenv("HRX_BATCH_DELAY_US");
   if (!device) return;
