@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The session's recorded GPU runs (device tool, H200), one call per stage,
 # each within the tool's 10-minute limit. Logs and results go to $OUT.
-#   bench: the batching sweeps (native, python; on and off) and the
+#   bench: the batching sweeps (native; python too with WITH_PYTHON=1; on
+#          and off) and the
 #          loaded-latency probes at 8 and 16 queues with 8, 32 and
 #          hrx-managed connections (bench/scripts/h200-batching.sh 1 and 2,
 #          bench/scripts/h200-issue6.sh);
@@ -27,7 +28,7 @@ fi
 case "$stage" in
   bench)
     OUT="$OUT" bash bench/scripts/h200-batching.sh 1
-    OUT="$OUT" bash bench/scripts/h200-batching.sh 2
+    [ -n "${WITH_PYTHON:-}" ] && OUT="$OUT" bash bench/scripts/h200-batching.sh 2
     OUT="$OUT" REPEATS=2 bash bench/scripts/h200-issue6.sh
     ;;
   tests)
@@ -50,3 +51,6 @@ case "$stage" in
     ;;
 esac
 echo "stage $stage took $(( $(date +%s) - start )) s" >>"$OUT/final-setup-$stage.log"
+# The device tool brings back at most 8 files: pack everything into one.
+(cd "$OUT" && tar czf "../h200-final-$stage.tgz" . && rm -rf ./* \
+  && mv "../h200-final-$stage.tgz" .)
