@@ -330,8 +330,12 @@ def test_nvidia_budget_applied_before_the_context(user):
     s = d.stream(priority="high")
     assert context_active()
     after = d.pool_stats()["connections"]
+    # os.environ is Python's copy from start-up; hrx sets the C environment.
+    libc = ctypes.CDLL(None)
+    libc.getenv.restype = ctypes.c_char_p
+    variable = libc.getenv(b"CUDA_DEVICE_MAX_CONNECTIONS")
     print(before["source"], before["value"], after["source"], after["value"],
-          os.environ.get("CUDA_DEVICE_MAX_CONNECTIONS"))
+          variable.decode() if variable else "unset")
     """, backend="hip", env=env)
     before_source, before_value, source, value, variable = out.split()
     if user:
