@@ -307,8 +307,9 @@ def _nvidia() -> bool:
 @pytest.mark.skipif(not _nvidia(), reason="needs the hip backend on NVIDIA")
 @pytest.mark.parametrize("user", [None, "8"])
 def test_nvidia_budget_applied_before_the_context(user):
-    # The CUDA context must not exist before the first queue, so the pool's
-    # size decides CUDA_DEVICE_MAX_CONNECTIONS; a user's value is kept.
+    # The CUDA context must not exist before the first queue; hrx asks for
+    # the driver's maximum connections when it loads the runtime, and a
+    # user's value is kept.
     env = {"HRX_CONNECTION_BUDGET_SET": ""}
     env["CUDA_DEVICE_MAX_CONNECTIONS"] = user or ""
     out = run_fresh("""
@@ -342,5 +343,6 @@ def test_nvidia_budget_applied_before_the_context(user):
         assert (before_source, source, value, variable) == \
             ("user", "user", "8", "8"), out
     else:
-        assert (before_source, before_value) == ("pending", "32"), out
+        # Set when the runtime loads (the driver reads it at cuInit).
+        assert (before_source, before_value) == ("hrx", "32"), out
         assert (source, value, variable) == ("hrx", "32", "32"), out

@@ -71,14 +71,9 @@ static hrx_status_t hrx_hip_activate(hrx_hip_device_t* device) {
   hrx_status_t status = NULL;
   pthread_mutex_lock(&device->context_mutex);
   if (!atomic_load(&device->context_ready)) {
-    if (hrx_hip_nvidia()) {
-      hrx_hip_connections_apply(hrx_hip_rt.platform->id,
-                                device->connections_wanted,
-                                &device->connections);
-    } else {
-      device->connections = hrx_hip_rt.load_connections;
-      device->connections.wanted = device->connections_wanted;
-    }
+    /* The budget was applied when the runtime loaded (hip_dynamic.c). */
+    device->connections = hrx_hip_rt.load_connections;
+    device->connections.wanted = device->connections_wanted;
     status = hrx_hip_make_current(device->index);
     if (!status && hrx_hip_rt.sym.DeviceGetStreamPriorityRange) {
       int least = 0;
@@ -434,9 +429,6 @@ static void hrx_hip_query_connections(hrx_backend_device_t* base,
   pthread_mutex_lock(&device->context_mutex);
   if (atomic_load(&device->context_ready)) {
     *out_budget = device->connections;
-  } else if (hrx_hip_nvidia()) {
-    hrx_hip_connections_preview(hrx_hip_rt.platform->id,
-                                device->connections_wanted, out_budget);
   } else {
     *out_budget = hrx_hip_rt.load_connections;
     out_budget->wanted = device->connections_wanted;
