@@ -42,15 +42,18 @@ import os
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, settings
-from hypothesis import strategies as st
-from hypothesis.stateful import (RuleBasedStateMachine, initialize,
+
+pytest.importorskip("hypothesis", reason="the test extra (pip install '.[test]')")
+
+from hypothesis import HealthCheck, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+from hypothesis.stateful import (RuleBasedStateMachine, initialize,  # noqa: E402
                                  invariant, precondition, rule)
 
-import hrx
-import hrx.fabric
-from conftest import BACKENDS, QUEUE_COUNTS
-from figures import figures
+import hrx  # noqa: E402
+import hrx.fabric  # noqa: E402
+from conftest import BACKENDS, QUEUE_COUNTS  # noqa: E402
+from figures import figures  # noqa: E402
 
 settings.register_profile(
     "ci", max_examples=300, stateful_step_count=80, derandomize=True,
