@@ -113,6 +113,15 @@ case("device-ctor-index-negative", "Device()", "index -1", "OutOfRangeError",
      lambda c: c.hrx.Device(-1, backend=c.backend))
 case("device-ctor-backend-unknown", "Device()", 'backend "nonsense"',
      "InvalidArgumentError", lambda c: c.hrx.Device(0, "nonsense"))
+case("open-batching-str", "Device.open", 'batching "yes" (str)', "TypeError",
+     lambda c: c.hrx.Device.open(0, backend=c.backend, batching="yes"))
+case("open-batching-int", "Device.open", "batching 1 (int, not a bool)",
+     "TypeError", lambda c: c.hrx.Device.open(0, backend=c.backend, batching=1))
+case("open-batching-positional", "Device.open",
+     "batching passed positionally (keyword only)", "TypeError",
+     lambda c: c.hrx.Device.open(0, c.backend, True))
+case("device-ctor-batching-float", "Device()", "batching 1.0 (float)",
+     "TypeError", lambda c: c.hrx.Device(0, c.backend, batching=1.0))
 
 # ----------------------------------------------------------------- Stream.open
 
@@ -137,6 +146,9 @@ case("stream-open-index-beyond-int64", "Stream.open", "index 2**64",
      lambda c: c.hrx.Stream.open(2**64, backend=c.backend))
 case("stream-open-backend-int", "Stream.open", "backend 1 (int)",
      "TypeError", lambda c: c.hrx.Stream.open(0, backend=1))
+case("stream-open-batching-int", "Stream.open", "batching 2 (int)",
+     "TypeError",
+     lambda c: c.hrx.Stream.open(0, backend=c.backend, batching=2))
 
 # ------------------------------------------------------------ fabric.Queue
 
@@ -222,6 +234,23 @@ for _id, _kwargs, _text, _raises in [
     else:
         case(f"device-stream-{_id}", "Device.stream", _text, _raises,
              lambda c, k=_kwargs: c.device.stream(**k))
+
+# ------------------------------------------------------ Device.set_batching
+
+for _id, _value, _text in [("int", 1, "1 (int, not a bool)"),
+                           ("zero", 0, "0 (int, not a bool)"),
+                           ("none", None, "None"),
+                           ("str", "on", '"on" (str)'),
+                           ("numpy-bool", "numpy", "numpy.bool_(True)")]:
+    case(f"set-batching-{_id}", "Device.set_batching", _text, "TypeError",
+         lambda c, v=_value: c.device.set_batching(
+             c.np.bool_(True) if v == "numpy" else v))
+case("set-batching-missing", "Device.set_batching", "no argument",
+     "TypeError", lambda c: c.device.set_batching())
+case("set-batching-two-arguments", "Device.set_batching", "two arguments",
+     "TypeError", lambda c: c.device.set_batching(True, False))
+case("set-batching-closed", "Device.set_batching", "closed Device handle",
+     "FailedPreconditionError", lambda c: c.closed_device.set_batching(True))
 
 # ------------------------------------------------------------ allocate
 
@@ -736,6 +765,8 @@ for _fn, _what, _call in [
          lambda c: c.closed_device.free_memory),
         ("Device.stream_queue_count", "closed Device handle",
          lambda c: c.closed_device.stream_queue_count),
+        ("Device.batching", "closed Device handle",
+         lambda c: c.closed_device.batching),
         ("with Device", "closed Device handle",
          lambda c: c.closed_device.__enter__()),
         ("Stream.device", "closed Stream", lambda c: c.closed_stream.device),

@@ -148,6 +148,8 @@ def main(argv=None):
                         help="commands per thread")
     parser.add_argument("--backend", default=None)
     parser.add_argument("--seed", type=int, default=8)
+    parser.add_argument("--batching", choices=("on", "off"), default="on",
+                        help="the device's submission batching switch")
     parser.add_argument("--timeout", type=float, default=600)
     parser.add_argument("--corrupt-model", action="store_true",
                         help="self-check: thread 0's model is wrong by one "
@@ -156,7 +158,8 @@ def main(argv=None):
 
     faulthandler.dump_traceback_later(args.timeout, exit=True)
     start = time.monotonic()
-    device = hrx.Device.open(0, backend=args.backend)
+    device = hrx.Device.open(0, backend=args.backend,
+                             batching=args.batching == "on")
     device.set_stream_queue_count(args.queues)
     shared_streams = [device.stream() for _ in range(SHARED_STREAMS)]
     fabric = [hrx.fabric.Queue(device) for _ in range(2)]
@@ -194,6 +197,7 @@ def main(argv=None):
     result = {
         "backend": device.info["backend"],
         "queues": args.queues,
+        "batching": device.batching,
         "threads": args.threads,
         "streams": streams_used,
         "queues_created": device.pool_info()["queues_created"],

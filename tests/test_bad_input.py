@@ -95,6 +95,7 @@ class Context:
             "b": self.stream.read(self.b).wait().copy(),
             "pool": self.device.pool_info(),
             "queue_count": self.device.stream_queue_count,
+            "batching": self.device.batching,
         }
         if self.second_device is not None:
             self.second_device.synchronize()
@@ -204,6 +205,7 @@ def test_catalogue_covers_every_public_call():
         "fabric.Queue.wait_event", "fabric.Queue.record_event",
         "fabric.Queue.synchronize", "fabric.Queue.allocate", "backends",
         "Device.info", "Device.free_memory", "Device.stream_queue_count",
+        "Device.set_batching", "Device.batching",
         "Stream.device", "Stream.queue_index", "Stream.native_handle",
         "Buffer.nbytes", "len(Buffer)", "Buffer.offset",
         "Buffer.allocation_size", "Buffer.device", "Event.device",

@@ -1,6 +1,7 @@
 """Load: 64 threads submit mixed commands over many streams (two of their
 own, shared ones, fabric queues) of one live device, at every queue count,
-each in a fresh process (tests/load_worker.py); every byte read is compared
+with submission batching on and off, each in a fresh process
+(tests/load_worker.py); every byte read is compared
 with the threads' models and a watchdog turns a deadlock into a failure with
 every thread's stack.
 
@@ -31,20 +32,21 @@ WORKER = pathlib.Path(__file__).with_name("load_worker.py")
 FIGURES = figures(f"load ({THREADS} threads x {COMMANDS} commands)")
 
 
-def run_worker(backend: str, queues: int, *extra: str):
+def run_worker(backend: str, queues: int, *extra: str, batching: str = "on"):
     done = subprocess.run(
         [sys.executable, str(WORKER), "--queues", str(queues), "--threads",
          str(THREADS), "--commands", str(COMMANDS), "--backend", backend,
-         "--timeout", str(TIMEOUT), *extra],
+         "--timeout", str(TIMEOUT), "--batching", batching, *extra],
         capture_output=True, text=True, timeout=TIMEOUT + 60)
     lines = done.stdout.strip().splitlines()
     result = json.loads(lines[-1]) if lines else None
     return done, result
 
 
+@pytest.mark.parametrize("batching", ["on", "off"], ids=lambda b: f"batching-{b}")
 @pytest.mark.parametrize("queues", QUEUE_COUNTS, ids=lambda n: f"q{n}")
-def test_load_every_byte_correct(backend, queues):
-    done, result = run_worker(backend, queues)
+def test_load_every_byte_correct(backend, queues, batching):
+    done, result = run_worker(backend, queues, batching=batching)
     assert "Timeout (" not in done.stderr, (
         f"watchdog: no progress within {TIMEOUT} s (deadlock?)\n"
         f"{done.stderr[-6000:]}")
@@ -54,8 +56,10 @@ def test_load_every_byte_correct(backend, queues):
     assert done.returncode == 0, done.stderr[-4000:]
     assert result["commands"] >= THREADS * COMMANDS
     assert result["queues_created"] == queues
+    assert result["batching"] is (batching == "on")
     assert result["streams"] > 2 * THREADS
     FIGURES["processes"] += 1
+    FIGURES[f"processes with batching {batching}"] += 1
     FIGURES["commands"] += result["commands"]
     FIGURES["bytes verified"] += result["bytes_verified"]
     FIGURES["seconds"] = round(FIGURES["seconds"] + result["seconds"], 2)

@@ -2,8 +2,9 @@
 NumPy reference model, compared byte for byte.
 
 A program (one hypothesis example) opens a fresh live device with a drawn
-queue count (1, 2, 4, 8 or 16), creates several pool streams and 0-2 fabric
-queues, then runs a random sequence of allocate, upload, fill, copy, read,
+queue count (1, 2, 4, 8 or 16) and submission batching on or off (switched
+again at random during the program), creates several pool streams and 0-2
+fabric queues, then runs a random sequence of allocate, upload, fill, copy, read,
 read_blocking, record_event / wait_event across streams, event and stream
 and device synchronize (which covers the pool's queues, not fabric
 queues), and buffer close (with work in flight). The model
@@ -123,9 +124,11 @@ class Programs(RuleBasedStateMachine):
 
     @initialize(queues=st.sampled_from(QUEUE_COUNTS),
                 pool_streams=st.integers(1, 6),
-                fabric=st.integers(0, 2))
-    def open_device(self, queues, pool_streams, fabric):
-        self.device = hrx.Device.open(0, backend=self.BACKEND)
+                fabric=st.integers(0, 2), batching=st.booleans())
+    def open_device(self, queues, pool_streams, fabric, batching):
+        self.device = hrx.Device.open(0, backend=self.BACKEND,
+                                      batching=batching)
+        assert self.device.batching is batching
         assert not self.device.pool_info()["first_use"], (
             "a live device survived the previous program")
         self.device.set_stream_queue_count(queues)
@@ -137,6 +140,7 @@ class Programs(RuleBasedStateMachine):
         self.host = Clock(n)
         self.figures["streams"] += n
         self.figures[f"programs at queue count {queues}"] += 1
+        self.figures[f"programs starting with batching {'on' if batching else 'off'}"] += 1
 
     def teardown(self):
         if self.device is None:
@@ -405,6 +409,14 @@ class Programs(RuleBasedStateMachine):
             self._host_sync(s)
         for buf in self.buffers:
             buf.accesses.clear()
+
+    @rule(enabled=st.booleans())
+    def switch_batching(self, enabled):
+        """Turning batching off publishes pending work; either way the
+        contract (and so the model) is unchanged."""
+        self.device.set_batching(enabled)
+        assert self.device.batching is enabled
+        self.figures["batching switched"] += 1
 
     @precondition(lambda self: self.buffers)
     @rule(data=st.data())
