@@ -551,8 +551,6 @@ case("upload-float64-short", "Stream.upload",
      "float64 array of SIZE // 8 - 1 elements (8 bytes short)",
      "InvalidArgumentError",
      lambda c: c.stream.upload(c.a, c.np.zeros(SIZE // 8 - 1, c.np.float64)))
-case("upload-hrx-buffer", "Stream.upload", "data an hrx.Buffer (device memory)",
-     "TypeError", lambda c: c.stream.upload(c.a, c.b))
 case("upload-dst-none", "Stream.upload", "dst None", "TypeError",
      lambda c: c.stream.upload(None, bytes(SIZE)))
 case("upload-one-argument", "Stream.upload", "one argument", "TypeError",
@@ -663,9 +661,6 @@ case("read-blocking-too-small-float64", "Stream.read_blocking",
 case("read-blocking-readonly-bytes-view", "Stream.read_blocking",
      "out memoryview of bytes (read-only)", "InvalidArgumentError",
      lambda c: c.stream.read_blocking(c.a, memoryview(bytes(SIZE))))
-case("read-blocking-hrx-buffer", "Stream.read_blocking",
-     "out an hrx.Buffer (device memory)", "TypeError",
-     lambda c: c.stream.read_blocking(c.a, c.b))
 case("read-blocking-src-none", "Stream.read_blocking", "src None",
      "TypeError",
      lambda c: c.stream.read_blocking(None, c.out(bytearray(b"\xee" * SIZE))))
