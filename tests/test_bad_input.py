@@ -146,6 +146,8 @@ def context(request, backend, device):
 
 def _raise(case, context):
     """Runs the case; returns the exception after the safety checks."""
+    if case.setup is not None:
+        context.prepared = case.setup(context)
     before = context.snapshot()
     commands = context.commands()
     with pytest.raises(BaseException) as info:

@@ -35,7 +35,9 @@ everywhere (HRX_TEST_BACKENDS). On the H200:
         python -m pytest -q -p no:cacheprovider tests/test_model_random.py
 
 The figures (programs, commands, bytes compared) are printed in pytest's
-terminal summary.
+terminal summary. The programs run in a fresh interpreter started by the
+test (a live device another test left alive would block the pool
+setting); HRX_MODEL_TIMEOUT bounds it (default 3600 s).
 """
 from __future__ import annotations
 
@@ -458,10 +460,6 @@ def _machine_for(backend: str):
     return case
 
 
-for _backend in BACKENDS:
-    globals()[f"TestModelPrograms_{_backend}"] = _machine_for(_backend)
-
-
 class BrokenFill(Programs):
     """A model that gets fill wrong: the comparison must catch it."""
 
@@ -475,15 +473,59 @@ class BrokenFill(Programs):
         buf.bytes[buf.defined] ^= 1
 
 
-def test_a_wrong_model_is_caught():
-    """The comparison is live: a model whose fill is off by one bit fails."""
-    from hypothesis.stateful import run_state_machine_as_test
-    BrokenFill.BACKEND = BACKENDS[0]
-    with pytest.raises(AssertionError, match="bytes differ"):
-        run_state_machine_as_test(BrokenFill, settings=settings(
-            max_examples=50, stateful_step_count=20, derandomize=True,
-            deadline=None, database=None, report_multiple_bugs=False,
-            suppress_health_check=list(HealthCheck)))
+# Every program needs a fresh live device (the pool size can only be set
+# before first use), so the programs run in a fresh interpreter of their
+# own: an object another test left alive (or in an uncollectable cycle)
+# would keep the device of index 0 alive. The parent test starts that
+# interpreter (HRX_MODEL_CHILD=1) on this file and reports its figures.
+IN_CHILD = os.environ.get("HRX_MODEL_CHILD") == "1"
+CHILD_TIMEOUT = float(os.environ.get("HRX_MODEL_TIMEOUT", "3600"))
+
+if IN_CHILD:
+    for _backend in BACKENDS:
+        globals()[f"TestModelPrograms_{_backend}"] = _machine_for(_backend)
+
+    def test_a_wrong_model_is_caught():
+        """The comparison is live: a model whose fill is off by one bit
+        fails."""
+        from hypothesis.stateful import run_state_machine_as_test
+        BrokenFill.BACKEND = BACKENDS[0]
+        with pytest.raises(AssertionError, match="bytes differ"):
+            run_state_machine_as_test(BrokenFill, settings=settings(
+                max_examples=50, stateful_step_count=20, derandomize=True,
+                deadline=None, database=None, report_multiple_bugs=False,
+                suppress_health_check=list(HealthCheck)))
+else:
+    def _child_figures(stdout: str) -> None:
+        """Adds the child's "reliability figures" lines to ours."""
+        lines = stdout.split("reliability figures", 1)[-1].splitlines()
+        for line in lines:
+            title, sep, body = line.partition(": ")
+            if not sep or not title.startswith("model"):
+                continue
+            counter = figures(title)
+            for item in body.split(", "):
+                key, _, value = item.rpartition(": ")
+                if key:
+                    counter[key] += int(value.replace(",", ""))
+
+    def test_model_programs_in_a_fresh_process(backend):
+        """Runs this file's state machine (and the self-check) on `backend`
+        in a fresh interpreter; its failure output is shown here."""
+        import subprocess
+        import sys
+        env = dict(os.environ, HRX_MODEL_CHILD="1", HRX_TEST_BACKENDS=backend)
+        done = subprocess.run(
+            [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+             os.path.basename(__file__)],
+            cwd=os.path.dirname(os.path.abspath(__file__)), env=env,
+            capture_output=True, text=True, timeout=CHILD_TIMEOUT)
+        _child_figures(done.stdout)
+        assert done.returncode == 0, (
+            f"the model programs failed (exit {done.returncode}):\n"
+            f"{done.stdout[-12000:]}\n{done.stderr[-3000:]}")
+        assert " passed" in done.stdout and "skipped" not in done.stdout, (
+            done.stdout[-3000:])
 
 
 def test_profile_is_known():
