@@ -2,9 +2,11 @@
 NumPy reference model, compared byte for byte.
 
 A program (one hypothesis example) opens a fresh live device with a drawn
-queue count (1, 2, 4, 8 or 16) and submission batching on or off (switched
-again at random during the program), creates several pool streams and 0-2
-fabric queues, then runs a random sequence of allocate, upload, fill, copy, read,
+queue count (1, 2, 4, 8 or 16), queue policy (round-robin or least-loaded)
+and submission batching on or off (switched again at random during the
+program), creates 1-6 pool streams of drawn priority lanes (high, normal,
+low; one in ten on a reserved queue of its own) and 0-2 fabric queues,
+then runs a random sequence of allocate, upload, fill, copy, read,
 read_blocking, record_event / wait_event across streams, event and stream
 and device synchronize (which covers the pool's queues, not fabric
 queues), and buffer close (with work in flight). The model
@@ -125,16 +127,22 @@ class Programs(RuleBasedStateMachine):
     # ------------------------------------------------------------ set-up
 
     @initialize(queues=st.sampled_from(QUEUE_COUNTS),
-                pool_streams=st.integers(1, 6),
+                policy=st.sampled_from(["round_robin", "least_loaded"]),
+                pool_streams=st.lists(
+                    st.tuples(st.sampled_from(["normal", "high", "low"]),
+                              st.integers(0, 9).map(lambda k: k == 0)),
+                    min_size=1, max_size=6),
                 fabric=st.integers(0, 2), batching=st.booleans())
-    def open_device(self, queues, pool_streams, fabric, batching):
+    def open_device(self, queues, policy, pool_streams, fabric, batching):
         self.device = hrx.Device.open(0, backend=self.BACKEND,
                                       batching=batching)
         assert self.device.batching is batching
         assert not self.device.pool_info()["first_use"], (
             "a live device survived the previous program")
         self.device.set_stream_queue_count(queues)
-        self.streams = [self.device.stream() for _ in range(pool_streams)]
+        self.device.set_stream_queue_policy(policy)
+        self.streams = [self.device.stream(priority=priority, reserve=reserve)
+                        for priority, reserve in pool_streams]
         self.streams += [hrx.fabric.Queue(self.device) for _ in range(fabric)]
         n = len(self.streams)
         self.seq = [0] * n
@@ -142,6 +150,10 @@ class Programs(RuleBasedStateMachine):
         self.host = Clock(n)
         self.figures["streams"] += n
         self.figures[f"programs at queue count {queues}"] += 1
+        self.figures[f"programs with policy {policy}"] += 1
+        for priority, reserve in pool_streams:
+            self.figures[f"{priority} streams"] += 1
+            self.figures["reserved queues"] += reserve
         self.figures[f"programs starting with batching {'on' if batching else 'off'}"] += 1
 
     def teardown(self):
