@@ -30,12 +30,16 @@ class Case:
     raises: str              # exception class required by the contract
     call: Callable[[Any], object]
     needs: tuple[str, ...] = ()   # FOREIGN: a second device of the backend
+    # Makes what the call needs (a launched graph, a completion) before the
+    # snapshot, so its own submissions are not counted against the call;
+    # the call finds the result in c.prepared.
+    setup: Callable[[Any], object] | None = None
 
     def checked(self) -> str:
-        parts = ["bytes of a, b", "pool_info()"]
+        parts = ["no command submitted", "bytes of a, b", "pool_info()"]
         if FOREIGN in self.needs:
             parts.append("second device's bytes and pool_info()")
-        if self.function in ("Stream.read_blocking",):
+        if self.function.endswith("read_blocking"):
             parts.append("the output buffer")
         return ", ".join(parts)
 
@@ -113,6 +117,15 @@ case("device-ctor-index-negative", "Device()", "index -1", "OutOfRangeError",
      lambda c: c.hrx.Device(-1, backend=c.backend))
 case("device-ctor-backend-unknown", "Device()", 'backend "nonsense"',
      "InvalidArgumentError", lambda c: c.hrx.Device(0, "nonsense"))
+case("open-batching-str", "Device.open", 'batching "yes" (str)', "TypeError",
+     lambda c: c.hrx.Device.open(0, backend=c.backend, batching="yes"))
+case("open-batching-int", "Device.open", "batching 1 (int, not a bool)",
+     "TypeError", lambda c: c.hrx.Device.open(0, backend=c.backend, batching=1))
+case("open-batching-positional", "Device.open",
+     "batching passed positionally (keyword only)", "TypeError",
+     lambda c: c.hrx.Device.open(0, c.backend, True))
+case("device-ctor-batching-float", "Device()", "batching 1.0 (float)",
+     "TypeError", lambda c: c.hrx.Device(0, c.backend, batching=1.0))
 
 # ----------------------------------------------------------------- Stream.open
 
@@ -123,6 +136,23 @@ case("stream-open-index-str", "Stream.open", 'index "0" (str)', "TypeError",
 case("stream-open-backend-unknown", "Stream.open", 'backend "nonsense"',
      "InvalidArgumentError",
      lambda c: c.hrx.Stream.open(0, backend="nonsense"))
+case("stream-open-index-float", "Stream.open", "index 0.0 (float)",
+     "TypeError", lambda c: c.hrx.Stream.open(0.0, backend=c.backend))
+case("stream-open-index-bool", "Stream.open", "index True (bool)",
+     "TypeError", lambda c: c.hrx.Stream.open(True, backend=c.backend))
+case("stream-open-index-none", "Stream.open", "index None", "TypeError",
+     lambda c: c.hrx.Stream.open(None, backend=c.backend))
+case("stream-open-index-beyond-count", "Stream.open",
+     "index 4096 (beyond the device count)", "OutOfRangeError",
+     lambda c: c.hrx.Stream.open(4096, backend=c.backend))
+case("stream-open-index-beyond-int64", "Stream.open", "index 2**64",
+     "OutOfRangeError",
+     lambda c: c.hrx.Stream.open(2**64, backend=c.backend))
+case("stream-open-backend-int", "Stream.open", "backend 1 (int)",
+     "TypeError", lambda c: c.hrx.Stream.open(0, backend=1))
+case("stream-open-batching-int", "Stream.open", "batching 2 (int)",
+     "TypeError",
+     lambda c: c.hrx.Stream.open(0, backend=c.backend, batching=2))
 
 # ------------------------------------------------------------ fabric.Queue
 
@@ -136,6 +166,14 @@ case("queue-no-argument", "fabric.Queue", "no argument", "TypeError",
      lambda c: c.hrx.fabric.Queue())
 case("queue-extra-argument", "fabric.Queue", "two arguments", "TypeError",
      lambda c: c.hrx.fabric.Queue(c.device, 1))
+case("queue-device-keyword-none", "fabric.Queue", "device=None (keyword)",
+     "TypeError", lambda c: c.hrx.fabric.Queue(device=None))
+case("queue-open-index-negative", "fabric.Queue.open", "index -1",
+     "OutOfRangeError",
+     lambda c: c.hrx.fabric.Queue.open(-1, backend=c.backend))
+case("queue-open-backend-unknown", "fabric.Queue.open", 'backend "nonsense"',
+     "InvalidArgumentError",
+     lambda c: c.hrx.fabric.Queue.open(0, backend="nonsense"))
 
 # ---------------------------------------------- Device.set_stream_queue_count
 
@@ -156,6 +194,12 @@ case("set-count-missing", "Device.set_stream_queue_count", "no argument",
 case("set-count-closed", "Device.set_stream_queue_count",
      "closed Device handle", "FailedPreconditionError",
      lambda c: c.closed_device.set_stream_queue_count(8))
+case("set-count-two-arguments", "Device.set_stream_queue_count",
+     "two arguments", "TypeError",
+     lambda c: c.device.set_stream_queue_count(1, 2))
+case("set-count-numpy-zero", "Device.set_stream_queue_count",
+     "numpy.int64(0)", "InvalidArgumentError",
+     lambda c: c.device.set_stream_queue_count(c.np.int64(0)))
 
 # ------------------------------------------- Device.set_stream_queue_policy
 
@@ -195,6 +239,23 @@ for _id, _kwargs, _text, _raises in [
         case(f"device-stream-{_id}", "Device.stream", _text, _raises,
              lambda c, k=_kwargs: c.device.stream(**k))
 
+# ------------------------------------------------------ Device.set_batching
+
+for _id, _value, _text in [("int", 1, "1 (int, not a bool)"),
+                           ("zero", 0, "0 (int, not a bool)"),
+                           ("none", None, "None"),
+                           ("str", "on", '"on" (str)'),
+                           ("numpy-bool", "numpy", "numpy.bool_(True)")]:
+    case(f"set-batching-{_id}", "Device.set_batching", _text, "TypeError",
+         lambda c, v=_value: c.device.set_batching(
+             c.np.bool_(True) if v == "numpy" else v))
+case("set-batching-missing", "Device.set_batching", "no argument",
+     "TypeError", lambda c: c.device.set_batching())
+case("set-batching-two-arguments", "Device.set_batching", "two arguments",
+     "TypeError", lambda c: c.device.set_batching(True, False))
+case("set-batching-closed", "Device.set_batching", "closed Device handle",
+     "FailedPreconditionError", lambda c: c.closed_device.set_batching(True))
+
 # ------------------------------------------------------------ allocate
 
 for _owner in ("Device", "Stream"):
@@ -223,6 +284,15 @@ case("device-allocate-closed", "Device.allocate", "closed Device handle",
      "FailedPreconditionError", lambda c: c.closed_device.allocate(16))
 case("stream-allocate-closed", "Stream.allocate", "closed Stream",
      "FailedPreconditionError", lambda c: c.closed_stream.allocate(16))
+case("device-allocate-missing", "Device.allocate", "no argument",
+     "TypeError", lambda c: c.device.allocate())
+case("device-allocate-two-arguments", "Device.allocate", "two arguments",
+     "TypeError", lambda c: c.device.allocate(16, 16))
+case("device-allocate-numpy-negative", "Device.allocate",
+     "numpy.int64(-1)", "InvalidArgumentError",
+     lambda c: c.device.allocate(c.np.int64(-1)))
+case("queue-allocate-closed", "fabric.Queue.allocate", "closed Queue",
+     "FailedPreconditionError", lambda c: c.closed_queue.allocate(16))
 
 # ------------------------------------------------------------ Buffer.slice
 
@@ -343,6 +413,18 @@ case("fill-three-arguments", "Stream.fill", "three arguments", "TypeError",
      lambda c: c.stream.fill(c.a, 1, 2))
 case("fill-keyword", "Stream.fill", "keyword byte=", "TypeError",
      lambda c: c.stream.fill(c.a, byte=1))
+case("fill-byte-numpy-256", "Stream.fill", "byte numpy.int64(256)",
+     "InvalidArgumentError", lambda c: c.stream.fill(c.a, c.np.int64(256)))
+case("fill-view-of-closed-buffer", "Stream.fill",
+     "dst a closed view of an open buffer", "FailedPreconditionError",
+     lambda c: c.stream.fill(c.closed_view, 1))
+case("queue-fill-foreign", "fabric.Queue.fill", "dst on another device",
+     "InvalidArgumentError", lambda c: c.queue.fill(c.foreign, 1),
+     needs=(FOREIGN,))
+case("queue-fill-closed", "fabric.Queue.fill", "closed Queue",
+     "FailedPreconditionError", lambda c: c.closed_queue.fill(c.a, 1))
+case("queue-fill-byte-negative", "fabric.Queue.fill", "byte -1",
+     "InvalidArgumentError", lambda c: c.queue.fill(c.a, -1))
 
 # ------------------------------------------------------------ Stream.copy
 
@@ -384,6 +466,27 @@ case("copy-one-argument", "Stream.copy", "one argument", "TypeError",
      lambda c: c.stream.copy(c.a))
 case("copy-stream-closed", "Stream.copy", "closed Stream",
      "FailedPreconditionError", lambda c: c.closed_stream.copy(c.a, c.b))
+case("copy-both-foreign", "Stream.copy",
+     "dst and src both on another device", "InvalidArgumentError",
+     lambda c: c.stream.copy(c.foreign[0:16], c.foreign[16:32]),
+     needs=(FOREIGN,))
+case("copy-dst-none", "Stream.copy", "dst None", "TypeError",
+     lambda c: c.stream.copy(None, c.a))
+case("copy-src-none", "Stream.copy", "src None", "TypeError",
+     lambda c: c.stream.copy(c.a, None))
+case("copy-three-arguments", "Stream.copy", "three arguments", "TypeError",
+     lambda c: c.stream.copy(c.a, c.b, 1))
+case("copy-dst-past-end-of-view", "Stream.copy",
+     "dst a[SIZE-8:SIZE] <- b[0:16] (src longer than what is left)",
+     "InvalidArgumentError",
+     lambda c: c.stream.copy(c.a[SIZE - 8:SIZE], c.b[0:16]))
+case("queue-copy-foreign", "fabric.Queue.copy", "src on another device",
+     "InvalidArgumentError", lambda c: c.queue.copy(c.a, c.foreign),
+     needs=(FOREIGN,))
+case("queue-copy-overlap", "fabric.Queue.copy", "a[0:100] <- a[50:150]",
+     "InvalidArgumentError", lambda c: c.queue.copy(c.a[0:100], c.a[50:150]))
+case("queue-copy-closed", "fabric.Queue.copy", "closed Queue",
+     "FailedPreconditionError", lambda c: c.closed_queue.copy(c.a, c.b))
 
 # ------------------------------------------------------------ Stream.upload
 
@@ -439,6 +542,28 @@ case("upload-dst-bytearray", "Stream.upload", "dst bytearray (not a Buffer)",
 case("upload-stream-closed", "Stream.upload", "closed Stream",
      "FailedPreconditionError",
      lambda c: c.closed_stream.upload(c.a, bytes(SIZE)))
+case("upload-object-array", "Stream.upload",
+     "numpy dtype=object array of SIZE bytes (object pointers)",
+     "InvalidArgumentError",
+     lambda c: c.stream.upload(c.a, c.np.array([None] * (SIZE // 8),
+                                               dtype=object)))
+case("upload-structured-object-field", "Stream.upload",
+     "structured numpy array with an object field", "InvalidArgumentError",
+     lambda c: c.stream.upload(
+         c.a[0:16], c.np.zeros(1, dtype=[("x", "O"), ("y", "<i8")])))
+case("upload-float64-short", "Stream.upload",
+     "float64 array of SIZE // 8 - 1 elements (8 bytes short)",
+     "InvalidArgumentError",
+     lambda c: c.stream.upload(c.a, c.np.zeros(SIZE // 8 - 1, c.np.float64)))
+case("upload-dst-none", "Stream.upload", "dst None", "TypeError",
+     lambda c: c.stream.upload(None, bytes(SIZE)))
+case("upload-one-argument", "Stream.upload", "one argument", "TypeError",
+     lambda c: c.stream.upload(c.a))
+case("queue-upload-foreign", "fabric.Queue.upload", "dst on another device",
+     "InvalidArgumentError", lambda c: c.queue.upload(c.foreign, bytes(SIZE)),
+     needs=(FOREIGN,))
+case("queue-upload-short", "fabric.Queue.upload", "SIZE - 1 bytes into SIZE",
+     "InvalidArgumentError", lambda c: c.queue.upload(c.a, bytes(SIZE - 1)))
 
 # ------------------------------------------------------------ Stream.read
 
@@ -455,6 +580,17 @@ case("read-none", "Stream.read", "src None", "TypeError",
      lambda c: c.stream.read(None))
 case("read-stream-closed", "Stream.read", "closed Stream",
      "FailedPreconditionError", lambda c: c.closed_stream.read(c.a))
+case("read-no-argument", "Stream.read", "no argument", "TypeError",
+     lambda c: c.stream.read())
+case("read-two-arguments", "Stream.read", "two arguments", "TypeError",
+     lambda c: c.stream.read(c.a, c.b))
+case("read-closed-view", "Stream.read", "a closed view of an open buffer",
+     "FailedPreconditionError", lambda c: c.stream.read(c.closed_view))
+case("queue-read-foreign", "fabric.Queue.read", "src on another device",
+     "InvalidArgumentError", lambda c: c.queue.read(c.foreign),
+     needs=(FOREIGN,))
+case("queue-read-closed", "fabric.Queue.read", "closed Queue",
+     "FailedPreconditionError", lambda c: c.closed_queue.read(c.a))
 
 # ---------------------------------------------------- Stream.read_blocking
 
@@ -513,6 +649,40 @@ case("read-blocking-stream-closed", "Stream.read_blocking", "closed Stream",
                                              c.out(bytearray(b"\xee" * SIZE))))
 case("read-blocking-one-argument", "Stream.read_blocking", "no out",
      "TypeError", lambda c: c.stream.read_blocking(c.a))
+case("read-blocking-object-array", "Stream.read_blocking",
+     "out numpy dtype=object array (object pointers)", "InvalidArgumentError",
+     lambda c: c.stream.read_blocking(
+         c.a, c.out(c.np.array([None] * SIZE, dtype=object))))
+case("read-blocking-structured-object-field", "Stream.read_blocking",
+     "out structured numpy array with an object field",
+     "InvalidArgumentError",
+     lambda c: c.stream.read_blocking(
+         c.a[0:16], c.out(c.np.zeros(1, dtype=[("x", "O"), ("y", "<i8")]))))
+case("read-blocking-too-small-float64", "Stream.read_blocking",
+     "out float64 array of SIZE // 8 - 1 elements", "InvalidArgumentError",
+     lambda c: c.stream.read_blocking(
+         c.a, c.out(c.np.full(SIZE // 8 - 1, 1.5, c.np.float64))))
+case("read-blocking-readonly-bytes-view", "Stream.read_blocking",
+     "out memoryview of bytes (read-only)", "InvalidArgumentError",
+     lambda c: c.stream.read_blocking(c.a, memoryview(bytes(SIZE))))
+case("read-blocking-src-none", "Stream.read_blocking", "src None",
+     "TypeError",
+     lambda c: c.stream.read_blocking(None, c.out(bytearray(b"\xee" * SIZE))))
+case("read-blocking-src-bytearray", "Stream.read_blocking",
+     "src bytearray (not a Buffer)", "TypeError",
+     lambda c: c.stream.read_blocking(bytearray(SIZE),
+                                      c.out(bytearray(b"\xee" * SIZE))))
+case("read-blocking-three-arguments", "Stream.read_blocking",
+     "three arguments", "TypeError",
+     lambda c: c.stream.read_blocking(c.a, c.out(bytearray(SIZE)), 1))
+case("queue-read-blocking-foreign", "fabric.Queue.read_blocking",
+     "src on another device", "InvalidArgumentError",
+     lambda c: c.queue.read_blocking(c.foreign,
+                                     c.out(bytearray(b"\xee" * SIZE))),
+     needs=(FOREIGN,))
+case("queue-read-blocking-readonly", "fabric.Queue.read_blocking",
+     "out bytes (read-only)", "InvalidArgumentError",
+     lambda c: c.queue.read_blocking(c.a, c.out(bytes(SIZE))))
 
 # -------------------------------------------------------- events, streams
 
@@ -527,6 +697,21 @@ case("wait-event-foreign", "Stream.wait_event", "Event of another device",
      needs=(FOREIGN,))
 case("wait-event-stream-closed", "Stream.wait_event", "closed Stream",
      "FailedPreconditionError", lambda c: c.closed_stream.wait_event(c.event))
+case("wait-event-no-argument", "Stream.wait_event", "no argument",
+     "TypeError", lambda c: c.stream.wait_event())
+case("wait-event-readback", "Stream.wait_event",
+     "a Readback instead of an Event", "TypeError",
+     lambda c: c.stream.wait_event(c.readback))
+case("queue-wait-event-foreign", "fabric.Queue.wait_event",
+     "Event of another device", "InvalidArgumentError",
+     lambda c: c.queue.wait_event(c.foreign_event), needs=(FOREIGN,))
+case("queue-wait-event-closed", "fabric.Queue.wait_event", "closed Queue",
+     "FailedPreconditionError", lambda c: c.closed_queue.wait_event(c.event))
+case("queue-record-event-closed", "fabric.Queue.record_event",
+     "closed Queue", "FailedPreconditionError",
+     lambda c: c.closed_queue.record_event())
+case("queue-synchronize-closed", "fabric.Queue.synchronize", "closed Queue",
+     "FailedPreconditionError", lambda c: c.closed_queue.synchronize())
 case("record-event-argument", "Stream.record_event", "an argument",
      "TypeError", lambda c: c.stream.record_event(1))
 case("record-event-closed", "Stream.record_event", "closed Stream",
@@ -539,6 +724,12 @@ case("event-query-closed", "Event.query", "closed Event",
      "FailedPreconditionError", lambda c: c.closed_event.query())
 case("event-query-argument", "Event.query", "an argument", "TypeError",
      lambda c: c.event.query(1))
+case("event-synchronize-argument", "Event.synchronize", "an argument",
+     "TypeError", lambda c: c.event.synchronize(1))
+case("readback-wait-argument", "Readback.wait", "an argument", "TypeError",
+     lambda c: c.readback.wait(1))
+case("readback-done-argument", "Readback.done", "an argument", "TypeError",
+     lambda c: c.readback.done(1))
 case("event-synchronize-closed", "Event.synchronize", "closed Event",
      "FailedPreconditionError", lambda c: c.closed_event.synchronize())
 case("readback-wait-closed", "Readback.wait", "closed Readback",
@@ -556,6 +747,49 @@ case("device-pool-stats-closed", "Device.pool_stats", "closed Device handle",
      "FailedPreconditionError", lambda c: c.closed_device.pool_stats())
 case("device-clone-closed", "Device.clone", "closed Device handle",
      "FailedPreconditionError", lambda c: c.closed_device.clone())
+for _fn, _call in [("Device.stream", lambda c: c.device.stream(1)),
+                   ("Device.synchronize", lambda c: c.device.synchronize(1)),
+                   ("Device.pool_info", lambda c: c.device.pool_info(1)),
+                   ("Device.clone", lambda c: c.device.clone(1))]:
+    case(f"{_fn.split('.')[1].replace('_', '-')}-argument", _fn,
+         "an argument", "TypeError", _call)
+case("backends-argument", "backends", "an argument", "TypeError",
+     lambda c: c.hrx.backends(1))
+
+# ------------------------------------- properties and `with` of closed objects
+
+for _fn, _what, _call in [
+        ("Device.info", "closed Device handle", lambda c: c.closed_device.info),
+        ("Device.free_memory", "closed Device handle",
+         lambda c: c.closed_device.free_memory),
+        ("Device.stream_queue_count", "closed Device handle",
+         lambda c: c.closed_device.stream_queue_count),
+        ("Device.batching", "closed Device handle",
+         lambda c: c.closed_device.batching),
+        ("with Device", "closed Device handle",
+         lambda c: c.closed_device.__enter__()),
+        ("Stream.device", "closed Stream", lambda c: c.closed_stream.device),
+        ("Stream.queue_index", "closed Stream",
+         lambda c: c.closed_stream.queue_index),
+        ("Stream.native_handle", "closed Stream",
+         lambda c: c.closed_stream.native_handle),
+        ("with Stream", "closed Stream", lambda c: c.closed_stream.__enter__()),
+        ("with fabric.Queue", "closed Queue",
+         lambda c: c.closed_queue.__enter__()),
+        ("Buffer.nbytes", "closed Buffer", lambda c: c.closed_buffer.nbytes),
+        ("len(Buffer)", "closed Buffer", lambda c: len(c.closed_buffer)),
+        ("Buffer.offset", "closed Buffer", lambda c: c.closed_buffer.offset),
+        ("Buffer.allocation_size", "closed Buffer",
+         lambda c: c.closed_buffer.allocation_size),
+        ("Buffer.device", "closed Buffer", lambda c: c.closed_buffer.device),
+        ("with Buffer", "closed Buffer", lambda c: c.closed_buffer.__enter__()),
+        ("Event.device", "closed Event", lambda c: c.closed_event.device),
+        ("with Event", "closed Event", lambda c: c.closed_event.__enter__()),
+        ("with Readback", "closed Readback",
+         lambda c: c.closed_readback.__enter__())]:
+    _slug = _fn.replace("with ", "with-").replace("len(Buffer)", "buffer-len")
+    case(f"closed-{_slug.lower().replace('.', '-').replace('_', '-')}", _fn,
+         _what, "FailedPreconditionError", _call)
 
 # ------------------------------------------------------------ Graph
 
@@ -591,10 +825,11 @@ def _other_graph_dependency(c):
     g.add_dependency(node, foreign_node)
 
 
-def _sealed(c):
+def _sealed_graph(c):
     g, _ = _graph_with_node(c)
     g.launch(c.stream)
-    return g.fill(c.a, 1)
+    c.stream.synchronize()
+    return g
 
 
 def _closed_graph(c):
@@ -650,7 +885,8 @@ case("graph-fill-closed-dst", "Graph.fill", "closed dst",
 case("graph-fill-closed-graph", "Graph.fill", "closed Graph",
      "FailedPreconditionError", _closed_graph)
 case("graph-fill-sealed", "Graph.fill",
-     "a graph that was launched (sealed)", "FailedPreconditionError", _sealed)
+     "a graph that was launched (sealed)", "FailedPreconditionError",
+     lambda c: c.prepared.fill(c.a, 1), setup=_sealed_graph)
 case("graph-after-other-graph", "Graph.fill",
      "after=[a node of another graph]", "InvalidArgumentError",
      _other_graph_node)
@@ -695,15 +931,18 @@ case("wait-completion-none", "Stream.wait_completion", "None", "TypeError",
      lambda c: c.stream.wait_completion(None))
 case("wait-completion-stream-closed", "Stream.wait_completion",
      "closed Stream", "FailedPreconditionError",
-     lambda c: c.closed_stream.wait_completion(_completion(c)))
+     lambda c: c.closed_stream.wait_completion(c.prepared),
+     setup=_completion)
 case("completion-wait-negative", "Completion.wait", "timeout -1",
-     "InvalidArgumentError", lambda c: _completion(c).wait(-1))
+     "InvalidArgumentError", lambda c: c.prepared.wait(-1),
+     setup=_completion)
 case("completion-wait-nan", "Completion.wait", "timeout nan",
-     "InvalidArgumentError", lambda c: _completion(c).wait(float("nan")))
+     "InvalidArgumentError", lambda c: c.prepared.wait(float("nan")),
+     setup=_completion)
 case("completion-wait-str", "Completion.wait", 'timeout "1" (str)',
-     "TypeError", lambda c: _completion(c).wait("1"))
+     "TypeError", lambda c: c.prepared.wait("1"), setup=_completion)
 case("completion-result-bool", "Completion.result", "timeout True (bool)",
-     "TypeError", lambda c: _completion(c).result(True))
+     "TypeError", lambda c: c.prepared.result(True), setup=_completion)
 
 # ------------------------------------------------------------ bench_run
 
@@ -725,6 +964,26 @@ case("bench-driver-int", "_hrx.bench_run", "driver=1", "TypeError",
      lambda c: c.hrx._hrx.bench_run(c.device, driver=1))
 case("bench-unknown-keyword", "_hrx.bench_run", "keyword threads=",
      "TypeError", lambda c: c.hrx._hrx.bench_run(c.device, threads=1))
+case("bench-device-stream", "_hrx.bench_run", "a Stream instead of a Device",
+     "TypeError", lambda c: c.hrx._hrx.bench_run(c.stream))
+for _name, _value, _text, _raises in [
+        ("samples", -1, "-1", "InvalidArgumentError"),
+        ("samples", 0, "0", "InvalidArgumentError"),
+        ("warmup", -1, "-1", "InvalidArgumentError"),
+        ("retained_streams", -1, "-1", "InvalidArgumentError"),
+        ("small_bytes", 0, "0", "InvalidArgumentError"),
+        ("small_copies", 0, "0", "InvalidArgumentError"),
+        ("bulk_bytes", 2**62, "2**62", "InvalidArgumentError"),
+        ("bulk_copies", 0, "0", "InvalidArgumentError"),
+        ("loaded_copies", -1, "-1", "InvalidArgumentError"),
+        ("lanes", 2**31, "2**31", "InvalidArgumentError"),
+        ("lanes", 1.0, "1.0 (float)", "TypeError"),
+        ("small_bytes", "4096", '"4096" (str)', "TypeError")]:
+    _slug = (_name + "-" + _text.split(" ")[0].strip('"')).replace(
+        "_", "-").replace("**", "pow").replace(".", "-")
+    _kwargs = {"samples": 1, "warmup": 1, _name: _value}
+    case(f"bench-{_slug}", "_hrx.bench_run", f"{_name}={_text}", _raises,
+         lambda c, k=_kwargs: c.hrx._hrx.bench_run(c.device, **k))
 
 
 # ------------------------------------------------------------ the document
@@ -740,9 +999,14 @@ def markdown() -> str:
         "`tests/test_bad_input.py` runs every row on every available backend.",
         "Each row's buffers `a` and `b` (and, for foreign-device rows, a buffer",
         "of a second device) hold known bytes before the call; after it, the",
-        "test synchronizes and checks that those bytes, `device.pool_info()`",
+        "test checks that the device's count of commands handed to native",
+        "queues (`Device._commands_submitted()`, a test hook) did not move,",
+        "then synchronizes and checks that those bytes, `device.pool_info()`",
         "and any output buffer are unchanged, and that the exception's type",
-        "is exactly the one listed. Hierarchy: `InvalidArgumentError` is also",
+        "is exactly the one listed. Rows that need a prepared object (a",
+        "launched graph, a completion) make it before the snapshot.",
+        "`fabric.Queue.*` rows run on a queue",
+        "outside the pool (same code as `Stream`, its own native queue). Hierarchy: `InvalidArgumentError` is also",
         "a `ValueError`; `OutOfRangeError` also an `IndexError` and a",
         "`ValueError`; `OutOfMemoryError` a `MemoryError`;",
         "`FailedPreconditionError` a `RuntimeError`. `SIZE` is "

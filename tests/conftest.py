@@ -96,3 +96,13 @@ def fresh(backend):
 @pytest.fixture(params=QUEUE_COUNTS, ids=lambda n: f"q{n}")
 def queue_count(request) -> int:
     return request.param
+
+
+def pytest_terminal_summary(terminalreporter):
+    """Prints the figures reliability tests collected (tests/figures.py)."""
+    from figures import report
+    lines = report()
+    if lines:
+        terminalreporter.section("reliability figures")
+        for line in lines:
+            terminalreporter.write_line(line)

@@ -61,6 +61,12 @@ class Context:
         self.closed_readback.close()
         self.closed_device = device.clone()
         self.closed_device.close()
+        self.closed_view = self.a[0:16]
+        self.closed_view.close()
+        self.queue = hrx.fabric.Queue(device)
+        self.closed_queue = hrx.fabric.Queue(device)
+        self.closed_queue.close()
+        self.readback = self.stream.read(self.b)
         self.second_device = second_device
         if second_device is not None:
             self.foreign_stream = second_device.stream()
@@ -89,6 +95,7 @@ class Context:
             "b": self.stream.read(self.b).wait().copy(),
             "pool": self.device.pool_info(),
             "queue_count": self.device.stream_queue_count,
+            "batching": self.device.batching,
         }
         if self.second_device is not None:
             self.second_device.synchronize()
@@ -96,6 +103,12 @@ class Context:
                 self.foreign).wait().copy()
             state["foreign_pool"] = self.second_device.pool_info()
         return state
+
+    def commands(self) -> tuple[int, ...]:
+        """Commands handed to native queues so far, per device."""
+        devices = [self.device] + ([self.second_device]
+                                   if self.second_device is not None else [])
+        return tuple(d._commands_submitted() for d in devices)
 
     def check_unchanged(self, before: dict) -> None:
         after = self.snapshot()
@@ -111,7 +124,9 @@ class Context:
                 "the output buffer changed")
 
     def close(self) -> None:
-        for obj in (self.stream, self.a, self.b, self.event):
+        self.readback.wait()
+        for obj in (self.readback, self.queue, self.stream, self.a, self.b,
+                    self.event):
             obj.close()
         if self.second_device is not None:
             self.foreign_event.close()
@@ -131,13 +146,19 @@ def context(request, backend, device):
 
 def _raise(case, context):
     """Runs the case; returns the exception after the safety checks."""
+    if case.setup is not None:
+        context.prepared = case.setup(context)
     before = context.snapshot()
+    commands = context.commands()
     with pytest.raises(BaseException) as info:
         result = case.call(context)
         # Fails the test, naming what came back instead of an exception.
         pytest.fail(f"{case.function} accepted {case.argument}: {result!r}")
     if isinstance(info.value, pytest.fail.Exception):
         raise info.value
+    assert context.commands() == commands, (
+        f"{case.function} submitted work before raising "
+        f"(commands {commands} -> {context.commands()})")
     context.check_unchanged(before)
     return info.value
 
@@ -180,6 +201,18 @@ def test_catalogue_covers_every_public_call():
         "Graph.fill", "Graph.callback", "Graph.add_dependency",
         "Graph.launch", "Stream.wait_completion", "Completion.wait",
         "Completion.result",
+        "fabric.Queue.open",
+        "fabric.Queue.copy", "fabric.Queue.fill", "fabric.Queue.upload",
+        "fabric.Queue.read", "fabric.Queue.read_blocking",
+        "fabric.Queue.wait_event", "fabric.Queue.record_event",
+        "fabric.Queue.synchronize", "fabric.Queue.allocate", "backends",
+        "Device.info", "Device.free_memory", "Device.stream_queue_count",
+        "Device.set_batching", "Device.batching",
+        "Stream.device", "Stream.queue_index", "Stream.native_handle",
+        "Buffer.nbytes", "len(Buffer)", "Buffer.offset",
+        "Buffer.allocation_size", "Buffer.device", "Event.device",
+        "with Device", "with Stream", "with fabric.Queue", "with Buffer",
+        "with Event", "with Readback",
     }
     assert required <= functions, required - functions
     raised = {c.raises for c in catalogue.CASES}
@@ -210,9 +243,52 @@ def test_runner_detects_a_call_that_does_not_raise(backend, device):
     ctx.close()
 
 
-def test_runner_detects_changed_bytes(backend, device):
-    """A call that writes before raising fails the unchanged-bytes check."""
+def test_runner_detects_submitted_work(backend, device):
+    """A call that submits a command (even one that changes no checked byte)
+    before raising fails the nothing-submitted check."""
     ctx = Context(backend, device)
+    scratch = device.allocate(16)
+
+    def submit_then_raise(c):
+        c.stream.fill(scratch, 0)
+        raise hrx.InvalidArgumentError("late")
+
+    sneaky = catalogue.Case("sneaky", "Stream.fill", "x",
+                            "InvalidArgumentError", submit_then_raise)
+    with pytest.raises(AssertionError, match="submitted work"):
+        _raise(sneaky, ctx)
+    ctx.close()
+    scratch.close()
+
+
+def test_commands_submitted_counts_every_queued_command(backend, device):
+    """The hook behind the nothing-submitted check counts each accepted
+    command once (a read is a download plus its completion event)."""
+    s = device.stream()
+    buf = device.allocate(64)
+    start = device._commands_submitted()
+    s.fill(buf, 1)
+    s.upload(buf, bytes(64))
+    s.copy(buf[0:32], buf[32:64])
+    assert device._commands_submitted() == start + 3
+    s.read(buf).wait()
+    s.read_blocking(buf, bytearray(64))
+    assert device._commands_submitted() == start + 7
+    event = s.record_event()
+    s.wait_event(event)
+    assert device._commands_submitted() == start + 9
+    s.synchronize()
+    assert device._commands_submitted() == start + 9
+    s.close()
+    buf.close()
+    event.close()
+
+
+def test_runner_detects_changed_bytes(backend, device):
+    """A call that writes before raising fails the unchanged-bytes check
+    (on its own: the nothing-submitted check is switched off here)."""
+    ctx = Context(backend, device)
+    ctx.commands = lambda: ()
 
     def write_then_raise(c):
         c.stream.fill(c.b, 0)

@@ -38,6 +38,7 @@ struct hrx_device_s {
   hrx_batch_settings_t batch;      /* immutable after open */
   atomic_bool batching;            /* the switch; starts at batch.enabled */
   hrx_flusher_t* flusher;          /* owned */
+  atomic_uint_least64_t commands;  /* handed to native queues */
 };
 
 static pthread_mutex_t hrx_registry_mutex = PTHREAD_MUTEX_INITIALIZER;
@@ -81,6 +82,7 @@ static hrx_status_t hrx_device_create(const hrx_backend_t* backend_type,
     return hrx_make_status(HRX_STATUS_OUT_OF_MEMORY, "cannot allocate device");
   }
   device->ref_count = 1;
+  atomic_init(&device->commands, 0);
   device->backend_type = backend_type;
   device->index = index;
   device->generation = hrx_fork_current();
@@ -212,6 +214,14 @@ hrx_status_t hrx_device_check_same(hrx_device_t* expected,
                          "%s belongs to device %s:%d, but %s device %s:%d; %s",
                          role, other->info.backend, other->info.index, holder,
                          expected->info.backend, expected->info.index, rule);
+}
+
+void hrx_device_count_command(hrx_device_t* device) {
+  atomic_fetch_add_explicit(&device->commands, 1, memory_order_relaxed);
+}
+
+uint64_t hrx_device_commands_submitted(hrx_device_t* device) {
+  return atomic_load_explicit(&device->commands, memory_order_relaxed);
 }
 
 hrx_status_t hrx_device_query_info(hrx_device_t* device,

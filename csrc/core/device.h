@@ -22,6 +22,8 @@ const hrx_device_info_t* hrx_device_info(hrx_device_t* device);
 const hrx_batch_settings_t* hrx_device_batch_settings(hrx_device_t* device);
 /* The device's flusher (borrowed; lives as long as the device). */
 hrx_flusher_t* hrx_device_flusher(hrx_device_t* device);
+/* Counts one command handed to a native queue (thread-safe). */
+void hrx_device_count_command(hrx_device_t* device);
 
 /* INVALID_ARGUMENT naming both devices when `other` (the device of the
  * argument called `role`) is not `expected`, the device that `holder`

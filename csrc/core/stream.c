@@ -387,6 +387,7 @@ hrx_status_t hrx_stream_submit_sized(hrx_stream_t* stream,
     pthread_mutex_unlock(&stream->publish_mutex);
     pthread_mutex_lock(&stream->batch_mutex);
     ++stream->commands;
+    hrx_device_count_command(stream->device);
     pthread_mutex_unlock(&stream->batch_mutex);
     hrx_stream_count_published(stream, 1, bytes);
   }
@@ -434,6 +435,7 @@ static hrx_status_t hrx_stream_publish_if_idle(
       if (ticket > stream->last_ticket) stream->last_ticket = ticket;
       pthread_mutex_lock(&stream->batch_mutex);
       ++stream->commands;
+      hrx_device_count_command(stream->device);
       stream->last_batchable_ns = now;
       pthread_mutex_unlock(&stream->batch_mutex);
       hrx_stream_count_published(stream, 1, command->length);
@@ -498,6 +500,7 @@ static hrx_status_t hrx_stream_enqueue(hrx_stream_t* stream,
     started = true;
   }
   ++stream->commands;
+  hrx_device_count_command(stream->device);
   stream->pending[stream->pending_count++] = *command;
   stream->pending_bytes += command->length;
   stream->last_batchable_ns = now;
@@ -630,6 +633,7 @@ hrx_status_t hrx_stream_record_native(hrx_stream_t* stream,
         stream->backend, stream->queue, native_event, stream->last_ticket);
   }
   pthread_mutex_unlock(&stream->publish_mutex);
+  if (!status) hrx_device_count_command(stream->device);
   return status;
 }
 

@@ -255,6 +255,16 @@ hrx_status_t hrx_device_query_pool_stats(hrx_device_t* device,
                                          int capacity,
                                          hrx_pool_stats_t* out_stats);
 
+/* Commands that streams of this live device have accepted since it was
+ * opened, whether handed to a native queue at once or gathered into a
+ * pending batch: every copy, fill, upload, read (download and its
+ * completion event), event wait, event record and graph launch (a
+ * completion gate of wait_completion is host state, not a command). A
+ * rejected call adds nothing, so tests use it to check that bad input
+ * submitted no work.
+ * Thread-safe; the benchmark driver's own native calls are not counted. */
+uint64_t hrx_device_commands_submitted(hrx_device_t* device);
+
 /* ------------------------------------------------------------------ buffer */
 
 typedef struct hrx_buffer_s hrx_buffer_t;

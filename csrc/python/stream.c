@@ -187,11 +187,37 @@ typedef struct {
   uint64_t length;
 } hrx_py_host_memory_t;
 
+/* Whether a struct-module format string (as the buffer protocol reports
+ * it) has an item of Python objects ('O'). Field names of structured
+ * formats sit between colons and are skipped. */
+static bool hrx_py_format_has_objects(const char* format) {
+  if (!format) return false;
+  bool in_name = false;
+  for (const char* c = format; *c; ++c) {
+    if (*c == ':') {
+      in_name = !in_name;
+    } else if (!in_name && *c == 'O') {
+      return true;
+    }
+  }
+  return false;
+}
+
 /* Gets a C-contiguous buffer of `object`, turning the buffer protocol's
- * errors into ones that say what is allowed. */
+ * errors into ones that say what is allowed. Buffers of Python objects
+ * (numpy dtype=object) are refused: their bytes are object pointers, which
+ * an upload would copy to the device and a read would overwrite. */
 static int hrx_py_get_contiguous(hrx_py_state_t* state, PyObject* object,
                                  int flags, const char* role, Py_buffer* out) {
-  if (PyObject_GetBuffer(object, out, flags) == 0) return 0;
+  if (PyObject_GetBuffer(object, out, flags | PyBUF_FORMAT) == 0) {
+    if (!hrx_py_format_has_objects(out->format)) return 0;
+    PyErr_Format(state->errors[HRX_STATUS_INVALID_ARGUMENT],
+                 "%s holds Python objects (buffer format '%.50s'); pass "
+                 "bytes or an array of numbers",
+                 role, out->format);
+    PyBuffer_Release(out);
+    return -1;
+  }
   PyObject *type, *value, *traceback;
   PyErr_Fetch(&type, &value, &traceback);
   /* Distinguish read-only from non-contiguous for the message. */

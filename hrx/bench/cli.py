@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import os
 import re
+import signal
 import sys
 import traceback
 from typing import Any, Dict, List, Optional, Sequence
@@ -212,10 +213,17 @@ def _command_run(args: argparse.Namespace) -> int:
     return 0
 
 
+def _terminate(signum: int, frame: Any) -> None:
+    raise KeyboardInterrupt
+
+
 def _command_sweep(args: argparse.Namespace) -> int:
-    from .sweep import default_output, sweep
+    from .sweep import ResultsFileError, default_output, sweep
 
     output = args.output or default_output()
+    # SIGTERM (kill, a batch system) ends the sweep like Ctrl-C: the running
+    # child is killed and the file keeps whole lines.
+    previous = signal.signal(signal.SIGTERM, _terminate)
     try:
         results = sweep(args.queues, args.repeats, args.samples, driver=args.driver,
                         batching=args.batching,
@@ -230,6 +238,13 @@ def _command_sweep(args: argparse.Namespace) -> int:
         sys.stderr.write(f"\ninterrupted; the finished runs are in {output}; "
                          f"rerun with --resume --output {output} to continue\n")
         return 130
+    except ResultsFileError as error:
+        sys.stderr.write(f"\nhrx-bench sweep: {error}\nthe file holds the finished runs as "
+                         f"whole lines; make room, then rerun with --resume --output "
+                         f"{output} to continue\n")
+        return 74
+    finally:
+        signal.signal(signal.SIGTERM, previous)
     sys.stdout.write(f"Results: {output}\n\n{results.table()}")
     return 1 if results.errors else 0
 

@@ -3,13 +3,18 @@
 When the environment variable HRX_BENCH_FAKE is set, ``hrx-bench run`` does
 not open a device: it behaves as the variable says for its (queues, repeat).
 The value is a comma-separated list of ``MODE``, ``Q=MODE`` or ``Q/R=MODE``
-(the most specific entry wins):
+(the most specific entry wins). If HRX_BENCH_FAKE_PIDFILE is set, each
+fake child first appends its process id to that file (so tests can check
+that no child outlives the sweep).
 
   ok       print a synthetic, schema-valid result line and exit 0
   slow     sleep HRX_BENCH_FAKE_SLEEP seconds (default 1), then as ok
   crash    write a message to stderr and exit with status 3
   hang     sleep for an hour (for per-child timeouts)
   sigint   send itself SIGINT (as if Ctrl-C reached only the child)
+  kill     send itself SIGKILL (as the kernel's out-of-memory killer would)
+  orphan   start a grandchild that keeps stdout and stderr open and sleeps
+           for an hour (its pid goes to stderr), then hang
   garbage  print a line that is not JSON and exit 0
 """
 from __future__ import annotations
@@ -26,7 +31,7 @@ from .record import build_record, dumps_line
 __all__ = ["ENV", "MODES", "mode_for", "behave"]
 
 ENV = "HRX_BENCH_FAKE"
-MODES = ("ok", "slow", "crash", "hang", "sigint", "garbage")
+MODES = ("ok", "slow", "crash", "hang", "sigint", "kill", "orphan", "garbage")
 
 
 def mode_for(spec: str, queues: int, repeat: int) -> str:
@@ -86,6 +91,10 @@ def behave(spec: str, queues: int, repeat: int, driver: str, config: BenchConfig
     """Acts out the mode for (queues, repeat): returns the line to print for
     ok/slow/garbage; exits, hangs or signals itself for the others."""
     mode = mode_for(spec, queues, repeat)
+    pidfile = os.environ.get("HRX_BENCH_FAKE_PIDFILE")
+    if pidfile:
+        with open(pidfile, "a", encoding="ascii") as handle:
+            handle.write(f"{os.getpid()}\n")
     if mode == "slow":
         time.sleep(float(os.environ.get("HRX_BENCH_FAKE_SLEEP", "1")))
     if mode in ("ok", "slow"):
@@ -97,6 +106,17 @@ def behave(spec: str, queues: int, repeat: int, driver: str, config: BenchConfig
         sys.stderr.flush()
         os._exit(3)
     if mode == "hang":
+        time.sleep(3600)
+        os._exit(4)
+    if mode == "kill":
+        os.kill(os.getpid(), signal.SIGKILL)
+    if mode == "orphan":
+        pid = os.fork()
+        if pid == 0:
+            time.sleep(3600)
+            os._exit(0)
+        sys.stderr.write(f"fake child: grandchild pid {pid}\n")
+        sys.stderr.flush()
         time.sleep(3600)
         os._exit(4)
     os.kill(os.getpid(), signal.SIGINT)

@@ -8,24 +8,31 @@ count, then the smallest, the largest, the second smallest, the second
 largest, ...), which gives exactly ``4,1,16,2,8`` for the reference list.
 Further repeats cycle the three orders.
 
-Failures. A child that exits non-zero, times out, or prints no valid result
-line is recorded as an error line (``error``, ``queues``, ``repeat``,
-``driver``, ``returncode``, ``stderr_tail``, ``workload`` when one was run,
-...) and the sweep goes on. On
-KeyboardInterrupt the running child is killed, nothing is recorded for it,
-and the interrupt propagates; ``resume=True`` later skips every (queues,
-repeat, driver) that the file already records as successful.
+Failures. A child that exits non-zero, is killed, times out, or prints no
+valid result line is recorded as an error line (``error``, ``queues``,
+``repeat``, ``driver``, ``returncode``, ``stderr_tail``, ``workload`` when
+one was run, ...) and the sweep goes on. Each child runs in a process group
+of its own (POSIX), and the whole group is killed when the child times out
+or finishes, so a process it started cannot keep the sweep waiting or
+outlive it; on Linux a child also dies with the sweep (parent-death
+signal). On KeyboardInterrupt the running child's group is killed, nothing
+is recorded for it, and the interrupt propagates. If the results file
+cannot take a line (a full disk), the partial line is removed and
+ResultsFileError is raised. In every case the file holds whole lines only,
+and ``resume=True`` later skips every (queues, repeat, driver) that it
+records as successful.
 """
 from __future__ import annotations
 
 import datetime
 import json
 import os
+import signal
 import subprocess
 import sys
 import time
 from dataclasses import dataclass
-from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Set, Tuple
+from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Set, Tuple
 
 from .config import SIZE_FIELDS, BenchConfig, resolve
 from .drivers import DRIVERS
@@ -37,11 +44,18 @@ from .schema import is_error_line, schema_errors
 from .workload import DEFAULT_STREAMS, load_workload
 
 __all__ = ["REFERENCE_QUEUES", "REFERENCE_ORDERS", "orders", "plan", "Step", "child_command",
-           "run_child", "sweep", "default_output", "STDERR_TAIL_CHARS"]
+           "run_child", "sweep", "default_output", "STDERR_TAIL_CHARS", "ResultsFileError"]
 
 REFERENCE_QUEUES = (1, 2, 4, 8, 16)
 REFERENCE_ORDERS = ((1, 2, 4, 8, 16), (16, 8, 4, 2, 1), (4, 1, 16, 2, 8))
 STDERR_TAIL_CHARS = 4000
+_OWN_GROUP = os.name == "posix"
+
+
+class ResultsFileError(OSError):
+    """The results file could not take a line (e.g. the disk is full). The
+    file still holds whole lines only; the step is not recorded, so a
+    resumed sweep runs it again."""
 
 
 def _middle_out(ascending: Sequence[int]) -> Tuple[int, ...]:
@@ -201,28 +215,77 @@ def _workload_of(command: Sequence[str]) -> Optional[str]:
     return None
 
 
+def _kill_group(process: subprocess.Popen) -> None:
+    """Kills the child and, on POSIX, every process of its group."""
+    if _OWN_GROUP:
+        try:
+            os.killpg(process.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+    if process.poll() is None:
+        process.kill()
+
+
+def _parent_death_hook() -> Optional[Callable[[], None]]:
+    """A preexec_fn for the child (Linux): the kernel kills the child if the
+    sweep dies, even by SIGKILL, so no benchmark outlives its sweep and
+    disturbs the next one. None where there is no parent-death signal."""
+    if sys.platform != "linux":
+        return None
+    try:
+        import ctypes
+
+        prctl = ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):
+        return None
+    parent = os.getpid()
+
+    def hook() -> None:
+        prctl(1, int(signal.SIGKILL), 0, 0, 0)  # PR_SET_PDEATHSIG
+        if os.getppid() != parent:  # the sweep died before prctl took effect
+            os._exit(1)
+
+    return hook
+
+
+def _drain(process: subprocess.Popen) -> Tuple[str, str]:
+    """The child's remaining output after it was killed; gives up after a
+    few seconds if something outside its group still holds the pipes."""
+    try:
+        return process.communicate(timeout=10)
+    except subprocess.TimeoutExpired:
+        for pipe in (process.stdout, process.stderr):
+            if pipe:
+                pipe.close()
+        process.wait()
+        return "", "(output abandoned: the pipes stayed open after the child was killed)"
+
+
 def run_child(step: Step, command: Sequence[str], *, timeout: Optional[float],
               backend: Optional[str], extra_path: Optional[str] = None) -> Dict[str, Any]:
     """Runs one child and returns its result line, or an error line when it
-    fails, times out or prints no valid line. On KeyboardInterrupt the child
-    is killed and reaped before the interrupt propagates."""
+    fails, is killed, times out or prints no valid line. The child's process
+    group is killed once it is done or timed out (nothing it started stays
+    behind), and on KeyboardInterrupt before the interrupt propagates."""
     start = time.monotonic()
     workload = _workload_of(command)
     process = subprocess.Popen(list(command), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                stdin=subprocess.DEVNULL, text=True, errors="replace",
-                               env=_child_env(extra_path))
+                               env=_child_env(extra_path), start_new_session=_OWN_GROUP,
+                               preexec_fn=_parent_death_hook())
     try:
         stdout, stderr = process.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
-        process.kill()
-        stdout, stderr = process.communicate()
+        _kill_group(process)
+        stdout, stderr = _drain(process)
         return _error_line(step, f"timed out after {timeout:g} s", returncode=process.returncode,
                            stderr=stderr, stdout=stdout, elapsed=time.monotonic() - start,
                            backend=backend, workload=workload)
     except BaseException:
-        process.kill()
+        _kill_group(process)
         process.wait()
         raise
+    _kill_group(process)  # whatever the child left running
     elapsed = time.monotonic() - start
     if process.returncode != 0:
         reason = (f"killed by signal {-process.returncode}" if process.returncode < 0
@@ -286,7 +349,8 @@ def sweep(
     explicitly. timeout: seconds per child (None: no limit). output: the
     results file, appended to (default: ``default_output()``). resume: skip
     steps the file records as successful. progress: the stderr display.
-    Raises KeyboardInterrupt after killing the running child."""
+    Raises KeyboardInterrupt after killing the running child, and
+    ResultsFileError when the output file cannot take a line."""
     drivers = [driver] if isinstance(driver, str) else list(driver)
     batchings = [batching] if isinstance(batching, bool) else list(batching)
     config = resolve(quick, dict(sizes or {}, samples=samples))
@@ -313,7 +377,12 @@ def sweep(
                                     workload_streams=workload_streams)
             line = run_child(step, command, timeout=timeout, backend=backend,
                              extra_path=extra_path)
-            append_line(path, line)
+            try:
+                append_line(path, line)
+            except OSError as error:
+                raise ResultsFileError(
+                    f"could not record (queues {step.queues}, repeat {step.repeat}, "
+                    f"{step.label}) in {path}: {error}") from error
             display.finish(step.queues, step.repeat, step.label, time.monotonic() - start,
                            ok=not is_error_line(line))
     finally:
