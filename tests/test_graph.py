@@ -429,3 +429,37 @@ def test_interpreter_exits_with_callbacks_queued(fresh):
         print("launched")
     """, timeout=60)
     assert out.splitlines() == ["launched"]
+
+
+def test_a_caught_callback_exception_does_not_keep_the_device_alive(fresh):
+    """result() raises a copy chained to the kept exception, so catching it
+    (its traceback then holds the caller's frame, which holds the
+    Completion) forms no cycle through memory the collector cannot see: once
+    everything is closed, the live device goes and the next open is fresh."""
+    out = fresh("""
+        import gc
+
+        class Boom(Exception):
+            pass
+
+        def fail():
+            raise Boom("callback failure")
+
+        d = hrx.Device.open(0, backend=backend)
+        s = d.stream()
+        g = hrx.Graph(d)
+        g.callback(fail)
+        c = g.launch(s)
+        try:
+            c.result()
+        except Boom as error:
+            caught = error
+        print(type(caught).__name__, type(caught.__cause__).__name__,
+              caught.__traceback__ is not None)
+        del c, g, caught
+        s.close()
+        d.close()
+        gc.collect()
+        print(hrx.Device.open(0, backend=backend).pool_info()["first_use"])
+    """)
+    assert out.split() == ["Boom", "Boom", "True", "False"]

@@ -49,6 +49,35 @@ static void hrx_py_completion_dealloc(PyObject* self) {
   Py_DECREF(type);
 }
 
+/* Raises a shallow copy of the callback's exception, with its traceback and
+ * chained to it (__cause__). Raising the kept exception itself would append
+ * the caller's frames to its traceback; the C completion, which the garbage
+ * collector cannot see into, holds it, so the cycle exception -> frame ->
+ * Completion -> exception would keep the launch, its graph and the live
+ * device alive for ever. Falls back to the kept exception if it cannot be
+ * copied. */
+static void hrx_py_completion_reraise(PyObject* exception) {
+  PyObject* copy_module = PyImport_ImportModule("copy");
+  PyObject* copy =
+      copy_module ? PyObject_CallMethod(copy_module, "copy", "O", exception)
+                  : NULL;
+  Py_XDECREF(copy_module);
+  if (!copy || !PyExceptionInstance_Check(copy)) {
+    PyErr_Clear();
+    Py_XDECREF(copy);
+    PyErr_SetObject((PyObject*)Py_TYPE(exception), exception);
+    return;
+  }
+  PyObject* traceback = PyException_GetTraceback(exception);
+  if (traceback) {
+    PyException_SetTraceback(copy, traceback);
+    Py_DECREF(traceback);
+  }
+  PyException_SetCause(copy, Py_NewRef(exception));
+  PyErr_SetObject((PyObject*)Py_TYPE(copy), copy);
+  Py_DECREF(copy);
+}
+
 /* timeout: None (no limit) or a non-negative number of seconds. */
 static int hrx_py_completion_timeout(hrx_py_state_t* state, PyObject* object,
                                      int64_t* out_ns) {
@@ -134,7 +163,7 @@ static PyObject* hrx_py_completion_result(PyObject* self, PyObject* args,
   PyObject* exception = hrx_completion_payload(completion);
   if (!exception) return hrx_py_raise(state, status);
   hrx_status_free(status);
-  PyErr_SetObject((PyObject*)Py_TYPE(exception), exception);
+  hrx_py_completion_reraise(exception);
   return NULL;
 }
 
