@@ -3,13 +3,14 @@
  * 32; AMD: GPU_MAX_HW_QUEUES, default 4) the runtime spreads its streams
  * over. Streams beyond it share hardware queues, so a high-priority or
  * reserved stream can still wait behind bulk work of another stream
- * (reference/h200-measurements.md). The runtime reads the variable once:
- * CUDA when the device's context is created, HIP when the runtime
- * initializes (its first API call).
+ * (reference/h200-measurements.md). The runtime reads the variable once,
+ * when it initializes (its first API call): measured on an H200, a value
+ * set after cuInit but before the context was created had no effect.
  *
  * Rule: a value the user already set is respected as is ("user"); else hrx
- * sets the variable to what the pool wants (count * lanes + headroom),
- * clamped to [1, max], just before the runtime reads it ("hrx"). The
+ * sets the variable when it loads the runtime ("hrx"): on NVIDIA to the
+ * maximum, on AMD to what the default pool wants (count * lanes +
+ * headroom), clamped to [1, max]. The
  * variable is process-wide: a context created earlier by another library
  * keeps the value it was created with. hrx marks its own value in
  * HRX_CONNECTION_BUDGET_SET ("VARIABLE=value"), so a child process that
