@@ -225,8 +225,8 @@ typedef struct hrx_connection_budget_s {
   char variable[40];  /* the environment variable; "" when none applies */
   int wanted;         /* what the pool asks for: count * lanes + headroom */
   int value;          /* in effect (or to be applied); 0 when none applies */
-  /* "user" (already set, respected), "hrx" (set by hrx), "pending" (will
-   * be set when the native context is created), "not applicable". */
+  /* "user" (already set, respected), "hrx" (set by hrx when it loaded the
+   * runtime), "unset" (nothing set it), "not applicable". */
   char source[24];
 } hrx_connection_budget_t;
 
