@@ -1,3 +1,9 @@
+"""A one-minute look at submission batching on the GPU: the C benchmark
+driver with 5 samples at 1, 8 and 16 queues, batching off then on, in one
+process (a live device per setting). Not a recorded protocol run (that is
+`hrx-bench sweep --batching on,off`); for checking a change quickly:
+    python3 -P bench/scripts/h200_quick_batching.py
+"""
 import sys, hrx
 def med(x): x=sorted(x); return x[len(x)//2]
 def p95(x): x=sorted(x); return x[-1 - len(x)//20]
