@@ -216,11 +216,14 @@ hrx_status_t hrx_device_check_same(hrx_device_t* expected,
                          expected->info.backend, expected->info.index, rule);
 }
 
-void hrx_device_count_command(hrx_device_t* device) {
-  atomic_fetch_add_explicit(&device->commands, 1, memory_order_relaxed);
+void hrx_device_count_commands(hrx_device_t* device, uint64_t count) {
+  atomic_fetch_add_explicit(&device->commands, count, memory_order_relaxed);
 }
 
 uint64_t hrx_device_commands_submitted(hrx_device_t* device) {
+  /* Commands waiting in pending batches are counted when their batch is
+   * published: publish them all first. */
+  hrx_flusher_publish_all(device->flusher);
   return atomic_load_explicit(&device->commands, memory_order_relaxed);
 }
 

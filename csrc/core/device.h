@@ -22,8 +22,12 @@ const hrx_device_info_t* hrx_device_info(hrx_device_t* device);
 const hrx_batch_settings_t* hrx_device_batch_settings(hrx_device_t* device);
 /* The device's flusher (borrowed; lives as long as the device). */
 hrx_flusher_t* hrx_device_flusher(hrx_device_t* device);
-/* Counts one command handed to a native queue (thread-safe). */
-void hrx_device_count_command(hrx_device_t* device);
+/* Counts `count` accepted commands (thread-safe). Batched commands are
+ * counted when their batch is moved out for publication, once per batch,
+ * so the hot path of a batched command touches no shared counter;
+ * hrx_device_commands_submitted publishes pending batches before it
+ * reads. */
+void hrx_device_count_commands(hrx_device_t* device, uint64_t count);
 
 /* INVALID_ARGUMENT naming both devices when `other` (the device of the
  * argument called `role`) is not `expected`, the device that `holder`

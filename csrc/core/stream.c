@@ -71,12 +71,14 @@ struct hrx_stream_s {
   hrx_ticket_t last_ticket;        /* last published; publish_mutex */
   hrx_status_t deferred;           /* owned; first unreported batch failure;
                                       publish_mutex */
-  hrx_batch_command_t* publishing; /* the batch being published (owned, with
-                                      pending); publish_mutex */
+  hrx_batch_command_t* batch_storage; /* owned: 2 * HRX_BATCH_MAX_COMMANDS
+                                      entries, allocated at the first batch;
+                                      pending and publishing are its halves */
+  hrx_batch_command_t* publishing; /* the half being published;
+                                      publish_mutex */
   hrx_flush_entry_t flush_entry;   /* on the device flusher's list */
   /* The pending batch; batch_mutex guards these except pending_since. */
-  hrx_batch_command_t* pending;    /* owned; HRX_BATCH_MAX_COMMANDS entries,
-                                      allocated at the first batch */
+  hrx_batch_command_t* pending;    /* the half being filled */
   uint32_t pending_count;
   uint64_t pending_bytes;
   uint64_t pending_first;          /* command number of pending[0] */
@@ -130,9 +132,7 @@ static hrx_status_t hrx_stream_allocate(hrx_device_t* device,
 }
 
 static void hrx_stream_free(hrx_stream_t* stream) {
-  /* pending and publishing are the two halves of one allocation. */
-  free(stream->pending < stream->publishing ? stream->pending
-                                            : stream->publishing);
+  free(stream->batch_storage);
   hrx_status_free(stream->deferred);
   hrx_completion_list_deinitialize(&stream->gate);
   hrx_completion_list_deinitialize(&stream->launches);
@@ -316,6 +316,9 @@ static void hrx_stream_publish_locked(hrx_stream_t* stream) {
   stream->pending_bytes = 0;
   atomic_store(&stream->pending_since, 0);
   pthread_mutex_unlock(&stream->batch_mutex);
+  /* The batch's commands were accepted; the device counts them now, once
+   * per batch (hrx_device_count_commands). */
+  hrx_device_count_commands(stream->device, count);
   uint32_t failed = 0;
   hrx_status_t status = hrx_batch_publish(stream->backend, stream->queue,
                                           batch, count, &stream->last_ticket,
@@ -387,7 +390,7 @@ hrx_status_t hrx_stream_submit_sized(hrx_stream_t* stream,
     pthread_mutex_unlock(&stream->publish_mutex);
     pthread_mutex_lock(&stream->batch_mutex);
     ++stream->commands;
-    hrx_device_count_command(stream->device);
+    hrx_device_count_commands(stream->device, 1);
     pthread_mutex_unlock(&stream->batch_mutex);
     hrx_stream_count_published(stream, 1, bytes);
   }
@@ -435,7 +438,7 @@ static hrx_status_t hrx_stream_publish_if_idle(
       if (ticket > stream->last_ticket) stream->last_ticket = ticket;
       pthread_mutex_lock(&stream->batch_mutex);
       ++stream->commands;
-      hrx_device_count_command(stream->device);
+      hrx_device_count_commands(stream->device, 1);
       stream->last_batchable_ns = now;
       pthread_mutex_unlock(&stream->batch_mutex);
       hrx_stream_count_published(stream, 1, command->length);
@@ -492,6 +495,7 @@ static hrx_status_t hrx_stream_enqueue(hrx_stream_t* stream,
         return hrx_stream_submit_sized(stream, hrx_stream_submit_batchable,
                                    (void*)command, command->length);
       }
+      stream->batch_storage = both;
       stream->pending = both;
       stream->publishing = both + HRX_BATCH_MAX_COMMANDS;
     }
@@ -500,7 +504,6 @@ static hrx_status_t hrx_stream_enqueue(hrx_stream_t* stream,
     started = true;
   }
   ++stream->commands;
-  hrx_device_count_command(stream->device);
   stream->pending[stream->pending_count++] = *command;
   stream->pending_bytes += command->length;
   stream->last_batchable_ns = now;
@@ -633,7 +636,7 @@ hrx_status_t hrx_stream_record_native(hrx_stream_t* stream,
         stream->backend, stream->queue, native_event, stream->last_ticket);
   }
   pthread_mutex_unlock(&stream->publish_mutex);
-  if (!status) hrx_device_count_command(stream->device);
+  if (!status) hrx_device_count_commands(stream->device, 1);
   return status;
 }
 

@@ -261,7 +261,9 @@ hrx_status_t hrx_device_query_pool_stats(hrx_device_t* device,
  * completion event), event wait, event record and graph launch (a
  * completion gate of wait_completion is host state, not a command). A
  * rejected call adds nothing, so tests use it to check that bad input
- * submitted no work.
+ * submitted no work. It publishes pending batches first (batched commands
+ * are counted once per batch, keeping the submission path free of a
+ * device-wide counter).
  * Thread-safe; the benchmark driver's own native calls are not counted. */
 uint64_t hrx_device_commands_submitted(hrx_device_t* device);
 
