@@ -111,3 +111,46 @@ def test_uncaught_ctrl_c_with_work_in_flight_exits_cleanly(target, backend):
     assert when - sent < 1.0
     assert err.rstrip().endswith("KeyboardInterrupt"), err[-3000:]
     assert code in (-signal.SIGINT, 128 + signal.SIGINT, 1), code
+
+
+COMPLETION_CHILD = textwrap.dedent("""
+    import sys, time
+    import hrx
+
+    backend = sys.argv[1]
+    dev = hrx.Device.open(0, backend=backend)
+    s = dev.stream()
+    g = hrx.Graph(dev)
+    g.callback(lambda: time.sleep(3))   # the launch completes in about 3 s
+    c = g.launch(s)
+    print("waiting", flush=True)
+    try:
+        c.wait()
+        print("finished before the signal", flush=True)
+    except KeyboardInterrupt:
+        print("interrupted", time.monotonic(), c.done(), flush=True)
+        c.wait()                        # nothing was cancelled
+        print("recovered", c.done(), flush=True)
+""")
+
+
+def test_ctrl_c_interrupts_a_completion_wait(backend):
+    child = subprocess.Popen(
+        [sys.executable, "-c", COMPLETION_CHILD, backend],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert child.stdout.readline().startswith("waiting")
+        time.sleep(0.3)
+        sent = time.monotonic()
+        child.send_signal(signal.SIGINT)
+        out, err = child.communicate(timeout=60)
+    finally:
+        if child.poll() is None:
+            child.kill()
+    assert child.returncode == 0, err
+    lines = out.split("\n")
+    assert lines[0].startswith("interrupted"), out
+    _, when, done = lines[0].split()
+    assert float(when) - sent < 1.0, out
+    assert done == "False", out          # interrupted before the callback ended
+    assert lines[1] == "recovered True", out

@@ -1,9 +1,11 @@
 /* hrx.Completion: the host-side completion of a graph launch with host
- * callbacks. Waits release the GIL; result() re-raises the exception the
- * first failing callback raised (kept by the trampoline in graph.c). */
+ * callbacks. Waits release the GIL and can be interrupted by Ctrl-C;
+ * result() re-raises the exception the first failing callback raised (kept
+ * by the trampoline in graph.c). */
 #include <math.h>
 
 #include "objects.h"
+#include "wait.h"
 
 PyObject* hrx_py_completion_wrap(hrx_py_state_t* state,
                                  hrx_completion_t* completion) {
@@ -104,15 +106,33 @@ static int hrx_py_completion_timeout(hrx_py_state_t* state, PyObject* object,
 }
 
 /* Waits (GIL released); -1 with an error set, else 0/1 for done. */
+/* Waits for the completion (timeout_ns -1: no limit) in slices, with the
+ * GIL released, running Python's signal handlers between slices so that
+ * Ctrl-C interrupts it (wait.h). 1 done, 0 timed out, -1 error set. */
 static int hrx_py_completion_block(hrx_py_state_t* state,
                                    hrx_completion_t* completion,
                                    int64_t timeout_ns) {
+  hrx_py_wait_t wait;
+  hrx_py_wait_begin(&wait);
+  uint64_t start = hrx_now_ns();
   bool done = false;
-  hrx_status_t status;
-  Py_BEGIN_ALLOW_THREADS
-  status = hrx_completion_wait(completion, timeout_ns, &done);
-  Py_END_ALLOW_THREADS
+  hrx_status_t status = NULL;
+  for (;;) {
+    int64_t slice = (int64_t)wait.hook.slice_ns;
+    if (timeout_ns >= 0) {
+      int64_t left = timeout_ns - (int64_t)(hrx_now_ns() - start);
+      if (left < slice) slice = left < 0 ? 0 : left;
+    }
+    status = hrx_completion_wait(completion, slice, &done);
+    if (status || done) break;
+    if (timeout_ns >= 0 && (int64_t)(hrx_now_ns() - start) >= timeout_ns) {
+      break;
+    }
+    if (wait.hook.interrupted(wait.hook.user_data)) break;
+  }
+  hrx_py_wait_end(&wait);
   if (status) return hrx_py_raise_int(state, status);
+  if (wait.raised) return -1;
   return done ? 1 : 0;
 }
 
