@@ -9,29 +9,8 @@
 #include <unistd.h>
 
 #include "backends/hip/hip_batch.h"
+#include "check.h"
 #include "hrx.h"
-
-static int hrx_test_failures;
-
-#define CHECK(cond)                                                      \
-  do {                                                                   \
-    if (!(cond)) {                                                       \
-      fprintf(stderr, "  %s:%d: check failed: %s\n", __FILE__, __LINE__, \
-              #cond);                                                    \
-      ++hrx_test_failures;                                               \
-    }                                                                    \
-  } while (0)
-
-#define CHECK_OK(expr)                                                     \
-  do {                                                                     \
-    hrx_status_t check_status_ = (expr);                                   \
-    if (check_status_) {                                                   \
-      fprintf(stderr, "  %s:%d: %s failed: %s\n", __FILE__, __LINE__,      \
-              #expr, hrx_status_message(check_status_));                   \
-      hrx_status_free(check_status_);                                      \
-      ++hrx_test_failures;                                                 \
-    }                                                                      \
-  } while (0)
 
 #define BARRIER (1ull << 57)
 
@@ -270,10 +249,11 @@ int main(int argc, char** argv) {
   int passed = 0, failed = 0;
   for (size_t i = 0; i < sizeof(tests) / sizeof(tests[0]); ++i) {
     if (argc > 1 && !strstr(tests[i].name, argv[1])) continue;
-    hrx_test_failures = 0;
+    int failed_before = hrx_test_failed;
     tests[i].run();
-    printf("%s %s\n", hrx_test_failures ? "FAIL" : "ok  ", tests[i].name);
-    if (hrx_test_failures) ++failed; else ++passed;
+    bool ok = hrx_test_failed == failed_before;
+    printf("%s %s\n", ok ? "ok  " : "FAIL", tests[i].name);
+    if (ok) ++passed; else ++failed;
   }
   printf("%d passed, %d failed\n", passed, failed);
   return failed != 0;
