@@ -492,12 +492,11 @@ static hrx_status_t hrx_hip_host_alloc(hrx_backend_device_t* base,
   return NULL;
 }
 
-/* Neither runtime documents that freeing pinned memory waits for copies
- * still using it, so the device is synchronized first (backend.h's deferral
- * rule). */
+/* The core frees staging only once no copy uses it (backend.h), so no
+ * device-wide synchronize here; the runtime's own pinned free may still
+ * synchronize, which is why the core pools its staging (core/staging.h). */
 static void hrx_hip_host_free(hrx_backend_device_t* base, void* ptr) {
   hrx_status_free(hrx_hip_enter(base));
-  hrx_hip_rt.sym.DeviceSynchronize();
   hrx_hip_rt.sym.HostFree(ptr);
 }
 
