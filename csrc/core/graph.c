@@ -136,6 +136,22 @@ bool hrx_graph_is_native(hrx_graph_t* graph) {
   return native;
 }
 
+int hrx_graph_visit_host_data(hrx_graph_t* graph, int holders,
+                              int (*visit)(void* user_data, void* arg),
+                              void* arg) {
+  if (atomic_load(&graph->ref_count) != holders) return 0;
+  pthread_mutex_lock(&graph->mutex);
+  int result = 0;
+  for (uint32_t i = 0; i < graph->count && !result; ++i) {
+    const hrx_graph_node_t* node = graph->nodes[i];
+    if (node->kind == HRX_GRAPH_NODE_HOST) {
+      result = visit(node->user_data, arg);
+    }
+  }
+  pthread_mutex_unlock(&graph->mutex);
+  return result;
+}
+
 hrx_graph_t* hrx_graph_node_graph(const hrx_graph_node_t* node) {
   return node->graph;
 }

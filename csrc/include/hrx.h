@@ -510,6 +510,14 @@ hrx_status_t hrx_graph_add_dependency(hrx_graph_t* graph,
 hrx_graph_t* hrx_graph_node_graph(const hrx_graph_node_t* node); /* borrowed */
 /* Position of the node in recording order (0, 1, ...). */
 size_t hrx_graph_node_index(const hrx_graph_node_t* node);
+/* For a binding's garbage collector: calls visit(user_data, arg) for
+ * every host node, in recording order, but only while the graph has exactly
+ * `holders` references (all of them the caller's: no launch in flight and
+ * no other holder), so that the user data is owned by the caller's objects
+ * alone. Stops at the first non-zero result and returns it; 0 otherwise. */
+int hrx_graph_visit_host_data(hrx_graph_t* graph, int holders,
+                              int (*visit)(void* user_data, void* arg),
+                              void* arg);
 
 /* Launches the graph on the stream (same device; at least one node). A graph
  * with host callbacks yields a retained completion in *out_completion; a

@@ -141,7 +141,7 @@ static void test_queue_create_fault(void) {
 static void test_command_faults(bool batching) {
   hrx_device_t* device =
       open_with_faults("copy:2,fill:2,upload:1,download:1,wait_event:1,"
-                       "synchronize:1,event_synchronize:1");
+                       "synchronize:1,event_synchronize:2");
   hrx_device_set_batching(device, batching);
   hrx_stream_t* stream = NULL;
   CHECK_OK(hrx_stream_create(device, &stream));
@@ -181,7 +181,7 @@ static void test_command_faults(bool batching) {
   CHECK_OK(hrx_stream_record_event(stream, &event));
   CHECK_OK(hrx_stream_wait_event(stream, event));  /* wait_event #1 fails */
   CHECK_CODE(hrx_event_synchronize(event), HRX_STATUS_DEVICE_ERROR,
-             "event_synchronize call #1");
+             "event_synchronize call #2");
   CHECK_OK(hrx_stream_wait_event(stream, event));  /* not run */
   /* A device synchronize raises a stream's failure too. */
   CHECK_CODE(hrx_device_synchronize(device), HRX_STATUS_DEVICE_ERROR,
