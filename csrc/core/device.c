@@ -33,6 +33,7 @@ struct hrx_device_s {
   hrx_deferred_release_t* releases;  /* owned, newest first; release_mutex */
   atomic_bool has_releases;        /* releases != NULL, read without lock */
   bool release_helper;             /* a helper thread drains; release_mutex */
+  pthread_cond_t helper_done;      /* release_helper became false */
   pthread_mutex_t failure_mutex;
   hrx_failure_link_t* failed;      /* streams holding an unraised failure;
                                       failure_mutex */
@@ -93,6 +94,7 @@ static hrx_status_t hrx_device_create(const hrx_backend_t* backend_type,
   atomic_init(&device->commands, 0);
   atomic_init(&device->has_releases, false);
   pthread_mutex_init(&device->release_mutex, NULL);
+  pthread_cond_init(&device->helper_done, NULL);
   pthread_mutex_init(&device->failure_mutex, NULL);
   device->backend_type = backend_type;
   device->index = index;
@@ -169,12 +171,24 @@ static void hrx_device_release_object(void* device) {
   hrx_device_release(device);
 }
 
+/* Set on the helper thread of hrx_device_defer_release. */
+static _Thread_local bool hrx_device_on_release_helper = false;
+
 void hrx_device_release(hrx_device_t* device) {
   if (!device) return;
   if (hrx_entry_release(device, hrx_device_release_object, device)) return;
   /* A call from a thread that may wait: releases deferred by callbacks go
-   * first (they hold references to the device). */
+   * first (they hold references to the device), and a helper draining
+   * them finishes first, so that the last reference is dropped here and
+   * the device is gone when this returns (the pool contract's rule 9). */
   hrx_device_run_deferred_releases(device);
+  if (!hrx_device_on_release_helper) {
+    pthread_mutex_lock(&device->release_mutex);
+    while (device->release_helper) {
+      pthread_cond_wait(&device->helper_done, &device->release_mutex);
+    }
+    pthread_mutex_unlock(&device->release_mutex);
+  }
   pthread_mutex_lock(&hrx_registry_mutex);
   bool last = --device->ref_count == 0;
   if (last) {
@@ -192,6 +206,7 @@ void hrx_device_release(hrx_device_t* device) {
   hrx_staging_pool_destroy(device->staging);
   device->backend->vtable->destroy(device->backend);
   pthread_mutex_destroy(&device->release_mutex);
+  pthread_cond_destroy(&device->helper_done);
   pthread_mutex_destroy(&device->failure_mutex);
   free(device);
 }
@@ -221,18 +236,29 @@ void hrx_device_run_deferred_releases(hrx_device_t* device) {
 }
 
 /* Drains the device's deferred releases when no other call comes, then
- * drops the reference its starter took for it. */
+ * drops the reference its starter took for it. It says it is done only
+ * after that drop, unless the drop was the last (then nobody can be
+ * waiting: a waiter holds a reference). */
 static void* hrx_device_release_helper(void* arg) {
   hrx_device_t* device = arg;
+  hrx_device_on_release_helper = true;
   for (;;) {
     hrx_device_run_deferred_releases(device);
     pthread_mutex_lock(&device->release_mutex);
     bool more = device->releases != NULL;
-    if (!more) device->release_helper = false;
     pthread_mutex_unlock(&device->release_mutex);
     if (!more) break;
   }
-  hrx_device_release(device);
+  pthread_mutex_lock(&hrx_registry_mutex);
+  bool last = device->ref_count == 1;
+  if (!last) device->ref_count--;
+  pthread_mutex_unlock(&hrx_registry_mutex);
+  pthread_mutex_lock(&device->release_mutex);
+  device->release_helper = false;
+  pthread_cond_broadcast(&device->helper_done);
+  pthread_mutex_unlock(&device->release_mutex);
+  /* Ours was the only reference left: tear the device down here. */
+  if (last) hrx_device_release(device);
   return NULL;
 }
 
