@@ -89,13 +89,14 @@ def test_a_graph_whose_callback_refers_to_it_is_collected(fresh):
         import gc
         dev = hrx.Device.open(0, backend=backend)
         s = dev.stream()
-        g = hrx.Graph(dev)
-        g.callback(lambda: g)            # graph -> callback -> graph
-        h = hrx.Graph(dev)
-        node = h.callback(lambda: node)  # graph -> callback -> node -> graph
-        g.launch(s).wait(); h.launch(s).wait()
+        def build():                     # closures: real reference cycles
+            g = hrx.Graph(dev)
+            g.callback(lambda: g)            # graph -> callback -> graph
+            h = hrx.Graph(dev)
+            node = h.callback(lambda: node)  # -> callback -> node -> graph
+            g.launch(s).wait(); h.launch(s).wait()
+        build()
         s.close(); dev.close()
-        del g, h, node
         gc.collect()
         again = hrx.Device.open(0, backend=backend)
         again.set_stream_queue_count(3)  # a fresh live device: not busy
