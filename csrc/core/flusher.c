@@ -59,8 +59,10 @@ void hrx_flusher_destroy(hrx_flusher_t* flusher) {
   free(flusher);
 }
 
-/* The entries that hold pending work (only those due when `due_only`),
- * each held; *out_count of them. Called with the mutex held; NULL when
+/* With `due_only`, the entries whose pending work is due; otherwise every
+ * entry (a publication in progress, e.g. by the flusher thread, has no
+ * pending work left but must still be waited for). Each is held; *out_count
+ * of them. Called with the mutex held; NULL when
  * none (or when memory runs out: then *out_next_due asks for a retry). */
 static hrx_flush_entry_t** hrx_flusher_hold_locked(hrx_flusher_t* flusher,
                                                    bool due_only, uint64_t now,
@@ -77,12 +79,14 @@ static hrx_flush_entry_t** hrx_flusher_hold_locked(hrx_flusher_t* flusher,
   }
   size_t count = 0;
   for (hrx_flush_entry_t* e = flusher->head; e; e = e->next) {
-    uint64_t since = e->ops->pending_since(e);
-    if (!since) continue;
-    uint64_t due = since + flusher->delay_ns;
-    if (due_only && due > now) {
-      if (!*out_next_due || due < *out_next_due) *out_next_due = due;
-      continue;
+    if (due_only) {
+      uint64_t since = e->ops->pending_since(e);
+      if (!since) continue;
+      uint64_t due = since + flusher->delay_ns;
+      if (due > now) {
+        if (!*out_next_due || due < *out_next_due) *out_next_due = due;
+        continue;
+      }
     }
     e->holds++;
     held[count++] = e;

@@ -66,8 +66,9 @@ hrx_status_t hrx_flusher_notify(hrx_flusher_t* flusher,
 /* Unlists the entry and waits until no publisher holds it (no callback
  * runs on it after this returns). */
 void hrx_flusher_remove(hrx_flusher_t* flusher, hrx_flush_entry_t* entry);
-/* Publishes every listed entry's pending work now (device synchronize,
- * buffer release). */
+/* Publishes every listed entry's pending work now, and waits for the
+ * publications in progress (device synchronize, buffer release: afterwards
+ * every command accepted so far is on a queue). */
 void hrx_flusher_publish_all(hrx_flusher_t* flusher);
 
 #endif /* HRX_CORE_FLUSHER_H_ */
