@@ -34,6 +34,9 @@ struct hrx_device_s {
   atomic_bool has_releases;        /* releases != NULL, read without lock */
   bool release_helper;             /* a helper thread drains; release_mutex */
   pthread_cond_t helper_done;      /* release_helper became false */
+  atomic_int draining;             /* threads running deferred releases;
+                                      written under release_mutex */
+  pthread_cond_t drained;          /* draining became 0 */
   pthread_mutex_t failure_mutex;
   hrx_failure_link_t* failed;      /* streams holding an unraised failure;
                                       failure_mutex */
@@ -95,6 +98,8 @@ static hrx_status_t hrx_device_create(const hrx_backend_t* backend_type,
   atomic_init(&device->has_releases, false);
   pthread_mutex_init(&device->release_mutex, NULL);
   pthread_cond_init(&device->helper_done, NULL);
+  pthread_cond_init(&device->drained, NULL);
+  atomic_init(&device->draining, 0);
   pthread_mutex_init(&device->failure_mutex, NULL);
   device->backend_type = backend_type;
   device->index = index;
@@ -173,6 +178,8 @@ static void hrx_device_release_object(void* device) {
 
 /* Set on the helper thread of hrx_device_defer_release. */
 static _Thread_local bool hrx_device_on_release_helper = false;
+/* Deferred releases this thread is running (they may release more). */
+static _Thread_local int hrx_device_drain_depth = 0;
 
 void hrx_device_release(hrx_device_t* device) {
   if (!device) return;
@@ -182,7 +189,7 @@ void hrx_device_release(hrx_device_t* device) {
    * them finishes first, so that the last reference is dropped here and
    * the device is gone when this returns (the pool contract's rule 9). */
   hrx_device_run_deferred_releases(device);
-  if (!hrx_device_on_release_helper) {
+  if (!hrx_device_on_release_helper && hrx_device_drain_depth == 0) {
     pthread_mutex_lock(&device->release_mutex);
     while (device->release_helper) {
       pthread_cond_wait(&device->helper_done, &device->release_mutex);
@@ -207,32 +214,54 @@ void hrx_device_release(hrx_device_t* device) {
   device->backend->vtable->destroy(device->backend);
   pthread_mutex_destroy(&device->release_mutex);
   pthread_cond_destroy(&device->helper_done);
+  pthread_cond_destroy(&device->drained);
   pthread_mutex_destroy(&device->failure_mutex);
   free(device);
 }
 
 void hrx_device_run_deferred_releases(hrx_device_t* device) {
-  while (atomic_load_explicit(&device->has_releases, memory_order_acquire)) {
-    pthread_mutex_lock(&device->release_mutex);
-    hrx_deferred_release_t* list = device->releases;
-    device->releases = NULL;
-    atomic_store(&device->has_releases, false);
-    pthread_mutex_unlock(&device->release_mutex);
-    /* Oldest first. */
-    hrx_deferred_release_t* ordered = NULL;
-    while (list) {
-      hrx_deferred_release_t* next = list->next;
-      list->next = ordered;
-      ordered = list;
-      list = next;
-    }
-    while (ordered) {
-      hrx_deferred_release_t* next = ordered->next;
-      ordered->release(ordered->object);
-      free(ordered);
-      ordered = next;
-    }
+  /* Inside a drain, the outer call finishes the list. */
+  if (hrx_device_drain_depth) return;
+  if (!atomic_load_explicit(&device->has_releases, memory_order_acquire) &&
+      !atomic_load_explicit(&device->draining, memory_order_acquire)) {
+    return;
   }
+  hrx_device_drain_depth++;
+  pthread_mutex_lock(&device->release_mutex);
+  for (;;) {
+    if (device->releases) {
+      hrx_deferred_release_t* list = device->releases;
+      device->releases = NULL;
+      atomic_store(&device->has_releases, false);
+      atomic_fetch_add(&device->draining, 1);
+      pthread_mutex_unlock(&device->release_mutex);
+      /* Oldest first. */
+      hrx_deferred_release_t* ordered = NULL;
+      while (list) {
+        hrx_deferred_release_t* next = list->next;
+        list->next = ordered;
+        ordered = list;
+        list = next;
+      }
+      while (ordered) {
+        hrx_deferred_release_t* next = ordered->next;
+        ordered->release(ordered->object);
+        free(ordered);
+        ordered = next;
+      }
+      pthread_mutex_lock(&device->release_mutex);
+      if (atomic_fetch_sub(&device->draining, 1) == 1) {
+        pthread_cond_broadcast(&device->drained);
+      }
+      continue;
+    }
+    /* Releases another thread took are finished before this call goes on,
+     * so that they are done by the time it returns. */
+    if (atomic_load(&device->draining) == 0) break;
+    pthread_cond_wait(&device->drained, &device->release_mutex);
+  }
+  pthread_mutex_unlock(&device->release_mutex);
+  hrx_device_drain_depth--;
 }
 
 /* Drains the device's deferred releases when no other call comes, then
