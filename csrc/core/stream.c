@@ -93,6 +93,7 @@ struct hrx_stream_s {
   /* The pending batch; batch_mutex guards these except pending_since. */
   hrx_batch_command_t* pending;    /* the half being filled */
   uint32_t pending_count;
+  bool batch_in_flight;            /* a moved-out batch is being published */
   uint64_t pending_bytes;
   uint64_t pending_first;          /* command number of pending[0] */
   atomic_uint_fast64_t pending_since; /* hrx_now_ns() of pending[0]; 0: none */
@@ -112,6 +113,10 @@ static uint64_t hrx_stream_pending_since(hrx_flush_entry_t* entry) {
 }
 
 static void hrx_stream_publish_locked(hrx_stream_t* stream);
+static void hrx_stream_publish_batch_locked(hrx_stream_t* stream,
+                                            hrx_batch_command_t* batch,
+                                            uint32_t count, uint64_t first,
+                                            uint64_t bytes);
 
 static bool hrx_stream_try_publish_entry(hrx_flush_entry_t* entry) {
   hrx_stream_t* stream = HRX_STREAM_OF_ENTRY(entry);
@@ -449,8 +454,20 @@ static void hrx_stream_publish_locked(hrx_stream_t* stream) {
   uint64_t bytes = stream->pending_bytes;
   stream->pending_count = 0;
   stream->pending_bytes = 0;
+  stream->batch_in_flight = true;
   atomic_store(&stream->pending_since, 0);
   pthread_mutex_unlock(&stream->batch_mutex);
+  hrx_stream_publish_batch_locked(stream, batch, count, first, bytes);
+  pthread_mutex_lock(&stream->batch_mutex);
+  stream->batch_in_flight = false;
+  pthread_mutex_unlock(&stream->batch_mutex);
+}
+
+/* Publishes a batch moved out of `pending` (publish_mutex held). */
+static void hrx_stream_publish_batch_locked(hrx_stream_t* stream,
+                                            hrx_batch_command_t* batch,
+                                            uint32_t count, uint64_t first,
+                                            uint64_t bytes) {
   /* The batch's commands were accepted; the device counts them now, once
    * per batch (hrx_device_count_commands). */
   hrx_device_count_commands(stream->device, count);
@@ -476,10 +493,14 @@ static void hrx_stream_publish_locked(hrx_stream_t* stream) {
   }
 }
 
-/* Publishes the pending batch unless there is none. */
+/* Publishes the pending batch, and lets a batch publication in progress
+ * (perhaps by another thread that moved this thread's commands out) end:
+ * afterwards every command accepted so far is on the queue. Takes no lock
+ * a producer of a lone command holds while it waits for queue space: such
+ * a command is not accepted before its call returns. */
 static void hrx_stream_publish_pending(hrx_stream_t* stream) {
   pthread_mutex_lock(&stream->batch_mutex);
-  bool pending = stream->pending_count != 0;
+  bool pending = stream->pending_count != 0 || stream->batch_in_flight;
   pthread_mutex_unlock(&stream->batch_mutex);
   if (!pending) return;
   pthread_mutex_lock(&stream->publish_mutex);
