@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import re
 import sys
 from typing import Any, Callable
 
@@ -1011,18 +1012,33 @@ def markdown() -> str:
         "`ValueError`; `OutOfMemoryError` a `MemoryError`;",
         "`FailedPreconditionError` a `RuntimeError`. `SIZE` is "
         f"{SIZE}.",
-        "",
-        "| function | bad argument | exception raised | checked that nothing "
-        "changed |",
-        "| --- | --- | --- | --- |",
     ]
+    by_object: dict[str, list[Case]] = {}
     for c in CASES:
-        raised = f"`{c.raises}`"
-        argument = c.argument.replace("|", "\\|")
-        lines.append(f"| `{c.function}` | {argument} | {raised} | "
-                     f"{c.checked()} |")
+        by_object.setdefault(_object_of(c.function), []).append(c)
+    for name, cases in by_object.items():
+        lines += ["", f"## {name}", "",
+                  "| function | bad argument | exception raised | checked that "
+                  "nothing changed |",
+                  "| --- | --- | --- | --- |"]
+        for c in cases:
+            raised = f"`{c.raises}`"
+            argument = c.argument.replace("|", "\\|")
+            lines.append(f"| `{c.function}` | {argument} | {raised} | "
+                         f"{c.checked()} |")
     lines += ["", f"{len(CASES)} cases.", ""]
     return "\n".join(lines)
+
+
+def _object_of(function: str) -> str:
+    """The document's section for a row: the object whose call it is
+    (`with Buffer`, `Buffer[a:b]` and `len(Buffer)` under Buffer), or
+    "Module functions" for `hrx.backends` and `_hrx.bench_run`."""
+    name = function.removeprefix("with ").removeprefix("len(")
+    if name.startswith("fabric.Queue"):
+        return "fabric.Queue"
+    head = re.split(r"[.\[() ]", name, maxsplit=1)[0]
+    return head if head[:1].isupper() else "Module functions"
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -67,7 +67,7 @@ def test_bad_queue_count_fails_with_a_message():
 
 
 def test_run_line_has_the_loaded_probes(run_line):
-    # Issue 6: the native driver times the probe on a high-priority, a
+    # The native driver times the probe on a high-priority, a
     # reserved and a reserved high-priority stream too.
     queues, line = run_line
     for probe in ("high", "reserved", "reserved_high"):

@@ -96,7 +96,7 @@ def test_backends_shape():
             assert report["library"] is None and report["platform"] is None
             assert report["connections"] is None
         if report["platform"] is not None:
-            # The process's connection budget variable (issue 6).
+            # The process's connection budget variable (docs/lanes.md).
             budget = report["connections"]
             assert budget["variable"] == {
                 "nvidia": "CUDA_DEVICE_MAX_CONNECTIONS",

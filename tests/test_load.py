@@ -6,7 +6,7 @@ with the threads' models and a watchdog turns a deadlock into a failure with
 every thread's stack.
 
 CI size: HRX_LOAD_COMMANDS (default 300) commands per thread. The full
-size of issue 8 is HRX_LOAD_COMMANDS=10000 (640,000 commands per queue
+size is HRX_LOAD_COMMANDS=10000 (640,000 commands per queue
 count); HRX_LOAD_TIMEOUT (default 600) bounds each process. On the H200:
 
     HRX_BACKEND=hip HRX_TEST_BACKENDS=hip HRX_LOAD_COMMANDS=10000 \\

@@ -1,4 +1,4 @@
-"""Beyond round-robin (issue 6): priority lanes, reserved queues, the
+"""Beyond round-robin: priority lanes, reserved queues, the
 least-loaded policy, pool_stats() and the hardware connection budget.
 
 Like the pool contract, every scenario runs in a fresh interpreter, on every

@@ -13,7 +13,7 @@ Contract: a ``Kernels`` object belongs to one hrx device (one CUDA device
 ordinal); it makes that device's primary context (the one the CUDA runtime,
 and so hrx, uses) current on the calling thread before every launch.
 Launches are asynchronous, like any work on the stream; ordering against
-hrx work follows the rules of README.md ("Foreign work on hrx queues").
+hrx work follows the rules of docs/interop.md ("Kernels on hrx queues").
 """
 from __future__ import annotations
 

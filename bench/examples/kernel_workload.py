@@ -96,7 +96,7 @@ def _setup(device: Any, streams: List[Any], state: Dict[str, Any]) -> None:
         state.update(kernels=kernels, buffers=buffers,
                      addresses=[cuda_kernels.device_address(b) for b in buffers])
         # The fills are published before any kernel is launched on the
-        # queues, so the kernels follow them (README: foreign work).
+        # queues, so the kernels follow them (docs/interop.md).
         for stream in streams:
             stream.record_event()
     else:

@@ -1,47 +1,178 @@
 #!/usr/bin/env bash
-# Everything recorded on the GPU machine in one call (device tool, H200):
-# stage 1: install, the conformance suite on the hip backend, the hip device
-#          test, the submission-cost baseline;
-# stage 2: the sweep with the native and raw drivers (same install, warm);
-# stage 3: the sweep with the python driver.
-# Each stage fits the device tool's 10-minute call. Logs and results go to
-# $OUT (default ./h200-out).
-#   bash bench/scripts/h200.sh 1; bash bench/scripts/h200.sh 2; ... 3
+# Everything recorded on the H200 (hip backend on the CUDA runtime), by named
+# stage. Give one or more stages; they run in order after one install:
+#
+#   bash bench/scripts/h200.sh STAGE [STAGE...]
+#
+#   sweep            the main job: the default sweep, native driver, batching
+#                    on and off (3 ordered repeats, fresh processes); table,
+#                    batching on/off comparison, plot
+#   sweep-raw        native driver against the raw baseline, batching off:
+#                    what the stream layer costs; table, comparison, plot
+#   sweep-python     the default sweep through the Python API, batching on
+#                    and off; table, comparison
+#   connections      the loaded-latency probes (round-robin, high priority,
+#                    reserved, reserved + high) at 8 and 16 queues with
+#                    CUDA_DEVICE_MAX_CONNECTIONS=8, =32 and left to hrx, each
+#                    (count, budget, repeat) in a fresh process ($REPEATS, 2)
+#   workload         the sweep with the example compute workload
+#                    (bench/examples/kernel_workload.py:round); table, plot
+#   submission-cost  host time of one 4 KiB copy through hrx against a plain
+#                    runtime loop (bench/scripts/submission_cost.sh hip)
+#   quick-batching   one-minute batching check (h200_quick_batching.py)
+#   conformance      the hip device test, the whole Python suite on hip, then
+#                    the conformance files with batching off
+#   model-random     the bad-input catalogue and the model-based random
+#                    programs on hip ($PROFILE, default thorough; needs
+#                    hypothesis, see below)
+#   load             64 threads x 10,000 commands at queue counts 1-16,
+#                    batching on and off, one fresh process each
+#
+# Each stage fits the device tool's 10-minute call on its own; sweep-raw,
+# sweep-python, workload, model-random and load take most of one each.
+# Files are named as under bench/results/h200/ and written to $OUT (default
+# ./h200-out), with one log per stage (<stage>.log, setup.log); at the end
+# everything in $OUT is packed into $OUT/h200_<stages>.tgz, since the device
+# tool brings back only a few files.
+#
+# hypothesis is not in the GPU machine's image and the machine cannot reach
+# PyPI: make wheels here with
+#   python3 -m pip download --no-deps -d wheels hypothesis sortedcontainers
+# and carry ./wheels; they are installed when `import hypothesis` fails.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 OUT=${OUT:-$PWD/h200-out}
 mkdir -p "$OUT"
 export PYTHONUNBUFFERED=1
-# Import the installed hrx, not ./hrx (sources without the built extension).
-export PYTHONSAFEPATH=1
-stage=${1:-1}
-if [ "$stage" = 2 ]; then
-  # The main job, default protocol, three ordered repeats, fresh processes:
-  # the native driver and the raw baseline.
-  timeout 540 python3 -m hrx.bench sweep --backend hip --driver native,raw \
-    --no-progress --output "$OUT/h200.jsonl" >"$OUT/h200-sweep.log" 2>&1
-  python3 -m hrx.bench table "$OUT/h200.jsonl" >"$OUT/h200-table.txt" 2>&1
-  exit 0
+export PYTHONSAFEPATH=1   # import the installed hrx, not ./hrx (no extension there)
+STAGES="sweep sweep-raw sweep-python connections workload submission-cost \
+quick-batching conformance model-random load"
+if [ $# -eq 0 ]; then
+  echo "usage: bash bench/scripts/h200.sh STAGE [STAGE...]; stages: $STAGES" >&2
+  exit 2
 fi
-if [ "$stage" = 3 ]; then
-  timeout 540 python3 -m hrx.bench sweep --backend hip --driver python \
-    --no-progress --output "$OUT/h200-python.jsonl" \
-    >"$OUT/h200-python-sweep.log" 2>&1
-  exit 0
-fi
+for stage in "$@"; do
+  case " $STAGES " in
+    *" $stage "*) ;;
+    *) echo "unknown stage '$stage'; stages: $STAGES" >&2; exit 2 ;;
+  esac
+done
+
+bench() { python3 -m hrx.bench "$@"; }
+# One sweep, its table and the given comparison: NAME BASELINE SWEEP-ARGS...
+sweep_stage() {
+  local name=$1 baseline=$2; shift 2
+  timeout 570 python3 -m hrx.bench sweep --backend hip --no-progress \
+    --output "$OUT/$name.jsonl" "$@"
+  echo "sweep exit status $?"
+  bench table "$OUT/$name.jsonl" >"$OUT/$name-table.txt" 2>&1
+  [ -n "$baseline" ] && bench compare "$OUT/$name.jsonl" --baseline "$baseline" \
+    >"$OUT/$name-compare.txt" 2>&1
+  bench plot "$OUT/$name.jsonl" --out "$OUT/$name.png" || echo "no plot (matplotlib?)"
+}
+
+connections() {
+  unset CUDA_DEVICE_MAX_CONNECTIONS HRX_CONNECTION_BUDGET_SET
+  local file="$OUT/connections-probes.jsonl" repeat queues budget
+  : >"$file"
+  # The variable is set (or left to hrx) per process: the runtime reads it
+  # once, when it initializes.
+  for repeat in $(seq 1 "${REPEATS:-2}"); do
+    for queues in 8 16; do
+      for budget in 8 32 hrx; do
+        if [ "$budget" = hrx ]; then
+          timeout 120 python3 -m hrx.bench run "$queues" --backend hip \
+            --repeat "$repeat" >>"$file"
+        else
+          CUDA_DEVICE_MAX_CONNECTIONS=$budget timeout 120 python3 -m hrx.bench \
+            run "$queues" --backend hip --repeat "$repeat" >>"$file"
+        fi
+        echo "queues $queues, connections $budget, repeat $repeat: exit status $?"
+      done
+    done
+  done
+  bench table "$file" >"$OUT/connections-probes-table.txt" 2>&1
+  # One table per budget: the group key does not hold environment.connections.
+  python3 - "$file" >"$OUT/connections-by-budget.txt" 2>&1 <<'PY'
+import json, sys
+from hrx.bench.results import Results
+lines = [json.loads(t) for t in open(sys.argv[1]) if t.strip()]
+by = {}
+for line in lines:
+    c = (line.get("environment") or {}).get("connections") or {}
+    by.setdefault(f"{c.get('variable')}={c.get('value')} ({c.get('source')})", []).append(line)
+for label, group in sorted(by.items()):
+    print(f"# {label}: {len(group)} runs\n")
+    print(Results(group).table(analysis=False))
+PY
+}
+
+conformance() (
+  echo "\$ make -s -f tests/c/hip.mk hip-device"
+  timeout 60 make -s -f tests/c/hip.mk hip-device 2>&1 | tail -12
+  cd tests || return
+  echo "\$ HRX_BACKEND=hip HRX_TEST_BACKENDS=hip python3 -m pytest -q -rs -p no:cacheprovider ."
+  HRX_BACKEND=hip HRX_TEST_BACKENDS=hip timeout 330 python3 -m pytest -q -rs \
+    -p no:cacheprovider . 2>&1 | tail -40
+  echo "\$ HRX_BATCHING=0 HRX_BACKEND=hip HRX_TEST_BACKENDS=hip python3 -m pytest -q -p no:cacheprovider (conformance files)"
+  HRX_BATCHING=0 HRX_BACKEND=hip HRX_TEST_BACKENDS=hip timeout 120 python3 -m pytest -q \
+    -p no:cacheprovider test_pool_contract.py test_stream_ops.py test_event_ordering.py \
+    test_bad_input.py test_batching.py test_graph.py 2>&1 | tail -6
+)
+
+model_random() (
+  cd tests || return
+  export HRX_BACKEND=hip HRX_TEST_BACKENDS=hip
+  echo "\$ HRX_BACKEND=hip HRX_TEST_BACKENDS=hip python3 -m pytest -q -p no:cacheprovider test_bad_input.py"
+  timeout 120 python3 -m pytest -q -p no:cacheprovider test_bad_input.py 2>&1 | tail -6
+  if python3 -c "import hypothesis" 2>/dev/null; then
+    echo "\$ HRX_HYPOTHESIS_PROFILE=${PROFILE:-thorough} ... pytest -q -p no:cacheprovider test_model_random.py"
+    HRX_HYPOTHESIS_PROFILE=${PROFILE:-thorough} timeout 420 \
+      python3 -m pytest -q -p no:cacheprovider test_model_random.py 2>&1 | tail -8
+  else
+    echo "hypothesis missing: the random programs did not run"
+  fi
+)
+
+load() (
+  cd tests || return
+  echo "\$ HRX_BACKEND=hip HRX_TEST_BACKENDS=hip HRX_LOAD_COMMANDS=10000 python3 -m pytest -q -p no:cacheprovider test_load.py"
+  HRX_BACKEND=hip HRX_TEST_BACKENDS=hip HRX_LOAD_COMMANDS=10000 HRX_LOAD_TIMEOUT=200 \
+    timeout 560 python3 -m pytest -q -p no:cacheprovider test_load.py 2>&1 | tail -12
+)
+
+start=$(date +%s)
 {
-  date -u; nvidia-smi; python3 --version
+  date -u; nvidia-smi --query-gpu=name,driver_version --format=csv; python3 --version
+  # Always reinstall: a warm machine may hold an hrx built from other sources.
   python3 -m pip install --no-build-isolation --no-deps . 2>&1 | tail -3
-} >"$OUT/h200-setup.log" 2>&1
+  if ! python3 -c "import hypothesis" 2>/dev/null && [ -d wheels ]; then
+    python3 -m pip install --no-index --find-links wheels hypothesis 2>&1 | tail -2
+  fi
+  python3 -c "import hrx, json; print(json.dumps(hrx.backends(), indent=1))"
+} >"$OUT/setup.log" 2>&1
 
-run() { echo "\$ $*"; "$@"; echo "exit status $?"; }
-{
-  echo "command: cd tests && HRX_BACKEND=hip HRX_TEST_BACKENDS=hip python3 -m pytest -q -p no:cacheprovider ."
-  cd tests && HRX_BACKEND=hip HRX_TEST_BACKENDS=hip \
-    timeout 200 python3 -m pytest -q -p no:cacheprovider . 2>&1 | tail -60
-  cd ..
-  run make -s -f tests/c/hip.mk hip-device
-} >"$OUT/h200-conformance.log" 2>&1
+for stage in "$@"; do
+  case "$stage" in
+    sweep)        sweep_stage sweep batching-off --driver native --batching on,off ;;
+    sweep-raw)    sweep_stage sweep-raw raw --driver native,raw --batching off ;;
+    sweep-python) sweep_stage sweep-python batching-off --driver python --batching on,off ;;
+    workload)     sweep_stage workload "" \
+                    --workload bench/examples/kernel_workload.py:round ;;
+    connections)  connections ;;
+    submission-cost)
+      bash bench/scripts/submission_cost.sh hip >"$OUT/submission-cost.json"
+      echo "exit status $?" ;;
+    quick-batching)
+      python3 -P bench/scripts/h200_quick_batching.py >"$OUT/quick-batching.txt"
+      echo "exit status $?" ;;
+    conformance)  conformance ;;
+    model-random) model_random ;;
+    load)         load ;;
+  esac >"$OUT/$stage.log" 2>&1
+  echo "$stage done after $(( $(date +%s) - start )) s" >>"$OUT/setup.log"
+done
 
-bash bench/scripts/submission_cost.sh hip >"$OUT/h200-submission-cost.json" \
-  2>&1
+archive="h200_$(IFS=_; echo "$*").tgz"
+(cd "$OUT" && tar czf "../$archive" . && rm -rf ./* && mv "../$archive" .)
+echo "results in $OUT/$archive"

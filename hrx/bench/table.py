@@ -89,7 +89,7 @@ PROBE_COLUMNS: Tuple[Column, ...] = (
     Column("probe_reserved_high", "Reserved + high", "Reserved + high", 1, False,
            lambda line: line["loaded_reserved_high_latency_p95_us"]),
 )
-"""The loaded-latency probe table (issue 6): the p95 of the 4 KiB probe, in
+"""The loaded-latency probe table: the p95 of the 4 KiB probe, in
 µs, on a round-robin pool stream (the table's Loaded p95) and on each probe
 variant; only for lines that have every probe key."""
 
