@@ -33,6 +33,13 @@
  *   of publishing one command per launch (each stream alone would look
  *   quiet and idle by the time the thread comes back to it).
  *
+ * Non-blocking mode (nonblocking.h): producer_mutex and publish_mutex are
+ * only taken when free; a command that would publish a pending batch
+ * first (or fill one), or start a batch while the flusher is not awake and
+ * watching the stream, reports WOULD_BLOCK before anything changes; a
+ * lone command is submitted under publish_mutex, held from the check that
+ * nothing is pending.
+ *
  * Completions: `gate` lists the completions that wait_completion named; every
  * later command, record_event and synchronize first waits on the host until
  * they are done (no lock is held while waiting, and a completion only
@@ -54,6 +61,7 @@
 #include "device.h"
 #include "event.h"
 #include "flusher.h"
+#include "nonblocking.h"
 #include "queue_pool.h"
 #include "status.h"
 #include "wait.h"
@@ -359,6 +367,15 @@ static hrx_status_t hrx_stream_take_deferred_locked(hrx_stream_t* stream) {
  * give back finished launches (on this user thread). */
 static hrx_status_t hrx_stream_enter(hrx_stream_t* stream, const char* what) {
   HRX_RETURN_IF_ERROR(hrx_host_callback_check(what));
+  if (hrx_nonblocking()) {
+    if (hrx_host_callbacks_in_flight()) {
+      return hrx_would_block("host callbacks in flight");
+    }
+    if (atomic_load(&stream->gate.count)) {
+      return hrx_would_block("a completion named by wait_completion");
+    }
+    return NULL; /* finished launches are given back by a blocking call */
+  }
   hrx_completion_list_wait(&stream->gate);
   hrx_completion_list_prune(&stream->launches);
   return NULL;
@@ -370,22 +387,50 @@ hrx_status_t hrx_stream_submit(hrx_stream_t* stream,
   return hrx_stream_submit_sized(stream, submit, user_data, 0);
 }
 
+/* Whether commands wait in the pending batch. */
+static bool hrx_stream_has_pending(hrx_stream_t* stream) {
+  return atomic_load(&stream->pending_since) != 0;
+}
+
+/* Takes publish_mutex for an observation or a lone command and publishes
+ * the pending batch first. In non-blocking mode: WOULD_BLOCK (not locked)
+ * when the lock is taken or a batch is pending. */
+static hrx_status_t hrx_stream_lock_published(hrx_stream_t* stream) {
+  if (!hrx_nonblocking_lock(&stream->publish_mutex)) {
+    return hrx_would_block("the stream's publication lock");
+  }
+  if (hrx_nonblocking() && hrx_stream_has_pending(stream)) {
+    pthread_mutex_unlock(&stream->publish_mutex);
+    return hrx_would_block("the stream's pending batch to be published");
+  }
+  hrx_stream_publish_locked(stream);
+  return NULL;
+}
+
 hrx_status_t hrx_stream_submit_sized(hrx_stream_t* stream,
                                      hrx_stream_submit_fn_t submit,
                                      void* user_data, uint64_t bytes) {
   HRX_RETURN_IF_ERROR(hrx_device_check_process(stream->device));
   HRX_RETURN_IF_ERROR(hrx_stream_enter(stream, "submitting work to a stream"));
-  pthread_mutex_lock(&stream->producer_mutex);
+  bool nonblocking = hrx_nonblocking();
+  if (!hrx_nonblocking_lock(&stream->producer_mutex)) {
+    return hrx_would_block("the stream's producer lock");
+  }
   /* Every command the stream accepted before this one is published first,
-   * so the queue sees them in order. */
-  pthread_mutex_lock(&stream->publish_mutex);
-  hrx_stream_publish_locked(stream);
-  pthread_mutex_unlock(&stream->publish_mutex);
+   * so the queue sees them in order. A blocking submission lets observers
+   * in while it may wait for queue space; a non-blocking one cannot wait,
+   * so it keeps the lock. */
+  hrx_status_t status = hrx_stream_lock_published(stream);
+  if (status) {
+    pthread_mutex_unlock(&stream->producer_mutex);
+    return status;
+  }
+  if (!nonblocking) pthread_mutex_unlock(&stream->publish_mutex);
   hrx_ticket_t ticket = 0;
-  hrx_status_t status = submit(stream->backend, stream->queue, user_data,
-                               &ticket);
+  status = submit(stream->backend, stream->queue, user_data, &ticket);
+  if (status && nonblocking) pthread_mutex_unlock(&stream->publish_mutex);
   if (!status) {
-    pthread_mutex_lock(&stream->publish_mutex);
+    if (!nonblocking) pthread_mutex_lock(&stream->publish_mutex);
     if (ticket > stream->last_ticket) stream->last_ticket = ticket;
     pthread_mutex_unlock(&stream->publish_mutex);
     pthread_mutex_lock(&stream->batch_mutex);
@@ -423,7 +468,8 @@ static hrx_status_t hrx_stream_publish_if_idle(
       hrx_device_batch_settings(stream->device);
   const hrx_backend_vtable_t* vtable = stream->backend->vtable;
   hrx_status_t status = NULL;
-  pthread_mutex_lock(&stream->publish_mutex);
+  /* A publication in progress means the queue is not idle: batch. */
+  if (!hrx_nonblocking_lock(&stream->publish_mutex)) return NULL;
   pthread_mutex_lock(&stream->batch_mutex);
   bool empty = stream->pending_count == 0;
   bool quiet = now - stream->last_batchable_ns > settings->delay_ns;
@@ -467,24 +513,56 @@ static hrx_status_t hrx_stream_enqueue(hrx_stream_t* stream,
   bool urgent = hrx_thread_observed;
   bool thread_quiet =
       urgent || now - hrx_thread_last_batchable_ns > settings->delay_ns;
+  /* Restored when the command reports WOULD_BLOCK, so that the repeated
+   * call takes the same decision. */
+  uint64_t thread_last_before = hrx_thread_last_batchable_ns;
   hrx_thread_last_batchable_ns = now;
   hrx_thread_observed = false;
+  hrx_status_t blocked = NULL;
   if (thread_quiet) {
     bool published = false;
     hrx_status_t status =
         hrx_stream_publish_if_idle(stream, command, now, urgent, &published);
-    if (published || status) return status;
+    if (status && hrx_status_code(status) == HRX_STATUS_WOULD_BLOCK) {
+      blocked = status;
+    } else if (published || status) {
+      return status;
+    }
   }
+  bool nonblocking = hrx_nonblocking();
   bool started = false;
   bool full = false;
   for (;;) {
+    if (blocked) break;
     pthread_mutex_lock(&stream->batch_mutex);
     if (stream->pending_count < HRX_BATCH_MAX_COMMANDS) break;
     /* Full and not yet moved out by whoever filled it: publish it here. */
     pthread_mutex_unlock(&stream->batch_mutex);
+    if (nonblocking) {
+      blocked = hrx_would_block("a full batch to be published");
+      break;
+    }
     pthread_mutex_lock(&stream->publish_mutex);
     hrx_stream_publish_locked(stream);
     pthread_mutex_unlock(&stream->publish_mutex);
+  }
+  if (!blocked && nonblocking) {
+    /* This command would fill the batch (then it must be published), or
+     * start one that the flusher might not see without its mutex. */
+    if (stream->pending_count + 1 >= settings->max_commands ||
+        stream->pending_bytes + command->length >= settings->max_batch_bytes) {
+      blocked = hrx_would_block("a full batch to be published");
+    } else if (stream->pending_count == 0 &&
+               !hrx_flusher_watching(hrx_device_flusher(stream->device),
+                                     &stream->flush_entry)) {
+      blocked = hrx_would_block("the batch deadline thread to be woken");
+    }
+    if (blocked) pthread_mutex_unlock(&stream->batch_mutex);
+  }
+  if (blocked) {
+    hrx_thread_last_batchable_ns = thread_last_before;
+    hrx_thread_observed = urgent;
+    return blocked;
   }
   if (stream->pending_count == 0) {
     if (!stream->pending) {
@@ -627,9 +705,8 @@ hrx_status_t hrx_stream_record_native(hrx_stream_t* stream,
                                       hrx_native_event_t* native_event) {
   HRX_RETURN_IF_ERROR(hrx_device_check_process(stream->device));
   HRX_RETURN_IF_ERROR(hrx_stream_enter(stream, "recording an event"));
+  HRX_RETURN_IF_ERROR(hrx_stream_lock_published(stream));
   hrx_thread_observed = true;
-  pthread_mutex_lock(&stream->publish_mutex);
-  hrx_stream_publish_locked(stream);
   hrx_status_t status = hrx_stream_take_deferred_locked(stream);
   if (!status) {
     status = stream->backend->vtable->event_record(
@@ -640,10 +717,12 @@ hrx_status_t hrx_stream_record_native(hrx_stream_t* stream,
   return status;
 }
 
-hrx_status_t hrx_stream_record_event(hrx_stream_t* stream,
-                                     hrx_event_t** out_event) {
+static hrx_status_t hrx_stream_record_new_event(hrx_stream_t* stream,
+                                                bool timing,
+                                                hrx_event_t** out_event) {
   hrx_event_t* event = NULL;
-  HRX_RETURN_IF_ERROR(hrx_event_create(stream->device, &event));
+  HRX_RETURN_IF_ERROR(timing ? hrx_event_create_timing(stream->device, &event)
+                             : hrx_event_create(stream->device, &event));
   hrx_status_t status = hrx_stream_record_native(stream, hrx_event_native(event));
   if (status) {
     hrx_event_release(event);
@@ -651,6 +730,46 @@ hrx_status_t hrx_stream_record_event(hrx_stream_t* stream,
   }
   *out_event = event;
   return NULL;
+}
+
+hrx_status_t hrx_stream_record_event(hrx_stream_t* stream,
+                                     hrx_event_t** out_event) {
+  return hrx_stream_record_new_event(stream, false, out_event);
+}
+
+hrx_status_t hrx_stream_record_timing_event(hrx_stream_t* stream,
+                                            hrx_event_t** out_event) {
+  return hrx_stream_record_new_event(stream, true, out_event);
+}
+
+hrx_status_t hrx_stream_query(hrx_stream_t* stream, bool* out_done) {
+  HRX_RETURN_IF_ERROR(hrx_device_check_process(stream->device));
+  /* Pending commands, or a publication in progress (which may be waiting
+   * for queue space): not done, and nothing here waits for them. */
+  if (pthread_mutex_trylock(&stream->publish_mutex) != 0) {
+    *out_done = false;
+    return NULL;
+  }
+  if (hrx_stream_has_pending(stream)) {
+    pthread_mutex_unlock(&stream->publish_mutex);
+    *out_done = false;
+    return NULL;
+  }
+  /* A native event at the last published command: exact where the backend
+   * names commands (host tickets), the queue's end otherwise. */
+  const hrx_backend_vtable_t* vtable = stream->backend->vtable;
+  hrx_native_event_t* probe = NULL;
+  hrx_status_t status = vtable->event_create(stream->backend, &probe);
+  if (!status) {
+    status = vtable->event_record(stream->backend, stream->queue, probe,
+                                  stream->last_ticket);
+  }
+  pthread_mutex_unlock(&stream->publish_mutex);
+  bool done = false;
+  if (!status) status = vtable->event_query(stream->backend, probe, &done);
+  if (probe) vtable->event_destroy(stream->backend, probe);
+  if (!status) *out_done = done;
+  return status;
 }
 
 typedef struct {

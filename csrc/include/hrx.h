@@ -38,6 +38,9 @@ typedef enum hrx_status_code_e {
   HRX_STATUS_OUT_OF_RANGE = 6,
   HRX_STATUS_FAILED_PRECONDITION = 7,
   HRX_STATUS_DEVICE_ERROR = 8,
+  /* Only in non-blocking mode (hrx_thread_set_nonblocking): the call would
+   * have had to wait, and did nothing. */
+  HRX_STATUS_WOULD_BLOCK = 9,
 } hrx_status_code_t;
 
 typedef struct hrx_status_s* hrx_status_t;
@@ -301,9 +304,21 @@ typedef struct hrx_event_s hrx_event_t;
 void hrx_event_retain(hrx_event_t* event);
 void hrx_event_release(hrx_event_t* event);
 hrx_device_t* hrx_event_device(const hrx_event_t* event); /* borrowed */
+/* Whether the work the event snapshots is complete (never waits). An event
+ * never recorded counts as complete. */
 hrx_status_t hrx_event_query(hrx_event_t* event, bool* out_done);
 /* Blocks until the work the event snapshots is complete. */
 hrx_status_t hrx_event_synchronize(hrx_event_t* event);
+/* Whether the event was recorded with timing (hrx_stream_record_timing_event). */
+bool hrx_event_timing(const hrx_event_t* event);
+/* Milliseconds from `start`'s completion to `end`'s (negative when end
+ * completed first). Both must be timing events of the same device
+ * (INVALID_ARGUMENT otherwise) and complete (FAILED_PRECONDITION while
+ * either is not; it never waits). The clock: the device's event timer on
+ * hip, the host queue worker's monotonic clock as it passes the record on
+ * the host backend. */
+hrx_status_t hrx_event_elapsed_ms(hrx_event_t* start, hrx_event_t* end,
+                                  double* out_ms);
 
 /* ------------------------------------------------------------------ stream */
 
@@ -390,9 +405,20 @@ hrx_status_t hrx_stream_synchronize(hrx_stream_t* stream);
  * done. Never waits behind a producer blocked on a full queue. */
 hrx_status_t hrx_stream_record_event(hrx_stream_t* stream,
                                      hrx_event_t** out_event);
+/* hrx_stream_record_event with an event that also notes when it completed
+ * (see hrx_event_elapsed_ms). Unlike a plain record, on the host backend
+ * it is a command of the queue and may wait for queue space. */
+hrx_status_t hrx_stream_record_timing_event(hrx_stream_t* stream,
+                                            hrx_event_t** out_event);
 /* Device-side wait: later work on the stream (and on every stream sharing
  * its queue) starts after the event completes. */
 hrx_status_t hrx_stream_wait_event(hrx_stream_t* stream, hrx_event_t* event);
+/* Whether all work the stream has accepted is complete; never waits and
+ * publishes nothing. False while commands wait in a pending batch or a
+ * publication is in progress. On hip the answer comes from the stream's
+ * queue as a whole, so work of other streams sharing it can make it false
+ * for longer; on the host backend it is exact. */
+hrx_status_t hrx_stream_query(hrx_stream_t* stream, bool* out_done);
 
 /* ------------------------------------------------------------------ graph */
 
@@ -555,6 +581,26 @@ hrx_status_t hrx_stream_read_blocking_hooked(hrx_stream_t* stream,
                                              uint64_t capacity,
                                              const hrx_wait_hook_t* hook,
                                              bool* out_interrupted);
+
+/* --------------------------------------------------------- non-blocking */
+
+/* Sets the calling thread's non-blocking submission mode; returns the
+ * previous setting. For bindings that hold a global lock around calls
+ * (Python's GIL): they submit with the lock held in this mode and release
+ * the lock only to repeat a call that reported HRX_STATUS_WOULD_BLOCK.
+ *
+ * While it is on, the submissions hrx_stream_copy, _fill, _upload,
+ * _wait_event, _record_event, _record_timing_event and hrx_graph_launch
+ * either finish without waiting for another thread or return
+ * HRX_STATUS_WOULD_BLOCK before anything is submitted, counted or changed;
+ * the same call made again with the mode off then does the work. They
+ * report it when the call would wait for queue space, for a lock that a
+ * producer may hold while it waits, for a completion named by
+ * hrx_stream_wait_completion, for host callbacks in flight (which may need
+ * the caller's global lock), for a full pending batch to be published, or
+ * for one-time preparation (a graph's first launch, staging memory). Other
+ * calls ignore the mode. */
+bool hrx_thread_set_nonblocking(bool nonblocking);
 
 /* ------------------------------------------------------------------ time */
 
