@@ -256,6 +256,14 @@ struct hrx_backend_vtable_s {
   hrx_status_t (*event_elapsed_ms)(hrx_backend_device_t* device,
                                    hrx_native_event_t* start,
                                    hrx_native_event_t* end, double* out_ms);
+
+  /* Optional: makes a native stream of the runtime that the backend did
+   * not create (a handle another library made, or a special handle of the
+   * runtime, NULL included) wait on the device for the event's last
+   * record. NULL where the backend has no such streams (host). */
+  hrx_status_t (*foreign_stream_wait_event)(hrx_backend_device_t* device,
+                                            void* foreign_stream,
+                                            hrx_native_event_t* event);
 };
 
 #ifdef __cplusplus

@@ -110,6 +110,17 @@ hrx_status_t hrx_device_query_free_memory(hrx_device_t* device,
  * done (fabric queues are synchronized through their own stream). */
 hrx_status_t hrx_device_synchronize(hrx_device_t* device);
 
+/* Makes a native stream of another library on this device (a cudaStream_t
+ * or hipStream_t hrx did not create; NULL and the runtime's special
+ * handles, such as cudaStreamLegacy (1) and cudaStreamPerThread (2), are
+ * accepted) wait, on the device, for all work submitted so far to the
+ * device's pool queues, without blocking the host (the hip backend records
+ * an event at the end of each pool queue that has been created and makes
+ * the stream wait for it). On a backend without such streams (host) it
+ * blocks until that work is done instead, like hrx_device_synchronize. */
+hrx_status_t hrx_device_order_foreign_stream(hrx_device_t* device,
+                                             void* foreign_stream);
+
 /* Submission batching (on by default; HRX_BATCHING=0 turns it off for
  * devices opened afterwards). While it is on, small copies and fills on a
  * stream may be gathered and published together as one native operation:

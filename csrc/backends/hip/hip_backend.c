@@ -660,6 +660,18 @@ static uint64_t hrx_hip_now_ns(void) {
  * so that work finishing within a few microseconds is seen at once. */
 #define HRX_HIP_EVENT_SPIN_NS 20000ull
 
+static hrx_status_t hrx_hip_foreign_stream_wait_event(
+    hrx_backend_device_t* base, void* foreign_stream,
+    hrx_native_event_t* event) {
+  HRX_RETURN_IF_ERROR(hrx_hip_enter(base));
+  hrx_hip_error_t err = hrx_hip_rt.sym.StreamWaitEvent(
+      (hrx_hip_stream_t)foreign_stream, hrx_hip_event_of(event), 0);
+  if (!hrx_hip_ok(err)) {
+    return HRX_HIP_ERROR(DEVICE_ERROR, StreamWaitEvent, err);
+  }
+  return NULL;
+}
+
 static hrx_status_t hrx_hip_event_synchronize(hrx_backend_device_t* base,
                                               hrx_native_event_t* event) {
   HRX_RETURN_IF_ERROR(hrx_hip_enter(base));
@@ -963,6 +975,7 @@ static const hrx_backend_vtable_t hrx_hip_vtable = {
     .event_create = hrx_hip_event_create,
     .event_create_timing = hrx_hip_event_create_timing,
     .event_elapsed_ms = hrx_hip_event_elapsed_ms,
+    .foreign_stream_wait_event = hrx_hip_foreign_stream_wait_event,
     .event_destroy = hrx_hip_event_destroy,
     .event_record = hrx_hip_event_record,
     .queue_wait_event = hrx_hip_queue_wait_event,
