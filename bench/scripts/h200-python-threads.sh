@@ -24,6 +24,8 @@ test_event_ordering.py test_graph.py"
   (cd tests && HRX_BACKEND=hip HRX_TEST_BACKENDS=hip timeout 300 python3 -m pytest -q -rs \
      -p no:cacheprovider $TESTS)
   echo "exit status $?"
+  echo "command: make -f tests/c/hip.mk hip-constants-cuda hip-device"
+  timeout 120 make -f tests/c/hip.mk hip-constants-cuda hip-device 2>&1 | tail -n 8
 } >"$OUT/h200-python-threads-tests.log" 2>&1
 {
   echo "command: python3 -P bench/scripts/python_threads.py --backend hip --queues 8 --repeat 3 --output h200-python-threads.jsonl"
