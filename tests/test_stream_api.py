@@ -11,14 +11,14 @@ import hrx
 
 def test_stream_query_before_and_after_work(device, stream):
     assert stream.query()  # nothing accepted yet
-    buffer = device.allocate(64 << 20)
+    buffer = device.allocate(256 << 20)
     for value in range(1, 9):
         stream.fill(buffer, value)
     event = stream.record_event()
     busy_stream, busy_event = stream.query(), event.query()
     stream.synchronize()
     assert stream.query() and event.query()
-    # Eight 64 MiB fills outlast the two queries on any device here.
+    # Eight 256 MiB fills outlast the two queries on any device here.
     assert not busy_stream and not busy_event
 
 
