@@ -20,7 +20,11 @@
 #   submission-cost  host time of one 4 KiB copy through hrx against a plain
 #                    runtime loop (bench/scripts/submission_cost.sh hip)
 #   quick-batching   one-minute batching check (h200_quick_batching.py)
-#   conformance      the hip device test, the whole Python suite on hip, then
+#   python-threads   small copies from 1 and 16 Python threads: the python
+#                    driver at 8 queues (3 fresh processes) beside PyTorch
+#                    and CuPy streams, in one run (python_threads.py)
+#   conformance      the hip device test and the CUDA header checks, the
+#                    whole Python suite on hip, then
 #                    the conformance files with batching off
 #   model-random     the bad-input catalogue and the model-based random
 #                    programs on hip ($PROFILE, default thorough; needs
@@ -46,7 +50,7 @@ mkdir -p "$OUT"
 export PYTHONUNBUFFERED=1
 export PYTHONSAFEPATH=1   # import the installed hrx, not ./hrx (no extension there)
 STAGES="sweep sweep-raw sweep-python connections workload submission-cost \
-quick-batching conformance model-random load"
+quick-batching python-threads conformance model-random load"
 if [ $# -eq 0 ]; then
   echo "usage: bash bench/scripts/h200.sh STAGE [STAGE...]; stages: $STAGES" >&2
   exit 2
@@ -108,8 +112,8 @@ PY
 }
 
 conformance() (
-  echo "\$ make -s -f tests/c/hip.mk hip-device"
-  timeout 60 make -s -f tests/c/hip.mk hip-device 2>&1 | tail -12
+  echo "\$ make -s -f tests/c/hip.mk hip-device hip-constants-cuda"
+  timeout 90 make -s -f tests/c/hip.mk hip-device hip-constants-cuda 2>&1 | tail -12
   cd tests || return
   echo "\$ HRX_BACKEND=hip HRX_TEST_BACKENDS=hip python3 -m pytest -q -rs -p no:cacheprovider ."
   HRX_BACKEND=hip HRX_TEST_BACKENDS=hip timeout 330 python3 -m pytest -q -rs \
@@ -165,6 +169,10 @@ for stage in "$@"; do
       echo "exit status $?" ;;
     quick-batching)
       python3 -P bench/scripts/h200_quick_batching.py >"$OUT/quick-batching.txt"
+      echo "exit status $?" ;;
+    python-threads)
+      python3 -P bench/scripts/python_threads.py --backend hip --queues 8 \
+        --repeat 3 --output "$OUT/python-threads.jsonl" >"$OUT/python-threads.txt"
       echo "exit status $?" ;;
     conformance)  conformance ;;
     model-random) model_random ;;

@@ -418,6 +418,31 @@ static hrx_status_t hrx_fault_event_create(hrx_backend_device_t* base,
   return NULL;
 }
 
+static hrx_status_t hrx_fault_event_create_timing(
+    hrx_backend_device_t* base, hrx_native_event_t** out_event) {
+  HRX_RETURN_IF_ERROR(hrx_fault_check(base, HRX_FAULT_EVENT_CREATE));
+  HRX_RETURN_IF_ERROR(
+      HRX_INNER_VT(base)->event_create_timing(HRX_INNER(base), out_event));
+  atomic_fetch_add(&hrx_fault_live_events, 1);
+  return NULL;
+}
+
+static hrx_status_t hrx_fault_event_elapsed_ms(hrx_backend_device_t* base,
+                                               hrx_native_event_t* start,
+                                               hrx_native_event_t* end,
+                                               double* out_ms) {
+  return HRX_INNER_VT(base)->event_elapsed_ms(HRX_INNER(base), start, end,
+                                              out_ms);
+}
+
+static hrx_status_t hrx_fault_foreign_stream_wait_event(
+    hrx_backend_device_t* base, void* foreign_stream,
+    hrx_native_event_t* event) {
+  HRX_RETURN_IF_ERROR(hrx_fault_check(base, HRX_FAULT_WAIT_EVENT));
+  return HRX_INNER_VT(base)->foreign_stream_wait_event(HRX_INNER(base),
+                                                       foreign_stream, event);
+}
+
 static void hrx_fault_event_destroy(hrx_backend_device_t* base,
                                     hrx_native_event_t* event) {
   HRX_INNER_VT(base)->event_destroy(HRX_INNER(base), event);
@@ -590,6 +615,9 @@ static const hrx_backend_vtable_t hrx_fault_vtable = {
     .graph_destroy = hrx_fault_graph_destroy,
     .queue_wait_for = hrx_fault_queue_wait_for,
     .event_wait_for = hrx_fault_event_wait_for,
+    .event_create_timing = hrx_fault_event_create_timing,
+    .event_elapsed_ms = hrx_fault_event_elapsed_ms,
+    .foreign_stream_wait_event = hrx_fault_foreign_stream_wait_event,
 };
 
 hrx_status_t hrx_fault_wrap(const char* spec, hrx_backend_device_t* inner,
@@ -613,6 +641,13 @@ hrx_status_t hrx_fault_wrap(const char* spec, hrx_backend_device_t* inner,
     device->vtable.queue_create_with_priority = NULL;
   }
   if (!inner->vtable->queue_query) device->vtable.queue_query = NULL;
+  if (!inner->vtable->foreign_stream_wait_event) {
+    device->vtable.foreign_stream_wait_event = NULL;
+  }
+  if (!inner->vtable->event_create_timing) {
+    device->vtable.event_create_timing = NULL;
+    device->vtable.event_elapsed_ms = NULL;
+  }
   if (!inner->vtable->plan_connections) device->vtable.plan_connections = NULL;
   if (!inner->vtable->query_connections) {
     device->vtable.query_connections = NULL;
