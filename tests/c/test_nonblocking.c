@@ -5,6 +5,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 
+#include "backends/fault/fault_backend.h"
 #include "check.h"
 #include "device.h"
 #include "hrx.h"
@@ -89,6 +90,42 @@ static void test_full_queue_would_block(void) {
   CHECK_OK(hrx_stream_synchronize(stream));
   CHECK_OK(hrx_stream_query(stream, &done));
   CHECK(done);
+  hrx_buffer_release(big);
+  hrx_buffer_release(small);
+  hrx_stream_release(stream);
+  hrx_device_release(device);
+}
+
+/* Under the fault wrapper a call the backend answered with WOULD_BLOCK is
+ * neither a call of the fault schedule nor a native command: the blocking
+ * retry is the 4th fill and the next one the 5th, which fails the stream. */
+static void test_would_block_is_not_a_fault_call(void) {
+  setenv("HRX_HOST_RING_CAPACITY", "2", 1);
+  setenv("HRX_FAULTS", "fill:5", 1);
+  hrx_device_t* device = open_host();
+  unsetenv("HRX_FAULTS");
+  unsetenv("HRX_HOST_RING_CAPACITY");
+  hrx_device_set_batching(device, false);
+  hrx_stream_t* stream = NULL;
+  hrx_buffer_t* big = NULL;
+  hrx_buffer_t* small = NULL;
+  CHECK_OK(hrx_stream_create(device, &stream));
+  CHECK_OK(hrx_buffer_allocate(device, BIG, &big));
+  CHECK_OK(hrx_buffer_allocate(device, 64, &small));
+  for (int i = 0; i < 3; ++i) CHECK_OK(hrx_stream_fill(stream, whole(big), i));
+  hrx_fault_counts_t before, after;
+  hrx_fault_query_counts(&before);
+  hrx_thread_set_nonblocking(true);
+  CHECK_CODE(hrx_stream_fill(stream, whole(small), 1), HRX_STATUS_WOULD_BLOCK,
+             "full host queue");
+  hrx_thread_set_nonblocking(false);
+  hrx_fault_query_counts(&after);
+  CHECK(after.native_commands == before.native_commands);
+  CHECK_OK(hrx_stream_fill(stream, whole(small), 1));
+  CHECK_OK(hrx_stream_synchronize(stream));
+  CHECK_OK(hrx_stream_fill(stream, whole(small), 2));
+  CHECK_CODE(hrx_stream_synchronize(stream), HRX_STATUS_DEVICE_ERROR,
+             "fill call #5 failed");
   hrx_buffer_release(big);
   hrx_buffer_release(small);
   hrx_stream_release(stream);
@@ -351,6 +388,7 @@ static void test_deferred_releases_would_block(void) {
 int main(void) {
   test_nonblocking_submits();
   test_full_queue_would_block();
+  test_would_block_is_not_a_fault_call();
   test_batches_would_block();
   test_graphs_and_callbacks_would_block();
   test_deferred_releases_would_block();

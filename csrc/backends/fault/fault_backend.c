@@ -238,6 +238,21 @@ static hrx_status_t hrx_fault_check(hrx_backend_device_t* base,
                          hrx_fault_op_names[op], (unsigned long long)call);
 }
 
+/* The end of a checked call: an answer of WOULD_BLOCK from the inner
+ * backend (the caller's non-blocking mode) means the call did nothing, so
+ * it is taken back from the schedule's count, and a native command
+ * (`command`) is counted only when it was made. Returns `status`. */
+static hrx_status_t hrx_fault_finish(hrx_backend_device_t* base,
+                                     hrx_fault_op_t op, bool command,
+                                     hrx_status_t status) {
+  if (hrx_status_code(status) == HRX_STATUS_WOULD_BLOCK) {
+    atomic_fetch_sub(&hrx_fault_cast(base)->calls[op], 1);
+  } else if (command) {
+    atomic_fetch_add(&hrx_fault_native_commands, 1);
+  }
+  return status;
+}
+
 /* ---------------------------------------------------------------- device */
 
 static void hrx_fault_destroy(hrx_backend_device_t* base) {
@@ -373,9 +388,10 @@ static hrx_status_t hrx_fault_copy(hrx_backend_device_t* base,
                                    const void* src, uint64_t length,
                                    hrx_ticket_t* out_ticket) {
   HRX_RETURN_IF_ERROR(hrx_fault_check(base, HRX_FAULT_COPY));
-  atomic_fetch_add(&hrx_fault_native_commands, 1);
-  return HRX_INNER_VT(base)->copy(HRX_INNER(base), HRX_INNER_QUEUE(queue), dst,
-                                  src, length, out_ticket);
+  return hrx_fault_finish(
+      base, HRX_FAULT_COPY, true,
+      HRX_INNER_VT(base)->copy(HRX_INNER(base), HRX_INNER_QUEUE(queue), dst,
+                               src, length, out_ticket));
 }
 
 static hrx_status_t hrx_fault_fill(hrx_backend_device_t* base,
@@ -383,9 +399,10 @@ static hrx_status_t hrx_fault_fill(hrx_backend_device_t* base,
                                    uint8_t byte, uint64_t length,
                                    hrx_ticket_t* out_ticket) {
   HRX_RETURN_IF_ERROR(hrx_fault_check(base, HRX_FAULT_FILL));
-  atomic_fetch_add(&hrx_fault_native_commands, 1);
-  return HRX_INNER_VT(base)->fill(HRX_INNER(base), HRX_INNER_QUEUE(queue), dst,
-                                  byte, length, out_ticket);
+  return hrx_fault_finish(
+      base, HRX_FAULT_FILL, true,
+      HRX_INNER_VT(base)->fill(HRX_INNER(base), HRX_INNER_QUEUE(queue), dst,
+                               byte, length, out_ticket));
 }
 
 static hrx_status_t hrx_fault_upload(hrx_backend_device_t* base,
@@ -393,8 +410,10 @@ static hrx_status_t hrx_fault_upload(hrx_backend_device_t* base,
                                      const void* host_src, uint64_t length,
                                      hrx_ticket_t* out_ticket) {
   HRX_RETURN_IF_ERROR(hrx_fault_check(base, HRX_FAULT_UPLOAD));
-  return HRX_INNER_VT(base)->upload(HRX_INNER(base), HRX_INNER_QUEUE(queue),
-                                    dst, host_src, length, out_ticket);
+  return hrx_fault_finish(
+      base, HRX_FAULT_UPLOAD, false,
+      HRX_INNER_VT(base)->upload(HRX_INNER(base), HRX_INNER_QUEUE(queue), dst,
+                                 host_src, length, out_ticket));
 }
 
 static hrx_status_t hrx_fault_download(hrx_backend_device_t* base,
@@ -454,17 +473,20 @@ static hrx_status_t hrx_fault_event_record(hrx_backend_device_t* base,
                                            hrx_native_event_t* event,
                                            hrx_ticket_t ticket) {
   HRX_RETURN_IF_ERROR(hrx_fault_check(base, HRX_FAULT_EVENT_RECORD));
-  return HRX_INNER_VT(base)->event_record(HRX_INNER(base),
-                                          HRX_INNER_QUEUE(queue), event,
-                                          ticket);
+  return hrx_fault_finish(
+      base, HRX_FAULT_EVENT_RECORD, false,
+      HRX_INNER_VT(base)->event_record(HRX_INNER(base),
+                                       HRX_INNER_QUEUE(queue), event, ticket));
 }
 
 static hrx_status_t hrx_fault_queue_wait_event(hrx_backend_device_t* base,
                                                hrx_native_queue_t* queue,
                                                hrx_native_event_t* event) {
   HRX_RETURN_IF_ERROR(hrx_fault_check(base, HRX_FAULT_WAIT_EVENT));
-  return HRX_INNER_VT(base)->queue_wait_event(HRX_INNER(base),
-                                              HRX_INNER_QUEUE(queue), event);
+  return hrx_fault_finish(
+      base, HRX_FAULT_WAIT_EVENT, false,
+      HRX_INNER_VT(base)->queue_wait_event(HRX_INNER(base),
+                                           HRX_INNER_QUEUE(queue), event));
 }
 
 static hrx_status_t hrx_fault_event_query(hrx_backend_device_t* base,
