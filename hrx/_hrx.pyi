@@ -287,6 +287,10 @@ class Stream:
     def synchronize(self) -> None:
         """Waits for the work published on this stream."""
 
+    def flush(self) -> None:
+        """Publishes the stream's pending batch now, without an event or a
+        wait; raises an earlier command's failure like synchronize()."""
+
     def record_event(self) -> Event:
         """An event for the work published so far."""
 

@@ -83,6 +83,7 @@ def test_allocation_failure(fresh):
         assert live()["host_allocations"] == 0 and live()["events"] == 0
         s.fill(a, 5)
         assert (s.read(a).wait() == 5).all()
+        assert live()["host_allocations"] == 1  # pooled for later reads
         for obj in (s, a, c, dev):
             obj.close()
         assert live() == NOTHING, live()
@@ -135,82 +136,129 @@ def test_queue_creation_failure_keeps_the_pool_consistent(fresh):
     assert out.strip() == "ok"
 
 
-def test_failing_native_commands_submit_nothing(fresh):
-    out = fresh(LIVE + """
-        dev = hrx.Device.open(0, backend=backend)
-        dev.set_batching(False)  # each command fails its own call
-        s = dev.stream()
-        src = dev.allocate(4096); dst = dev.allocate(4096)
-        s.fill(src, 0x11)
-        s.fill(dst, 0x22)
+FAILS = """
         def fails(call, part):
             try:
                 call()
             except hrx.DeviceError as e:
                 assert isinstance(e, RuntimeError)
-                assert "injected fault: " + part in str(e), str(e)
+                assert part in str(e), str(e)
             else:
                 raise AssertionError(part + " did not fail")
-        fails(lambda: s.copy(dst, src), "copy call #1")
-        fails(lambda: s.fill(dst, 0x33), "fill call #3")
-        fails(lambda: s.upload(dst, np.full(4096, 0x44, np.uint8)),
-              "upload call #1")
-        fails(s.synchronize, "synchronize call #1")
-        fails(lambda: s.read(dst), "download call #1")
-        out = np.zeros(4096, np.uint8)
-        fails(lambda: s.read_blocking(dst, out), "download call #2")
+"""
+FAILS = textwrap.indent(textwrap.dedent(FAILS), " " * 8)
+
+
+@pytest.mark.parametrize("batching", [False, True])
+def test_a_failed_command_fails_its_stream(fresh, batching):
+    """A refused command fails its stream: the call returns, later commands
+    are not run, the next observation point raises the failure (naming the
+    command and how many were not run), then the stream works again. The
+    same with batching on and off."""
+    out = fresh(LIVE + FAILS + f"""
+        dev = hrx.Device.open(0, backend=backend, batching={batching})
+        s = dev.stream()
+        src = dev.allocate(4096); dst = dev.allocate(4096)
+        s.fill(src, 0x11)
+        s.fill(dst, 0x22)
+        s.synchronize()
+        s.copy(dst, src)                    # copy #1 fails: no exception
+        s.fill(dst, 0x33)                   # not run
+        s.upload(dst, np.full(4096, 0x44, np.uint8))  # not run
+        fails(s.synchronize, "command 3 of this stream (copy of 4096 bytes) "
+              "failed: injected fault: copy call #1 failed (HRX_FAULTS); 2 "
+              "later commands of this stream were not run; the stream is "
+              "usable again")
+        s.synchronize()                     # raised once
         assert (s.read(dst).wait() == 0x22).all()  # nothing reached dst
-        s.copy(dst, src)                          # the stream still works
+        s.copy(dst, src)                    # the stream works again
         assert (s.read(dst).wait() == 0x11).all()
-        assert live()["events"] == 0 and live()["host_allocations"] == 0
-        for obj in (s, src, dst, dev):
+        s.fill(dst, 0x55)                   # fill #3 fails
+        fails(lambda: s.read(dst), "fill call #3")   # a read observes it
+        s.upload(src, bytes(4096))          # upload #1 fails
+        fails(s.record_event, "upload call #1")
+        fails(lambda: s.read(dst), "download call #3")  # its own: at once
+        ev = s.record_event()
+        t = dev.stream()
+        t.wait_event(ev)                    # wait_event #1 fails on t
+        fails(dev.synchronize, "(event wait) failed: injected fault: "
+              "wait_event call #1")          # a device synchronize raises it
+        t.synchronize()
+        assert (s.read(dst).wait() == 0x11).all()
+        for obj in (ev, s, t, src, dst, dev):
             obj.close()
         assert live() == NOTHING, live()
         print("ok")
-    """, env={"HRX_FAULTS": "copy:1,fill:3,upload:1,synchronize:1,"
-                            "download:1,download:2"})
+    """, env={"HRX_FAULTS": "copy:1,fill:3,upload:1,download:3,"
+                            "wait_event:1"})
+    assert out.strip() == "ok"
+
+
+@pytest.mark.parametrize("batching", [False, True])
+def test_closing_a_failed_stream_warns(fresh, batching):
+    """A failure that nothing raised is reported when its stream closes:
+    a RuntimeWarning naming the command, never silence."""
+    out = fresh(LIVE + f"""
+        import warnings
+        dev = hrx.Device.open(0, backend=backend, batching={batching})
+        s = dev.stream(); b = dev.allocate(64)
+        s.fill(b, 1)                        # fill #1 fails
+        s.fill(b, 2)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            s.close()
+        assert len(caught) == 1, [str(w.message) for w in caught]
+        w = caught[0]
+        assert issubclass(w.category, RuntimeWarning)
+        assert "command 1 of this stream (fill of 64 bytes) failed" in str(
+            w.message), str(w.message)
+        assert "1 later command of this stream was not run" in str(w.message)
+        t = dev.stream()                    # a clean close warns nothing
+        t.fill(b, 3)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            t.close()
+        assert not caught, [str(w.message) for w in caught]
+        b.close(); dev.close()
+        assert live() == NOTHING, live()
+        print("ok")
+    """, env={"HRX_FAULTS": "fill:1"})
     assert out.strip() == "ok"
 
 
 def test_failing_events(fresh):
-    out = fresh(LIVE + """
+    out = fresh(LIVE + FAILS + """
         dev = hrx.Device.open(0, backend=backend)
-        dev.set_batching(False)  # each command fails its own call
         s = dev.stream(); t = dev.stream()
         b = dev.allocate(64)
         s.fill(b, 9)
-        def fails(call, part):
-            try:
-                call()
-            except hrx.DeviceError as e:
-                assert "injected fault: " + part in str(e), str(e)
-            else:
-                raise AssertionError(part + " did not fail")
-        fails(s.record_event, "event_create call #1")
+        fails(s.record_event, "injected fault: event_create call #1")
         ev = s.record_event()                      # create #2, record #1
-        fails(s.record_event, "event_record call #2")  # create #3
+        fails(s.record_event, "injected fault: event_record call #2")
         assert live()["events"] == 1
-        fails(lambda: t.wait_event(ev), "wait_event call #1")
-        fails(ev.synchronize, "event_synchronize call #1")
+        fails(ev.synchronize, "injected fault: event_synchronize call #1")
         t.wait_event(ev)
         ev.synchronize()
         ev.close()
-        fails(lambda: s.read(b), "event_create call #4")
-        assert live()["events"] == 0 and live()["host_allocations"] == 0
+        # A read's staging block brings its own event (create #4), kept
+        # with the block in the device's pool for later reads.
         assert (s.read(b).wait() == 9).all()
+        assert live()["events"] == 1 and live()["host_allocations"] == 1
+        assert (s.read(b).wait() == 9).all()
+        assert live()["events"] == 1 and live()["host_allocations"] == 1
         for obj in (s, t, b, dev):
             obj.close()
         assert live() == NOTHING, live()
         print("ok")
-    """, env={"HRX_FAULTS": "event_create:1,event_record:2,event_create:4,"
-                            "wait_event:1,event_synchronize:1"})
+    """, env={"HRX_FAULTS": "event_create:1,event_record:2,"
+                            "event_synchronize:1"})
     assert out.strip() == "ok"
 
 
-def test_a_fault_inside_a_batch_is_reported_once(fresh):
-    """With batching, a copy that fails inside a published batch is
-    reported by the stream's next observation point (or by its own call if
-    it went out alone): DeviceError naming it; the other commands run."""
+def test_a_fault_inside_a_batch_fails_the_stream(fresh):
+    """With batching, a copy that fails inside a published batch fails the
+    stream: the rest of the batch is not run, the next observation point
+    raises it once, naming the command."""
     out = fresh(LIVE + """
         dev = hrx.Device.open(0, backend=backend)
         dev.set_batching(True)
@@ -219,21 +267,19 @@ def test_a_fault_inside_a_batch_is_reported_once(fresh):
         src, dst = dev.allocate(96), dev.allocate(96)
         s.fill(src, 0xAB); s.fill(dst, 0); s.synchronize()
         s.fill(big, 1)                      # keeps the queue busy
-        reported = []
-        for i in range(6):
-            try:
-                s.copy(dst[i * 16:(i + 1) * 16], src[i * 16:(i + 1) * 16])
-            except hrx.DeviceError as e:
-                reported.append(str(e))
+        for i in range(6):                  # no call raises
+            s.copy(dst[i * 16:(i + 1) * 16], src[i * 16:(i + 1) * 16])
         try:
             s.synchronize()
         except hrx.DeviceError as e:
-            reported.append(str(e))
-        assert len(reported) == 1, reported
-        assert "injected fault: copy call #3" in reported[0], reported
+            message = str(e)
+        else:
+            raise AssertionError("the failed copy was not reported")
+        assert "injected fault: copy call #3" in message, message
+        assert "3 later commands of this stream were not run" in message
         s.synchronize()                     # reported once only
         got = s.read(dst).wait().reshape(6, 16)
-        assert (got[2] == 0).all() and (np.delete(got, 2, 0) == 0xAB).all()
+        assert (got[:2] == 0xAB).all() and (got[2:] == 0).all()
         for obj in (s, big, src, dst, dev):
             obj.close()
         assert live() == NOTHING, live()

@@ -89,6 +89,13 @@ typedef struct hrx_batch_command_s {
  * 4 KiB kernel-argument limit every HIP and CUDA version accepts. */
 #define HRX_BATCH_MAX_COMMANDS 160
 
+/* The most bytes one command of a batch moves. The hip copy kernel gives a
+ * command one block per 16 KiB along grid y, whose limit is 65535 on every
+ * HIP and CUDA device; larger commands are never batched (the core clamps
+ * HRX_BATCH_MAX_COPY_BYTES to this, and a backend sends a larger one
+ * natively). */
+#define HRX_BATCH_MAX_COMMAND_BYTES (65535ull * 16384ull)
+
 struct hrx_backend_vtable_s {
   /* Frees the device. Every queue and event of it has been destroyed and
    * every allocation freed before this is called. */
@@ -137,7 +144,9 @@ struct hrx_backend_vtable_s {
                         void** out_ptr);
   void (*free)(hrx_backend_device_t* device, void* ptr);
   /* Host memory the device can transfer to and from asynchronously (pinned
-   * on GPUs). host_free has the same deferral rule as free. */
+   * on GPUs). The core calls host_free only once no submitted work can
+   * still touch the memory (its read staging is pooled, staging.h), so a
+   * backend need not wait for anything. */
   hrx_status_t (*host_alloc)(hrx_backend_device_t* device, uint64_t size,
                              void** out_ptr);
   void (*host_free)(hrx_backend_device_t* device, void* ptr);

@@ -24,7 +24,7 @@ void hrx_batch_settings_from_environment(hrx_batch_settings_t* out_settings) {
       "HRX_BATCH_MAX_COMMANDS", HRX_BATCH_MAX_COMMANDS, 2,
       HRX_BATCH_MAX_COMMANDS);
   out_settings->max_command_bytes = hrx_batch_env(
-      "HRX_BATCH_MAX_COPY_BYTES", 64u << 10, 1, 1ull << 30);
+      "HRX_BATCH_MAX_COPY_BYTES", 64u << 10, 1, HRX_BATCH_MAX_COMMAND_BYTES);
   out_settings->max_batch_bytes = 2u << 20;
 }
 
@@ -45,7 +45,6 @@ hrx_status_t hrx_batch_publish(hrx_backend_device_t* backend,
                                const hrx_batch_command_t* commands,
                                uint32_t count, hrx_ticket_t* io_ticket,
                                uint32_t* out_failed_index) {
-  hrx_status_t first_failure = NULL;
   uint32_t done = 0;
   while (done < count) {
     uint32_t rest = count - done;
@@ -61,14 +60,12 @@ hrx_status_t hrx_batch_publish(hrx_backend_device_t* backend,
     }
     if (ticket > *io_ticket) *io_ticket = ticket;
     done += published;
-    if (!status) continue;
-    if (first_failure) {
-      hrx_status_free(status);
-    } else {
-      first_failure = status;
+    if (status) {
+      /* The commands after the failed one must not run: they could read
+       * what it should have written. */
       *out_failed_index = done;
+      return status;
     }
-    ++done; /* the failed command; the ones after it still go out */
   }
-  return first_failure;
+  return NULL;
 }

@@ -12,8 +12,9 @@
  *   HRX_BATCH_MAX_COMMANDS   commands per batch (default and maximum
  *                            HRX_BATCH_MAX_COMMANDS; at least 2)
  *   HRX_BATCH_MAX_COPY_BYTES copies and fills above this go to the runtime's
- *                            own copy, one native call each (default 65536);
- *                            a batch is also published once it holds 2 MiB
+ *                            own copy, one native call each (default 65536,
+ *                            at most HRX_BATCH_MAX_COMMAND_BYTES); a batch
+ *                            is also published once it holds 2 MiB
  */
 #ifndef HRX_CORE_BATCH_H_
 #define HRX_CORE_BATCH_H_
@@ -42,10 +43,10 @@ hrx_status_t hrx_batch_submit_one(hrx_backend_device_t* backend,
 
 /* Publishes commands[0..count) in order: one command through copy()/fill(),
  * more through the backend's batch_submit when it has one, else one call
- * each. A command that cannot be published does not stop the ones after
- * it. Returns the first failure (NULL if none) with *out_failed_index set
- * to that command's index; *io_ticket is raised to the highest ticket
- * published. */
+ * each. Stops at the first command that cannot be published: returns its
+ * failure with *out_failed_index set to its index; the commands before it
+ * were published, the ones from it on were not. *io_ticket is raised to
+ * the highest ticket published. */
 hrx_status_t hrx_batch_publish(hrx_backend_device_t* backend,
                                hrx_native_queue_t* queue,
                                const hrx_batch_command_t* commands,

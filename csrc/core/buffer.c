@@ -8,6 +8,7 @@
 
 #include "completion.h"
 #include "device.h"
+#include "entry.h"
 #include "status.h"
 
 struct hrx_buffer_s {
@@ -19,12 +20,12 @@ struct hrx_buffer_s {
 
 hrx_status_t hrx_buffer_allocate(hrx_device_t* device, uint64_t size,
                                  hrx_buffer_t** out_buffer) {
-  HRX_RETURN_IF_ERROR(hrx_host_callback_check("allocating a buffer"));
   if (size == 0) {
     return hrx_make_status(HRX_STATUS_INVALID_ARGUMENT,
                            "buffer size must be at least 1 byte; got 0");
   }
-  HRX_RETURN_IF_ERROR(hrx_device_check_process(device));
+  HRX_RETURN_IF_ERROR(
+      hrx_entry_check(device, HRX_ENTRY_BLOCKING, "allocating a buffer"));
   hrx_buffer_t* buffer = calloc(1, sizeof(*buffer));
   if (!buffer) {
     return hrx_make_status(HRX_STATUS_OUT_OF_MEMORY,
@@ -50,13 +51,19 @@ void hrx_buffer_retain(hrx_buffer_t* buffer) {
                                         memory_order_relaxed);
 }
 
+static void hrx_buffer_release_object(void* buffer) {
+  hrx_buffer_release(buffer);
+}
+
 void hrx_buffer_release(hrx_buffer_t* buffer) {
   if (!buffer) return;
+  if (hrx_entry_release(buffer->device, hrx_buffer_release_object, buffer)) {
+    return;
+  }
   if (atomic_fetch_sub_explicit(&buffer->ref_count, 1, memory_order_acq_rel) !=
       1) {
     return;
   }
-  if (hrx_device_is_stale(buffer->device)) return; /* fork.h */
   hrx_backend_device_t* backend = hrx_device_backend(buffer->device);
   /* Batched commands may name this memory without being on a queue yet:
    * publish them, so that free() waits for them like for any other work. */

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include "entry.h"
 #include "status.h"
 
 struct hrx_completion_s {
@@ -22,24 +23,13 @@ struct hrx_completion_s {
    * only by the thread running the launch's callbacks. */
   void* staged_payload;
   void (*staged_free)(void*);
+  hrx_device_t* device;           /* borrowed; held keeps it alive */
   void* held;                     /* owned via held_release */
   void (*held_release)(void*);
 };
 
-/* Set while this thread runs a host callback. */
-static _Thread_local bool hrx_in_host_callback = false;
-
-hrx_status_t hrx_host_callback_check(const char* what) {
-  if (!hrx_in_host_callback) return NULL;
-  return hrx_make_status(
-      HRX_STATUS_FAILED_PRECONDITION,
-      "%s is not allowed inside a graph host callback: the queue running the "
-      "callback waits for it to return; do this after the launch's "
-      "completion instead",
-      what);
-}
-
-hrx_status_t hrx_completion_create(void* held, void (*held_release)(void*),
+hrx_status_t hrx_completion_create(hrx_device_t* device, void* held,
+                                   void (*held_release)(void*),
                                    hrx_completion_t** out_completion) {
   hrx_completion_t* completion = calloc(1, sizeof(*completion));
   if (!completion) {
@@ -54,6 +44,7 @@ hrx_status_t hrx_completion_create(void* held, void (*held_release)(void*),
   pthread_mutex_init(&completion->mutex, NULL);
   atomic_init(&completion->ref_count, 1);
   atomic_init(&completion->done, false);
+  completion->device = device;
   completion->held = held;
   completion->held_release = held_release;
   *out_completion = completion;
@@ -66,8 +57,19 @@ void hrx_completion_retain(hrx_completion_t* completion) {
   }
 }
 
+static void hrx_completion_release_object(void* completion) {
+  hrx_completion_release(completion);
+}
+
 void hrx_completion_release(hrx_completion_t* completion) {
   if (!completion) return;
+  /* Its last release frees the launch (graph, buffers): not on a callback
+   * thread. */
+  if (completion->device &&
+      hrx_entry_release(completion->device, hrx_completion_release_object,
+                        completion)) {
+    return;
+  }
   if (atomic_fetch_sub_explicit(&completion->ref_count, 1,
                                 memory_order_acq_rel) != 1) {
     return;
@@ -83,9 +85,9 @@ void hrx_completion_release(hrx_completion_t* completion) {
 
 void hrx_completion_run(hrx_completion_t* completion, hrx_host_fn_t fn,
                         void* user_data) {
-  hrx_in_host_callback = true;
+  hrx_entry_callback_begin();
   hrx_status_t status = fn(user_data, completion);
-  hrx_in_host_callback = false;
+  hrx_entry_callback_end();
   void* staged = completion->staged_payload;
   void (*staged_free)(void*) = completion->staged_free;
   completion->staged_payload = NULL;
@@ -176,7 +178,8 @@ hrx_status_t hrx_completion_wait(hrx_completion_t* completion,
     return hrx_make_status(HRX_STATUS_INVALID_ARGUMENT, "completion is NULL");
   }
   if (!atomic_load(&completion->done)) {
-    HRX_RETURN_IF_ERROR(hrx_host_callback_check("waiting for a completion"));
+    HRX_RETURN_IF_ERROR(hrx_entry_check(NULL, HRX_ENTRY_BLOCKING,
+                                        "waiting for a completion"));
   }
   *out_done = hrx_completion_block(completion, timeout_ns);
   return NULL;

@@ -9,8 +9,11 @@
 #include "hrx.h"
 
 /* A pending completion (one reference, the caller's). It keeps `held` alive:
- * held_release(held) runs when the completion is freed (may be NULL). */
-hrx_status_t hrx_completion_create(void* held, void (*held_release)(void*),
+ * held_release(held) runs when the completion is freed (may be NULL).
+ * `device` (borrowed; `held` keeps it alive) is where a release made in a
+ * host callback is deferred to (entry.h). */
+hrx_status_t hrx_completion_create(hrx_device_t* device, void* held,
+                                   void (*held_release)(void*),
                                    hrx_completion_t** out_completion);
 
 /* Runs one host callback of the launch on the calling (host worker) thread,
@@ -22,10 +25,6 @@ void hrx_completion_run(hrx_completion_t* completion, hrx_host_fn_t fn,
 /* Sets the latch and wakes every waiter. Never frees the completion: the
  * stream that launched it holds a reference until it is done. */
 void hrx_completion_finish(hrx_completion_t* completion);
-
-/* FAILED_PRECONDITION when the calling thread is running a host callback;
- * `what` names the refused call ("submitting work"). NULL otherwise. */
-hrx_status_t hrx_host_callback_check(const char* what);
 
 /* A set of retained completions, guarded by its own lock (never held while
  * waiting or releasing). */

@@ -12,23 +12,35 @@
 
 #include "backend_registry.h"
 #include "backends/fault/fault_backend.h"
-#include "completion.h"
+#include "entry.h"
 #include "fork.h"
 #include "status.h"
 #include "stream.h"
 #include "wait.h"
 
-/* A cleanup put off until the device's queues are gone. */
-typedef struct hrx_deferred_s {
-  void (*cleanup)(hrx_backend_device_t* backend, void* object);
-  void* object;                    /* owned by the cleanup */
-  struct hrx_deferred_s* next;
-} hrx_deferred_t;
+/* A release made on a host-callback thread, run later on another thread
+ * (entry.h). */
+typedef struct hrx_deferred_release_s {
+  void (*release)(void* object);
+  void* object;                    /* the reference handed over */
+  struct hrx_deferred_release_s* next;
+} hrx_deferred_release_t;
 
 struct hrx_device_s {
   int ref_count;                   /* guarded by hrx_registry_mutex */
-  hrx_deferred_t* deferred;        /* owned; guarded by hrx_registry_mutex */
   struct hrx_device_s* next;       /* registry list; guarded likewise */
+  pthread_mutex_t release_mutex;
+  hrx_deferred_release_t* releases;  /* owned, newest first; release_mutex */
+  atomic_bool has_releases;        /* releases != NULL, read without lock */
+  bool release_helper;             /* a helper thread drains; release_mutex */
+  pthread_cond_t helper_done;      /* release_helper became false */
+  atomic_int draining;             /* threads running deferred releases;
+                                      written under release_mutex */
+  pthread_cond_t drained;          /* draining became 0 */
+  pthread_mutex_t failure_mutex;
+  hrx_failure_link_t* failed;      /* streams holding an unraised failure;
+                                      failure_mutex */
+  hrx_staging_pool_t* staging;     /* owned: read staging */
   const hrx_backend_t* backend_type; /* static */
   int index;
   unsigned generation;             /* hrx_fork_current() at creation */
@@ -83,6 +95,12 @@ static hrx_status_t hrx_device_create(const hrx_backend_t* backend_type,
   }
   device->ref_count = 1;
   atomic_init(&device->commands, 0);
+  atomic_init(&device->has_releases, false);
+  pthread_mutex_init(&device->release_mutex, NULL);
+  pthread_cond_init(&device->helper_done, NULL);
+  pthread_cond_init(&device->drained, NULL);
+  atomic_init(&device->draining, 0);
+  pthread_mutex_init(&device->failure_mutex, NULL);
   device->backend_type = backend_type;
   device->index = index;
   device->generation = hrx_fork_current();
@@ -102,6 +120,10 @@ static hrx_status_t hrx_device_create(const hrx_backend_t* backend_type,
   }
   hrx_batch_settings_from_environment(&device->batch);
   status = hrx_flusher_create(device->batch.delay_ns, &device->flusher);
+  if (!status) {
+    status = hrx_staging_pool_create(device->backend, &device->staging);
+    if (status) hrx_flusher_destroy(device->flusher);
+  }
   if (status) {
     device->backend->vtable->destroy(device->backend);
     free(device);
@@ -120,6 +142,8 @@ hrx_status_t hrx_device_open(const char* backend_name, int index,
                              hrx_device_t** out_device) {
   const hrx_backend_t* backend = NULL;
   char selection[sizeof(((hrx_device_info_t*)0)->selection)];
+  HRX_RETURN_IF_ERROR(
+      hrx_entry_check(NULL, HRX_ENTRY_BLOCKING, "opening a device"));
   hrx_fork_install();
   HRX_RETURN_IF_ERROR(hrx_backend_select(backend_name, index, &backend,
                                          selection, sizeof(selection)));
@@ -148,16 +172,32 @@ void hrx_device_retain(hrx_device_t* device) {
   pthread_mutex_unlock(&hrx_registry_mutex);
 }
 
+static void hrx_device_release_object(void* device) {
+  hrx_device_release(device);
+}
+
+/* Set on the helper thread of hrx_device_defer_release. */
+static _Thread_local bool hrx_device_on_release_helper = false;
+/* Deferred releases this thread is running (they may release more). */
+static _Thread_local int hrx_device_drain_depth = 0;
+
 void hrx_device_release(hrx_device_t* device) {
   if (!device) return;
+  if (hrx_entry_release(device, hrx_device_release_object, device)) return;
+  /* A call from a thread that may wait: releases deferred by callbacks go
+   * first (they hold references to the device), and a helper draining
+   * them finishes first, so that the last reference is dropped here and
+   * the device is gone when this returns (the pool contract's rule 9). */
+  hrx_device_run_deferred_releases(device);
+  if (!hrx_device_on_release_helper && hrx_device_drain_depth == 0) {
+    pthread_mutex_lock(&device->release_mutex);
+    while (device->release_helper) {
+      pthread_cond_wait(&device->helper_done, &device->release_mutex);
+    }
+    pthread_mutex_unlock(&device->release_mutex);
+  }
   pthread_mutex_lock(&hrx_registry_mutex);
   bool last = --device->ref_count == 0;
-  if (last && hrx_device_is_stale(device)) {
-    /* A parent's device in a forked child: not in this registry, and its
-     * queues and locks are unusable here. Left to the child's exit. */
-    pthread_mutex_unlock(&hrx_registry_mutex);
-    return;
-  }
   if (last) {
     hrx_device_t** link = &hrx_registry_head;
     while (*link != device) link = &(*link)->next;
@@ -165,33 +205,202 @@ void hrx_device_release(hrx_device_t* device) {
   }
   pthread_mutex_unlock(&hrx_registry_mutex);
   if (!last) return;
-  /* No stream, buffer or event is left: they all held references. */
+  /* No stream, buffer, event or deferred release is left: they all held
+   * references. */
   hrx_flusher_destroy(device->flusher);
   hrx_queue_pool_deinitialize(&device->pool);
-  /* Every queue waited for its work: deferred cleanups cannot block. */
-  while (device->deferred) {
-    hrx_deferred_t* deferred = device->deferred;
-    device->deferred = deferred->next;
-    deferred->cleanup(device->backend, deferred->object);
-    free(deferred);
-  }
+  /* Every queue waited for its work: staging is no longer written. */
+  hrx_staging_pool_destroy(device->staging);
   device->backend->vtable->destroy(device->backend);
+  pthread_mutex_destroy(&device->release_mutex);
+  pthread_cond_destroy(&device->helper_done);
+  pthread_cond_destroy(&device->drained);
+  pthread_mutex_destroy(&device->failure_mutex);
   free(device);
 }
 
-bool hrx_device_defer_cleanup(hrx_device_t* device,
-                              void (*cleanup)(hrx_backend_device_t* backend,
-                                              void* object),
-                              void* object) {
-  hrx_deferred_t* deferred = malloc(sizeof(*deferred));
-  if (!deferred) return false;
-  deferred->cleanup = cleanup;
-  deferred->object = object;
+void hrx_device_run_deferred_releases(hrx_device_t* device) {
+  /* Inside a drain, the outer call finishes the list. */
+  if (hrx_device_drain_depth) return;
+  if (!atomic_load_explicit(&device->has_releases, memory_order_acquire) &&
+      !atomic_load_explicit(&device->draining, memory_order_acquire)) {
+    return;
+  }
+  hrx_device_drain_depth++;
+  pthread_mutex_lock(&device->release_mutex);
+  for (;;) {
+    if (device->releases) {
+      hrx_deferred_release_t* list = device->releases;
+      device->releases = NULL;
+      atomic_store(&device->has_releases, false);
+      atomic_fetch_add(&device->draining, 1);
+      pthread_mutex_unlock(&device->release_mutex);
+      /* Oldest first. */
+      hrx_deferred_release_t* ordered = NULL;
+      while (list) {
+        hrx_deferred_release_t* next = list->next;
+        list->next = ordered;
+        ordered = list;
+        list = next;
+      }
+      while (ordered) {
+        hrx_deferred_release_t* next = ordered->next;
+        ordered->release(ordered->object);
+        free(ordered);
+        ordered = next;
+      }
+      pthread_mutex_lock(&device->release_mutex);
+      if (atomic_fetch_sub(&device->draining, 1) == 1) {
+        pthread_cond_broadcast(&device->drained);
+      }
+      continue;
+    }
+    /* Releases another thread took are finished before this call goes on,
+     * so that they are done by the time it returns. */
+    if (atomic_load(&device->draining) == 0) break;
+    pthread_cond_wait(&device->drained, &device->release_mutex);
+  }
+  pthread_mutex_unlock(&device->release_mutex);
+  hrx_device_drain_depth--;
+}
+
+/* Drains the device's deferred releases when no other call comes, then
+ * drops the reference its starter took for it. It says it is done only
+ * after that drop, unless the drop was the last (then nobody can be
+ * waiting: a waiter holds a reference). */
+static void* hrx_device_release_helper(void* arg) {
+  hrx_device_t* device = arg;
+  hrx_device_on_release_helper = true;
+  for (;;) {
+    hrx_device_run_deferred_releases(device);
+    pthread_mutex_lock(&device->release_mutex);
+    bool more = device->releases != NULL;
+    pthread_mutex_unlock(&device->release_mutex);
+    if (!more) break;
+  }
   pthread_mutex_lock(&hrx_registry_mutex);
-  deferred->next = device->deferred;
-  device->deferred = deferred;
+  bool last = device->ref_count == 1;
+  if (!last) device->ref_count--;
   pthread_mutex_unlock(&hrx_registry_mutex);
-  return true;
+  pthread_mutex_lock(&device->release_mutex);
+  device->release_helper = false;
+  pthread_cond_broadcast(&device->helper_done);
+  pthread_mutex_unlock(&device->release_mutex);
+  /* Ours was the only reference left: tear the device down here. */
+  if (last) hrx_device_release(device);
+  return NULL;
+}
+
+void hrx_device_defer_release(hrx_device_t* device,
+                              void (*release)(void* object), void* object) {
+  hrx_deferred_release_t* entry = malloc(sizeof(*entry));
+  if (!entry) {
+    /* Neither releasing here (it would wait for this callback's queue) nor
+     * keeping a record is possible: the object stays alive. */
+    fprintf(stderr,
+            "hrx: out of memory deferring a release made in a host "
+            "callback; the object is kept alive\n");
+    return;
+  }
+  entry->release = release;
+  entry->object = object;
+  pthread_mutex_lock(&device->release_mutex);
+  entry->next = device->releases;
+  device->releases = entry;
+  atomic_store(&device->has_releases, true);
+  bool start = !device->release_helper;
+  if (start) device->release_helper = true;
+  pthread_mutex_unlock(&device->release_mutex);
+  if (!start) return;
+  /* The helper's own reference; the entries hold theirs. */
+  pthread_mutex_lock(&hrx_registry_mutex);
+  device->ref_count++;
+  pthread_mutex_unlock(&hrx_registry_mutex);
+  pthread_attr_t attr;
+  pthread_attr_init(&attr);
+  pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+  pthread_t thread;
+  int error = pthread_create(&thread, &attr, hrx_device_release_helper,
+                             device);
+  pthread_attr_destroy(&attr);
+  if (error) {
+    /* The next call from another thread drains the list instead. */
+    pthread_mutex_lock(&device->release_mutex);
+    device->release_helper = false;
+    pthread_mutex_unlock(&device->release_mutex);
+    pthread_mutex_lock(&hrx_registry_mutex);
+    device->ref_count--;
+    pthread_mutex_unlock(&hrx_registry_mutex);
+  }
+}
+
+void hrx_device_list_failure(hrx_device_t* device, hrx_failure_link_t* link) {
+  pthread_mutex_lock(&device->failure_mutex);
+  if (!link->listed) {
+    link->listed = true;
+    link->prev = NULL;
+    link->next = device->failed;
+    if (device->failed) device->failed->prev = link;
+    device->failed = link;
+  }
+  pthread_mutex_unlock(&device->failure_mutex);
+}
+
+static void hrx_device_unlist_failure_locked(hrx_device_t* device,
+                                             hrx_failure_link_t* link) {
+  if (!link->listed) return;
+  if (link->prev) {
+    link->prev->next = link->next;
+  } else {
+    device->failed = link->next;
+  }
+  if (link->next) link->next->prev = link->prev;
+  link->prev = link->next = NULL;
+  link->listed = false;
+}
+
+void hrx_device_unlist_failure(hrx_device_t* device, hrx_failure_link_t* link) {
+  pthread_mutex_lock(&device->failure_mutex);
+  hrx_device_unlist_failure_locked(device, link);
+  pthread_mutex_unlock(&device->failure_mutex);
+}
+
+/* Raises every listed stream's failure: the first one's status, naming how
+ * many other streams failed too (their messages follow, shortened). NULL
+ * when none. */
+static hrx_status_t hrx_device_take_failures(hrx_device_t* device) {
+  hrx_status_t first = NULL;
+  int others = 0;
+  char more[512] = "";
+  pthread_mutex_lock(&device->failure_mutex);
+  while (device->failed) {
+    hrx_failure_link_t* link = device->failed;
+    hrx_device_unlist_failure_locked(device, link);
+    hrx_status_t status = hrx_stream_take_failure_of_link(link);
+    if (!status) continue;
+    if (!first) {
+      first = status;
+      continue;
+    }
+    size_t used = strlen(more);
+    snprintf(more + used, sizeof(more) - used, "%s%.160s", others ? "; " : "",
+             hrx_status_message(status));
+    ++others;
+    hrx_status_free(status);
+  }
+  pthread_mutex_unlock(&device->failure_mutex);
+  if (first && others) {
+    size_t n = strlen(hrx_status_message(first));
+    (void)n;
+    first = hrx_status_annotate(first, "%d other stream%s of the device "
+                                       "failed too (%s); first",
+                                others, others == 1 ? "" : "s", more);
+  }
+  return first;
+}
+
+hrx_staging_pool_t* hrx_device_staging(hrx_device_t* device) {
+  return device->staging;
 }
 
 hrx_backend_device_t* hrx_device_backend(hrx_device_t* device) {
@@ -246,7 +455,8 @@ hrx_status_t hrx_device_query_info(hrx_device_t* device,
 
 hrx_status_t hrx_device_query_free_memory(hrx_device_t* device,
                                           uint64_t* out_free_bytes) {
-  HRX_RETURN_IF_ERROR(hrx_device_check_process(device));
+  HRX_RETURN_IF_ERROR(hrx_entry_check(device, HRX_ENTRY_QUERY,
+                                      "querying free memory"));
   return device->backend->vtable->query_free_memory(device->backend,
                                                     out_free_bytes);
 }
@@ -275,8 +485,8 @@ static hrx_status_t hrx_device_synchronize_with(hrx_device_t* device,
                                                 const hrx_wait_hook_t* hook,
                                                 bool* out_interrupted) {
   *out_interrupted = false;
-  HRX_RETURN_IF_ERROR(hrx_device_check_process(device));
-  HRX_RETURN_IF_ERROR(hrx_host_callback_check("synchronizing a device"));
+  HRX_RETURN_IF_ERROR(hrx_entry_check(device, HRX_ENTRY_BLOCKING,
+                                      "synchronizing a device"));
   hrx_stream_thread_observed();
   hrx_flusher_publish_all(device->flusher);
   enum { capacity = HRX_STREAM_LANE_COUNT * HRX_MAX_STREAM_QUEUE_COUNT };
@@ -304,6 +514,13 @@ static hrx_status_t hrx_device_synchronize_with(hrx_device_t* device,
   for (int i = 0; i < r; ++i) {
     hrx_queue_pool_release_reserved(&device->pool, reserved[i]);
   }
+  if (*out_interrupted) return status;
+  /* Failures of the device's streams that no observation raised yet. */
+  hrx_status_t failure = hrx_device_take_failures(device);
+  if (failure) {
+    hrx_status_free(status);
+    return failure;
+  }
   return status;
 }
 
@@ -320,7 +537,8 @@ hrx_status_t hrx_device_synchronize_hooked(hrx_device_t* device,
 
 hrx_status_t hrx_device_set_stream_queue_count(hrx_device_t* device,
                                                int64_t count) {
-  HRX_RETURN_IF_ERROR(hrx_device_check_process(device));
+  HRX_RETURN_IF_ERROR(hrx_entry_check(device, HRX_ENTRY_QUERY,
+                                      "setting the stream queue count"));
   return hrx_queue_pool_set_count(&device->pool, count);
 }
 
@@ -336,7 +554,8 @@ void hrx_device_query_pool(hrx_device_t* device, hrx_pool_info_t* out_info) {
 
 hrx_status_t hrx_device_set_stream_queue_policy(hrx_device_t* device,
                                                 int policy) {
-  HRX_RETURN_IF_ERROR(hrx_device_check_process(device));
+  HRX_RETURN_IF_ERROR(hrx_entry_check(device, HRX_ENTRY_QUERY,
+                                      "setting the stream queue policy"));
   return hrx_queue_pool_set_policy(&device->pool, policy);
 }
 
@@ -350,6 +569,7 @@ hrx_status_t hrx_device_query_pool_stats(hrx_device_t* device,
                                          hrx_pool_queue_stats_t* out_queues,
                                          int capacity,
                                          hrx_pool_stats_t* out_stats) {
-  HRX_RETURN_IF_ERROR(hrx_device_check_process(device));
+  HRX_RETURN_IF_ERROR(hrx_entry_check(device, HRX_ENTRY_QUERY,
+                                      "querying pool statistics"));
   return hrx_queue_pool_stats(&device->pool, out_queues, capacity, out_stats);
 }

@@ -8,6 +8,7 @@
 #include "batch.h"
 #include "flusher.h"
 #include "queue_pool.h"
+#include "staging.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -42,14 +43,30 @@ bool hrx_device_is_stale(const hrx_device_t* device);
  * call that reaches the backend or takes a device lock checks it first. */
 hrx_status_t hrx_device_check_process(const hrx_device_t* device);
 
-/* Runs cleanup(backend, object) when the device is torn down, after its
- * queues finished their work, instead of now: for objects whose release
- * would otherwise block on work in flight. The caller must hold a reference
- * to the device. Returns false (nothing registered) if memory runs out. */
-bool hrx_device_defer_cleanup(hrx_device_t* device,
-                              void (*cleanup)(hrx_backend_device_t* backend,
-                                              void* object),
-                              void* object);
+/* Read staging of the device (borrowed; lives as long as the device). */
+hrx_staging_pool_t* hrx_device_staging(hrx_device_t* device);
+
+/* The deferred-release list (entry.h). hrx_device_defer_release takes over
+ * the caller's reference to `object`; release(object) runs later on a
+ * thread that is not running a host callback: the next public call that
+ * passes hrx_entry_check, the device's release, or a helper thread started
+ * for it. */
+void hrx_device_defer_release(hrx_device_t* device,
+                              void (*release)(void* object), void* object);
+/* Runs the deferred releases (the caller is not a callback thread). */
+void hrx_device_run_deferred_releases(hrx_device_t* device);
+
+/* Streams holding a failure that no observation has raised yet, so that
+ * hrx_device_synchronize raises them too. A stream lists its link when it
+ * records a failure (never while holding its own locks) and unlists it when
+ * the failure is raised or the stream goes. */
+typedef struct hrx_failure_link_s {
+  struct hrx_failure_link_s* prev;  /* the device's failure lock */
+  struct hrx_failure_link_s* next;
+  bool listed;
+} hrx_failure_link_t;
+void hrx_device_list_failure(hrx_device_t* device, hrx_failure_link_t* link);
+void hrx_device_unlist_failure(hrx_device_t* device, hrx_failure_link_t* link);
 
 #ifdef __cplusplus
 }

@@ -6,6 +6,7 @@
 
 #include "completion.h"
 #include "device.h"
+#include "entry.h"
 #include "status.h"
 #include "wait.h"
 
@@ -16,7 +17,6 @@ struct hrx_event_s {
 };
 
 hrx_status_t hrx_event_create(hrx_device_t* device, hrx_event_t** out_event) {
-  HRX_RETURN_IF_ERROR(hrx_device_check_process(device));
   hrx_event_t* event = calloc(1, sizeof(*event));
   if (!event) {
     return hrx_make_status(HRX_STATUS_OUT_OF_MEMORY, "cannot allocate event");
@@ -39,13 +39,19 @@ void hrx_event_retain(hrx_event_t* event) {
                                        memory_order_relaxed);
 }
 
+static void hrx_event_release_object(void* event) {
+  hrx_event_release(event);
+}
+
 void hrx_event_release(hrx_event_t* event) {
   if (!event) return;
+  if (hrx_entry_release(event->device, hrx_event_release_object, event)) {
+    return;
+  }
   if (atomic_fetch_sub_explicit(&event->ref_count, 1, memory_order_acq_rel) !=
       1) {
     return;
   }
-  if (hrx_device_is_stale(event->device)) return; /* fork.h */
   hrx_backend_device_t* backend = hrx_device_backend(event->device);
   backend->vtable->event_destroy(backend, event->native);
   hrx_device_release(event->device);
@@ -61,14 +67,15 @@ hrx_native_event_t* hrx_event_native(hrx_event_t* event) {
 }
 
 hrx_status_t hrx_event_query(hrx_event_t* event, bool* out_done) {
-  HRX_RETURN_IF_ERROR(hrx_device_check_process(event->device));
+  HRX_RETURN_IF_ERROR(
+      hrx_entry_check(event->device, HRX_ENTRY_QUERY, "querying an event"));
   hrx_backend_device_t* backend = hrx_device_backend(event->device);
   return backend->vtable->event_query(backend, event->native, out_done);
 }
 
 hrx_status_t hrx_event_synchronize(hrx_event_t* event) {
-  HRX_RETURN_IF_ERROR(hrx_device_check_process(event->device));
-  HRX_RETURN_IF_ERROR(hrx_host_callback_check("waiting for an event"));
+  HRX_RETURN_IF_ERROR(hrx_entry_check(event->device, HRX_ENTRY_BLOCKING,
+                                      "waiting for an event"));
   hrx_backend_device_t* backend = hrx_device_backend(event->device);
   return backend->vtable->event_synchronize(backend, event->native);
 }
@@ -78,8 +85,8 @@ hrx_status_t hrx_event_synchronize_hooked(hrx_event_t* event,
                                           bool* out_interrupted) {
   *out_interrupted = false;
   if (!hook) return hrx_event_synchronize(event);
-  HRX_RETURN_IF_ERROR(hrx_device_check_process(event->device));
-  HRX_RETURN_IF_ERROR(hrx_host_callback_check("waiting for an event"));
+  HRX_RETURN_IF_ERROR(hrx_entry_check(event->device, HRX_ENTRY_BLOCKING,
+                                      "waiting for an event"));
   return hrx_wait_native_event(hrx_device_backend(event->device), event->native,
                                hook, out_interrupted);
 }

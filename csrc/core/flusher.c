@@ -16,6 +16,7 @@
 struct hrx_flusher_s {
   pthread_mutex_t mutex;
   pthread_cond_t wake_cond;
+  pthread_cond_t released_cond;  /* an entry's holds dropped to 0 */
   uint64_t delay_ns;          /* immutable */
   hrx_flush_entry_t* head;    /* mutex */
   bool started;               /* mutex */
@@ -37,6 +38,7 @@ hrx_status_t hrx_flusher_create(uint64_t delay_ns,
   pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
   pthread_cond_init(&flusher->wake_cond, &attr);
   pthread_condattr_destroy(&attr);
+  pthread_cond_init(&flusher->released_cond, NULL);
   flusher->delay_ns = delay_ns;
   atomic_init(&flusher->parked, false);
   *out_flusher = flusher;
@@ -52,29 +54,82 @@ void hrx_flusher_destroy(hrx_flusher_t* flusher) {
   pthread_mutex_unlock(&flusher->mutex);
   if (started) pthread_join(flusher->thread, NULL);
   pthread_cond_destroy(&flusher->wake_cond);
+  pthread_cond_destroy(&flusher->released_cond);
   pthread_mutex_destroy(&flusher->mutex);
   free(flusher);
 }
 
-/* Publishes the entries that are due; returns the earliest future due time,
- * or 0 when no entry has pending work. */
+/* With `due_only`, the entries whose pending work is due; otherwise every
+ * entry (a publication in progress, e.g. by the flusher thread, has no
+ * pending work left but must still be waited for). Each is held; *out_count
+ * of them. Called with the mutex held; NULL when
+ * none (or when memory runs out: then *out_next_due asks for a retry). */
+static hrx_flush_entry_t** hrx_flusher_hold_locked(hrx_flusher_t* flusher,
+                                                   bool due_only, uint64_t now,
+                                                   size_t* out_count,
+                                                   uint64_t* out_next_due) {
+  size_t n = 0;
+  for (hrx_flush_entry_t* e = flusher->head; e; e = e->next) ++n;
+  *out_count = 0;
+  if (!n) return NULL;
+  hrx_flush_entry_t** held = malloc(n * sizeof(*held));
+  if (!held) {
+    *out_next_due = now + flusher->delay_ns;
+    return NULL;
+  }
+  size_t count = 0;
+  for (hrx_flush_entry_t* e = flusher->head; e; e = e->next) {
+    if (due_only) {
+      uint64_t since = e->ops->pending_since(e);
+      if (!since) continue;
+      uint64_t due = since + flusher->delay_ns;
+      if (due > now) {
+        if (!*out_next_due || due < *out_next_due) *out_next_due = due;
+        continue;
+      }
+    }
+    e->holds++;
+    held[count++] = e;
+  }
+  *out_count = count;
+  return held;
+}
+
+/* Drops the holds hrx_flusher_hold_locked took (mutex held). */
+static void hrx_flusher_unhold_locked(hrx_flusher_t* flusher,
+                                      hrx_flush_entry_t** held, size_t count) {
+  bool released = false;
+  for (size_t i = 0; i < count; ++i) {
+    if (--held[i]->holds == 0) released = true;
+  }
+  if (released) pthread_cond_broadcast(&flusher->released_cond);
+  free(held);
+}
+
+/* Publishes the entries that are due, without holding the mutex while
+ * publishing (it is released and taken again); returns the earliest future
+ * due time, or 0 when no entry has pending work. */
 static uint64_t hrx_flusher_scan_locked(hrx_flusher_t* flusher) {
   uint64_t now = hrx_now_ns();
   uint64_t next_due = 0;
-  for (hrx_flush_entry_t* e = flusher->head; e; e = e->next) {
+  size_t count = 0;
+  hrx_flush_entry_t** held =
+      hrx_flusher_hold_locked(flusher, true, now, &count, &next_due);
+  if (!held) return next_due;
+  pthread_mutex_unlock(&flusher->mutex);
+  for (size_t i = 0; i < count; ++i) {
+    hrx_flush_entry_t* e = held[i];
+    /* A stream whose publication is in progress is retried later. */
+    bool published = e->ops->try_publish(e);
+    /* Work that arrived meanwhile waits for its own deadline. */
     uint64_t since = e->ops->pending_since(e);
-    if (!since) continue;
-    uint64_t due = since + flusher->delay_ns;
-    if (due <= now) {
-      e->ops->publish(e);
-      /* Published at `now`: work that arrived meanwhile waits for its own
-       * deadline, read on the next pass. */
-      since = e->ops->pending_since(e);
-      if (!since) continue;
-      due = since + flusher->delay_ns;
-    }
-    if (!next_due || due < next_due) next_due = due;
+    uint64_t due = !since ? 0
+                   : published ? since + flusher->delay_ns
+                               : now + flusher->delay_ns;
+    if (due && (!next_due || due < next_due)) next_due = due;
   }
+  pthread_mutex_lock(&flusher->mutex);
+  hrx_flusher_unhold_locked(flusher, held, count);
   return next_due;
 }
 
@@ -175,13 +230,29 @@ void hrx_flusher_remove(hrx_flusher_t* flusher, hrx_flush_entry_t* entry) {
   if (entry->next) entry->next->prev = entry->prev;
   entry->prev = entry->next = NULL;
   atomic_store(&entry->listed, false);
+  while (entry->holds) {
+    pthread_cond_wait(&flusher->released_cond, &flusher->mutex);
+  }
   pthread_mutex_unlock(&flusher->mutex);
 }
 
 void hrx_flusher_publish_all(hrx_flusher_t* flusher) {
   pthread_mutex_lock(&flusher->mutex);
-  for (hrx_flush_entry_t* e = flusher->head; e; e = e->next) {
-    if (e->ops->pending_since(e)) e->ops->publish(e);
+  size_t count = 0;
+  uint64_t retry = 0;
+  hrx_flush_entry_t** held =
+      hrx_flusher_hold_locked(flusher, false, hrx_now_ns(), &count, &retry);
+  if (!held) {
+    /* Out of memory for the list: publish under the mutex instead. */
+    for (hrx_flush_entry_t* e = flusher->head; e && retry; e = e->next) {
+      if (e->ops->pending_since(e)) e->ops->publish(e);
+    }
+    pthread_mutex_unlock(&flusher->mutex);
+    return;
   }
+  pthread_mutex_unlock(&flusher->mutex);
+  for (size_t i = 0; i < count; ++i) held[i]->ops->publish(held[i]);
+  pthread_mutex_lock(&flusher->mutex);
+  hrx_flusher_unhold_locked(flusher, held, count);
   pthread_mutex_unlock(&flusher->mutex);
 }

@@ -4,10 +4,14 @@
  * and never synchronizes. Internal to the core.
  *
  * Entries (streams) join the list the first time they batch and leave it
- * when they are released. The flusher holds its mutex while it calls an
- * entry's callbacks, so an entry is never freed under it; entries must
- * therefore never take the flusher's mutex (hrx_flusher_* calls) while
- * holding a lock their publish callback takes.
+ * when they are released. The flusher never publishes while it holds its
+ * list mutex: it marks the entries it will publish as held (under the
+ * mutex), publishes them without it, then drops the holds;
+ * hrx_flusher_remove waits until no hold is left, so an entry is never
+ * freed under a publisher. The flusher thread only try-locks an entry
+ * (try_publish): a stream whose publication is in progress (perhaps
+ * waiting for queue space) is retried at the next delay, so one full queue
+ * never delays the other streams' timed flushes.
  *
  * The thread starts with the first entry. While batches keep coming it
  * sleeps until the next deadline, or polls every delay when nothing is
@@ -33,7 +37,10 @@ typedef struct hrx_flush_entry_ops_s {
   /* hrx_now_ns() when the entry's oldest unpublished command was accepted;
    * 0 when it has none. Lock-free (an atomic load). */
   uint64_t (*pending_since)(hrx_flush_entry_t* entry);
-  /* Publishes the entry's pending work (takes the entry's own lock). */
+  /* Publishes the entry's pending work if its publish lock is free;
+   * false when it is taken (nothing done). */
+  bool (*try_publish)(hrx_flush_entry_t* entry);
+  /* Publishes the entry's pending work (waits for its publish lock). */
   void (*publish)(hrx_flush_entry_t* entry);
 } hrx_flush_entry_ops_t;
 
@@ -42,6 +49,7 @@ struct hrx_flush_entry_s {
   const hrx_flush_entry_ops_t* ops;  /* static; set by the owner */
   hrx_flush_entry_t* prev;           /* flusher mutex */
   hrx_flush_entry_t* next;           /* flusher mutex */
+  int holds;                         /* publishers using it; flusher mutex */
   atomic_bool listed;
 };
 
@@ -55,10 +63,12 @@ void hrx_flusher_destroy(hrx_flusher_t* flusher);
  * the thread cannot be started; the caller then publishes by itself. */
 hrx_status_t hrx_flusher_notify(hrx_flusher_t* flusher,
                                 hrx_flush_entry_t* entry);
-/* Unlists the entry (no callback runs on it after this returns). */
+/* Unlists the entry and waits until no publisher holds it (no callback
+ * runs on it after this returns). */
 void hrx_flusher_remove(hrx_flusher_t* flusher, hrx_flush_entry_t* entry);
-/* Publishes every listed entry's pending work now (device synchronize,
- * buffer release). */
+/* Publishes every listed entry's pending work now, and waits for the
+ * publications in progress (device synchronize, buffer release: afterwards
+ * every command accepted so far is on a queue). */
 void hrx_flusher_publish_all(hrx_flusher_t* flusher);
 
 #endif /* HRX_CORE_FLUSHER_H_ */

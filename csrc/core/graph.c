@@ -19,6 +19,7 @@
 #include "buffer.h"
 #include "completion.h"
 #include "device.h"
+#include "entry.h"
 #include "status.h"
 #include "stream.h"
 
@@ -63,7 +64,8 @@ hrx_status_t hrx_graph_create(hrx_device_t* device, hrx_graph_t** out_graph) {
   if (!device) {
     return hrx_make_status(HRX_STATUS_INVALID_ARGUMENT, "device is NULL");
   }
-  HRX_RETURN_IF_ERROR(hrx_device_check_process(device));
+  HRX_RETURN_IF_ERROR(
+      hrx_entry_check(device, HRX_ENTRY_QUERY, "creating a graph"));
   hrx_graph_t* graph = calloc(1, sizeof(*graph));
   if (!graph) {
     return hrx_make_status(HRX_STATUS_OUT_OF_MEMORY, "cannot allocate graph");
@@ -90,13 +92,19 @@ static void hrx_graph_node_free(hrx_graph_node_t* node) {
   free(node);
 }
 
+static void hrx_graph_release_object(void* graph) {
+  hrx_graph_release(graph);
+}
+
 void hrx_graph_release(hrx_graph_t* graph) {
   if (!graph) return;
+  if (hrx_entry_release(graph->device, hrx_graph_release_object, graph)) {
+    return;
+  }
   if (atomic_fetch_sub_explicit(&graph->ref_count, 1, memory_order_acq_rel) !=
       1) {
     return;
   }
-  if (hrx_device_is_stale(graph->device)) return; /* fork.h */
   hrx_backend_device_t* backend = hrx_device_backend(graph->device);
   /* Waits for launches of the native graph that may still run. */
   if (graph->native) backend->vtable->graph_destroy(backend, graph->native);
@@ -126,6 +134,22 @@ bool hrx_graph_is_native(hrx_graph_t* graph) {
   bool native = graph->native != NULL;
   pthread_mutex_unlock(&graph->mutex);
   return native;
+}
+
+int hrx_graph_visit_host_data(hrx_graph_t* graph, int holders,
+                              int (*visit)(void* user_data, void* arg),
+                              void* arg) {
+  if (atomic_load(&graph->ref_count) != holders) return 0;
+  pthread_mutex_lock(&graph->mutex);
+  int result = 0;
+  for (uint32_t i = 0; i < graph->count && !result; ++i) {
+    const hrx_graph_node_t* node = graph->nodes[i];
+    if (node->kind == HRX_GRAPH_NODE_HOST) {
+      result = visit(node->user_data, arg);
+    }
+  }
+  pthread_mutex_unlock(&graph->mutex);
+  return result;
 }
 
 hrx_graph_t* hrx_graph_node_graph(const hrx_graph_node_t* node) {
@@ -267,6 +291,12 @@ static hrx_status_t hrx_graph_add(hrx_graph_t* graph,
                            "cannot allocate a graph node");
   }
   *node = *node_template;
+  hrx_status_t entry =
+      hrx_entry_check(graph->device, HRX_ENTRY_QUERY, "recording a graph");
+  if (entry) {
+    free(node);
+    return entry;
+  }
   pthread_mutex_lock(&graph->mutex);
   hrx_status_t status = hrx_graph_check_open_locked(graph);
   if (!status && node->kind != HRX_GRAPH_NODE_HOST) {
@@ -648,11 +678,10 @@ hrx_status_t hrx_graph_launch(hrx_graph_t* graph, hrx_stream_t* stream,
     return hrx_make_status(HRX_STATUS_INVALID_ARGUMENT,
                            "a launch needs a graph and a stream");
   }
-  HRX_RETURN_IF_ERROR(hrx_device_check_process(graph->device));
-  HRX_RETURN_IF_ERROR(hrx_host_callback_check("launching a graph"));
   HRX_RETURN_IF_ERROR(hrx_device_check_same(
       hrx_stream_device(stream), graph->device, "the graph",
       "the stream runs on", "a graph launches only on streams of its device"));
+  HRX_RETURN_IF_ERROR(hrx_stream_enter(stream, "launching a graph"));
   HRX_RETURN_IF_ERROR(hrx_graph_seal(graph));
 
   hrx_graph_submit_args_t args = {graph, NULL};
@@ -665,8 +694,8 @@ hrx_status_t hrx_graph_launch(hrx_graph_t* graph, hrx_stream_t* stream,
       return hrx_make_status(HRX_STATUS_OUT_OF_MEMORY,
                              "cannot allocate a graph launch");
     }
-    hrx_status_t status =
-        hrx_completion_create(launch, hrx_graph_launch_free, &completion);
+    hrx_status_t status = hrx_completion_create(
+        graph->device, launch, hrx_graph_launch_free, &completion);
     if (status) {
       free(launch);
       return status;
@@ -685,7 +714,11 @@ hrx_status_t hrx_graph_launch(hrx_graph_t* graph, hrx_stream_t* stream,
     launch->calls[k] = (hrx_graph_call_t){launch, NULL};
     args.launch = launch;
   }
-  hrx_status_t status = hrx_stream_submit(stream, hrx_graph_submit, &args);
+  hrx_stream_command_t command = {.submit = hrx_graph_submit,
+                                  .user_data = &args,
+                                  .what = "graph launch",
+                                  .observes = true};
+  hrx_status_t status = hrx_stream_submit(stream, &command);
   if (!status && completion) {
     status = hrx_stream_track_completion(stream, completion);
     if (status) {

@@ -1,25 +1,31 @@
-/* Asynchronous device-to-host reads into backend host memory (pinned on
- * GPUs), completed through an event recorded after the download. */
+/* Asynchronous device-to-host reads into pooled staging memory (pinned on
+ * GPUs, staging.h), completed through the staging block's event recorded
+ * right after the download. A read waits only for its own stream: it
+ * neither allocates nor frees pinned memory once the pool is warm. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "device.h"
+#include "entry.h"
+#include "staging.h"
 #include "status.h"
 #include "stream.h"
 #include "wait.h"
 
 struct hrx_readback_s {
   hrx_device_t* device;          /* retained */
-  hrx_native_event_t* event;     /* owned */
-  uint8_t* host;                 /* owned, backend host memory */
+  hrx_staging_block_t* block;    /* owned until given back to the pool */
   uint64_t length;
 };
 
 typedef struct {
   hrx_view_t src;
-  void* host;
+  hrx_staging_block_t* block;
 } hrx_download_args_t;
 
+/* The download and, right after it on the queue, the block's event. If the
+ * event cannot be recorded, the download (already queued) is waited for, so
+ * the block is not in use when the read fails. */
 static hrx_status_t hrx_submit_download(hrx_backend_device_t* backend,
                                         hrx_native_queue_t* queue,
                                         void* user_data,
@@ -28,55 +34,87 @@ static hrx_status_t hrx_submit_download(hrx_backend_device_t* backend,
   const uint8_t* src =
       (const uint8_t*)hrx_buffer_native_pointer(args->src.buffer) +
       args->src.offset;
-  return backend->vtable->download(backend, queue, args->host, src,
-                                   args->src.length, out_ticket);
-}
-
-static void hrx_readback_free(hrx_readback_t* readback,
-                              hrx_backend_device_t* backend) {
-  if (readback->event) backend->vtable->event_destroy(backend, readback->event);
-  if (readback->host) backend->vtable->host_free(backend, readback->host);
-  free(readback);
+  hrx_ticket_t ticket = 0;
+  HRX_RETURN_IF_ERROR(backend->vtable->download(
+      backend, queue, args->block->memory, src, args->src.length, &ticket));
+  hrx_status_t status =
+      backend->vtable->event_record(backend, queue, args->block->event, ticket);
+  if (status) {
+    hrx_status_free(backend->vtable->queue_synchronize(backend, queue));
+    return status;
+  }
+  *out_ticket = ticket;
+  return NULL;
 }
 
 hrx_status_t hrx_stream_read(hrx_stream_t* stream, hrx_view_t src,
                              hrx_readback_t** out_readback) {
   HRX_RETURN_IF_ERROR(hrx_stream_check_view(stream, src, "read source"));
+  HRX_RETURN_IF_ERROR(hrx_stream_enter(stream, "reading from a stream"));
+  hrx_stream_thread_observed();
   hrx_device_t* device = hrx_stream_device(stream);
-  HRX_RETURN_IF_ERROR(hrx_device_check_process(device));
-  hrx_backend_device_t* backend = hrx_device_backend(device);
   hrx_readback_t* readback = calloc(1, sizeof(*readback));
   if (!readback) {
     return hrx_make_status(HRX_STATUS_OUT_OF_MEMORY,
                            "cannot allocate readback");
   }
   readback->length = src.length;
-  hrx_status_t status = backend->vtable->host_alloc(
-      backend, src.length, (void**)&readback->host);
-  if (!status) status = backend->vtable->event_create(backend, &readback->event);
+  hrx_staging_pool_t* staging = hrx_device_staging(device);
+  hrx_status_t status =
+      hrx_staging_acquire(staging, src.length, &readback->block);
   if (!status) {
-    hrx_download_args_t args = {src, readback->host};
-    status = hrx_stream_submit_sized(stream, hrx_submit_download, &args,
-                                     src.length);
+    hrx_download_args_t args = {src, readback->block};
+    hrx_stream_command_t command = {.submit = hrx_submit_download,
+                                    .user_data = &args,
+                                    .bytes = src.length,
+                                    .what = "read",
+                                    .observes = true};
+    status = hrx_stream_submit(stream, &command);
   }
-  if (!status) status = hrx_stream_record_native(stream, readback->event);
   if (status) {
-    /* A published download still completes before host_free returns. */
-    hrx_readback_free(readback, backend);
+    /* Nothing of the read runs (a failed submission waited for its
+     * download): the block is free. */
+    hrx_staging_release(staging, readback->block);
+    free(readback);
     return status;
   }
+  /* The download and its completion event: two commands. */
+  hrx_device_count_commands(device, 1);
   readback->device = device;
   hrx_device_retain(device);
   *out_readback = readback;
   return NULL;
 }
 
+/* Frees the readback; its block goes back to the pool, as free when the
+ * read is known complete, else as pending. */
+static void hrx_readback_free(hrx_readback_t* readback, bool complete) {
+  hrx_device_t* device = readback->device;
+  hrx_staging_pool_t* staging = hrx_device_staging(device);
+  if (complete) {
+    hrx_staging_release(staging, readback->block);
+  } else {
+    hrx_staging_release_pending(staging, readback->block);
+  }
+  free(readback);
+  hrx_device_release(device);
+}
+
+static void hrx_readback_release_object(void* readback) {
+  hrx_readback_release(readback);
+}
+
 void hrx_readback_release(hrx_readback_t* readback) {
   if (!readback) return;
-  hrx_device_t* device = readback->device;
-  if (hrx_device_is_stale(device)) return; /* fork.h */
-  hrx_readback_free(readback, hrx_device_backend(device));
-  hrx_device_release(device);
+  if (hrx_entry_release(readback->device, hrx_readback_release_object,
+                        readback)) {
+    return;
+  }
+  hrx_backend_device_t* backend = hrx_device_backend(readback->device);
+  hrx_status_t status =
+      backend->vtable->event_synchronize(backend, readback->block->event);
+  hrx_readback_free(readback, status == NULL);
+  hrx_status_free(status);
 }
 
 uint64_t hrx_readback_length(const hrx_readback_t* readback) {
@@ -84,19 +122,17 @@ uint64_t hrx_readback_length(const hrx_readback_t* readback) {
 }
 
 hrx_status_t hrx_readback_query(hrx_readback_t* readback, bool* out_done) {
-  HRX_RETURN_IF_ERROR(hrx_device_check_process(readback->device));
+  HRX_RETURN_IF_ERROR(hrx_entry_check(readback->device, HRX_ENTRY_QUERY,
+                                      "querying a read"));
   hrx_backend_device_t* backend = hrx_device_backend(readback->device);
-  return backend->vtable->event_query(backend, readback->event, out_done);
+  return backend->vtable->event_query(backend, readback->block->event,
+                                      out_done);
 }
 
 hrx_status_t hrx_readback_wait(hrx_readback_t* readback,
                                const uint8_t** out_bytes) {
-  HRX_RETURN_IF_ERROR(hrx_device_check_process(readback->device));
-  hrx_backend_device_t* backend = hrx_device_backend(readback->device);
-  HRX_RETURN_IF_ERROR(backend->vtable->event_synchronize(backend,
-                                                         readback->event));
-  *out_bytes = readback->host;
-  return NULL;
+  bool interrupted = false;
+  return hrx_readback_wait_hooked(readback, NULL, out_bytes, &interrupted);
 }
 
 hrx_status_t hrx_readback_wait_hooked(hrx_readback_t* readback,
@@ -104,35 +140,35 @@ hrx_status_t hrx_readback_wait_hooked(hrx_readback_t* readback,
                                       const uint8_t** out_bytes,
                                       bool* out_interrupted) {
   *out_interrupted = false;
-  if (!hook) return hrx_readback_wait(readback, out_bytes);
-  HRX_RETURN_IF_ERROR(hrx_device_check_process(readback->device));
-  HRX_RETURN_IF_ERROR(hrx_wait_native_event(
-      hrx_device_backend(readback->device), readback->event, hook,
-      out_interrupted));
-  if (!*out_interrupted) *out_bytes = readback->host;
+  HRX_RETURN_IF_ERROR(hrx_entry_check(readback->device, HRX_ENTRY_BLOCKING,
+                                      "waiting for a read"));
+  hrx_stream_thread_observed();
+  hrx_backend_device_t* backend = hrx_device_backend(readback->device);
+  HRX_RETURN_IF_ERROR(
+      hook ? hrx_wait_native_event(backend, readback->block->event, hook,
+                                   out_interrupted)
+           : backend->vtable->event_synchronize(backend,
+                                                readback->block->event));
+  if (!*out_interrupted) *out_bytes = readback->block->memory;
   return NULL;
 }
 
-static void hrx_readback_deferred_free(hrx_backend_device_t* backend,
-                                       void* readback) {
-  hrx_readback_free(readback, backend);
+static void hrx_readback_release_deferred_object(void* readback) {
+  hrx_readback_release_deferred(readback);
 }
 
 void hrx_readback_release_deferred(hrx_readback_t* readback) {
   if (!readback) return;
-  hrx_device_t* device = readback->device;
-  if (hrx_device_is_stale(device)) return; /* fork.h */
-  bool done = false;
-  hrx_status_t status = hrx_readback_query(readback, &done);
-  bool failed = status != NULL;
-  hrx_status_free(status);
-  if (failed || done ||
-      !hrx_device_defer_cleanup(device, hrx_readback_deferred_free,
-                                readback)) {
-    hrx_readback_release(readback);
+  if (hrx_entry_release(readback->device,
+                        hrx_readback_release_deferred_object, readback)) {
     return;
   }
-  hrx_device_release(device);
+  bool done = false;
+  hrx_backend_device_t* backend = hrx_device_backend(readback->device);
+  hrx_status_t status =
+      backend->vtable->event_query(backend, readback->block->event, &done);
+  hrx_readback_free(readback, !status && done);
+  hrx_status_free(status);
 }
 
 hrx_status_t hrx_stream_read_blocking(hrx_stream_t* stream, hrx_view_t src,
@@ -170,6 +206,6 @@ hrx_status_t hrx_stream_read_blocking_hooked(hrx_stream_t* stream,
     return NULL;
   }
   if (!status) memcpy(out, bytes, src.length);
-  hrx_readback_release(readback);
+  hrx_readback_free(readback, status == NULL);
   return status;
 }

@@ -1,21 +1,29 @@
 /* Streams: ordered submission onto a native queue, either a pool slot or a
  * queue of their own (fabric).
  *
- * Locks, in order:
- * - producer_mutex serialises the stream's non-batched producers; it may be
- *   held across a wait for queue space;
- * - publish_mutex serialises publication (handing a batch or a lone command
- *   to the backend, which waits at most for queue space, i.e. device
- *   progress, never for another producer) and guards the last-published
- *   marker and the deferred failure;
+ * Locks, in order (a thread holding one may take the later ones only):
+ * - publish_mutex serialises publication: handing the pending batch or a
+ *   lone command to the backend, which may wait for queue space (device
+ *   progress). Only publishers take it: producers of commands that are not
+ *   batched, whoever publishes the pending batch, synchronize (which waits
+ *   for the queue anyway) and release;
+ * - state_mutex guards the last-published ticket and the failure state; it
+ *   is never held across a wait for queue space, so record_event, which
+ *   only takes it when nothing is pending, never waits behind a producer
+ *   blocked on a full queue;
  * - batch_mutex guards the pending batch and is held only to append to it
  *   or to move it out, so producers appending small commands never wait
  *   for a launch in progress.
- * Observers (record_event, synchronize) take publish_mutex, never
- * producer_mutex, so they never wait behind a producer blocked on a full
- * queue; they publish the pending batch first. The device's flusher takes
- * its own mutex, then publish_mutex: no code here calls the flusher while
- * holding any of these.
+ * The device's flusher only try-locks publish_mutex, and never while it
+ * holds its own list lock (flusher.h).
+ *
+ * Failures (hrx.h, "Failures"; the same with batching on and off): a
+ * command whose publication fails marks the stream failed; commands
+ * accepted after it are not run (counted); the next observation point
+ * (synchronize, record_event, read, read_blocking, flush, graph launch)
+ * or the device's synchronize raises the failure, naming the command and
+ * how many were not run, and the stream is usable again. Releasing a
+ * stream with a failure not raised reports it (hrx_stream_release_checked).
  *
  * Batching policy (small copies and fills while the device's switch is on):
  * - the calling thread has observed a stream (synchronize, record_event,
@@ -52,6 +60,7 @@
 #include "buffer.h"
 #include "completion.h"
 #include "device.h"
+#include "entry.h"
 #include "event.h"
 #include "flusher.h"
 #include "queue_pool.h"
@@ -65,12 +74,16 @@ struct hrx_stream_s {
   hrx_native_queue_t* queue;       /* pool: borrowed; dedicated: owned */
   int queue_index;                 /* pool slot, or -1 when dedicated */
   hrx_pool_queue_t* pool_queue;    /* pool: its counters; dedicated: NULL */
-  pthread_mutex_t producer_mutex;
   pthread_mutex_t publish_mutex;
+  pthread_mutex_t state_mutex;
   pthread_mutex_t batch_mutex;
-  hrx_ticket_t last_ticket;        /* last published; publish_mutex */
-  hrx_status_t deferred;           /* owned; first unreported batch failure;
-                                      publish_mutex */
+  hrx_ticket_t last_ticket;        /* last published; state_mutex */
+  atomic_bool failed;              /* failure != NULL; written under
+                                      state_mutex */
+  hrx_status_t failure;            /* owned; the failed command, not yet
+                                      raised; state_mutex */
+  uint64_t not_run;                /* commands skipped since; state_mutex */
+  hrx_failure_link_t failure_link; /* on the device's list while failed */
   hrx_batch_command_t* batch_storage; /* owned: 2 * HRX_BATCH_MAX_COMMANDS
                                       entries, allocated at the first batch;
                                       pending and publishing are its halves */
@@ -80,6 +93,7 @@ struct hrx_stream_s {
   /* The pending batch; batch_mutex guards these except pending_since. */
   hrx_batch_command_t* pending;    /* the half being filled */
   uint32_t pending_count;
+  bool batch_in_flight;            /* a moved-out batch is being published */
   uint64_t pending_bytes;
   uint64_t pending_first;          /* command number of pending[0] */
   atomic_uint_fast64_t pending_since; /* hrx_now_ns() of pending[0]; 0: none */
@@ -91,12 +105,26 @@ struct hrx_stream_s {
 
 #define HRX_STREAM_OF_ENTRY(e) \
   ((hrx_stream_t*)((char*)(e) - offsetof(hrx_stream_t, flush_entry)))
+#define HRX_STREAM_OF_LINK(l) \
+  ((hrx_stream_t*)((char*)(l) - offsetof(hrx_stream_t, failure_link)))
 
 static uint64_t hrx_stream_pending_since(hrx_flush_entry_t* entry) {
   return atomic_load(&HRX_STREAM_OF_ENTRY(entry)->pending_since);
 }
 
 static void hrx_stream_publish_locked(hrx_stream_t* stream);
+static void hrx_stream_publish_batch_locked(hrx_stream_t* stream,
+                                            hrx_batch_command_t* batch,
+                                            uint32_t count, uint64_t first,
+                                            uint64_t bytes);
+
+static bool hrx_stream_try_publish_entry(hrx_flush_entry_t* entry) {
+  hrx_stream_t* stream = HRX_STREAM_OF_ENTRY(entry);
+  if (pthread_mutex_trylock(&stream->publish_mutex) != 0) return false;
+  hrx_stream_publish_locked(stream);
+  pthread_mutex_unlock(&stream->publish_mutex);
+  return true;
+}
 
 static void hrx_stream_publish_entry(hrx_flush_entry_t* entry) {
   hrx_stream_t* stream = HRX_STREAM_OF_ENTRY(entry);
@@ -107,6 +135,7 @@ static void hrx_stream_publish_entry(hrx_flush_entry_t* entry) {
 
 static const hrx_flush_entry_ops_t hrx_stream_flush_ops = {
     .pending_since = hrx_stream_pending_since,
+    .try_publish = hrx_stream_try_publish_entry,
     .publish = hrx_stream_publish_entry,
 };
 
@@ -119,9 +148,10 @@ static hrx_status_t hrx_stream_allocate(hrx_device_t* device,
   atomic_init(&stream->ref_count, 1);
   stream->device = device;
   stream->backend = hrx_device_backend(device);
-  pthread_mutex_init(&stream->producer_mutex, NULL);
   pthread_mutex_init(&stream->publish_mutex, NULL);
+  pthread_mutex_init(&stream->state_mutex, NULL);
   pthread_mutex_init(&stream->batch_mutex, NULL);
+  atomic_init(&stream->failed, false);
   stream->flush_entry.ops = &hrx_stream_flush_ops;
   atomic_init(&stream->flush_entry.listed, false);
   atomic_init(&stream->pending_since, 0);
@@ -133,11 +163,11 @@ static hrx_status_t hrx_stream_allocate(hrx_device_t* device,
 
 static void hrx_stream_free(hrx_stream_t* stream) {
   free(stream->batch_storage);
-  hrx_status_free(stream->deferred);
+  hrx_status_free(stream->failure);
   hrx_completion_list_deinitialize(&stream->gate);
   hrx_completion_list_deinitialize(&stream->launches);
-  pthread_mutex_destroy(&stream->producer_mutex);
   pthread_mutex_destroy(&stream->publish_mutex);
+  pthread_mutex_destroy(&stream->state_mutex);
   pthread_mutex_destroy(&stream->batch_mutex);
   free(stream);
 }
@@ -166,7 +196,8 @@ hrx_status_t hrx_stream_create_with_options(hrx_device_t* device,
                            options->priority);
   }
   hrx_stream_t* stream = NULL;
-  HRX_RETURN_IF_ERROR(hrx_device_check_process(device));
+  HRX_RETURN_IF_ERROR(
+      hrx_entry_check(device, HRX_ENTRY_BLOCKING, "creating a stream"));
   HRX_RETURN_IF_ERROR(hrx_stream_allocate(device, &stream));
   hrx_status_t status =
       hrx_queue_pool_acquire(hrx_device_pool(device), options->priority,
@@ -194,7 +225,8 @@ bool hrx_stream_reserved(const hrx_stream_t* stream) {
 hrx_status_t hrx_stream_create_dedicated(hrx_device_t* device,
                                          hrx_stream_t** out_stream) {
   hrx_stream_t* stream = NULL;
-  HRX_RETURN_IF_ERROR(hrx_device_check_process(device));
+  HRX_RETURN_IF_ERROR(
+      hrx_entry_check(device, HRX_ENTRY_BLOCKING, "creating a stream"));
   HRX_RETURN_IF_ERROR(hrx_stream_allocate(device, &stream));
   hrx_status_t status =
       stream->backend->vtable->queue_create(stream->backend, &stream->queue);
@@ -214,13 +246,24 @@ void hrx_stream_retain(hrx_stream_t* stream) {
                                         memory_order_relaxed);
 }
 
-void hrx_stream_release(hrx_stream_t* stream) {
+static hrx_status_t hrx_stream_take_failure_state(hrx_stream_t* stream,
+                                                  const char* how);
+
+static void hrx_stream_release_object(void* stream) {
+  hrx_stream_release(stream);
+}
+
+void hrx_stream_release_checked(hrx_stream_t* stream,
+                                hrx_status_t* out_unobserved) {
+  if (out_unobserved) *out_unobserved = NULL;
   if (!stream) return;
+  if (hrx_entry_release(stream->device, hrx_stream_release_object, stream)) {
+    return;
+  }
   if (atomic_fetch_sub_explicit(&stream->ref_count, 1, memory_order_acq_rel) !=
       1) {
     return;
   }
-  if (hrx_device_is_stale(stream->device)) return; /* fork.h */
   /* Release is an observation point: pending work goes out, then the
    * flusher forgets the stream. */
   hrx_flusher_remove(hrx_device_flusher(stream->device), &stream->flush_entry);
@@ -229,6 +272,18 @@ void hrx_stream_release(hrx_stream_t* stream) {
   pthread_mutex_unlock(&stream->publish_mutex);
   /* Callbacks of its launches may still hold graphs: let them finish. */
   hrx_completion_list_wait(&stream->launches);
+  hrx_device_unlist_failure(stream->device, &stream->failure_link);
+  hrx_status_t unobserved = hrx_stream_take_failure_state(stream, "");
+  if (unobserved) {
+    unobserved = hrx_status_annotate(
+        unobserved, "stream released with a failure no observation raised");
+    if (out_unobserved) {
+      *out_unobserved = unobserved;
+    } else {
+      fprintf(stderr, "hrx: %s\n", hrx_status_message(unobserved));
+      hrx_status_free(unobserved);
+    }
+  }
   hrx_queue_pool_t* pool = hrx_device_pool(stream->device);
   if (!stream->pool_queue) {
     /* Waits for the queue's work, so its buffers are no longer in use. */
@@ -240,6 +295,10 @@ void hrx_stream_release(hrx_stream_t* stream) {
   hrx_device_t* device = stream->device;
   hrx_stream_free(stream);
   hrx_device_release(device);
+}
+
+void hrx_stream_release(hrx_stream_t* stream) {
+  hrx_stream_release_checked(stream, NULL);
 }
 
 hrx_device_t* hrx_stream_device(const hrx_stream_t* stream) {
@@ -274,17 +333,92 @@ hrx_status_t hrx_stream_check_view(const hrx_stream_t* stream,
   return hrx_view_check_range(view, role);
 }
 
-/* Describes pending[index] for a failure message. */
-static void hrx_stream_describe_command(const hrx_batch_command_t* command,
-                                        char* buffer, size_t capacity) {
-  if (command->kind == HRX_BATCH_FILL) {
-    snprintf(buffer, capacity, "fill of %llu bytes with 0x%02x",
-             (unsigned long long)command->length, command->byte);
+/* ------------------------------------------------------------- failures */
+
+/* "copy of 16 bytes", for a failure message. */
+static void hrx_stream_describe(const char* what, uint64_t bytes,
+                                char* buffer, size_t capacity) {
+  if (bytes) {
+    snprintf(buffer, capacity, "%s of %llu bytes", what,
+             (unsigned long long)bytes);
   } else {
-    snprintf(buffer, capacity, "copy of %llu bytes",
-             (unsigned long long)command->length);
+    snprintf(buffer, capacity, "%s", what);
   }
 }
+
+/* The same words as a lone command's, so that a failure reads alike with
+ * batching on and off. */
+static void hrx_stream_describe_batched(const hrx_batch_command_t* command,
+                                        char* buffer, size_t capacity) {
+  hrx_stream_describe(command->kind == HRX_BATCH_FILL ? "fill" : "copy",
+                      command->length, buffer, capacity);
+}
+
+/* Marks the stream failed by command `number` (`what`); `skipped` commands
+ * accepted after it were dropped unpublished. Takes `status`. The caller
+ * holds publish_mutex (so no other publisher runs) but not state_mutex. */
+static void hrx_stream_fail(hrx_stream_t* stream, hrx_status_t status,
+                            uint64_t number, const char* what,
+                            uint64_t skipped) {
+  status = hrx_status_annotate(status, "command %llu of this stream (%s) "
+                                       "failed",
+                               (unsigned long long)number, what);
+  pthread_mutex_lock(&stream->state_mutex);
+  if (stream->failure) {
+    hrx_status_free(status);  /* not reached: a failed stream runs nothing */
+  } else {
+    stream->failure = status;
+    atomic_store(&stream->failed, true);
+  }
+  stream->not_run += skipped;
+  pthread_mutex_unlock(&stream->state_mutex);
+  hrx_device_list_failure(stream->device, &stream->failure_link);
+}
+
+/* Counts commands that were accepted but not run (the stream had failed). */
+static void hrx_stream_skip(hrx_stream_t* stream, uint64_t count) {
+  pthread_mutex_lock(&stream->state_mutex);
+  stream->not_run += count;
+  pthread_mutex_unlock(&stream->state_mutex);
+}
+
+/* The failure with what was not run, and the stream back to usable; NULL
+ * when it has none. `how` ends the message. Leaves the device's list
+ * alone. */
+static hrx_status_t hrx_stream_take_failure_state(hrx_stream_t* stream,
+                                                  const char* how) {
+  if (!atomic_load(&stream->failed)) return NULL;
+  pthread_mutex_lock(&stream->state_mutex);
+  hrx_status_t failure = stream->failure;
+  uint64_t not_run = stream->not_run;
+  stream->failure = NULL;
+  stream->not_run = 0;
+  atomic_store(&stream->failed, false);
+  pthread_mutex_unlock(&stream->state_mutex);
+  if (!failure) return NULL;
+  hrx_status_t taken = hrx_make_status(
+      hrx_status_code(failure), "%s; %llu later command%s of this stream %s "
+      "not run%s",
+      hrx_status_message(failure), (unsigned long long)not_run,
+      not_run == 1 ? "" : "s", not_run == 1 ? "was" : "were", how);
+  hrx_status_free(failure);
+  return taken;
+}
+
+static const char hrx_stream_usable_again[] = "; the stream is usable again";
+
+static hrx_status_t hrx_stream_take_failure(hrx_stream_t* stream) {
+  if (!atomic_load(&stream->failed)) return NULL;
+  hrx_device_unlist_failure(stream->device, &stream->failure_link);
+  return hrx_stream_take_failure_state(stream, hrx_stream_usable_again);
+}
+
+hrx_status_t hrx_stream_take_failure_of_link(hrx_failure_link_t* link) {
+  return hrx_stream_take_failure_state(HRX_STREAM_OF_LINK(link),
+                                       hrx_stream_usable_again);
+}
+
+/* ---------------------------------------------------------- publication */
 
 /* Counts published commands for the pool's stats (dedicated streams are
  * not counted). */
@@ -295,11 +429,17 @@ static void hrx_stream_count_published(hrx_stream_t* stream, uint64_t commands,
   }
 }
 
+static void hrx_stream_note_ticket(hrx_stream_t* stream, hrx_ticket_t ticket) {
+  pthread_mutex_lock(&stream->state_mutex);
+  if (ticket > stream->last_ticket) stream->last_ticket = ticket;
+  pthread_mutex_unlock(&stream->state_mutex);
+}
+
 /* Publishes the pending batch, if any; the caller holds publish_mutex. The
  * batch is moved out under batch_mutex (the two halves of the buffer swap),
- * so producers keep appending to a fresh batch during the launch. A failure
- * is kept (the first one) and reported by the next synchronize or
- * record_event; the stream stays usable. */
+ * so producers keep appending to a fresh batch during the launch. On a
+ * failed stream the batch is dropped (not run); a command that fails fails
+ * the stream and drops the rest of its batch. */
 static void hrx_stream_publish_locked(hrx_stream_t* stream) {
   pthread_mutex_lock(&stream->batch_mutex);
   uint32_t count = stream->pending_count;
@@ -314,17 +454,32 @@ static void hrx_stream_publish_locked(hrx_stream_t* stream) {
   uint64_t bytes = stream->pending_bytes;
   stream->pending_count = 0;
   stream->pending_bytes = 0;
+  stream->batch_in_flight = true;
   atomic_store(&stream->pending_since, 0);
   pthread_mutex_unlock(&stream->batch_mutex);
+  hrx_stream_publish_batch_locked(stream, batch, count, first, bytes);
+  pthread_mutex_lock(&stream->batch_mutex);
+  stream->batch_in_flight = false;
+  pthread_mutex_unlock(&stream->batch_mutex);
+}
+
+/* Publishes a batch moved out of `pending` (publish_mutex held). */
+static void hrx_stream_publish_batch_locked(hrx_stream_t* stream,
+                                            hrx_batch_command_t* batch,
+                                            uint32_t count, uint64_t first,
+                                            uint64_t bytes) {
   /* The batch's commands were accepted; the device counts them now, once
    * per batch (hrx_device_count_commands). */
   hrx_device_count_commands(stream->device, count);
+  if (atomic_load(&stream->failed)) {
+    hrx_stream_skip(stream, count);
+    return;
+  }
   uint32_t failed = 0;
+  hrx_ticket_t ticket = 0;
   hrx_status_t status = hrx_batch_publish(stream->backend, stream->queue,
-                                          batch, count, &stream->last_ticket,
-                                          &failed);
-  /* Counted: every command, or on failure those before the failed one (a
-   * lower bound: later ones may have gone out too). */
+                                          batch, count, &ticket, &failed);
+  hrx_stream_note_ticket(stream, ticket);
   uint32_t published = status ? failed : count;
   if (status) {
     bytes = 0;
@@ -333,68 +488,80 @@ static void hrx_stream_publish_locked(hrx_stream_t* stream) {
   hrx_stream_count_published(stream, published, bytes);
   if (status) {
     char what[96];
-    hrx_stream_describe_command(&batch[failed], what, sizeof(what));
-    status = hrx_status_annotate(
-        status,
-        "command %llu of this stream (%s, accepted into a batch of %u) could "
-        "not be published; the stream remains usable",
-        (unsigned long long)(first + failed), what, count);
-    if (stream->deferred) {
-      hrx_status_free(status);
-    } else {
-      stream->deferred = status;
-    }
+    hrx_stream_describe_batched(&batch[failed], what, sizeof(what));
+    hrx_stream_fail(stream, status, first + failed, what, count - failed - 1);
   }
 }
 
-/* The first batch failure not yet reported (the caller owns it), or NULL. */
-static hrx_status_t hrx_stream_take_deferred_locked(hrx_stream_t* stream) {
-  hrx_status_t status = stream->deferred;
-  stream->deferred = NULL;
-  return status;
+/* Publishes the pending batch, and lets a batch publication in progress
+ * (perhaps by another thread that moved this thread's commands out) end:
+ * afterwards every command accepted so far is on the queue. Takes no lock
+ * a producer of a lone command holds while it waits for queue space: such
+ * a command is not accepted before its call returns. */
+static void hrx_stream_publish_pending(hrx_stream_t* stream) {
+  pthread_mutex_lock(&stream->batch_mutex);
+  bool pending = stream->pending_count != 0 || stream->batch_in_flight;
+  pthread_mutex_unlock(&stream->batch_mutex);
+  if (!pending) return;
+  pthread_mutex_lock(&stream->publish_mutex);
+  hrx_stream_publish_locked(stream);
+  pthread_mutex_unlock(&stream->publish_mutex);
 }
 
-/* What every command and observation does first: refuse inside a host
- * callback, wait for the completions the stream was told to wait for, and
- * give back finished launches (on this user thread). */
-static hrx_status_t hrx_stream_enter(hrx_stream_t* stream, const char* what) {
-  HRX_RETURN_IF_ERROR(hrx_host_callback_check(what));
+/* Numbers and counts one command accepted outside a batch. */
+static uint64_t hrx_stream_accept_one(hrx_stream_t* stream) {
+  pthread_mutex_lock(&stream->batch_mutex);
+  uint64_t number = ++stream->commands;
+  pthread_mutex_unlock(&stream->batch_mutex);
+  hrx_device_count_commands(stream->device, 1);
+  return number;
+}
+
+/* Runs one command outside a batch with publish_mutex held (the pending
+ * batch already published): not run on a failed stream; a failure fails the
+ * stream, or is returned when the command is an observation point. */
+static hrx_status_t hrx_stream_run_locked(hrx_stream_t* stream,
+                                          const hrx_stream_command_t* command) {
+  if (command->observes) {
+    HRX_RETURN_IF_ERROR(hrx_stream_take_failure(stream));
+  }
+  uint64_t number = hrx_stream_accept_one(stream);
+  if (atomic_load(&stream->failed)) {
+    hrx_stream_skip(stream, 1);
+    return NULL;
+  }
+  hrx_ticket_t ticket = 0;
+  hrx_status_t status =
+      command->submit(stream->backend, stream->queue, command->user_data,
+                      &ticket);
+  if (!status) {
+    hrx_stream_note_ticket(stream, ticket);
+    hrx_stream_count_published(stream, 1, command->bytes);
+    return NULL;
+  }
+  if (command->observes) return status;
+  char what[96];
+  hrx_stream_describe(command->what, command->bytes, what, sizeof(what));
+  hrx_stream_fail(stream, status, number, what, 0);
+  return NULL;
+}
+
+hrx_status_t hrx_stream_enter(hrx_stream_t* stream, const char* what) {
+  HRX_RETURN_IF_ERROR(hrx_entry_check(stream->device, HRX_ENTRY_BLOCKING,
+                                      what));
   hrx_completion_list_wait(&stream->gate);
   hrx_completion_list_prune(&stream->launches);
   return NULL;
 }
 
 hrx_status_t hrx_stream_submit(hrx_stream_t* stream,
-                               hrx_stream_submit_fn_t submit,
-                               void* user_data) {
-  return hrx_stream_submit_sized(stream, submit, user_data, 0);
-}
-
-hrx_status_t hrx_stream_submit_sized(hrx_stream_t* stream,
-                                     hrx_stream_submit_fn_t submit,
-                                     void* user_data, uint64_t bytes) {
-  HRX_RETURN_IF_ERROR(hrx_device_check_process(stream->device));
-  HRX_RETURN_IF_ERROR(hrx_stream_enter(stream, "submitting work to a stream"));
-  pthread_mutex_lock(&stream->producer_mutex);
+                               const hrx_stream_command_t* command) {
   /* Every command the stream accepted before this one is published first,
    * so the queue sees them in order. */
   pthread_mutex_lock(&stream->publish_mutex);
   hrx_stream_publish_locked(stream);
+  hrx_status_t status = hrx_stream_run_locked(stream, command);
   pthread_mutex_unlock(&stream->publish_mutex);
-  hrx_ticket_t ticket = 0;
-  hrx_status_t status = submit(stream->backend, stream->queue, user_data,
-                               &ticket);
-  if (!status) {
-    pthread_mutex_lock(&stream->publish_mutex);
-    if (ticket > stream->last_ticket) stream->last_ticket = ticket;
-    pthread_mutex_unlock(&stream->publish_mutex);
-    pthread_mutex_lock(&stream->batch_mutex);
-    ++stream->commands;
-    hrx_device_count_commands(stream->device, 1);
-    pthread_mutex_unlock(&stream->batch_mutex);
-    hrx_stream_count_published(stream, 1, bytes);
-  }
-  pthread_mutex_unlock(&stream->producer_mutex);
   return status;
 }
 
@@ -403,6 +570,17 @@ static hrx_status_t hrx_stream_submit_batchable(hrx_backend_device_t* backend,
                                                 void* user_data,
                                                 hrx_ticket_t* out_ticket) {
   return hrx_batch_submit_one(backend, queue, user_data, out_ticket);
+}
+
+/* A small copy or fill as a command of its own. */
+static hrx_stream_command_t hrx_stream_batchable_command(
+    const hrx_batch_command_t* command) {
+  return (hrx_stream_command_t){
+      .submit = hrx_stream_submit_batchable,
+      .user_data = (void*)command,
+      .bytes = command->length,
+      .what = command->kind == HRX_BATCH_FILL ? "fill" : "copy",
+  };
 }
 
 /* When the calling thread last submitted a small copy or fill, on any
@@ -414,15 +592,15 @@ void hrx_stream_thread_observed(void) { hrx_thread_observed = true; }
 
 /* The idle path: with nothing pending on the stream and either `urgent`
  * (the thread just observed) or the stream quiet too and its queue idle,
- * the command goes out alone at once (*out_published); its failure is the
- * caller's. Otherwise nothing happens. */
-static hrx_status_t hrx_stream_publish_if_idle(
-    hrx_stream_t* stream, const hrx_batch_command_t* command, uint64_t now,
-    bool urgent, bool* out_published) {
+ * the command goes out alone at once (*out_published). Otherwise nothing
+ * happens. */
+static void hrx_stream_publish_if_idle(hrx_stream_t* stream,
+                                       const hrx_batch_command_t* command,
+                                       uint64_t now, bool urgent,
+                                       bool* out_published) {
   const hrx_batch_settings_t* settings =
       hrx_device_batch_settings(stream->device);
   const hrx_backend_vtable_t* vtable = stream->backend->vtable;
-  hrx_status_t status = NULL;
   pthread_mutex_lock(&stream->publish_mutex);
   pthread_mutex_lock(&stream->batch_mutex);
   bool empty = stream->pending_count == 0;
@@ -431,22 +609,14 @@ static hrx_status_t hrx_stream_publish_if_idle(
   if (empty && (urgent || (quiet && (!vtable->queue_idle ||
                                      vtable->queue_idle(stream->backend,
                                                         stream->queue))))) {
-    hrx_ticket_t ticket = 0;
-    status = hrx_batch_submit_one(stream->backend, stream->queue, command,
-                                  &ticket);
-    if (!status) {
-      if (ticket > stream->last_ticket) stream->last_ticket = ticket;
-      pthread_mutex_lock(&stream->batch_mutex);
-      ++stream->commands;
-      hrx_device_count_commands(stream->device, 1);
-      stream->last_batchable_ns = now;
-      pthread_mutex_unlock(&stream->batch_mutex);
-      hrx_stream_count_published(stream, 1, command->length);
-    }
+    hrx_stream_command_t lone = hrx_stream_batchable_command(command);
+    hrx_status_free(hrx_stream_run_locked(stream, &lone)); /* not observing */
+    pthread_mutex_lock(&stream->batch_mutex);
+    stream->last_batchable_ns = now;
+    pthread_mutex_unlock(&stream->batch_mutex);
     *out_published = true;
   }
   pthread_mutex_unlock(&stream->publish_mutex);
-  return status;
 }
 
 /* A small copy or fill: published alone at once when the queue is idle and
@@ -454,14 +624,13 @@ static hrx_status_t hrx_stream_publish_if_idle(
  * above). */
 static hrx_status_t hrx_stream_enqueue(hrx_stream_t* stream,
                                        const hrx_batch_command_t* command) {
-  HRX_RETURN_IF_ERROR(hrx_device_check_process(stream->device));
   HRX_RETURN_IF_ERROR(hrx_stream_enter(stream, "submitting work to a stream"));
   const hrx_batch_settings_t* settings =
       hrx_device_batch_settings(stream->device);
   if (!hrx_device_batching(stream->device) ||
       command->length > settings->max_command_bytes) {
-    return hrx_stream_submit_sized(stream, hrx_stream_submit_batchable,
-                                   (void*)command, command->length);
+    hrx_stream_command_t lone = hrx_stream_batchable_command(command);
+    return hrx_stream_submit(stream, &lone);
   }
   uint64_t now = hrx_now_ns();
   bool urgent = hrx_thread_observed;
@@ -471,9 +640,8 @@ static hrx_status_t hrx_stream_enqueue(hrx_stream_t* stream,
   hrx_thread_observed = false;
   if (thread_quiet) {
     bool published = false;
-    hrx_status_t status =
-        hrx_stream_publish_if_idle(stream, command, now, urgent, &published);
-    if (published || status) return status;
+    hrx_stream_publish_if_idle(stream, command, now, urgent, &published);
+    if (published) return NULL;
   }
   bool started = false;
   bool full = false;
@@ -492,8 +660,8 @@ static hrx_status_t hrx_stream_enqueue(hrx_stream_t* stream,
           malloc(2 * HRX_BATCH_MAX_COMMANDS * sizeof(*both));
       if (!both) {
         pthread_mutex_unlock(&stream->batch_mutex);
-        return hrx_stream_submit_sized(stream, hrx_stream_submit_batchable,
-                                   (void*)command, command->length);
+        hrx_stream_command_t lone = hrx_stream_batchable_command(command);
+        return hrx_stream_submit(stream, &lone);
       }
       stream->batch_storage = both;
       stream->pending = both;
@@ -581,8 +749,21 @@ hrx_status_t hrx_stream_upload(hrx_stream_t* stream, hrx_view_t dst,
   if (!data) {
     return hrx_make_status(HRX_STATUS_INVALID_ARGUMENT, "upload data is NULL");
   }
+  HRX_RETURN_IF_ERROR(hrx_stream_enter(stream, "submitting work to a stream"));
   hrx_upload_args_t args = {dst, data};
-  return hrx_stream_submit_sized(stream, hrx_submit_upload, &args, length);
+  hrx_stream_command_t command = {.submit = hrx_submit_upload,
+                                  .user_data = &args,
+                                  .bytes = length,
+                                  .what = "upload"};
+  return hrx_stream_submit(stream, &command);
+}
+
+/* ---------------------------------------------------------- observation */
+
+hrx_status_t hrx_stream_flush(hrx_stream_t* stream) {
+  HRX_RETURN_IF_ERROR(hrx_stream_enter(stream, "flushing a stream"));
+  hrx_stream_publish_pending(stream);
+  return hrx_stream_take_failure(stream);
 }
 
 /* Both synchronize entry points: hook NULL waits with the backend's own
@@ -591,23 +772,24 @@ static hrx_status_t hrx_stream_synchronize_with(hrx_stream_t* stream,
                                                 const hrx_wait_hook_t* hook,
                                                 bool* out_interrupted) {
   *out_interrupted = false;
-  HRX_RETURN_IF_ERROR(hrx_device_check_process(stream->device));
   HRX_RETURN_IF_ERROR(hrx_stream_enter(stream, "synchronizing a stream"));
   hrx_thread_observed = true;
-  /* Once the pending batch is published, everything the stream accepted is
-   * on its queue, so waiting for the queue's current end covers it. */
+  /* Once the pending batch is published (and a publication in progress
+   * has ended), everything the stream accepted is on its queue, so waiting
+   * for the queue's current end covers it. */
   pthread_mutex_lock(&stream->publish_mutex);
   hrx_stream_publish_locked(stream);
-  hrx_status_t deferred = hrx_stream_take_deferred_locked(stream);
   pthread_mutex_unlock(&stream->publish_mutex);
   hrx_status_t status =
       hook ? hrx_wait_queue(stream->backend, stream->queue, stream, hook,
                             out_interrupted)
            : stream->backend->vtable->queue_synchronize(stream->backend,
                                                         stream->queue);
-  if (deferred) {
+  if (*out_interrupted) return status;
+  hrx_status_t failure = hrx_stream_take_failure(stream);
+  if (failure) {
     hrx_status_free(status);
-    return deferred;
+    return failure;
   }
   return status;
 }
@@ -623,32 +805,32 @@ hrx_status_t hrx_stream_synchronize_hooked(hrx_stream_t* stream,
   return hrx_stream_synchronize_with(stream, hook, out_interrupted);
 }
 
-hrx_status_t hrx_stream_record_native(hrx_stream_t* stream,
+hrx_status_t hrx_stream_record_marker(hrx_stream_t* stream,
                                       hrx_native_event_t* native_event) {
-  HRX_RETURN_IF_ERROR(hrx_device_check_process(stream->device));
-  HRX_RETURN_IF_ERROR(hrx_stream_enter(stream, "recording an event"));
-  hrx_thread_observed = true;
-  pthread_mutex_lock(&stream->publish_mutex);
-  hrx_stream_publish_locked(stream);
-  hrx_status_t status = hrx_stream_take_deferred_locked(stream);
-  if (!status) {
-    status = stream->backend->vtable->event_record(
-        stream->backend, stream->queue, native_event, stream->last_ticket);
-  }
-  pthread_mutex_unlock(&stream->publish_mutex);
-  if (!status) hrx_device_count_commands(stream->device, 1);
+  /* event_record never waits for queue space (backend.h): state_mutex,
+   * which no publisher holds while it waits, is enough. */
+  pthread_mutex_lock(&stream->state_mutex);
+  hrx_status_t status = stream->backend->vtable->event_record(
+      stream->backend, stream->queue, native_event, stream->last_ticket);
+  pthread_mutex_unlock(&stream->state_mutex);
   return status;
 }
 
 hrx_status_t hrx_stream_record_event(hrx_stream_t* stream,
                                      hrx_event_t** out_event) {
+  HRX_RETURN_IF_ERROR(hrx_stream_enter(stream, "recording an event"));
+  hrx_thread_observed = true;
+  hrx_stream_publish_pending(stream);
+  HRX_RETURN_IF_ERROR(hrx_stream_take_failure(stream));
   hrx_event_t* event = NULL;
   HRX_RETURN_IF_ERROR(hrx_event_create(stream->device, &event));
-  hrx_status_t status = hrx_stream_record_native(stream, hrx_event_native(event));
+  hrx_status_t status =
+      hrx_stream_record_marker(stream, hrx_event_native(event));
   if (status) {
     hrx_event_release(event);
     return status;
   }
+  hrx_device_count_commands(stream->device, 1);
   *out_event = event;
   return NULL;
 }
@@ -672,8 +854,12 @@ hrx_status_t hrx_stream_wait_event(hrx_stream_t* stream, hrx_event_t* event) {
   HRX_RETURN_IF_ERROR(hrx_stream_check_device(
       stream, hrx_event_device(event), "event",
       "a stream can wait only on events of its own device"));
+  HRX_RETURN_IF_ERROR(hrx_stream_enter(stream, "submitting work to a stream"));
   hrx_wait_args_t args = {hrx_event_native(event)};
-  return hrx_stream_submit(stream, hrx_submit_wait, &args);
+  hrx_stream_command_t command = {.submit = hrx_submit_wait,
+                                  .user_data = &args,
+                                  .what = "event wait"};
+  return hrx_stream_submit(stream, &command);
 }
 
 hrx_status_t hrx_stream_wait_completion(hrx_stream_t* stream,
@@ -681,8 +867,8 @@ hrx_status_t hrx_stream_wait_completion(hrx_stream_t* stream,
   if (!completion) {
     return hrx_make_status(HRX_STATUS_INVALID_ARGUMENT, "completion is NULL");
   }
-  HRX_RETURN_IF_ERROR(
-      hrx_host_callback_check("waiting for a completion on a stream"));
+  HRX_RETURN_IF_ERROR(hrx_entry_check(stream->device, HRX_ENTRY_BLOCKING,
+                                      "waiting for a completion on a stream"));
   if (hrx_completion_done(completion)) return NULL;
   return hrx_completion_list_add(&stream->gate, completion);
 }

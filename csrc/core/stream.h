@@ -1,8 +1,9 @@
-/* Internal access to streams for readbacks and the benchmark driver. */
+/* Internal access to streams for readbacks, graphs, waits and the device. */
 #ifndef HRX_CORE_STREAM_H_
 #define HRX_CORE_STREAM_H_
 
 #include "backends/backend.h"
+#include "device.h"
 #include "hrx.h"
 
 /* Checks that `view` names a live, non-empty, in-bounds range of a buffer on
@@ -10,24 +11,39 @@
 hrx_status_t hrx_stream_check_view(const hrx_stream_t* stream,
                                    hrx_view_t view, const char* role);
 
-/* Runs `submit` under the stream's producer lock, then publishes: the
- * stream's last-published marker is advanced under its separate publish
- * lock. `submit` gets the stream's backend and native queue. */
+/* The entry of every public stream call that may block: hrx_entry_check
+ * (`what` names the call in a refusal), then the completions the stream was
+ * told to wait for, and finished launches are given back. */
+hrx_status_t hrx_stream_enter(hrx_stream_t* stream, const char* what);
+
+/* A command submitted outside a batch. `submit` gets the stream's backend
+ * and native queue and runs under the stream's publish lock, after the
+ * stream's pending batch was published. */
 typedef hrx_status_t (*hrx_stream_submit_fn_t)(hrx_backend_device_t* backend,
                                                hrx_native_queue_t* queue,
                                                void* user_data,
                                                hrx_ticket_t* out_ticket);
-hrx_status_t hrx_stream_submit(hrx_stream_t* stream,
-                               hrx_stream_submit_fn_t submit, void* user_data);
-/* hrx_stream_submit of a command that moves `bytes` bytes: a pool stream
- * counts it on its pool queue once published (hrx_pool_queue_stats_t). */
-hrx_status_t hrx_stream_submit_sized(hrx_stream_t* stream,
-                                     hrx_stream_submit_fn_t submit,
-                                     void* user_data, uint64_t bytes);
+typedef struct hrx_stream_command_s {
+  hrx_stream_submit_fn_t submit;
+  void* user_data;
+  uint64_t bytes;     /* bytes it moves (the pool queue's stats) */
+  const char* what;   /* "upload", "event wait": names it in a failure */
+  /* An observation point (read, graph launch): an earlier failure of the
+   * stream is raised instead of running it, and its own failure is
+   * returned at once. Otherwise a failure marks the stream failed and is
+   * raised later (hrx.h, "Failures"). */
+  bool observes;
+} hrx_stream_command_t;
 
-/* Records `native_event` after the stream's published work, under the
- * publish lock only. */
-hrx_status_t hrx_stream_record_native(hrx_stream_t* stream,
+/* Submits a command (the caller passed hrx_stream_enter). Counts it as
+ * accepted. Returns NULL for a command that is not an observation point
+ * even when it failed or was not run (the stream keeps the failure). */
+hrx_status_t hrx_stream_submit(hrx_stream_t* stream,
+                               const hrx_stream_command_t* command);
+
+/* Records `native_event` after the stream's published work, without
+ * publishing or observing anything (the slices of a hooked wait). */
+hrx_status_t hrx_stream_record_marker(hrx_stream_t* stream,
                                       hrx_native_event_t* native_event);
 
 /* Tells the batching policy that the calling thread observed work (a wait
@@ -39,5 +55,10 @@ void hrx_stream_thread_observed(void);
  * stream waits for it. Call only after the launch was submitted. */
 hrx_status_t hrx_stream_track_completion(hrx_stream_t* stream,
                                          hrx_completion_t* completion);
+
+/* The failure of the stream whose device failure link this is, taken (the
+ * caller owns it and raises it), or NULL. For the device, which has already
+ * unlisted the link under its failure lock. */
+hrx_status_t hrx_stream_take_failure_of_link(hrx_failure_link_t* link);
 
 #endif /* HRX_CORE_STREAM_H_ */

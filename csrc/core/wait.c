@@ -40,7 +40,7 @@ hrx_status_t hrx_wait_queue(hrx_backend_device_t* backend,
   /* Without a stream: both backends record at the queue's current end
    * whatever the ticket (backend.h). */
   hrx_status_t status =
-      stream ? hrx_stream_record_native(stream, marker)
+      stream ? hrx_stream_record_marker(stream, marker)
              : backend->vtable->event_record(backend, queue, marker, 0);
   if (!status) {
     status = hrx_wait_native_event(backend, marker, hook, out_interrupted);

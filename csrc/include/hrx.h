@@ -14,6 +14,27 @@
  * - Thread safety: every function may be called from any thread, unless its
  *   comment says otherwise. Blocking calls are marked "blocks".
  * - Bad arguments are rejected before any work is submitted.
+ * - Host callbacks (hrx_host_fn_t) run on a thread that serves a native
+ *   queue: there, every call that may block (submit, allocate, read, wait,
+ *   synchronize, create a stream, open a device) fails with
+ *   FAILED_PRECONDITION, and releases are deferred to another thread (the
+ *   next hrx call from a thread that is not running a callback, or a
+ *   helper thread); queries are allowed.
+ *
+ * Failures (the same with submission batching on and off):
+ * - A command (copy, fill, upload, event wait) that the device refuses
+ *   marks its stream failed; its call still returns success, because with
+ *   batching its failure may only show once the call has returned.
+ * - Later commands on a failed stream are not run; each is counted.
+ * - The failure is raised by the stream's next observation point
+ *   (synchronize, record_event, read, read_blocking, flush, graph launch)
+ *   and by hrx_device_synchronize, with the failed command's number and
+ *   description and how many later commands were not run. Once raised,
+ *   the stream is usable again. A failure of the observation point itself
+ *   (e.g. the read's own download) is returned at once.
+ * - Releasing a stream whose failure was never raised reports it
+ *   (hrx_stream_release_checked hands it to the caller; hrx_stream_release
+ *   writes it to stderr): a failure is never silent.
  */
 #ifndef HRX_H_
 #define HRX_H_
@@ -104,7 +125,10 @@ hrx_status_t hrx_device_query_info(hrx_device_t* device,
 hrx_status_t hrx_device_query_free_memory(hrx_device_t* device,
                                           uint64_t* out_free_bytes);
 /* Blocks until all work submitted so far to the device's pool queues is
- * done (fabric queues are synchronized through their own stream). */
+ * done (fabric queues are synchronized through their own stream). Raises
+ * the failures of the device's streams that no observation raised yet
+ * (the first one's status, naming the others), which makes those streams
+ * usable again. */
 hrx_status_t hrx_device_synchronize(hrx_device_t* device);
 
 /* Submission batching (on by default; HRX_BATCHING=0 turns it off for
@@ -343,8 +367,14 @@ hrx_status_t hrx_stream_create_dedicated(hrx_device_t* device,
                                          hrx_stream_t** out_stream);
 void hrx_stream_retain(hrx_stream_t* stream);
 /* Releasing the last reference publishes pending work; the work still
- * completes, and its buffers stay alive until it has. */
+ * completes, and its buffers stay alive until it has. A failure no
+ * observation raised is written to stderr (see "Failures" above). */
 void hrx_stream_release(hrx_stream_t* stream);
+/* hrx_stream_release, except that a failure no observation raised is
+ * handed to the caller in *out_unobserved (the caller owns it and must
+ * report it; NULL when there is none or the reference was not the last). */
+void hrx_stream_release_checked(hrx_stream_t* stream,
+                                hrx_status_t* out_unobserved);
 hrx_device_t* hrx_stream_device(const hrx_stream_t* stream); /* borrowed */
 /* Pool slot of the stream's queue within its lane; -1 for a dedicated or
  * reserved stream. */
@@ -384,6 +414,12 @@ hrx_status_t hrx_readback_wait(hrx_readback_t* readback,
 hrx_status_t hrx_stream_read_blocking(hrx_stream_t* stream, hrx_view_t src,
                                       void* out, uint64_t capacity);
 
+/* Publishes the stream's pending batch now, without creating an event or
+ * waiting: afterwards everything the stream accepted is on its native
+ * queue (for code that launches its own work on
+ * hrx_stream_native_handle). An observation point: raises a failure of
+ * earlier commands. May block for queue space. */
+hrx_status_t hrx_stream_flush(hrx_stream_t* stream);
 /* Blocks until all work published on the stream is done. */
 hrx_status_t hrx_stream_synchronize(hrx_stream_t* stream);
 /* An event that completes when all work published so far on the stream is
@@ -419,12 +455,13 @@ hrx_status_t hrx_stream_wait_event(hrx_stream_t* stream, hrx_event_t* event);
  *
  * Host callbacks run on a host worker thread once their dependencies are
  * complete; nodes that depend on them start after they return. A callback
- * must not call hrx functions that submit, allocate or wait (they fail with
- * FAILED_PRECONDITION there: the queue that runs the callback waits for it),
- * nor drop the last reference to an hrx object. Nor should it wait for
- * other threads' hrx calls: freeing device memory (a buffer's last release,
- * a readback) waits for all of the device's queued work, callbacks
- * included, as cudaFree does.
+ * may not call hrx functions that submit, allocate, read or wait (they fail
+ * with FAILED_PRECONDITION there: the queue that runs the callback waits
+ * for it); releases it makes (a garbage collector included) are deferred to
+ * another thread (see the conventions at the top). Nor should it wait for
+ * other threads' hrx calls: freeing device memory (a buffer's last release)
+ * waits for all of the device's queued work, callbacks included, as
+ * cudaFree does.
  *
  * Thread safety: a graph may be recorded into and launched from several
  * threads; calls are serialised by the graph's lock. */
@@ -473,6 +510,14 @@ hrx_status_t hrx_graph_add_dependency(hrx_graph_t* graph,
 hrx_graph_t* hrx_graph_node_graph(const hrx_graph_node_t* node); /* borrowed */
 /* Position of the node in recording order (0, 1, ...). */
 size_t hrx_graph_node_index(const hrx_graph_node_t* node);
+/* For a binding's garbage collector: calls visit(user_data, arg) for
+ * every host node, in recording order, but only while the graph has exactly
+ * `holders` references (all of them the caller's: no launch in flight and
+ * no other holder), so that the user data is owned by the caller's objects
+ * alone. Stops at the first non-zero result and returns it; 0 otherwise. */
+int hrx_graph_visit_host_data(hrx_graph_t* graph, int holders,
+                              int (*visit)(void* user_data, void* arg),
+                              void* arg);
 
 /* Launches the graph on the stream (same device; at least one node). A graph
  * with host callbacks yields a retained completion in *out_completion; a

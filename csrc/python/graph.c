@@ -69,7 +69,7 @@ static hrx_status_t hrx_py_graph_trampoline(void* user_data,
 /* ------------------------------------------------------------- GraphNode */
 
 static PyObject* hrx_py_graph_node_wrap(hrx_py_state_t* state,
-                                        hrx_graph_t* graph,
+                                        PyObject* owner, hrx_graph_t* graph,
                                         hrx_graph_node_t* node) {
   hrx_py_graph_node_t* self =
       PyObject_GC_New(hrx_py_graph_node_t, state->graph_node_type);
@@ -77,18 +77,32 @@ static PyObject* hrx_py_graph_node_wrap(hrx_py_state_t* state,
   hrx_graph_retain(graph);
   self->graph = graph;
   self->node = node;
+  self->owner = Py_NewRef(owner);
+  ((hrx_py_graph_t*)owner)->node_handles++;
   PyObject_GC_Track(self);
   return (PyObject*)self;
 }
 
-static int hrx_py_graph_traverse(PyObject* self, visitproc visit, void* arg) {
+static int hrx_py_graph_node_traverse(PyObject* self, visitproc visit,
+                                      void* arg) {
   Py_VISIT(Py_TYPE(self));
+  Py_VISIT(((hrx_py_graph_node_t*)self)->owner);
+  return 0;
+}
+
+static int hrx_py_graph_node_clear(PyObject* self) {
+  hrx_py_graph_node_t* node = (hrx_py_graph_node_t*)self;
+  if (node->owner) {
+    ((hrx_py_graph_t*)node->owner)->node_handles--;
+    Py_CLEAR(node->owner);
+  }
   return 0;
 }
 
 static void hrx_py_graph_node_dealloc(PyObject* self) {
   PyTypeObject* type = Py_TYPE(self);
   PyObject_GC_UnTrack(self);
+  hrx_py_graph_node_clear(self);
   hrx_graph_t* graph = ((hrx_py_graph_node_t*)self)->graph;
   /* A last graph reference frees buffers (which wait for queued work) and
    * callables (which take the GIL themselves). */
@@ -121,7 +135,8 @@ static PyType_Slot hrx_py_graph_node_slots[] = {
     {Py_tp_doc, "A node of an hrx.Graph, returned by Graph.copy(), fill() "
                 "and callback(); name it in after= of later nodes."},
     {Py_tp_dealloc, hrx_py_graph_node_dealloc},
-    {Py_tp_traverse, hrx_py_graph_traverse},
+    {Py_tp_traverse, hrx_py_graph_node_traverse},
+    {Py_tp_clear, hrx_py_graph_node_clear},
     {Py_tp_getset, hrx_py_graph_node_getset},
     {Py_tp_repr, hrx_py_graph_node_repr},
     {0, NULL},
@@ -145,6 +160,34 @@ static void hrx_py_graph_close_handle(hrx_py_graph_t* self) {
     hrx_graph_release(graph);
     Py_END_ALLOW_THREADS
   }
+}
+
+typedef struct {
+  visitproc visit;
+  void* arg;
+} hrx_py_graph_visit_t;
+
+static int hrx_py_graph_visit_callable(void* user_data, void* arg) {
+  hrx_py_graph_visit_t* how = arg;
+  return how->visit((PyObject*)user_data, how->arg);
+}
+
+/* The callables of the graph's host nodes belong to this handle while the
+ * C graph has no holder but it and its GraphNode objects (a launch in
+ * flight holds it too, and then keeps them alive by itself). */
+static int hrx_py_graph_traverse(PyObject* self, visitproc visit, void* arg) {
+  Py_VISIT(Py_TYPE(self));
+  hrx_py_graph_t* graph = (hrx_py_graph_t*)self;
+  if (!graph->graph) return 0;
+  hrx_py_graph_visit_t how = {visit, arg};
+  return hrx_graph_visit_host_data(graph->graph,
+                                   (int)(1 + graph->node_handles),
+                                   hrx_py_graph_visit_callable, &how);
+}
+
+static int hrx_py_graph_clear(PyObject* self) {
+  hrx_py_graph_close_handle((hrx_py_graph_t*)self);
+  return 0;
 }
 
 static void hrx_py_graph_dealloc(PyObject* self) {
@@ -195,6 +238,7 @@ static PyObject* hrx_py_graph_new(PyTypeObject* type, PyObject* args,
     return NULL;
   }
   self->graph = graph;
+  self->node_handles = 0;
   PyObject_GC_Track(self);
   return (PyObject*)self;
 }
@@ -305,7 +349,9 @@ static PyObject* hrx_py_graph_record(PyObject* self, hrx_py_graph_op_t op,
     }
   }
   PyObject* result = NULL;
-  if (ok && !status) result = hrx_py_graph_node_wrap(state, graph, node);
+  if (ok && !status) {
+    result = hrx_py_graph_node_wrap(state, self, graph, node);
+  }
   Py_BEGIN_ALLOW_THREADS
   hrx_py_release_held(NULL, dst.buffer, src.buffer, NULL);
   hrx_graph_release(graph);
@@ -509,6 +555,7 @@ static PyType_Slot hrx_py_graph_slots[] = {
     {Py_tp_new, hrx_py_graph_new},
     {Py_tp_dealloc, hrx_py_graph_dealloc},
     {Py_tp_traverse, hrx_py_graph_traverse},
+    {Py_tp_clear, hrx_py_graph_clear},
     {Py_tp_methods, hrx_py_graph_methods},
     {Py_tp_getset, hrx_py_graph_getset},
     {0, NULL},

@@ -164,13 +164,14 @@ static PyObject* hrx_py_testing_live_native_objects(PyObject* module,
   (void)unused;
   hrx_fault_counts_t c;
   hrx_fault_query_counts(&c);
-  return Py_BuildValue("{s:L,s:L,s:L,s:L,s:L,s:L,s:L}", "queues",
+  return Py_BuildValue("{s:L,s:L,s:L,s:L,s:L,s:L,s:L,s:L}", "queues",
                        (long long)c.queues, "events", (long long)c.events,
                        "allocations", (long long)c.allocations,
                        "host_allocations", (long long)c.host_allocations,
                        "graphs", (long long)c.graphs, "devices",
                        (long long)c.devices, "faults_injected",
-                       (long long)c.faults_injected);
+                       (long long)c.faults_injected, "native_commands",
+                       (long long)c.native_commands);
 }
 
 static PyMethodDef hrx_py_module_methods[] = {

@@ -38,12 +38,15 @@ typedef struct {
 typedef struct {
   PyObject_HEAD
   hrx_graph_t* graph;        /* retained; NULL once closed */
+  Py_ssize_t node_handles;   /* GraphNode objects naming this Graph */
 } hrx_py_graph_t;
 
 typedef struct {
   PyObject_HEAD
   hrx_graph_t* graph;        /* retained: keeps `node` valid */
   hrx_graph_node_t* node;    /* borrowed from graph */
+  PyObject* owner;           /* the hrx.Graph (strong), or NULL once
+                                cleared; counted in its node_handles */
 } hrx_py_graph_node_t;
 
 typedef struct {

@@ -52,14 +52,28 @@ static int hrx_py_stream_traverse(PyObject* self, visitproc visit, void* arg) {
   return 0;
 }
 
+/* Drops the handle's reference. A failure of the stream that no
+ * observation raised becomes a RuntimeWarning naming the command: like the
+ * ResourceWarning of an unclosed file, but shown under the default warning
+ * filters, so a failure is never silent. A warning that a filter turned
+ * into an error is reported as unraisable (close() itself cannot fail). */
 static void hrx_py_stream_close_handle(hrx_py_stream_t* self) {
   hrx_stream_t* stream = self->stream;
   self->stream = NULL;
-  if (stream) {
-    Py_BEGIN_ALLOW_THREADS
-    hrx_stream_release(stream);
-    Py_END_ALLOW_THREADS
+  if (!stream) return;
+  hrx_status_t unobserved = NULL;
+  Py_BEGIN_ALLOW_THREADS
+  hrx_stream_release_checked(stream, &unobserved);
+  Py_END_ALLOW_THREADS
+  if (!unobserved) return;
+  PyObject *type, *value, *traceback;
+  PyErr_Fetch(&type, &value, &traceback);
+  if (PyErr_WarnFormat(PyExc_RuntimeWarning, 1, "hrx stream closed: %s",
+                       hrx_status_message(unobserved)) < 0) {
+    PyErr_WriteUnraisable((PyObject*)self);
   }
+  PyErr_Restore(type, value, traceback);
+  hrx_status_free(unobserved);
 }
 
 static void hrx_py_stream_dealloc(PyObject* self) {
@@ -379,6 +393,20 @@ static PyObject* hrx_py_stream_synchronize(PyObject* self, PyObject* unused) {
   Py_RETURN_NONE;
 }
 
+static PyObject* hrx_py_stream_flush(PyObject* self, PyObject* unused) {
+  (void)unused;
+  hrx_py_state_t* state = hrx_py_state_from_type(Py_TYPE(self));
+  hrx_stream_t* stream = hrx_py_stream_hold(self);
+  if (!stream) return NULL;
+  hrx_status_t status;
+  Py_BEGIN_ALLOW_THREADS
+  status = hrx_stream_flush(stream);
+  hrx_py_release_held(stream, NULL, NULL, NULL);
+  Py_END_ALLOW_THREADS
+  if (status) return hrx_py_raise(state, status);
+  Py_RETURN_NONE;
+}
+
 static PyObject* hrx_py_stream_record_event(PyObject* self, PyObject* unused) {
   (void)unused;
   hrx_py_state_t* state = hrx_py_state_from_type(Py_TYPE(self));
@@ -517,6 +545,11 @@ static PyMethodDef hrx_py_stream_methods[] = {
      "src.nbytes bytes."},
     {"synchronize", hrx_py_stream_synchronize, METH_NOARGS,
      "synchronize(): wait for the work published on this stream."},
+    {"flush", hrx_py_stream_flush, METH_NOARGS,
+     "flush(): publish the stream's pending batch now, without an event or "
+     "a wait, so that everything submitted so far is on its native queue "
+     "(before launching other work on native_handle). Raises an earlier "
+     "command's failure like synchronize()."},
     {"record_event", hrx_py_stream_record_event, METH_NOARGS,
      "record_event() -> Event for the work published so far."},
     {"wait_event", hrx_py_stream_wait_event, METH_O,

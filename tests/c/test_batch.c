@@ -10,6 +10,7 @@
 
 #include "backends/hip/hip_batch.h"
 #include "check.h"
+#include "core/batch.h"
 #include "hrx.h"
 
 #define BARRIER (1ull << 57)
@@ -227,8 +228,33 @@ typedef struct {
   void (*run)(void);
 } hrx_test_t;
 
+/* A command the copy kernel's grid cannot cover is never batched: the
+ * setting is capped at HRX_BATCH_MAX_COMMAND_BYTES, and the hip backend
+ * sends a batch holding a larger one natively. */
+static void test_batched_commands_fit_the_kernel_grid(void) {
+  hrx_batch_settings_t settings;
+  char text[32];
+  snprintf(text, sizeof(text), "%llu",
+           (unsigned long long)HRX_BATCH_MAX_COMMAND_BYTES);
+  setenv("HRX_BATCH_MAX_COPY_BYTES", text, 1);
+  hrx_batch_settings_from_environment(&settings);
+  CHECK(settings.max_command_bytes == HRX_BATCH_MAX_COMMAND_BYTES);
+  setenv("HRX_BATCH_MAX_COPY_BYTES", "1073741824", 1); /* 65536 blocks */
+  hrx_batch_settings_from_environment(&settings);
+  CHECK(settings.max_command_bytes == 64u << 10); /* refused: the default */
+  unsetenv("HRX_BATCH_MAX_COPY_BYTES");
+  hrx_batch_command_t commands[2] = {
+      {.length = 64, .kind = HRX_BATCH_FILL},
+      {.length = HRX_BATCH_MAX_COMMAND_BYTES, .kind = HRX_BATCH_FILL}};
+  CHECK(hrx_hip_batch_fits(commands, 2));
+  commands[1].length = HRX_BATCH_MAX_COMMAND_BYTES + 1;
+  CHECK(!hrx_hip_batch_fits(commands, 2));
+}
+
 int main(int argc, char** argv) {
   static const hrx_test_t tests[] = {
+      {"batched_commands_fit_the_kernel_grid",
+       test_batched_commands_fit_the_kernel_grid},
       {"plan_disjoint_commands_run_in_parallel",
        test_plan_disjoint_commands_run_in_parallel},
       {"plan_same_rewrite_needs_no_barrier",

@@ -133,12 +133,16 @@ static void test_queue_create_fault(void) {
   CHECK_NOTHING_LIVE();
 }
 
-/* A failing native copy submits nothing: the bytes stay as they were and the
- * stream keeps working. */
-static void test_command_faults(void) {
+/* Stream failure semantics: a command the device refuses fails its stream
+ * (its call succeeds); later commands are not run; the next observation
+ * point raises the failure, naming the command and how many were not run;
+ * then the stream works again. Observation points fail at once for their
+ * own native calls. Run with batching off and on: the outcome is the same. */
+static void test_command_faults(bool batching) {
   hrx_device_t* device =
       open_with_faults("copy:2,fill:2,upload:1,download:1,wait_event:1,"
-                       "synchronize:1,event_synchronize:1");
+                       "synchronize:1,event_synchronize:2");
+  hrx_device_set_batching(device, batching);
   hrx_stream_t* stream = NULL;
   CHECK_OK(hrx_stream_create(device, &stream));
   hrx_buffer_t* src = NULL;
@@ -146,48 +150,82 @@ static void test_command_faults(void) {
   CHECK_OK(hrx_buffer_allocate(device, 256, &src));
   CHECK_OK(hrx_buffer_allocate(device, 256, &dst));
   CHECK_OK(hrx_stream_fill(stream, whole(src), 0x11));
-  CHECK_CODE(hrx_stream_fill(stream, whole(dst), 0x22), HRX_STATUS_DEVICE_ERROR,
-             "fill call #2");
-  CHECK_OK(hrx_stream_fill(stream, whole(dst), 0x33));
+  CHECK_OK(hrx_stream_fill(stream, whole(dst), 0x22));  /* fill #2 fails */
+  CHECK_OK(hrx_stream_fill(stream, whole(dst), 0x33));  /* not run */
+  /* The synchronize fault (#1) is its own; the stored failure wins. */
   CHECK_CODE(hrx_stream_synchronize(stream), HRX_STATUS_DEVICE_ERROR,
-             "synchronize call #1");
-  CHECK_OK(hrx_stream_synchronize(stream));
+             "command 2 of this stream (fill of 256 bytes) failed: "
+             "injected fault: fill call #2");
+  CHECK_OK(hrx_stream_synchronize(stream));  /* raised once */
+  uint8_t out[256];
   uint8_t data[256];
   memset(data, 0x44, sizeof(data));
-  CHECK_CODE(hrx_stream_upload(stream, whole(src), data, sizeof(data)),
-             HRX_STATUS_DEVICE_ERROR, "upload call #1");
-  CHECK_OK(hrx_stream_copy(stream, whole(dst), whole(src)));
-  CHECK_CODE(hrx_stream_copy(stream, whole(src), whole(dst)),
-             HRX_STATUS_DEVICE_ERROR, "copy call #2");
-  uint8_t out[256];
+  CHECK_OK(hrx_stream_upload(stream, whole(src), data, sizeof(data)));
+  CHECK_OK(hrx_stream_copy(stream, whole(dst), whole(src)));  /* not run */
   CHECK_CODE(hrx_stream_read_blocking(stream, whole(dst), out, sizeof(out)),
-             HRX_STATUS_DEVICE_ERROR, "download call #1");
+             HRX_STATUS_DEVICE_ERROR,
+             "(upload of 256 bytes) failed: injected fault: upload call #1 "
+             "failed (HRX_FAULTS); 1 later command of this stream was not run");
+  /* A read fails at once for its own download (#1). */
+  CHECK_CODE(hrx_stream_read_blocking(stream, whole(src), out, sizeof(out)),
+             HRX_STATUS_DEVICE_ERROR, "injected fault: download call #1");
+  /* The upload was refused: src keeps its 0x11. */
+  CHECK_OK(hrx_stream_read_blocking(stream, whole(src), out, sizeof(out)));
+  CHECK(out[0] == 0x11 && out[255] == 0x11);
+  CHECK_OK(hrx_stream_copy(stream, whole(dst), whole(src)));  /* copy #1 */
+  CHECK_OK(hrx_stream_copy(stream, whole(src), whole(dst)));  /* #2 fails */
   hrx_event_t* event = NULL;
+  CHECK_CODE(hrx_stream_record_event(stream, &event), HRX_STATUS_DEVICE_ERROR,
+             "copy call #2");
+  CHECK(event == NULL);
   CHECK_OK(hrx_stream_record_event(stream, &event));
-  CHECK_CODE(hrx_stream_wait_event(stream, event), HRX_STATUS_DEVICE_ERROR,
-             "wait_event call #1");
+  CHECK_OK(hrx_stream_wait_event(stream, event));  /* wait_event #1 fails */
   CHECK_CODE(hrx_event_synchronize(event), HRX_STATUS_DEVICE_ERROR,
-             "event_synchronize call #1");
+             "event_synchronize call #2");
+  CHECK_OK(hrx_stream_wait_event(stream, event));  /* not run */
+  /* A device synchronize raises a stream's failure too. */
+  CHECK_CODE(hrx_device_synchronize(device), HRX_STATUS_DEVICE_ERROR,
+             "(event wait) failed: injected fault: wait_event call #1");
   CHECK_OK(hrx_stream_wait_event(stream, event));
   CHECK_OK(hrx_event_synchronize(event));
   hrx_event_release(event);
-  /* src was filled with 0x11 and never overwritten (upload failed); dst got
-   * the copy of src. */
   CHECK_OK(hrx_stream_read_blocking(stream, whole(dst), out, sizeof(out)));
   CHECK(out[0] == 0x11 && out[255] == 0x11);
-  CHECK_OK(hrx_stream_read_blocking(stream, whole(src), out, sizeof(out)));
-  CHECK(out[0] == 0x11 && out[255] == 0x11);
+  /* Nothing failed since: the release has nothing to report. */
+  hrx_status_t unobserved = NULL;
+  hrx_stream_release_checked(stream, &unobserved);
+  CHECK(unobserved == NULL);
   hrx_buffer_release(src);
   hrx_buffer_release(dst);
-  hrx_stream_release(stream);
   hrx_device_release(device);
   CHECK_NOTHING_LIVE();
 }
 
-/* Failing event creation or recording leaves no event and no staging. */
+/* Closing a stream with a failure nothing raised hands it over. */
+static void test_unobserved_failure(bool batching) {
+  hrx_device_t* device = open_with_faults("fill:1");
+  hrx_device_set_batching(device, batching);
+  hrx_stream_t* stream = NULL;
+  hrx_buffer_t* buffer = NULL;
+  CHECK_OK(hrx_stream_create(device, &stream));
+  CHECK_OK(hrx_buffer_allocate(device, 64, &buffer));
+  CHECK_OK(hrx_stream_fill(stream, whole(buffer), 1));
+  CHECK_OK(hrx_stream_fill(stream, whole(buffer), 2));
+  hrx_status_t unobserved = NULL;
+  hrx_stream_release_checked(stream, &unobserved);
+  CHECK_CODE(unobserved, HRX_STATUS_DEVICE_ERROR,
+             "stream released with a failure no observation raised: command "
+             "1 of this stream (fill of 64 bytes) failed");
+  hrx_buffer_release(buffer);
+  hrx_device_release(device);
+  CHECK_NOTHING_LIVE();
+}
+
+/* Failing event creation or recording leaves no event behind; read staging
+ * is pooled (its blocks and their events live until the device goes). */
 static void test_event_faults(void) {
   hrx_device_t* device = open_with_faults(
-      "event_create:1,event_record:2,event_create:4,event_record:3");
+      "event_create:1,event_record:2,event_record:3");
   hrx_stream_t* stream = NULL;
   hrx_buffer_t* buffer = NULL;
   CHECK_OK(hrx_stream_create(device, &stream));
@@ -206,28 +244,28 @@ static void test_event_faults(void) {
   hrx_fault_counts_t counts;
   hrx_fault_query_counts(&counts);
   CHECK(counts.events == 0);
-  /* Reads: event creation refused (#4), then recording refused (#3) after
-   * the download was published; the staging memory goes back either way. */
+  /* A read: its staging block's event is created (#4), recording it after
+   * the download is refused (#3); the block goes back to the pool. */
   hrx_readback_t* readback = NULL;
-  CHECK_CODE(hrx_stream_read(stream, whole(buffer), &readback),
-             HRX_STATUS_DEVICE_ERROR, "event_create call #4");
   CHECK_CODE(hrx_stream_read(stream, whole(buffer), &readback),
              HRX_STATUS_DEVICE_ERROR, "event_record call #3");
   CHECK(readback == NULL);
   hrx_fault_query_counts(&counts);
-  CHECK(counts.events == 0 && counts.host_allocations == 0);
+  CHECK(counts.events == 1 && counts.host_allocations == 1);
   uint8_t out[128];
   CHECK_OK(hrx_stream_read_blocking(stream, whole(buffer), out, sizeof(out)));
   CHECK(out[0] == 9 && out[127] == 9);
+  hrx_fault_query_counts(&counts);
+  CHECK(counts.events == 1 && counts.host_allocations == 1); /* reused */
   hrx_buffer_release(buffer);
   hrx_stream_release(stream);
   hrx_device_release(device);
   CHECK_NOTHING_LIVE();
 }
 
-/* With batching, a copy that fails inside a published batch is reported by
- * the stream's next observation point (or by its own call, if it went out
- * alone); the commands around it still run, and nothing leaks. */
+/* With batching, a copy that fails inside a published batch fails the
+ * stream: the rest of its batch and later commands are not run, the next
+ * observation point raises it once, and nothing leaks. */
 static void test_batched_faults(void) {
   hrx_device_t* device = open_with_faults("copy:3");
   hrx_device_set_batching(device, true);
@@ -243,28 +281,20 @@ static void test_batched_faults(void) {
   CHECK_OK(hrx_stream_fill(stream, whole(dst), 0x00));
   CHECK_OK(hrx_stream_synchronize(stream));
   CHECK_OK(hrx_stream_fill(stream, whole(big), 1)); /* keeps the queue busy */
-  int reported = 0;
   for (int i = 0; i < 6; ++i) {
     hrx_view_t to = {dst, (uint64_t)i * 16, 16};
     hrx_view_t from = {src, (uint64_t)i * 16, 16};
-    hrx_status_t status = hrx_stream_copy(stream, to, from);
-    if (status) {
-      reported++;
-      CHECK_CODE(status, HRX_STATUS_DEVICE_ERROR, "copy call #3");
-    }
+    CHECK_OK(hrx_stream_copy(stream, to, from));
   }
-  hrx_status_t status = hrx_stream_synchronize(stream);
-  if (status) {
-    reported++;
-    CHECK_CODE(status, HRX_STATUS_DEVICE_ERROR, "copy call #3");
-  }
-  CHECK(reported == 1);
+  CHECK_CODE(hrx_stream_synchronize(stream), HRX_STATUS_DEVICE_ERROR,
+             "copy call #3 failed (HRX_FAULTS); 3 later commands of this "
+             "stream were not run");
   CHECK_OK(hrx_stream_synchronize(stream)); /* reported once */
   uint8_t out[96];
   CHECK_OK(hrx_stream_read_blocking(stream, whole(dst), out, sizeof(out)));
   for (int i = 0; i < 6; ++i) {
-    CHECK(out[i * 16] == (i == 2 ? 0x00 : 0xAB));
-    CHECK(out[i * 16 + 15] == (i == 2 ? 0x00 : 0xAB));
+    CHECK(out[i * 16] == (i < 2 ? 0xAB : 0x00));
+    CHECK(out[i * 16 + 15] == (i < 2 ? 0xAB : 0x00));
   }
   hrx_buffer_release(big);
   hrx_buffer_release(src);
@@ -351,7 +381,7 @@ static long long test_repeated_faults(unsigned seed, int rounds,
                               : (event ? hrx_event_synchronize(event) : NULL);
           break;
         case 7:
-          hrx_stream_release(streams[s]);
+          hrx_stream_release_checked(streams[s], &status);
           streams[s] = NULL;
           break;
         case 8:
@@ -374,7 +404,11 @@ static long long test_repeated_faults(unsigned seed, int rounds,
   }
   CHECK(bad_codes == 0);
   hrx_event_release(event);
-  for (int i = 0; i < STREAMS; ++i) hrx_stream_release(streams[i]);
+  for (int i = 0; i < STREAMS; ++i) {
+    hrx_status_t unobserved = NULL;
+    hrx_stream_release_checked(streams[i], &unobserved);
+    hrx_status_free(unobserved);
+  }
   for (int i = 0; i < BUFFERS; ++i) hrx_buffer_release(buffers[i]);
   hrx_device_release(device);
   CHECK_NOTHING_LIVE();
@@ -389,7 +423,10 @@ int main(void) {
   test_bad_spec();
   test_alloc_fault();
   test_queue_create_fault();
-  test_command_faults();
+  test_command_faults(false);
+  test_command_faults(true);
+  test_unobserved_failure(false);
+  test_unobserved_failure(true);
   test_event_faults();
   test_batched_faults();
   long long injected = 0;

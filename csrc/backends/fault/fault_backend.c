@@ -75,6 +75,7 @@ static atomic_llong hrx_fault_live_host_allocations;
 static atomic_llong hrx_fault_live_graphs;
 static atomic_llong hrx_fault_live_devices;
 static atomic_llong hrx_fault_injected;
+static atomic_llong hrx_fault_native_commands;
 
 void hrx_fault_query_counts(hrx_fault_counts_t* out_counts) {
   out_counts->queues = atomic_load(&hrx_fault_live_queues);
@@ -84,6 +85,7 @@ void hrx_fault_query_counts(hrx_fault_counts_t* out_counts) {
   out_counts->graphs = atomic_load(&hrx_fault_live_graphs);
   out_counts->devices = atomic_load(&hrx_fault_live_devices);
   out_counts->faults_injected = atomic_load(&hrx_fault_injected);
+  out_counts->native_commands = atomic_load(&hrx_fault_native_commands);
 }
 
 static hrx_fault_device_t* hrx_fault_cast(hrx_backend_device_t* device) {
@@ -371,6 +373,7 @@ static hrx_status_t hrx_fault_copy(hrx_backend_device_t* base,
                                    const void* src, uint64_t length,
                                    hrx_ticket_t* out_ticket) {
   HRX_RETURN_IF_ERROR(hrx_fault_check(base, HRX_FAULT_COPY));
+  atomic_fetch_add(&hrx_fault_native_commands, 1);
   return HRX_INNER_VT(base)->copy(HRX_INNER(base), HRX_INNER_QUEUE(queue), dst,
                                   src, length, out_ticket);
 }
@@ -380,6 +383,7 @@ static hrx_status_t hrx_fault_fill(hrx_backend_device_t* base,
                                    uint8_t byte, uint64_t length,
                                    hrx_ticket_t* out_ticket) {
   HRX_RETURN_IF_ERROR(hrx_fault_check(base, HRX_FAULT_FILL));
+  atomic_fetch_add(&hrx_fault_native_commands, 1);
   return HRX_INNER_VT(base)->fill(HRX_INNER(base), HRX_INNER_QUEUE(queue), dst,
                                   byte, length, out_ticket);
 }
@@ -471,6 +475,7 @@ static hrx_status_t hrx_fault_batch_submit(hrx_backend_device_t* base,
     if (!fault) ++good;
   }
   hrx_status_t status = NULL;
+  if (good) atomic_fetch_add(&hrx_fault_native_commands, 1);
   if (good >= 2) {
     status = inner->vtable->batch_submit(inner, native, commands, good,
                                          out_ticket, out_published);

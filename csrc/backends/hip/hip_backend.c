@@ -290,9 +290,8 @@ static hrx_status_t hrx_hip_device_open(int index,
   if (!hrx_hip_nvidia() && hrx_hip_batching_starts_on()) {
     hrx_hip_batch_prepare(device->batch);
   }
-  snprintf(device->info.batch_publication,
-           sizeof(device->info.batch_publication), "%s",
-           hrx_hip_batch_description(device->batch));
+  hrx_hip_batch_describe(device->batch, device->info.batch_publication,
+                         sizeof(device->info.batch_publication));
   *out_device = &device->base;
   return NULL;
 }
@@ -326,8 +325,8 @@ static hrx_status_t hrx_hip_query_info(hrx_backend_device_t* base,
   hrx_hip_device_t* device = hrx_hip_device_cast(base);
   *out_info = device->info;
   /* Settles once the kernel is prepared (with the context on NVIDIA). */
-  snprintf(out_info->batch_publication, sizeof(out_info->batch_publication),
-           "%s", hrx_hip_batch_description(device->batch));
+  hrx_hip_batch_describe(device->batch, out_info->batch_publication,
+                         sizeof(out_info->batch_publication));
   return NULL;
 }
 
@@ -492,12 +491,11 @@ static hrx_status_t hrx_hip_host_alloc(hrx_backend_device_t* base,
   return NULL;
 }
 
-/* Neither runtime documents that freeing pinned memory waits for copies
- * still using it, so the device is synchronized first (backend.h's deferral
- * rule). */
+/* The core frees staging only once no copy uses it (backend.h), so no
+ * device-wide synchronize here; the runtime's own pinned free may still
+ * synchronize, which is why the core pools its staging (core/staging.h). */
 static void hrx_hip_host_free(hrx_backend_device_t* base, void* ptr) {
   hrx_status_free(hrx_hip_enter(base));
-  hrx_hip_rt.sym.DeviceSynchronize();
   hrx_hip_rt.sym.HostFree(ptr);
 }
 
@@ -658,14 +656,17 @@ static hrx_status_t hrx_hip_batch_submit(hrx_backend_device_t* base,
   if (out_ticket) *out_ticket = 0;
   HRX_RETURN_IF_ERROR(hrx_hip_enter(base));
   hrx_hip_device_t* device = hrx_hip_device_cast(base);
-  if (hrx_hip_batch_prepare(device->batch)) {
+  /* A command too large for the kernel's grid sends the batch natively. */
+  if (hrx_hip_batch_fits(commands, count) &&
+      hrx_hip_batch_prepare(device->batch)) {
     hrx_status_t status = hrx_hip_batch_launch(
         device->batch, hrx_hip_stream_of(queue), commands, count);
     if (!status) {
       *out_published = count;
       return NULL;
     }
-    hrx_status_free(status);  /* the kernel is off now; fall back */
+    /* Counted in the device's batch_publication; this batch falls back. */
+    hrx_status_free(status);
   }
   for (uint32_t i = 0; i < count; ++i) {
     const hrx_batch_command_t* c = &commands[i];

@@ -190,7 +190,9 @@ struct hrx_hip_batch_s {
   char target[64];
   pthread_mutex_t mutex;
   bool prepared;                 /* mutex; then immutable */
-  atomic_bool usable;            /* cleared by a failed launch */
+  atomic_bool usable;            /* set once prepared successfully */
+  atomic_uint_fast64_t failed_launches;  /* each fell back for its batch */
+  char last_failure[256];        /* mutex: the latest failed launch */
   hrx_hip_library_t library;     /* NVIDIA; owned by the runtime */
   hrx_hip_kernel_t kernel;       /* NVIDIA */
   hrx_hip_module_t module;       /* AMD */
@@ -209,6 +211,7 @@ hrx_status_t hrx_hip_batch_create(int device_index, const char* target,
   snprintf(batch->target, sizeof(batch->target), "%s", target);
   pthread_mutex_init(&batch->mutex, NULL);
   atomic_init(&batch->usable, false);
+  atomic_init(&batch->failed_launches, 0);
   snprintf(batch->description, sizeof(batch->description),
            "not prepared yet");
   *out_batch = batch;
@@ -333,8 +336,27 @@ bool hrx_hip_batch_prepare(hrx_hip_batch_t* batch) {
   return atomic_load(&batch->usable);
 }
 
-const char* hrx_hip_batch_description(hrx_hip_batch_t* batch) {
-  return batch->description;
+void hrx_hip_batch_describe(hrx_hip_batch_t* batch, char* out,
+                            size_t capacity) {
+  pthread_mutex_lock(&batch->mutex);
+  uint64_t failed = atomic_load(&batch->failed_launches);
+  if (failed) {
+    snprintf(out, capacity,
+             "%s; %llu launch%s failed and fell back to one native call per "
+             "command for that batch (latest: %s)",
+             batch->description, (unsigned long long)failed,
+             failed == 1 ? "" : "es", batch->last_failure);
+  } else {
+    snprintf(out, capacity, "%s", batch->description);
+  }
+  pthread_mutex_unlock(&batch->mutex);
+}
+
+bool hrx_hip_batch_fits(const hrx_batch_command_t* commands, uint32_t count) {
+  for (uint32_t i = 0; i < count; ++i) {
+    if (commands[i].length > HRX_BATCH_MAX_COMMAND_BYTES) return false;
+  }
+  return true;
 }
 
 hrx_status_t hrx_hip_batch_launch(hrx_hip_batch_t* batch,
@@ -377,10 +399,8 @@ hrx_status_t hrx_hip_batch_launch(hrx_hip_batch_t* batch,
       batch->function ? HRX_HIP_ERROR(DEVICE_ERROR, ModuleLaunchKernel, err)
                       : HRX_HIP_ERROR(DEVICE_ERROR, LaunchKernel, err);
   pthread_mutex_lock(&batch->mutex);
-  atomic_store(&batch->usable, false);
-  snprintf(batch->description, sizeof(batch->description),
-           "turned off after a failed launch: %.300s; one native call per "
-           "command",
+  atomic_fetch_add(&batch->failed_launches, 1);
+  snprintf(batch->last_failure, sizeof(batch->last_failure), "%.250s",
            hrx_status_message(status));
   pthread_mutex_unlock(&batch->mutex);
   return status;

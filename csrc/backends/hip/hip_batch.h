@@ -33,10 +33,15 @@ void hrx_hip_batch_destroy(hrx_hip_batch_t* batch);
  * kept in the description. */
 bool hrx_hip_batch_prepare(hrx_hip_batch_t* batch);
 
-/* "PTX from libnvrtc.so.13 for compute_90", or "unavailable: <why>; one
- * native call per command". Valid for the batch's lifetime; stable once
- * prepared. */
-const char* hrx_hip_batch_description(hrx_hip_batch_t* batch);
+/* Writes "PTX from libnvrtc.so.13 for compute_90", or "unavailable: <why>;
+ * one native call per command", followed by how many launches failed (and
+ * the latest failure) when any did. */
+void hrx_hip_batch_describe(hrx_hip_batch_t* batch, char* out,
+                            size_t capacity);
+
+/* Whether every command is small enough for the kernel's grid
+ * (HRX_BATCH_MAX_COMMAND_BYTES); a batch that is not goes out natively. */
+bool hrx_hip_batch_fits(const hrx_batch_command_t* commands, uint32_t count);
 
 /* Compiles the kernel's source for `target` on `platform` ("nvidia",
  * "amd") with the runtime compiler (runtime_library: the HIP runtime in
@@ -57,9 +62,11 @@ void hrx_hip_batch_plan(const hrx_batch_command_t* commands, uint32_t count,
                         uint64_t* out_words, bool* out_sequential);
 
 /* Launches the kernel on `stream` for commands[0..count), count in
- * [1, HRX_BATCH_MAX_COMMANDS]. The device is current. A failed launch turns
- * the kernel off for this device (the description says why) and returns
- * the launch's error; nothing was submitted. */
+ * [1, HRX_BATCH_MAX_COMMANDS], each command at most
+ * HRX_BATCH_MAX_COMMAND_BYTES. The device is current. A failed launch is
+ * counted and described (hrx_hip_batch_describe) and returns the launch's
+ * error; nothing was submitted, and the caller publishes that batch
+ * another way. The kernel stays on for later batches. */
 hrx_status_t hrx_hip_batch_launch(hrx_hip_batch_t* batch,
                                   hrx_hip_stream_t stream,
                                   const hrx_batch_command_t* commands,

@@ -272,6 +272,13 @@ static void hrx_host_free(hrx_backend_device_t* base, void* ptr) {
   free(ptr);
 }
 
+/* Staging the core gives back only once no work uses it (backend.h): no
+ * wait. */
+static void hrx_host_host_free(hrx_backend_device_t* base, void* ptr) {
+  (void)base;
+  free(ptr);
+}
+
 static hrx_status_t hrx_host_submit(hrx_native_queue_t* native,
                                     const hrx_host_command_t* command,
                                     hrx_ticket_t* out_ticket) {
@@ -495,7 +502,7 @@ static const hrx_backend_vtable_t hrx_host_vtable = {
     .alloc = hrx_host_alloc,
     .free = hrx_host_free,
     .host_alloc = hrx_host_alloc,
-    .host_free = hrx_host_free,
+    .host_free = hrx_host_host_free,
     .copy = hrx_host_copy,
     .fill = hrx_host_fill,
     .upload = hrx_host_upload,

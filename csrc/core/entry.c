@@ -1,0 +1,38 @@
+/* The entry check (entry.h). */
+#include "entry.h"
+
+#include "device.h"
+#include "status.h"
+
+/* Set while this thread runs a host callback. */
+static _Thread_local bool hrx_entry_in_host_callback = false;
+
+void hrx_entry_callback_begin(void) { hrx_entry_in_host_callback = true; }
+
+void hrx_entry_callback_end(void) { hrx_entry_in_host_callback = false; }
+
+bool hrx_entry_in_callback(void) { return hrx_entry_in_host_callback; }
+
+hrx_status_t hrx_entry_check(hrx_device_t* device, hrx_entry_kind_t kind,
+                             const char* what) {
+  if (device) HRX_RETURN_IF_ERROR(hrx_device_check_process(device));
+  if (hrx_entry_in_host_callback) {
+    if (kind == HRX_ENTRY_QUERY) return NULL;
+    return hrx_make_status(
+        HRX_STATUS_FAILED_PRECONDITION,
+        "%s is not allowed inside a graph host callback: the queue running "
+        "the callback waits for it to return; do this after the launch's "
+        "completion instead",
+        what);
+  }
+  if (device) hrx_device_run_deferred_releases(device);
+  return NULL;
+}
+
+bool hrx_entry_release(hrx_device_t* device, void (*release)(void* object),
+                       void* object) {
+  if (hrx_device_is_stale(device)) return true; /* fork.h */
+  if (!hrx_entry_in_host_callback) return false;
+  hrx_device_defer_release(device, release, object);
+  return true;
+}

@@ -1,0 +1,51 @@
+/* The entry check: what every public C entry point of the core does first,
+ * in one place. Internal to the core.
+ *
+ * Rules:
+ * - the device must be of this process (a device opened before fork() is
+ *   refused with FAILED_PRECONDITION, see fork.h);
+ * - a thread that is running a host callback may not wait: it runs on (or
+ *   for) a native queue, and that queue waits for the callback to return.
+ *   Calls that may block (submit, allocate, read, synchronize, wait) are
+ *   refused there with FAILED_PRECONDITION; queries are allowed;
+ * - releases made on a host-callback thread (garbage collection included)
+ *   are deferred: the reference goes to the device's deferred-release list,
+ *   which the next entry from another thread drains (and a helper thread
+ *   when no such call comes), never the callback's own queue.
+ *
+ * Thread-safe. */
+#ifndef HRX_CORE_ENTRY_H_
+#define HRX_CORE_ENTRY_H_
+
+#include <stdbool.h>
+
+#include "hrx.h"
+
+typedef enum hrx_entry_kind_e {
+  /* Never waits for device work or queue space: allowed in callbacks. */
+  HRX_ENTRY_QUERY = 0,
+  /* May wait (submission, allocation, reads, synchronization). */
+  HRX_ENTRY_BLOCKING = 1,
+} hrx_entry_kind_t;
+
+/* NULL when the call may proceed; otherwise the refusal, naming `what`
+ * ("reading from a stream"). `device` may be NULL (a call that has no
+ * device yet). On a thread that is not running a callback it first runs
+ * the device's deferred releases. */
+hrx_status_t hrx_entry_check(hrx_device_t* device, hrx_entry_kind_t kind,
+                             const char* what);
+
+/* For hrx_*_release(object): true when the caller must stop here, either
+ * because the device belongs to the parent of a fork (nothing may be
+ * touched) or because the calling thread runs a host callback (the caller's
+ * reference was handed to the device's deferred-release list, and
+ * release(object) will run on another thread). */
+bool hrx_entry_release(hrx_device_t* device, void (*release)(void* object),
+                       void* object);
+
+/* Brackets a host callback on the calling thread. */
+void hrx_entry_callback_begin(void);
+void hrx_entry_callback_end(void);
+bool hrx_entry_in_callback(void);
+
+#endif /* HRX_CORE_ENTRY_H_ */

@@ -1,0 +1,105 @@
+"""What a graph host callback may do, and what happens to releases made on
+its thread: waits and reads are refused (the queue running the callback
+waits for it, so they could never finish), and releases, including those
+of a garbage collection that runs inside the callback, are deferred to
+another thread instead of waiting for the callback's own queue. A graph
+whose callback refers to the graph is collected, so its live device goes
+(pool contract rule 9). Each scenario runs in a fresh interpreter with a
+timeout: a hang fails the test instead of stalling the suite."""
+from __future__ import annotations
+
+
+def test_waiting_calls_in_a_callback_are_refused(fresh):
+    out = fresh("""
+        dev = hrx.Device.open(0, backend=backend)
+        s = dev.stream(); b = dev.allocate(64); s.fill(b, 7); s.synchronize()
+        pending = s.read(b)
+        ev = s.record_event()
+        refused = []
+        def cb():
+            calls = {
+                "read": lambda: s.read(b),
+                "read_blocking": lambda: s.read_blocking(
+                    b, np.zeros(64, np.uint8)),
+                "Readback.wait": pending.wait,
+                "synchronize": s.synchronize,
+                "Event.synchronize": ev.synchronize,
+                "Device.synchronize": dev.synchronize,
+                "fill": lambda: s.fill(b, 1),
+                "allocate": lambda: dev.allocate(8),
+            }
+            for name, call in calls.items():
+                try:
+                    call()
+                except hrx.FailedPreconditionError as e:
+                    assert "host callback" in str(e), str(e)
+                    refused.append(name)
+            assert ev.query() and pending.done()   # queries are allowed
+        g = hrx.Graph(dev); g.callback(cb)
+        c = g.launch(s)
+        assert c.wait(timeout=20), "the callback's queue hung"
+        c.result()
+        assert len(refused) == 8, refused
+        assert (pending.wait() == 7).all()
+        for obj in (pending, ev, g, s, b, dev):
+            obj.close()
+        print("ok")
+    """, timeout=60)
+    assert out.strip() == "ok"
+
+
+def test_a_collection_inside_a_callback_defers_the_releases(fresh):
+    """A Buffer (and a Stream and a Readback) in a reference cycle, freed by
+    gc.collect() inside a callback: the callback returns, the queue goes
+    on, and the memory is freed later on another thread."""
+    out = fresh("""
+        import gc
+        dev = hrx.Device.open(0, backend=backend)
+        s = dev.stream()
+        def live():
+            return hrx._hrx._testing_live_native_objects()["allocations"]
+        class Holder:
+            pass
+        def make_cycle():
+            h = Holder(); h.self = h
+            h.buf = dev.allocate(1 << 20)
+            h.stream = dev.stream()
+            h.stream.fill(h.buf, 3)
+            h.read = h.stream.read(h.buf)
+        gc.disable()
+        make_cycle()
+        assert live() == 1
+        def cb():
+            gc.collect()
+        g = hrx.Graph(dev); g.callback(cb)
+        c = g.launch(s)
+        assert c.wait(timeout=20), "the callback's queue hung"
+        c.result()
+        s.synchronize()          # the next call from this thread drains
+        assert live() == 0, live()
+        for obj in (g, s, dev):
+            obj.close()
+        print("ok")
+    """, env={"HRX_FAULTS": "none"}, timeout=60)
+    assert out.strip() == "ok"
+
+
+def test_a_graph_whose_callback_refers_to_it_is_collected(fresh):
+    out = fresh("""
+        import gc
+        dev = hrx.Device.open(0, backend=backend)
+        s = dev.stream()
+        def build():                     # closures: real reference cycles
+            g = hrx.Graph(dev)
+            g.callback(lambda: g)            # graph -> callback -> graph
+            h = hrx.Graph(dev)
+            node = h.callback(lambda: node)  # -> callback -> node -> graph
+            g.launch(s).wait(); h.launch(s).wait()
+        build()
+        s.close(); dev.close()
+        gc.collect()
+        again = hrx.Device.open(0, backend=backend)
+        again.set_stream_queue_count(3)  # a fresh live device: not busy
+        print("ok")
+    """, timeout=60)
+    assert out.strip() == "ok"
