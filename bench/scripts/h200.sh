@@ -20,6 +20,9 @@
 #   submission-cost  host time of one 4 KiB copy through hrx against a plain
 #                    runtime loop (bench/scripts/submission_cost.sh hip)
 #   quick-batching   one-minute batching check (h200_quick_batching.py)
+#   read-latency     a 64-byte read_blocking idle and beside another stream's
+#                    64 x 1 GiB backlog, against an idle copy + synchronize
+#                    (bench/scripts/read_latency.py)
 #   python-threads   small copies from 1 and 16 Python threads: the python
 #                    driver at 8 queues (3 fresh processes) beside PyTorch
 #                    and CuPy streams, in one run (python_threads.py)
@@ -50,7 +53,7 @@ mkdir -p "$OUT"
 export PYTHONUNBUFFERED=1
 export PYTHONSAFEPATH=1   # import the installed hrx, not ./hrx (no extension there)
 STAGES="sweep sweep-raw sweep-python connections workload submission-cost \
-quick-batching python-threads conformance model-random load"
+quick-batching read-latency python-threads conformance model-random load"
 if [ $# -eq 0 ]; then
   echo "usage: bash bench/scripts/h200.sh STAGE [STAGE...]; stages: $STAGES" >&2
   exit 2
@@ -119,9 +122,8 @@ conformance() (
   HRX_BACKEND=hip HRX_TEST_BACKENDS=hip timeout 330 python3 -m pytest -q -rs \
     -p no:cacheprovider . 2>&1 | tail -40
   echo "\$ HRX_BATCHING=0 HRX_BACKEND=hip HRX_TEST_BACKENDS=hip python3 -m pytest -q -p no:cacheprovider (conformance files)"
-  HRX_BATCHING=0 HRX_BACKEND=hip HRX_TEST_BACKENDS=hip timeout 120 python3 -m pytest -q \
-    -p no:cacheprovider test_pool_contract.py test_stream_ops.py test_event_ordering.py \
-    test_bad_input.py test_batching.py test_graph.py 2>&1 | tail -6
+  HRX_BATCHING=0 HRX_BACKEND=hip HRX_TEST_BACKENDS=hip timeout 200 python3 -m pytest -q \
+    -p no:cacheprovider $(make -s -C .. conformance-tests) 2>&1 | tail -6
 )
 
 model_random() (
@@ -169,6 +171,10 @@ for stage in "$@"; do
       echo "exit status $?" ;;
     quick-batching)
       python3 -P bench/scripts/h200_quick_batching.py >"$OUT/quick-batching.txt"
+      echo "exit status $?" ;;
+    read-latency)
+      python3 -P bench/scripts/read_latency.py --backend hip \
+        --backlog-bytes 1073741824 --backlog-copies 64 >"$OUT/read-latency.txt"
       echo "exit status $?" ;;
     python-threads)
       python3 -P bench/scripts/python_threads.py --backend hip --queues 8 \
