@@ -25,6 +25,12 @@ def _worker(device, victims, failures, seed):
     scratch = device.allocate(4096)
     graph = hrx.Graph(device)
     graph.copy(scratch[0:64], own[0:64], after=[graph.fill(own[0:64], 5)])
+    # Launched on shared streams, which are not ordered with own_stream: it
+    # writes only scratch, so that own's final bytes are own_stream's.
+    shared_graph = hrx.Graph(device)
+    shared_graph.copy(scratch[128:192],
+                      scratch[64:128],
+                      after=[shared_graph.fill(scratch[64:128], 6)])
     payload = np.full(256, seed & 0xFF, dtype=np.uint8)
     try:
         for round_ in range(ROUNDS):
@@ -55,7 +61,7 @@ def _worker(device, victims, failures, seed):
                 elif kind == 4:
                     stream.record_event(timing=bool(round_ & 1)).query()
                 else:
-                    graph.launch(stream)
+                    shared_graph.launch(stream)
             except hrx.FailedPreconditionError as error:
                 if "closed" not in str(error):
                     raise
