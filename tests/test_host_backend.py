@@ -259,7 +259,7 @@ def test_host_ring_capacity_two_completes_every_command(fresh):
     byte ends up right. Spin 0 makes every idle worker park, exercising the
     wake-ups."""
     out = fresh(SMALL_RINGS, env={"HRX_HOST_RING_CAPACITY": "2",
-                                  "HRX_HOST_SPIN_US": "0"})
+                                  "HRX_HOST_ENGINE_SPIN_US": "0"})
     assert out.strip() == "ok"
 
 
@@ -291,5 +291,5 @@ def test_host_ring_capacity_two_single_producer_per_queue(fresh):
                 errors.append(t)
         print("ok" if not errors else errors)
     """.replace("\n        ", "\n"), env={"HRX_HOST_RING_CAPACITY": "2",
-                                        "HRX_HOST_SPIN_US": "0"})
+                                        "HRX_HOST_ENGINE_SPIN_US": "0"})
     assert out.strip() == "ok"
