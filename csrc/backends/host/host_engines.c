@@ -10,10 +10,11 @@
 
 #include "core/status.h"
 
-/* A turn's quantum: commands an engine runs on one queue before it lets
- * another queue of the same lane with work have a turn. Long enough that
- * small commands do not pay a run-list round trip each, short enough that
- * queues of one lane interleave at a fine grain. */
+/* A turn's quantum: how much an engine runs on one queue before it lets
+ * another queue of the same lane with work have a turn, in units of one
+ * command or 64 KiB moved (host_queue.c). Long enough that small commands
+ * do not pay a run-list round trip each, short enough that queues of one
+ * lane interleave at a fine grain (about 2 MiB of copies). */
 enum { HRX_HOST_TURN_QUANTUM = 32 };
 
 /* Engines run this many nice levels above the process: a woken engine does

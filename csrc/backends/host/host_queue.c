@@ -199,6 +199,31 @@ static void hrx_host_queue_stop_executing(hrx_host_queue_t* queue) {
   if (hrx_host_queue_has_pending(queue)) hrx_host_queue_schedule(queue);
 }
 
+/* A command's share of an engine turn: one unit per command and one per
+ * HRX_HOST_TURN_BYTES of memory it moves, so that one large copy is a turn
+ * of its own while small commands share one. */
+enum { HRX_HOST_TURN_BYTES = 64 << 10 };
+
+static uint32_t hrx_host_command_weight(const hrx_host_command_t* command) {
+  uint64_t weight = 0;
+  switch (command->kind) {
+    case HRX_HOST_COMMAND_COPY:
+    case HRX_HOST_COMMAND_FILL:
+      weight = 1 + command->length / HRX_HOST_TURN_BYTES;
+      break;
+    case HRX_HOST_COMMAND_BATCH:
+      for (uint64_t i = 0; i < command->length; ++i) {
+        weight += 1 + command->batch[i].length / HRX_HOST_TURN_BYTES;
+      }
+      break;
+    case HRX_HOST_COMMAND_WAIT:
+    case HRX_HOST_COMMAND_HOST:
+      weight = 1;
+      break;
+  }
+  return weight < UINT32_MAX ? (uint32_t)weight : UINT32_MAX;
+}
+
 typedef enum hrx_host_turn_e {
   HRX_HOST_TURN_DRAINED,  /* ran everything submitted */
   HRX_HOST_TURN_YIELDED,  /* work left; another queue's turn */
@@ -219,8 +244,7 @@ static hrx_host_turn_t hrx_host_queue_run_turn(hrx_host_queue_t* queue) {
                              command->wait_ticket)) {
       return HRX_HOST_TURN_AWAITING;
     }
-    uint64_t weight =
-        command->kind == HRX_HOST_COMMAND_BATCH ? command->length : 1;
+    uint32_t weight = hrx_host_command_weight(command);
     if (command->kind == HRX_HOST_COMMAND_HOST) {
       hrx_host_engines_leave(queue->engines);
       hrx_host_command_run(command);
@@ -229,7 +253,7 @@ static hrx_host_turn_t hrx_host_queue_run_turn(hrx_host_queue_t* queue) {
       hrx_host_command_run(command);
     }
     hrx_host_queue_complete(queue, ++done);
-    served += (uint32_t)(weight < UINT32_MAX - served ? weight : 0);
+    served = weight < UINT32_MAX - served ? served + weight : UINT32_MAX;
     if (hrx_host_engines_should_yield(queue->engines, queue->run.lane,
                                       served)) {
       return done < atomic_load(&queue->submitted) ? HRX_HOST_TURN_YIELDED
