@@ -12,9 +12,10 @@
 
 /* A turn's quantum: how much an engine runs on one queue before it lets
  * another queue of the same lane with work have a turn, in units of one
- * command or 64 KiB moved (host_queue.c). Long enough that small commands
- * do not pay a run-list round trip each, short enough that queues of one
- * lane interleave at a fine grain (about 2 MiB of copies). */
+ * command or 1 MiB moved (host_queue.c). Long enough that small commands
+ * do not pay a run-list round trip each and that a queue's consecutive
+ * copies run while their data is still in cache; short enough that queues
+ * of one lane interleave (a 32 MiB copy is a turn of its own). */
 enum { HRX_HOST_TURN_QUANTUM = 32 };
 
 /* Engines run this many nice levels above the process: a woken engine does

@@ -202,7 +202,7 @@ static void hrx_host_queue_stop_executing(hrx_host_queue_t* queue) {
 /* A command's share of an engine turn: one unit per command and one per
  * HRX_HOST_TURN_BYTES of memory it moves, so that one large copy is a turn
  * of its own while small commands share one. */
-enum { HRX_HOST_TURN_BYTES = 64 << 10 };
+enum { HRX_HOST_TURN_BYTES = 1 << 20 };
 
 static uint32_t hrx_host_command_weight(const hrx_host_command_t* command) {
   uint64_t weight = 0;
