@@ -51,14 +51,6 @@ struct hrx_host_engines_s {
   pthread_t* threads;              /* owned; guarded by mutex */
 };
 
-static inline void hrx_cpu_relax(void) {
-#if defined(__x86_64__) || defined(__i386__)
-  __builtin_ia32_pause();
-#elif defined(__aarch64__)
-  __asm__ __volatile__("yield");
-#endif
-}
-
 int hrx_host_engines_count(const hrx_host_engines_t* engines) {
   return engines->count;
 }
@@ -147,7 +139,7 @@ static bool hrx_host_engines_spin(hrx_host_engines_t* engines) {
       arrived = true;
       break;
     }
-    hrx_cpu_relax();
+    hrx_host_cpu_relax();
     if ((i & 63) == 0) {
       if (hrx_now_ns() - start >= engines->spin_ns) break;
       /* Leave the core to a runnable submitter or executor. */

@@ -50,6 +50,15 @@ typedef struct hrx_host_runnable_s {
   hrx_host_lane_t lane;
 } hrx_host_runnable_t;
 
+/* A spinning thread's pause between polls. */
+static inline void hrx_host_cpu_relax(void) {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  __asm__ __volatile__("yield");
+#endif
+}
+
 /* Serves one turn of a listed queue; called by an engine with the queue
  * taken off its run list (host_queue.c). */
 void hrx_host_runnable_serve(hrx_host_runnable_t* runnable);

@@ -46,14 +46,6 @@ static hrx_host_queue_t* hrx_host_queue_of(hrx_host_runnable_t* runnable) {
                              offsetof(hrx_host_queue_t, run));
 }
 
-static inline void hrx_cpu_relax(void) {
-#if defined(__x86_64__) || defined(__i386__)
-  __builtin_ia32_pause();
-#elif defined(__aarch64__)
-  __asm__ __volatile__("yield");
-#endif
-}
-
 static bool hrx_host_queue_has_pending(hrx_host_queue_t* queue) {
   return atomic_load(&queue->completed) < atomic_load(&queue->submitted);
 }
@@ -386,7 +378,7 @@ bool hrx_host_queue_wait_until(hrx_host_queue_t* queue, uint64_t ticket,
                          atomic_load(&queue->executing);
          ++i) {
       if ((i & 63) != 0) {
-        hrx_cpu_relax();
+        hrx_host_cpu_relax();
         continue;
       }
       uint64_t now = hrx_now_ns();
