@@ -160,34 +160,6 @@ static void keep_busy(arena_t* arena, hrx_native_queue_t* queue, int copies) {
   }
 }
 
-/* One engine, three lanes listed while it is busy: it serves high, then
- * normal, then low, whatever the order in which they were listed. Each
- * pair of lanes writes one shared byte; the later writer's byte stays. */
-static void test_strict_lane_precedence(void) {
-  hrx_backend_device_t* device = open_host("1");
-  hrx_native_queue_t* busy = lane_queue(device, HRX_STREAM_PRIORITY_LOW);
-  hrx_native_queue_t* low = lane_queue(device, HRX_STREAM_PRIORITY_LOW);
-  hrx_native_queue_t* normal = lane_queue(device, HRX_STREAM_PRIORITY_NORMAL);
-  hrx_native_queue_t* high = lane_queue(device, HRX_STREAM_PRIORITY_HIGH);
-  arena_t arena;
-  arena_open(&arena, device);
-  enum { HIGH_NORMAL = 0, NORMAL_LOW = 1, HIGH_LOW = 2 };
-  keep_busy(&arena, busy, 1);
-  fill(&arena, low, NORMAL_LOW, 'l');
-  fill(&arena, low, HIGH_LOW, 'l');
-  fill(&arena, normal, HIGH_NORMAL, 'n');
-  fill(&arena, normal, NORMAL_LOW, 'n');
-  fill(&arena, high, HIGH_NORMAL, 'h');
-  fill(&arena, high, HIGH_LOW, 'h');
-  hrx_native_queue_t* queues[] = {busy, low, normal, high};
-  for (int i = 0; i < 4; ++i) CHECK(poll_idle(device, queues[i], 30 * SECOND));
-  CHECK(arena.bytes[HIGH_NORMAL] == 'n');
-  CHECK(arena.bytes[NORMAL_LOW] == 'l');
-  CHECK(arena.bytes[HIGH_LOW] == 'l');
-  arena_close(&arena);
-  finish(device, queues, 4);
-}
-
 /* One engine, two queues of one lane: a small command listed behind a long
  * backlog of another queue runs after one turn of that queue, not after
  * all of it. */
@@ -231,6 +203,54 @@ static void wait_for_gate(void* arg) {
     nanosleep(&pause, NULL);
   }
   atomic_store(&gate->saw_release, atomic_load(&gate->released));
+}
+
+/* One engine; queues of the three lanes wait on an event that a host
+ * function holds back, so they are all listed at the same moment when it
+ * returns: the engine serves high, then normal, then low, although they
+ * were submitted the other way round. Each pair of lanes writes one shared
+ * byte; the later writer's byte stays. */
+static void test_strict_lane_precedence(void) {
+  hrx_backend_device_t* device = open_host("1");
+  hrx_native_queue_t* gate_queue = lane_queue(device, HRX_STREAM_PRIORITY_LOW);
+  hrx_native_queue_t* low = lane_queue(device, HRX_STREAM_PRIORITY_LOW);
+  hrx_native_queue_t* normal = lane_queue(device, HRX_STREAM_PRIORITY_NORMAL);
+  hrx_native_queue_t* high = lane_queue(device, HRX_STREAM_PRIORITY_HIGH);
+  arena_t arena;
+  arena_open(&arena, device);
+  gate_t gate;
+  memset(&gate, 0, sizeof(gate));
+  hrx_native_event_t* event = NULL;
+  CHECK_OK(device->vtable->event_create(device, &event));
+  hrx_ticket_t ticket = 0;
+  CHECK_OK(device->vtable->queue_host_call(device, gate_queue, wait_for_gate,
+                                           &gate, &ticket));
+  CHECK_OK(device->vtable->event_record(device, gate_queue, event, ticket));
+  hrx_native_queue_t* lanes[] = {low, normal, high};
+  for (int i = 0; i < 3; ++i) {
+    CHECK_OK(device->vtable->queue_wait_event(device, lanes[i], event));
+  }
+  enum { HIGH_NORMAL = 0, NORMAL_LOW = 1, HIGH_LOW = 2 };
+  fill(&arena, low, NORMAL_LOW, 'l');
+  fill(&arena, low, HIGH_LOW, 'l');
+  fill(&arena, normal, HIGH_NORMAL, 'n');
+  fill(&arena, normal, NORMAL_LOW, 'n');
+  fill(&arena, high, HIGH_NORMAL, 'h');
+  fill(&arena, high, HIGH_LOW, 'h');
+  /* Time for the engine to meet each queue's wait and set it aside. */
+  struct timespec settle = {0, 200000000};
+  nanosleep(&settle, NULL);
+  CHECK(pending(device, high) == 3);
+  atomic_store(&gate.released, 1);
+  hrx_native_queue_t* queues[] = {gate_queue, low, normal, high};
+  for (int i = 0; i < 4; ++i) CHECK(poll_idle(device, queues[i], 30 * SECOND));
+  CHECK(atomic_load(&gate.saw_release));
+  CHECK(arena.bytes[HIGH_NORMAL] == 'n');
+  CHECK(arena.bytes[NORMAL_LOW] == 'l');
+  CHECK(arena.bytes[HIGH_LOW] == 'l');
+  device->vtable->event_destroy(device, event);
+  arena_close(&arena);
+  finish(device, queues, 4);
 }
 
 static void check_done(hrx_backend_device_t* device,

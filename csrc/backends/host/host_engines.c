@@ -75,11 +75,10 @@ static void hrx_host_engines_spread_locked(hrx_host_engines_t* engines) {
   }
 }
 
-void hrx_host_engines_list(hrx_host_engines_t* engines,
-                           hrx_host_runnable_t* runnable) {
+static void hrx_host_engines_append_locked(hrx_host_engines_t* engines,
+                                           hrx_host_runnable_t* runnable) {
   hrx_host_lane_t lane = runnable->lane;
   runnable->next = NULL;
-  pthread_mutex_lock(&engines->mutex);
   if (engines->tail[lane]) {
     engines->tail[lane]->next = runnable;
   } else {
@@ -88,6 +87,25 @@ void hrx_host_engines_list(hrx_host_engines_t* engines,
   engines->tail[lane] = runnable;
   atomic_fetch_add(&engines->lane_listed[lane], 1);
   atomic_fetch_add(&engines->listed, 1);
+}
+
+void hrx_host_engines_list(hrx_host_engines_t* engines,
+                           hrx_host_runnable_t* runnable) {
+  pthread_mutex_lock(&engines->mutex);
+  hrx_host_engines_append_locked(engines, runnable);
+  if (atomic_load(&engines->active) == 0) hrx_host_engines_wake_locked(engines);
+  pthread_mutex_unlock(&engines->mutex);
+}
+
+void hrx_host_engines_list_chain(hrx_host_engines_t* engines,
+                                 hrx_host_runnable_t* chain) {
+  if (!chain) return;
+  pthread_mutex_lock(&engines->mutex);
+  while (chain) {
+    hrx_host_runnable_t* next = chain->next;
+    hrx_host_engines_append_locked(engines, chain);
+    chain = next;
+  }
   if (atomic_load(&engines->active) == 0) hrx_host_engines_wake_locked(engines);
   pthread_mutex_unlock(&engines->mutex);
 }

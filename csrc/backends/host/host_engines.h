@@ -82,6 +82,12 @@ hrx_status_t hrx_host_engines_reserve(hrx_host_engines_t* engines, int queues);
 void hrx_host_engines_list(hrx_host_engines_t* engines,
                            hrx_host_runnable_t* runnable);
 
+/* Lists every runnable of a chain linked through `next` (NULL-terminated)
+ * at once: no engine takes one of them before all are listed, so lane
+ * precedence decides among them. The caller hands over their listings. */
+void hrx_host_engines_list_chain(hrx_host_engines_t* engines,
+                                 hrx_host_runnable_t* chain);
+
 /* Whether an engine serving a queue of `lane` that has run `served`
  * commands in this turn should end the turn: at once when a more urgent
  * lane has work, after a turn's quantum when its own lane has. */

@@ -92,10 +92,11 @@ static void hrx_host_queue_notify_progress(hrx_host_queue_t* queue) {
   }
 }
 
-/* Lists the queues whose awaited ticket of this queue is now complete. */
+/* Lists the queues whose awaited ticket of this queue is now complete, all
+ * at once (their listing tokens move to the run lists). */
 static void hrx_host_queue_release_dependents(hrx_host_queue_t* queue) {
   if (atomic_load(&queue->dependent_count) == 0) return;
-  hrx_host_queue_t* ready = NULL;
+  hrx_host_runnable_t* ready = NULL;
   pthread_mutex_lock(&queue->mutex);
   uint64_t completed = atomic_load(&queue->completed);
   hrx_host_queue_t** link = &queue->dependents;
@@ -103,21 +104,22 @@ static void hrx_host_queue_release_dependents(hrx_host_queue_t* queue) {
     hrx_host_queue_t* dependent = *link;
     if (dependent->awaited_ticket <= completed) {
       *link = dependent->dependent_next;
-      dependent->dependent_next = ready;
-      ready = dependent;
+      dependent->dependent_next = NULL;
       atomic_fetch_sub(&queue->dependent_count, 1);
+      if (dependent->engines != queue->engines) {
+        /* Another device's queue (the core never pairs them; kept safe). */
+        hrx_host_engines_list(dependent->engines, &dependent->run);
+        continue;
+      }
+      /* Unlisted while its token is here: `run.next` is free to use. */
+      dependent->run.next = ready;
+      ready = &dependent->run;
     } else {
       link = &dependent->dependent_next;
     }
   }
   pthread_mutex_unlock(&queue->mutex);
-  while (ready) {
-    hrx_host_queue_t* dependent = ready;
-    ready = dependent->dependent_next;
-    dependent->dependent_next = NULL;
-    /* Its listing token moves to the run list. */
-    hrx_host_engines_list(dependent->engines, &dependent->run);
-  }
+  hrx_host_engines_list_chain(queue->engines, ready);
 }
 
 /* Registers `queue` (holding its listing token) to be listed again once
