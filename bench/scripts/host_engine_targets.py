@@ -16,6 +16,7 @@ Prints one Markdown table per file and batching setting; numbers only
 """
 from __future__ import annotations
 
+import os
 import sys
 from collections import defaultdict
 
@@ -45,7 +46,7 @@ def summarize(path: str) -> str:
         by_queues = defaultdict(lambda: defaultdict(list))
         for line in group:
             by_queues[line["queues"]][line["driver"]].append(line)
-        out.append(f"## {path}: {preset} sizes, batching {'on' if batching else 'off'}\n")
+        out.append(f"## {os.path.basename(path)}: {preset} sizes, batching {'on' if batching else 'off'}\n")
         out.append("| Queues | Idle p95, µs (native) | Bulk ÷ memcpy | One thread native, M/s "
                    "| Python ÷ native, one thread | Reserved + high ÷ round-robin |")
         out.append("|---:|---:|---:|---:|---:|---:|")
