@@ -7,12 +7,12 @@
 #
 # Each interpreter must import the hrx to measure (an installed package, or
 # PYTHONPATH set in BEFORE_ENV / AFTER_ENV, e.g. AFTER_ENV=PYTHONPATH=$PWD).
-# Writes OUTDIR (default bench/results)/host-2core-engines-{before,after}-
+# Writes OUTDIR (default bench/results/host-2core)/engines-{before,after}-
 # {quick,default}.jsonl, their tables and the targets of both presets.
 set -euo pipefail
 : "${BEFORE:?the interpreter of the build to compare against}"
 : "${AFTER:?the interpreter of the build to measure}"
-out=$(realpath "${1:-bench/results}")
+out=$(realpath "${1:-bench/results/host-2core}")
 scripts=$(realpath "$(dirname "$0")")
 work=$(mktemp -d)
 cd "$work"   # no hrx source tree on the children's path
@@ -28,22 +28,22 @@ for rep in 1 2 3; do
   resume=(); [ "$rep" -gt 1 ] && resume=(--resume)
   for who in before after; do
     sweep $who --driver native,python --quick --repeats $rep "${resume[@]}" \
-      -o "$out/host-2core-engines-$who-quick.jsonl" > /dev/null
+      -o "$out/engines-$who-quick.jsonl" > /dev/null
   done
 done
 for who in before after; do
   sweep $who --driver native --samples 5 --repeats 1 \
-    -o "$out/host-2core-engines-$who-default.jsonl" > /dev/null
+    -o "$out/engines-$who-default.jsonl" > /dev/null
 done
 for preset in quick default; do
   for who in before after; do
     env ${AFTER_ENV:-} "$AFTER" -P -m hrx.bench table \
-      "$out/host-2core-engines-$who-$preset.jsonl" \
-      > "$out/host-2core-engines-$who-$preset-table.txt"
+      "$out/engines-$who-$preset.jsonl" \
+      > "$out/engines-$who-$preset-table.txt"
   done
   env ${AFTER_ENV:-} "$AFTER" -P "$scripts/host_engine_targets.py" \
-    "$out/host-2core-engines-before-$preset.jsonl" \
-    "$out/host-2core-engines-after-$preset.jsonl" \
-    > "$out/host-2core-engines-$preset-targets.txt"
+    "$out/engines-before-$preset.jsonl" \
+    "$out/engines-after-$preset.jsonl" \
+    > "$out/engines-$preset-targets.txt"
 done
 rm -rf "$work"

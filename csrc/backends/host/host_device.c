@@ -236,7 +236,7 @@ static hrx_status_t hrx_host_queue_create_native(hrx_backend_device_t* base,
                                     NULL);
 }
 
-/* Exact: the worker's tickets count the pending commands. */
+/* Exact: the queue's tickets count the pending commands. */
 static hrx_status_t hrx_host_queue_query(hrx_backend_device_t* base,
                                          hrx_native_queue_t* native,
                                          uint64_t* out_pending) {
@@ -419,7 +419,7 @@ static hrx_status_t hrx_host_download(hrx_backend_device_t* base,
   return hrx_host_copy(base, queue, host_dst, src, length, out_ticket);
 }
 
-/* One ring slot per batch: the worker runs the commands in order. */
+/* One ring slot per batch: it runs the commands in order. */
 static hrx_status_t hrx_host_batch_submit(hrx_backend_device_t* base,
                                           hrx_native_queue_t* queue,
                                           const hrx_batch_command_t* commands,
