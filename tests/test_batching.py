@@ -47,14 +47,22 @@ def test_batching_switch_is_a_setting_of_the_live_device(fresh):
     assert out.split() == ["True", "False", "False", "True", "True"]
 
 
-def test_environment_turns_batching_off_for_new_devices(fresh):
+@pytest.mark.parametrize("off", ["0", "00"])
+def test_environment_turns_batching_off_for_new_devices(fresh, off):
     out = fresh("""
         d = hrx.Device.open(backend=backend)
         print(d.batching)
         d.set_batching(True)
         print(d.batching)
-    """, env={"HRX_BATCHING": "0"})
+    """, env={"HRX_BATCHING": off})
     assert out.split() == ["False", "True"]
+
+
+@pytest.mark.parametrize("value", ["1", "01", "", "2", "off", " 0"])
+def test_other_values_leave_batching_on(fresh, value):
+    out = fresh("print(hrx.Device.open(backend=backend).batching)",
+                env={"HRX_BATCHING": value})
+    assert out.split() == ["True"]
 
 
 @pytest.mark.parametrize("bad", [1, 0, "on", None, 1.0])

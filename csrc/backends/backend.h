@@ -38,7 +38,15 @@ typedef struct hrx_backend_s {
   hrx_status_t (*load)(int* out_device_count);
   /* Opens device `index` (already checked against the count). */
   hrx_status_t (*device_open)(int index, hrx_backend_device_t** out_device);
+  /* Optional (NULL: nothing to add): fills the parts of
+   * hrx_backend_query_info beyond the zeroed defaults. Never loads. */
+  void (*describe)(hrx_backend_info_t* out_info);
 } hrx_backend_t;
+
+/* The backend device under a live device (borrowed; lives as long as the
+ * device). Defined by the core, for the benchmark driver's raw baseline,
+ * which drives native queues of the device directly. */
+hrx_backend_device_t* hrx_device_backend(hrx_device_t* device);
 
 extern const hrx_backend_t hrx_host_backend;
 extern const hrx_backend_t hrx_hip_backend;

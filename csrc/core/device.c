@@ -11,12 +11,16 @@
 #include <string.h>
 
 #include "backend_registry.h"
-#include "backends/fault/fault_backend.h"
 #include "entry.h"
 #include "fork.h"
 #include "status.h"
 #include "stream.h"
 #include "wait.h"
+
+#ifdef HRX_TESTING_BUILD
+#include "backends/fault/fault_backend.h"
+#include "testing/hrx_testing.h"
+#endif
 
 /* A release made on a host-callback thread, run later on another thread
  * (entry.h). */
@@ -106,8 +110,11 @@ static hrx_status_t hrx_device_create(const hrx_backend_t* backend_type,
   device->generation = hrx_fork_current();
   hrx_status_t status = backend_type->device_open(index, &device->backend);
   if (!status) {
-    /* $HRX_FAULTS: the fault-injecting wrapper (tests only). */
+#ifdef HRX_TESTING_BUILD
+    /* The testing build only: $HRX_FAULTS wraps the backend device in
+     * fault injection. */
     status = hrx_fault_wrap_from_env(&device->backend);
+#endif
     if (!status) {
       status =
           device->backend->vtable->query_info(device->backend, &device->info);
@@ -429,12 +436,14 @@ void hrx_device_count_commands(hrx_device_t* device, uint64_t count) {
   atomic_fetch_add_explicit(&device->commands, count, memory_order_relaxed);
 }
 
+#ifdef HRX_TESTING_BUILD
 uint64_t hrx_device_commands_submitted(hrx_device_t* device) {
   /* Commands waiting in pending batches are counted when their batch is
    * published: publish them all first. */
   hrx_flusher_publish_all(device->flusher);
   return atomic_load_explicit(&device->commands, memory_order_relaxed);
 }
+#endif /* HRX_TESTING_BUILD */
 
 hrx_status_t hrx_device_query_info(hrx_device_t* device,
                                    hrx_device_info_t* out_info) {

@@ -180,15 +180,9 @@ static hrx_status_t hrx_graph_check_open_locked(hrx_graph_t* graph) {
 
 static hrx_status_t hrx_graph_check_view(hrx_graph_t* graph, hrx_view_t view,
                                          const char* role) {
-  if (!view.buffer) {
-    return hrx_make_status(HRX_STATUS_INVALID_ARGUMENT, "%s has no buffer",
-                           role);
-  }
-  HRX_RETURN_IF_ERROR(hrx_device_check_same(
-      graph->device, hrx_buffer_device(view.buffer), role,
-      "the graph records work for",
-      "a graph's buffers must be of the graph's device"));
-  return hrx_view_check_range(view, role);
+  return hrx_view_check(graph->device, view, role,
+                        "the graph records work for",
+                        "a graph's buffers must be of the graph's device");
 }
 
 /* Dependencies must be nodes of this graph. */

@@ -50,15 +50,10 @@ bool hrx_queue_policy_parse(const char* name, hrx_queue_policy_t* out_policy) {
   return false;
 }
 
-/* What the pool asks of the connection budget for `count` queues per lane. */
-static int hrx_queue_pool_connections_wanted(int count) {
-  return count * HRX_STREAM_LANE_COUNT + HRX_CONNECTION_HEADROOM;
-}
-
 static void hrx_queue_pool_plan(hrx_queue_pool_t* pool) {
   if (pool->backend->vtable->plan_connections) {
     pool->backend->vtable->plan_connections(
-        pool->backend, hrx_queue_pool_connections_wanted(pool->count));
+        pool->backend, HRX_CONNECTIONS_WANTED(pool->count));
   }
 }
 
@@ -441,7 +436,7 @@ hrx_status_t hrx_queue_pool_stats(hrx_queue_pool_t* pool,
   out_stats->reserved_created = pool->reserved_created;
   out_stats->reserved_refused = pool->reserved_refused;
   out_stats->queue_stats_count = n;
-  int wanted = hrx_queue_pool_connections_wanted(pool->count);
+  int wanted = HRX_CONNECTIONS_WANTED(pool->count);
   pthread_mutex_unlock(&pool->mutex);
   hrx_connection_budget_t* budget = &out_stats->connections;
   if (pool->backend->vtable->query_connections) {

@@ -1,7 +1,8 @@
 /* Streams: ordered submission onto a native queue, either a pool slot or a
  * queue of their own (fabric).
  *
- * Locks, in order (a thread holding one may take the later ones only):
+ * Locks, in the order batching.h documents for the whole core (a thread
+ * holding one may take the later ones only):
  * - publish_mutex serialises publication: handing the pending batch or a
  *   lone command to the backend, which may wait for queue space (device
  *   progress). Only publishers take it: producers of commands that are not
@@ -15,7 +16,7 @@
  *   or to move it out, so producers appending small commands never wait
  *   for a launch in progress.
  * The device's flusher only try-locks publish_mutex, and never while it
- * holds its own list lock (flusher.h).
+ * holds its own list lock.
  *
  * Failures (hrx.h, "Failures"; the same with batching on and off): a
  * command whose publication fails marks the stream failed; commands
@@ -56,13 +57,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "batch.h"
+#include "batching.h"
 #include "buffer.h"
 #include "completion.h"
 #include "device.h"
 #include "entry.h"
 #include "event.h"
-#include "flusher.h"
 #include "queue_pool.h"
 #include "status.h"
 #include "wait.h"
@@ -323,14 +323,8 @@ static hrx_status_t hrx_stream_check_device(const hrx_stream_t* stream,
 
 hrx_status_t hrx_stream_check_view(const hrx_stream_t* stream,
                                    hrx_view_t view, const char* role) {
-  if (!view.buffer) {
-    return hrx_make_status(HRX_STATUS_INVALID_ARGUMENT, "%s has no buffer",
-                           role);
-  }
-  HRX_RETURN_IF_ERROR(hrx_stream_check_device(
-      stream, hrx_buffer_device(view.buffer), role,
-      "buffers are usable only on their own device"));
-  return hrx_view_check_range(view, role);
+  return hrx_view_check(stream->device, view, role, "the stream runs on",
+                        "buffers are usable only on their own device");
 }
 
 /* ------------------------------------------------------------- failures */

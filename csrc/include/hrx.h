@@ -257,6 +257,28 @@ typedef struct hrx_connection_budget_s {
 /* Queues beyond the lanes' count * HRX_STREAM_LANE_COUNT that the
  * connection budget leaves room for (reserved and fabric queues). */
 #define HRX_CONNECTION_HEADROOM 4
+/* The connection budget a pool of `queue_count` queues per lane asks for
+ * (hrx_connection_budget_t.wanted): every lane's queues plus the headroom. */
+#define HRX_CONNECTIONS_WANTED(queue_count) \
+  ((queue_count) * HRX_STREAM_LANE_COUNT + HRX_CONNECTION_HEADROOM)
+
+/* What a backend's load found, for hrx.backends(). */
+typedef struct hrx_backend_info_s {
+  /* The runtime library the load settled on, as passed to dlopen: the one
+   * in use or, when its runtime refused, the first such library; "" for a
+   * backend without one or before its load (hrx_backend_probe loads). */
+  char library[256];
+  /* "nvidia" or "amd" for that library; "" when there is none. */
+  char platform[16];
+  /* Whether the platform has a connection budget variable; if so,
+   * `connections` describes it now (wanted: what the default pool asks). */
+  bool has_connections;
+  hrx_connection_budget_t connections;
+} hrx_backend_info_t;
+
+/* Describes backend `name` (all zero for an unknown name). Never loads
+ * anything. */
+void hrx_backend_query_info(const char* name, hrx_backend_info_t* out_info);
 
 typedef struct hrx_pool_stats_s {
   int queue_count;          /* per lane */
@@ -278,18 +300,6 @@ hrx_status_t hrx_device_query_pool_stats(hrx_device_t* device,
                                          hrx_pool_queue_stats_t* out_queues,
                                          int capacity,
                                          hrx_pool_stats_t* out_stats);
-
-/* Commands that streams of this live device have accepted since it was
- * opened, whether handed to a native queue at once or gathered into a
- * pending batch: every copy, fill, upload, read (download and its
- * completion event), event wait, event record and graph launch (a
- * completion gate of wait_completion is host state, not a command). A
- * rejected call adds nothing, so tests use it to check that bad input
- * submitted no work. It publishes pending batches first (batched commands
- * are counted once per batch, keeping the submission path free of a
- * device-wide counter).
- * Thread-safe; the benchmark driver's own native calls are not counted. */
-uint64_t hrx_device_commands_submitted(hrx_device_t* device);
 
 /* ------------------------------------------------------------------ buffer */
 

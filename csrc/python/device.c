@@ -410,16 +410,6 @@ static PyObject* hrx_py_device_pool_stats(PyObject* self, PyObject* unused) {
       "queues", list);
 }
 
-/* Device._commands_submitted(): a test hook (see
- * hrx_device_commands_submitted); not part of the public API. */
-static PyObject* hrx_py_device_commands_submitted(PyObject* self,
-                                                  PyObject* unused) {
-  (void)unused;
-  hrx_device_t* device = hrx_py_device_get(self);
-  if (!device) return NULL;
-  return PyLong_FromUnsignedLongLong(hrx_device_commands_submitted(device));
-}
-
 static PyObject* hrx_py_device_get_info(PyObject* self, void* closure) {
   (void)closure;
   hrx_device_t* device = hrx_py_device_get(self);
@@ -554,9 +544,6 @@ static PyMethodDef hrx_py_device_methods[] = {
      "allocate(nbytes) -> Buffer of device memory."},
     {"synchronize", hrx_py_device_synchronize, METH_NOARGS,
      "synchronize(): wait for all work on the pool's queues."},
-    {"_commands_submitted", hrx_py_device_commands_submitted, METH_NOARGS,
-     "_commands_submitted() -> int: commands this live device's streams "
-     "have handed to native queues (a test hook)."},
     {"pool_info", hrx_py_device_pool_info, METH_NOARGS,
      "pool_info() -> dict: queue_count, queues_created, next_slot, first_use, "
      "live_streams, fabric_queues."},

@@ -1,6 +1,6 @@
 """The benchmark's cases through the public Python API (driver "python").
 
-It follows the native driver's protocol (csrc/core/bench.h) with Python
+It follows the native driver's protocol (csrc/bench/bench.h) with Python
 calls: the same streams, buffers, cases, round structure and output check,
 and returns the same dict shape as ``hrx._hrx.bench_run``. Its numbers
 include the cost of the Python layer and the GIL, which is the point: they

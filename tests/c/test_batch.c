@@ -1,6 +1,6 @@
 /* Tests of submission batching: the hip batch kernel's launch plan
  * (hip_batch.c, pure host code) and the core's batching policy on the host
- * backend (stream.c, flusher.c). The last line of output is "N passed, M
+ * backend (stream.c, batching.c). The last line of output is "N passed, M
  * failed"; the exit status is 0 only when M is 0. */
 #include <stdatomic.h>
 #include <stdio.h>
@@ -10,7 +10,7 @@
 
 #include "backends/hip/hip_batch.h"
 #include "check.h"
-#include "core/batch.h"
+#include "core/batching.h"
 #include "hrx.h"
 
 #define BARRIER (1ull << 57)

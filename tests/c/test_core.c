@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "hrx.h"
+#include "testing/hrx_testing.h"
 
 #include "check.h"
 

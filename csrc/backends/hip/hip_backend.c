@@ -20,6 +20,7 @@
 #include "backends/hip/hip_connections.h"
 #include "backends/hip/hip_dynamic.h"
 #include "backends/hip/hip_staging.h"
+#include "core/environment.h"
 
 typedef struct hrx_hip_device_s {
   hrx_backend_device_t base;  /* first member */
@@ -60,8 +61,7 @@ static bool hrx_hip_nvidia(void) {
 }
 
 static bool hrx_hip_batching_starts_on(void) {
-  const char* batching = getenv("HRX_BATCHING");
-  return !(batching && strcmp(batching, "0") == 0);
+  return hrx_env_switch("HRX_BATCHING", true);
 }
 
 /* Creates the native context once: applies the connection budget (NVIDIA),
@@ -270,8 +270,7 @@ static hrx_status_t hrx_hip_device_open(int index,
   pthread_mutex_init(&device->context_mutex, NULL);
   atomic_init(&device->context_ready, false);
   device->connections_wanted =
-      HRX_DEFAULT_STREAM_QUEUE_COUNT * HRX_STREAM_LANE_COUNT +
-      HRX_CONNECTION_HEADROOM;
+      HRX_CONNECTIONS_WANTED(HRX_DEFAULT_STREAM_QUEUE_COUNT);
   hrx_status_t status = hrx_hip_describe(index, &device->info);
   if (!status) status = hrx_hip_staging_create(&device->staging);
   if (!status) {
@@ -612,12 +611,6 @@ static hrx_status_t hrx_hip_event_query(hrx_backend_device_t* base,
   return NULL;
 }
 
-static uint64_t hrx_hip_now_ns(void) {
-  struct timespec now;
-  clock_gettime(CLOCK_MONOTONIC, &now);
-  return (uint64_t)now.tv_sec * 1000000000ull + (uint64_t)now.tv_nsec;
-}
-
 /* Polls for a bounded HRX_HIP_EVENT_SPIN_NS before the runtime's own wait,
  * so that work finishing within a few microseconds is seen at once. */
 #define HRX_HIP_EVENT_SPIN_NS 20000ull
@@ -626,14 +619,14 @@ static hrx_status_t hrx_hip_event_synchronize(hrx_backend_device_t* base,
                                               hrx_native_event_t* event) {
   HRX_RETURN_IF_ERROR(hrx_hip_enter(base));
   hrx_hip_event_t native = hrx_hip_event_of(event);
-  uint64_t deadline = hrx_hip_now_ns() + HRX_HIP_EVENT_SPIN_NS;
+  uint64_t deadline = hrx_now_ns() + HRX_HIP_EVENT_SPIN_NS;
   for (;;) {
     hrx_hip_error_t err = hrx_hip_rt.sym.EventQuery(native);
     if (hrx_hip_ok(err)) return NULL;
     if (err != hrx_hip_rt.platform->error_not_ready) {
       return HRX_HIP_ERROR(DEVICE_ERROR, EventQuery, err);
     }
-    if (hrx_hip_now_ns() >= deadline) break;
+    if (hrx_now_ns() >= deadline) break;
   }
   hrx_hip_error_t err = hrx_hip_rt.sym.EventSynchronize(native);
   if (!hrx_hip_ok(err)) {
@@ -853,7 +846,7 @@ static void hrx_hip_graph_destroy(hrx_backend_device_t* base,
 
 static hrx_status_t hrx_hip_poll(bool is_event, void* handle,
                                  uint64_t timeout_ns, bool* out_done) {
-  uint64_t start = hrx_hip_now_ns();
+  uint64_t start = hrx_now_ns();
   uint64_t sleep_ns = 5000;
   for (;;) {
     hrx_hip_error_t err =
@@ -867,7 +860,7 @@ static hrx_status_t hrx_hip_poll(bool is_event, void* handle,
       return is_event ? HRX_HIP_ERROR(DEVICE_ERROR, EventQuery, err)
                       : HRX_HIP_ERROR(DEVICE_ERROR, StreamQuery, err);
     }
-    uint64_t elapsed = hrx_hip_now_ns() - start;
+    uint64_t elapsed = hrx_now_ns() - start;
     if (elapsed >= timeout_ns) {
       *out_done = false;
       return NULL;
@@ -941,8 +934,22 @@ static const hrx_backend_vtable_t hrx_hip_vtable = {
     .event_wait_for = hrx_hip_event_wait_for,
 };
 
+static void hrx_hip_describe_backend(hrx_backend_info_t* out_info) {
+  const char* library = hrx_hip_loaded_library();
+  const char* platform = hrx_hip_platform();
+  snprintf(out_info->library, sizeof(out_info->library), "%s",
+           library ? library : "");
+  snprintf(out_info->platform, sizeof(out_info->platform), "%s",
+           platform ? platform : "");
+  if (platform && hrx_hip_connections_variable(platform)) {
+    out_info->has_connections = true;
+    hrx_hip_connections_current(platform, &out_info->connections);
+  }
+}
+
 const hrx_backend_t hrx_hip_backend = {
     .name = "hip",
     .load = hrx_hip_load,
     .device_open = hrx_hip_device_open,
+    .describe = hrx_hip_describe_backend,
 };

@@ -1,4 +1,4 @@
-#include "bench.h"
+#include "bench/bench.h"
 
 #include <pthread.h>
 #include <stdbool.h>
@@ -6,8 +6,7 @@
 #include <string.h>
 
 #include "backends/backend.h"
-#include "device.h"
-#include "status.h"
+#include "core/status.h"
 
 /* Bytes of every destination compared with the expected pattern. */
 #define HRX_BENCH_CHECK_BYTES 64
