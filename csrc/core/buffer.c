@@ -101,6 +101,10 @@ hrx_status_t hrx_view_make(hrx_buffer_t* buffer, uint64_t offset,
   return NULL;
 }
 
+uint8_t* hrx_view_pointer(hrx_view_t view) {
+  return (uint8_t*)view.buffer->ptr + view.offset;
+}
+
 hrx_status_t hrx_view_check(hrx_device_t* device, hrx_view_t view,
                             const char* role, const char* holder,
                             const char* rule) {

@@ -2,6 +2,8 @@
 #ifndef HRX_CORE_BUFFER_H_
 #define HRX_CORE_BUFFER_H_
 
+#include <stdint.h>
+
 #include "hrx.h"
 
 /* The one check of a view that work for `device` uses: it has a buffer, of
@@ -12,6 +14,9 @@
 hrx_status_t hrx_view_check(hrx_device_t* device, hrx_view_t view,
                             const char* role, const char* holder,
                             const char* rule);
+
+/* The device address of the view's first byte. */
+uint8_t* hrx_view_pointer(hrx_view_t view);
 
 /* The rules of a copy between two checked views: equal lengths and, within
  * one buffer, disjoint ranges (INVALID_ARGUMENT otherwise). */

@@ -425,18 +425,21 @@ hrx_status_t hrx_graph_add_dependency(hrx_graph_t* graph,
 static hrx_status_t hrx_graph_sort_locked(hrx_graph_t* graph,
                                           uint32_t** out_order) {
   uint32_t n = graph->count;
-  uint32_t* order = malloc(n * sizeof(*order));
-  uint32_t* waiting = calloc(n, sizeof(*waiting));   /* unmet dependencies */
-  uint32_t* dependents = NULL;                       /* CSR adjacency */
-  uint32_t* first = calloc((size_t)n + 1, sizeof(*first));
   uint32_t edges = 0;
   for (uint32_t i = 0; i < n; ++i) edges += graph->nodes[i]->after_count;
-  dependents = malloc((edges ? edges : 1) * sizeof(*dependents));
-  if (!order || !waiting || !first || !dependents) {
+  uint32_t* order = malloc(n * sizeof(*order));
+  uint32_t* waiting = calloc(n, sizeof(*waiting));   /* unmet dependencies */
+  uint32_t* first = calloc((size_t)n + 1, sizeof(*first));  /* CSR rows */
+  uint32_t* dependents = malloc((edges ? edges : 1) * sizeof(*dependents));
+  uint32_t* fill = calloc((size_t)n, sizeof(*fill));
+  uint8_t* done = calloc((size_t)n, 1);
+  if (!order || !waiting || !first || !dependents || !fill || !done) {
     free(order);
     free(waiting);
     free(first);
     free(dependents);
+    free(fill);
+    free(done);
     return hrx_make_status(HRX_STATUS_OUT_OF_MEMORY,
                            "cannot order the graph's %u nodes", n);
   }
@@ -446,18 +449,6 @@ static hrx_status_t hrx_graph_sort_locked(hrx_graph_t* graph,
     for (uint32_t k = 0; k < node->after_count; ++k) first[node->after[k] + 1]++;
   }
   for (uint32_t i = 0; i < n; ++i) first[i + 1] += first[i];
-  uint32_t* fill = calloc((size_t)n, sizeof(*fill));
-  uint8_t* done = calloc((size_t)n, 1);
-  if (!fill || !done) {
-    free(fill);
-    free(done);
-    free(order);
-    free(waiting);
-    free(first);
-    free(dependents);
-    return hrx_make_status(HRX_STATUS_OUT_OF_MEMORY,
-                           "cannot order the graph's %u nodes", n);
-  }
   for (uint32_t i = 0; i < n; ++i) {
     const hrx_graph_node_t* node = graph->nodes[i];
     for (uint32_t k = 0; k < node->after_count; ++k) {
@@ -512,12 +503,10 @@ static hrx_status_t hrx_graph_build_native_locked(hrx_graph_t* graph) {
       hrx_native_graph_node_t* out = &nodes[i];
       out->kind = node->kind == HRX_GRAPH_NODE_COPY ? HRX_NATIVE_GRAPH_COPY
                                                     : HRX_NATIVE_GRAPH_FILL;
-      out->dst = (uint8_t*)hrx_buffer_native_pointer(node->dst.buffer) +
-                 node->dst.offset;
+      out->dst = hrx_view_pointer(node->dst);
       out->length = node->dst.length;
       if (node->kind == HRX_GRAPH_NODE_COPY) {
-        out->src = (const uint8_t*)hrx_buffer_native_pointer(node->src.buffer) +
-                   node->src.offset;
+        out->src = hrx_view_pointer(node->src);
       }
       out->byte = node->byte;
       out->after = after + used;
@@ -612,15 +601,12 @@ static hrx_status_t hrx_graph_submit_nodes(hrx_backend_device_t* backend,
     const hrx_graph_node_t* node = graph->nodes[graph->order[i]];
     uint8_t* dst = NULL;
     if (node->kind != HRX_GRAPH_NODE_HOST) {
-      dst = (uint8_t*)hrx_buffer_native_pointer(node->dst.buffer) +
-            node->dst.offset;
+      dst = hrx_view_pointer(node->dst);
     }
     hrx_status_t status = NULL;
     switch (node->kind) {
       case HRX_GRAPH_NODE_COPY:
-        status = vt->copy(backend, queue, dst,
-                          (const uint8_t*)hrx_buffer_native_pointer(
-                              node->src.buffer) + node->src.offset,
+        status = vt->copy(backend, queue, dst, hrx_view_pointer(node->src),
                           node->dst.length, &ticket);
         break;
       case HRX_GRAPH_NODE_FILL:

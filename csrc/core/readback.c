@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "buffer.h"
 #include "device.h"
 #include "entry.h"
 #include "staging.h"
@@ -31,9 +32,7 @@ static hrx_status_t hrx_submit_download(hrx_backend_device_t* backend,
                                         void* user_data,
                                         hrx_ticket_t* out_ticket) {
   hrx_download_args_t* args = user_data;
-  const uint8_t* src =
-      (const uint8_t*)hrx_buffer_native_pointer(args->src.buffer) +
-      args->src.offset;
+  const uint8_t* src = hrx_view_pointer(args->src);
   hrx_ticket_t ticket = 0;
   HRX_RETURN_IF_ERROR(backend->vtable->download(
       backend, queue, args->block->memory, src, args->src.length, &ticket));

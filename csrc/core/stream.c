@@ -691,10 +691,6 @@ static hrx_status_t hrx_stream_enqueue(hrx_stream_t* stream,
   return NULL;
 }
 
-static uint8_t* hrx_view_pointer(hrx_view_t view) {
-  return (uint8_t*)hrx_buffer_native_pointer(view.buffer) + view.offset;
-}
-
 hrx_status_t hrx_stream_copy(hrx_stream_t* stream, hrx_view_t dst,
                              hrx_view_t src) {
   HRX_RETURN_IF_ERROR(hrx_stream_check_view(stream, dst, "copy destination"));
