@@ -102,7 +102,7 @@ static hrx_status_t hrx_bench_native_copy(hrx_bench_t* bench,
 static hrx_status_t hrx_bench_native_sync(hrx_bench_t* bench,
                                           hrx_bench_lane_t* lane) {
   (void)bench;
-  return hrx_stream_synchronize(lane->stream);
+  return hrx_stream_synchronize(lane->stream, NULL, NULL);
 }
 
 static hrx_status_t hrx_bench_native_fill(hrx_bench_t* bench,
@@ -133,7 +133,7 @@ static hrx_status_t hrx_bench_native_read(hrx_bench_t* bench,
   (void)bench;
   hrx_view_t view;
   HRX_RETURN_IF_ERROR(hrx_view_make(buffer, 0, length, &view));
-  return hrx_stream_read_blocking(lane->stream, view, out, length);
+  return hrx_stream_read_blocking(lane->stream, view, out, length, NULL, NULL);
 }
 
 static const hrx_bench_ops_t hrx_bench_native_ops = {
@@ -522,7 +522,7 @@ static void hrx_bench_teardown(hrx_bench_t* bench) {
     for (int i = 0; i < lanes; ++i) {
       hrx_bench_lane_t* lane = &set[i];
       if (lane->stream) {
-        hrx_status_free(hrx_stream_synchronize(lane->stream));
+        hrx_status_free(hrx_stream_synchronize(lane->stream, NULL, NULL));
         hrx_stream_release(lane->stream);
       }
       hrx_buffer_release(lane->src);
@@ -532,7 +532,7 @@ static void hrx_bench_teardown(hrx_bench_t* bench) {
   for (int v = 0; v < HRX_BENCH_PROBE_COUNT; ++v) {
     hrx_bench_lane_t* lane = &bench->probes[v];
     if (lane->stream) {
-      hrx_status_free(hrx_stream_synchronize(lane->stream));
+      hrx_status_free(hrx_stream_synchronize(lane->stream, NULL, NULL));
       hrx_stream_release(lane->stream);
     }
     hrx_buffer_release(lane->src);

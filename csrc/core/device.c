@@ -488,11 +488,11 @@ bool hrx_device_batching(hrx_device_t* device) {
   return atomic_load_explicit(&device->batching, memory_order_relaxed);
 }
 
-/* Both synchronize entry points: hook NULL waits with the backend's own
- * synchronize, otherwise in the hook's slices. */
-static hrx_status_t hrx_device_synchronize_with(hrx_device_t* device,
-                                                const hrx_wait_hook_t* hook,
-                                                bool* out_interrupted) {
+hrx_status_t hrx_device_synchronize(hrx_device_t* device,
+                                    const hrx_wait_hook_t* hook,
+                                    bool* out_interrupted) {
+  bool interrupted = false;
+  if (!out_interrupted) out_interrupted = &interrupted;
   *out_interrupted = false;
   HRX_RETURN_IF_ERROR(hrx_entry_check(device, HRX_ENTRY_BLOCKING,
                                       "synchronizing a device"));
@@ -503,10 +503,8 @@ static hrx_status_t hrx_device_synchronize_with(hrx_device_t* device,
   int n = hrx_queue_pool_snapshot(&device->pool, queues, capacity);
   for (int i = 0; i < n && !*out_interrupted; ++i) {
     HRX_RETURN_IF_ERROR(
-        hook ? hrx_wait_queue(device->backend, queues[i], NULL, hook,
-                              out_interrupted)
-             : device->backend->vtable->queue_synchronize(device->backend,
-                                                          queues[i]));
+        hrx_wait_queue(device->backend, queues[i], NULL, hook,
+                       out_interrupted));
   }
   /* Reserved queues may go with their streams meanwhile: the snapshot
    * keeps each alive until it is released here. */
@@ -515,10 +513,8 @@ static hrx_status_t hrx_device_synchronize_with(hrx_device_t* device,
                                            HRX_MAX_RESERVED_QUEUES);
   hrx_status_t status = NULL;
   for (int i = 0; i < r && !status && !*out_interrupted; ++i) {
-    status = hook ? hrx_wait_queue(device->backend, reserved[i]->native, NULL,
-                                   hook, out_interrupted)
-                  : device->backend->vtable->queue_synchronize(
-                        device->backend, reserved[i]->native);
+    status = hrx_wait_queue(device->backend, reserved[i]->native, NULL, hook,
+                            out_interrupted);
   }
   for (int i = 0; i < r; ++i) {
     hrx_queue_pool_release_reserved(&device->pool, reserved[i]);
@@ -531,17 +527,6 @@ static hrx_status_t hrx_device_synchronize_with(hrx_device_t* device,
     return failure;
   }
   return status;
-}
-
-hrx_status_t hrx_device_synchronize(hrx_device_t* device) {
-  bool interrupted = false;
-  return hrx_device_synchronize_with(device, NULL, &interrupted);
-}
-
-hrx_status_t hrx_device_synchronize_hooked(hrx_device_t* device,
-                                           const hrx_wait_hook_t* hook,
-                                           bool* out_interrupted) {
-  return hrx_device_synchronize_with(device, hook, out_interrupted);
 }
 
 hrx_status_t hrx_device_set_stream_queue_count(hrx_device_t* device,

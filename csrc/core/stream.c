@@ -756,11 +756,11 @@ hrx_status_t hrx_stream_flush(hrx_stream_t* stream) {
   return hrx_stream_take_failure(stream);
 }
 
-/* Both synchronize entry points: hook NULL waits with the backend's own
- * synchronize, otherwise in the hook's slices. */
-static hrx_status_t hrx_stream_synchronize_with(hrx_stream_t* stream,
-                                                const hrx_wait_hook_t* hook,
-                                                bool* out_interrupted) {
+hrx_status_t hrx_stream_synchronize(hrx_stream_t* stream,
+                                    const hrx_wait_hook_t* hook,
+                                    bool* out_interrupted) {
+  bool interrupted = false;
+  if (!out_interrupted) out_interrupted = &interrupted;
   *out_interrupted = false;
   HRX_RETURN_IF_ERROR(hrx_stream_enter(stream, "synchronizing a stream"));
   hrx_thread_observed = true;
@@ -770,11 +770,8 @@ static hrx_status_t hrx_stream_synchronize_with(hrx_stream_t* stream,
   pthread_mutex_lock(&stream->publish_mutex);
   hrx_stream_publish_locked(stream);
   pthread_mutex_unlock(&stream->publish_mutex);
-  hrx_status_t status =
-      hook ? hrx_wait_queue(stream->backend, stream->queue, stream, hook,
-                            out_interrupted)
-           : stream->backend->vtable->queue_synchronize(stream->backend,
-                                                        stream->queue);
+  hrx_status_t status = hrx_wait_queue(stream->backend, stream->queue, stream,
+                                       hook, out_interrupted);
   if (*out_interrupted) return status;
   hrx_status_t failure = hrx_stream_take_failure(stream);
   if (failure) {
@@ -782,17 +779,6 @@ static hrx_status_t hrx_stream_synchronize_with(hrx_stream_t* stream,
     return failure;
   }
   return status;
-}
-
-hrx_status_t hrx_stream_synchronize(hrx_stream_t* stream) {
-  bool interrupted = false;
-  return hrx_stream_synchronize_with(stream, NULL, &interrupted);
-}
-
-hrx_status_t hrx_stream_synchronize_hooked(hrx_stream_t* stream,
-                                           const hrx_wait_hook_t* hook,
-                                           bool* out_interrupted) {
-  return hrx_stream_synchronize_with(stream, hook, out_interrupted);
 }
 
 hrx_status_t hrx_stream_record_marker(hrx_stream_t* stream,

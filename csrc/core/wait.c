@@ -9,14 +9,15 @@ hrx_status_t hrx_wait_native_event(hrx_backend_device_t* backend,
                                    hrx_native_event_t* event,
                                    const hrx_wait_hook_t* hook,
                                    bool* out_interrupted) {
-  *out_interrupted = false;
+  if (out_interrupted) *out_interrupted = false;
+  if (!hook) return backend->vtable->event_synchronize(backend, event);
   for (;;) {
     bool done = false;
     HRX_RETURN_IF_ERROR(
         backend->vtable->event_wait_for(backend, event, hook->slice_ns, &done));
     if (done) return NULL;
     if (hook->interrupted(hook->user_data)) {
-      *out_interrupted = true;
+      if (out_interrupted) *out_interrupted = true;
       return NULL;
     }
   }
@@ -26,13 +27,14 @@ hrx_status_t hrx_wait_queue(hrx_backend_device_t* backend,
                             hrx_native_queue_t* queue, hrx_stream_t* stream,
                             const hrx_wait_hook_t* hook,
                             bool* out_interrupted) {
-  *out_interrupted = false;
+  if (out_interrupted) *out_interrupted = false;
+  if (!hook) return backend->vtable->queue_synchronize(backend, queue);
   bool done = false;
   HRX_RETURN_IF_ERROR(
       backend->vtable->queue_wait_for(backend, queue, hook->slice_ns, &done));
   if (done) return NULL;
   if (hook->interrupted(hook->user_data)) {
-    *out_interrupted = true;
+    if (out_interrupted) *out_interrupted = true;
     return NULL;
   }
   hrx_native_event_t* marker = NULL;

@@ -273,7 +273,7 @@ static PyObject* hrx_py_device_synchronize(PyObject* self, PyObject* unused) {
   hrx_py_wait_t wait;
   hrx_py_wait_begin(&wait);
   hrx_status_t status =
-      hrx_device_synchronize_hooked(device, &wait.hook, &interrupted);
+      hrx_device_synchronize(device, &wait.hook, &interrupted);
   hrx_device_release(device);
   hrx_py_wait_end(&wait);
   if (status) return hrx_py_raise(hrx_py_state_from_type(Py_TYPE(self)), status);

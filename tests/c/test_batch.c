@@ -180,7 +180,7 @@ static void test_switch_off_publishes_pending_work(void) {
   CHECK_OK(hrx_view_make(buffer, 0, 64, &a));
   volatile uint8_t* bytes = hrx_buffer_native_pointer(buffer);
   CHECK_OK(hrx_stream_fill(stream, a, 1));
-  CHECK_OK(hrx_stream_synchronize(stream));
+  CHECK_OK(hrx_stream_synchronize(stream, NULL, NULL));
   CHECK_OK(hrx_stream_fill(stream, a, 2)); /* not quiet: batched */
   hrx_device_set_batching(device, false);
   CHECK(!hrx_device_batching(device));
@@ -214,7 +214,7 @@ static void test_release_publishes_and_buffers_wait(void) {
   const uint8_t* out = hrx_buffer_native_pointer(dst);
   hrx_stream_t* reader = NULL;
   CHECK_OK(hrx_stream_create(device, &reader));
-  CHECK_OK(hrx_device_synchronize(device));
+  CHECK_OK(hrx_device_synchronize(device, NULL, NULL));
   int bad = 0;
   for (int i = 0; i < (1 << 16); ++i) bad += out[i] != 9;
   CHECK(bad == 0);
