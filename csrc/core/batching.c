@@ -13,16 +13,27 @@
 
 /* ------------------------------------------------------------- batches */
 
-void hrx_batch_settings_from_environment(hrx_batch_settings_t* out_settings) {
-  out_settings->enabled = hrx_env_switch("HRX_BATCHING", true);
-  out_settings->delay_ns =
-      (uint64_t)hrx_env_int("HRX_BATCH_DELAY_US", 20, 1, 10000000) * 1000u;
-  out_settings->max_commands = (uint32_t)hrx_env_int(
-      "HRX_BATCH_MAX_COMMANDS", HRX_BATCH_MAX_COMMANDS, 2,
-      HRX_BATCH_MAX_COMMANDS);
-  out_settings->max_command_bytes = (uint64_t)hrx_env_int(
-      "HRX_BATCH_MAX_COPY_BYTES", 64u << 10, 1, HRX_BATCH_MAX_COMMAND_BYTES);
+hrx_status_t hrx_batch_settings_from_environment(
+    hrx_batch_settings_t* out_settings) {
+  bool enabled = true;
+  int64_t delay_us = 0;
+  int64_t max_commands = 0;
+  int64_t max_command_bytes = 0;
+  HRX_RETURN_IF_ERROR(hrx_env_switch("HRX_BATCHING", true, &enabled));
+  HRX_RETURN_IF_ERROR(
+      hrx_env_int("HRX_BATCH_DELAY_US", 20, 1, 10000000, &delay_us));
+  HRX_RETURN_IF_ERROR(hrx_env_int("HRX_BATCH_MAX_COMMANDS",
+                                  HRX_BATCH_MAX_COMMANDS, 2,
+                                  HRX_BATCH_MAX_COMMANDS, &max_commands));
+  HRX_RETURN_IF_ERROR(hrx_env_int("HRX_BATCH_MAX_COPY_BYTES", 64 << 10, 1,
+                                  (int64_t)HRX_BATCH_MAX_COMMAND_BYTES,
+                                  &max_command_bytes));
+  out_settings->enabled = enabled;
+  out_settings->delay_ns = (uint64_t)delay_us * 1000u;
+  out_settings->max_commands = (uint32_t)max_commands;
+  out_settings->max_command_bytes = (uint64_t)max_command_bytes;
   out_settings->max_batch_bytes = 2u << 20;
+  return NULL;
 }
 
 hrx_status_t hrx_batch_submit_one(hrx_backend_device_t* backend,

@@ -73,7 +73,10 @@ typedef struct hrx_batch_settings_s {
   uint64_t max_batch_bytes;    /* a batch is published once it holds this */
 } hrx_batch_settings_t;
 
-void hrx_batch_settings_from_environment(hrx_batch_settings_t* out_settings);
+/* Reads the variables above (environment.h: a malformed or out-of-range
+ * value is INVALID_ARGUMENT naming it, and the device does not open). */
+hrx_status_t hrx_batch_settings_from_environment(
+    hrx_batch_settings_t* out_settings);
 
 /* Submits one command with the backend's copy() or fill(). */
 hrx_status_t hrx_batch_submit_one(hrx_backend_device_t* backend,

@@ -125,8 +125,10 @@ static hrx_status_t hrx_device_create(const hrx_backend_t* backend_type,
     free(device);
     return status;
   }
-  hrx_batch_settings_from_environment(&device->batch);
-  status = hrx_flusher_create(device->batch.delay_ns, &device->flusher);
+  status = hrx_batch_settings_from_environment(&device->batch);
+  if (!status) {
+    status = hrx_flusher_create(device->batch.delay_ns, &device->flusher);
+  }
   if (!status) {
     status = hrx_staging_pool_create(device->backend, &device->staging);
     if (status) hrx_flusher_destroy(device->flusher);

@@ -1,6 +1,7 @@
 /* The environment parser every hrx variable goes through
  * (csrc/core/environment.h): whole decimal numbers only, "0" and "00"
- * alike, anything else or out of range leaves the default. */
+ * alike, unset or empty gives the default, anything else is refused naming
+ * the variable. */
 #include <stdint.h>
 #include <stdlib.h>
 
@@ -26,21 +27,40 @@ static void test_parse_int(void) {
 
 static void test_variables(void) {
   const char* name = "HRX_TEST_ENVIRONMENT_VALUE";
+  int64_t value = -7;
+  bool on = false;
   unsetenv(name);
-  CHECK(hrx_env_int(name, 20, 1, 100) == 20);
-  CHECK(hrx_env_switch(name, true));
+  CHECK_OK(hrx_env_int(name, 20, 1, 100, &value));
+  CHECK(value == 20);
+  CHECK_OK(hrx_env_switch(name, true, &on));
+  CHECK(on);
+  setenv(name, "", 1);  /* empty counts as unset */
+  CHECK_OK(hrx_env_int(name, 20, 1, 100, &value));
+  CHECK(value == 20);
   setenv(name, "42", 1);
-  CHECK(hrx_env_int(name, 20, 1, 100) == 42);
-  CHECK(hrx_env_int(name, 20, 1, 10) == 20);  /* out of range: default */
-  CHECK(hrx_env_switch(name, true));           /* not a switch value */
+  CHECK_OK(hrx_env_int(name, 20, 1, 100, &value));
+  CHECK(value == 42);
+  value = -7;
+  CHECK_CODE(hrx_env_int(name, 20, 1, 10, &value), HRX_STATUS_INVALID_ARGUMENT,
+             "HRX_TEST_ENVIRONMENT_VALUE must be a whole number from 1 to 10, "
+             "got '42'");
+  CHECK(value == -7);  /* unchanged on refusal */
+  CHECK_CODE(hrx_env_switch(name, true, &on), HRX_STATUS_INVALID_ARGUMENT,
+             "from 0 to 1");
   setenv(name, "00", 1);
-  CHECK(!hrx_env_switch(name, true));
+  on = true;
+  CHECK_OK(hrx_env_switch(name, true, &on));
+  CHECK(!on);
   setenv(name, "0", 1);
-  CHECK(!hrx_env_switch(name, true));
+  on = true;
+  CHECK_OK(hrx_env_switch(name, true, &on));
+  CHECK(!on);
   setenv(name, "1", 1);
-  CHECK(hrx_env_switch(name, false));
+  CHECK_OK(hrx_env_switch(name, false, &on));
+  CHECK(on);
   setenv(name, "on", 1);
-  CHECK(!hrx_env_switch(name, false));
+  CHECK_CODE(hrx_env_switch(name, false, &on), HRX_STATUS_INVALID_ARGUMENT,
+             "got 'on'");
   unsetenv(name);
 }
 

@@ -60,8 +60,11 @@ static bool hrx_hip_nvidia(void) {
   return hrx_hip_rt.platform == &hrx_hip_platform_nvidia;
 }
 
+/* A malformed HRX_BATCHING fails the device's open in the core. */
 static bool hrx_hip_batching_starts_on(void) {
-  return hrx_env_switch("HRX_BATCHING", true);
+  bool on = true;
+  hrx_status_free(hrx_env_switch("HRX_BATCHING", true, &on));
+  return on;
 }
 
 /* Creates the native context once: applies the connection budget (NVIDIA),
