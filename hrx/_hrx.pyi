@@ -37,7 +37,8 @@ class _BackendReport(TypedDict):
     connections: _ConnectionBudget | None
 
 class _ConnectionBudget(TypedDict):
-    # "CUDA_DEVICE_MAX_CONNECTIONS" / "GPU_MAX_HW_QUEUES"; None for host
+    # "CUDA_DEVICE_MAX_CONNECTIONS" / "GPU_MAX_HW_QUEUES" / "HRX_HOST_ENGINES"
+    # (host: its engines); None when none applies
     variable: str | None
     value: int | None  # in effect or to be applied; None when unset / n/a
     wanted: int  # what the pool asks for: count * 3 lanes + 4
@@ -77,6 +78,7 @@ class _DeviceInfo(TypedDict):
     selection: str  # how the backend was chosen; automatic: what was passed over
     batch_publication: str  # how batched commands reach the device
     platform: Literal["nvidia", "amd", "cpu"]  # where buffer memory lives
+    engines: int  # host: engine threads serving the queues; 0 elsewhere
 
 class _PoolInfo(TypedDict):
     queue_count: int

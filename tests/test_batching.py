@@ -76,7 +76,7 @@ def test_a_malformed_variable_is_refused_naming_it(fresh, name, value):
         except hrx.InvalidArgumentError as error:
             print(error)
     """, env={name: value})
-    assert out.startswith(f"{name} must be a whole number from "), out
+    assert out.startswith(f"{name} must be an integer from "), out
     assert f"got '{value}'" in out
 
 

@@ -1,6 +1,7 @@
 """Real runs on the host backend, each in a fresh process, validated against
 the schema (the lines a sweep would record)."""
 import json
+import os
 import subprocess
 
 import pytest
@@ -75,9 +76,10 @@ def test_run_line_has_the_loaded_probes(run_line):
         assert line[f"loaded_{probe}_latency_p95_us"] > 0
         assert (line[f"loaded_{probe}_latency_median_us"]
                 <= line[f"loaded_{probe}_latency_p95_us"])
+    # The host backend's connections are its engines.
     assert line["environment"]["connections"] == {
-        "variable": None, "value": None, "wanted": queues * 3 + 4,
-        "source": "not applicable"}
+        "variable": "HRX_HOST_ENGINES", "value": len(os.sched_getaffinity(0)),
+        "wanted": queues * 3 + 4, "source": "hrx"}
 
 
 def test_raw_driver_has_no_probes():

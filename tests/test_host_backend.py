@@ -259,7 +259,7 @@ def test_host_ring_capacity_two_completes_every_command(fresh):
     byte ends up right. Spin 0 makes every idle worker park, exercising the
     wake-ups."""
     out = fresh(SMALL_RINGS, env={"HRX_HOST_RING_CAPACITY": "2",
-                                  "HRX_HOST_SPIN_US": "0"})
+                                  "HRX_HOST_ENGINE_SPIN_US": "0"})
     assert out.strip() == "ok"
 
 
@@ -291,5 +291,97 @@ def test_host_ring_capacity_two_single_producer_per_queue(fresh):
                 errors.append(t)
         print("ok" if not errors else errors)
     """.replace("\n        ", "\n"), env={"HRX_HOST_RING_CAPACITY": "2",
-                                        "HRX_HOST_SPIN_US": "0"})
+                                        "HRX_HOST_ENGINE_SPIN_US": "0"})
     assert out.strip() == "ok"
+
+
+# ------------------------------------------------------------------ engines
+
+def test_host_engines_default_to_the_usable_cpus(fresh):
+    out = fresh("""
+        import json
+        d = hrx.Device.open(0, backend=backend)
+        print(json.dumps([d.info, d.pool_stats()["connections"],
+                          len(os.sched_getaffinity(0))]))
+    """, env={"HRX_HOST_ENGINES": ""})
+    info, budget, cpus = json.loads(out)
+    assert info["engines"] == cpus
+    assert f"{cpus} engine" in info["runtime"]
+    assert budget["variable"] == "HRX_HOST_ENGINES"
+    assert budget["value"] == cpus and budget["source"] == "hrx"
+
+
+def test_host_engines_from_environment(fresh):
+    out = fresh("""
+        import json
+        d = hrx.Device.open(0, backend=backend)
+        print(json.dumps([d.info["engines"], d.pool_stats()["connections"]]))
+    """, env={"HRX_HOST_ENGINES": "3"})
+    engines, budget = json.loads(out)
+    assert engines == 3
+    assert budget["value"] == 3 and budget["source"] == "user"
+
+
+@pytest.mark.parametrize("name, value, message", [
+    ("HRX_HOST_ENGINES", "0",
+     "HRX_HOST_ENGINES must be an integer from 1 to 1024, got '0'"),
+    ("HRX_HOST_ENGINES", "many", "got 'many'"),
+    ("HRX_HOST_ENGINE_SPIN_US", "2000000",
+     "HRX_HOST_ENGINE_SPIN_US must be an integer from 0 to 1000000"),
+    ("HRX_HOST_RING_CAPACITY", "1", "HRX_HOST_RING_CAPACITY must be"),
+    ("HRX_HOST_MAX_QUEUES", "-2", "HRX_HOST_MAX_QUEUES must be"),
+    ("HRX_HOST_SPIN_US", "50",
+     "HRX_HOST_SPIN_US is no longer read by the host backend; use "
+     "HRX_HOST_ENGINE_SPIN_US"),
+])
+def test_host_variables_are_refused_with_their_name(fresh, name, value,
+                                                    message):
+    out = fresh("""
+        try:
+            hrx.Device.open(0, backend=backend)
+            print("opened")
+        except ValueError as e:
+            print(type(e).__name__, e)
+    """, env={name: value})
+    assert out.startswith("InvalidArgumentError "), out
+    assert message in out, out
+
+
+def test_host_device_count_is_refused_with_its_name(fresh):
+    out = fresh("""
+        host = {b["name"]: b for b in hrx.backends()}["host"]
+        print(host["available"], host["reason"])
+    """, env={"HRX_HOST_DEVICE_COUNT": "lots"})
+    assert out.strip() == ("False HRX_HOST_DEVICE_COUNT must be an integer "
+                           "from 1 to 64, got 'lots'")
+
+
+def test_host_callback_waiting_on_another_queue_does_not_stall(fresh):
+    """With one engine, a graph callback polls an event that only another
+    queue's callback completes: its engine is handed to another thread
+    while it blocks, so the device does not deadlock."""
+    out = fresh("""
+        import time
+        d = hrx.Device.open(0, backend=backend)
+        d.set_stream_queue_count(2)
+        s1, s2 = d.stream(), d.stream()
+        assert s1.queue_index != s2.queue_index
+        shared = {}
+        def poll():
+            deadline = time.monotonic() + 20
+            while "event" not in shared or not shared["event"].query():
+                if time.monotonic() > deadline:
+                    shared["stalled"] = True
+                    return
+                time.sleep(0.001)
+        waiting = hrx.Graph(d)
+        waiting.callback(poll)
+        releasing = hrx.Graph(d)
+        releasing.callback(lambda: shared.setdefault("released", True))
+        first = waiting.launch(s1)
+        second = releasing.launch(s2)
+        shared["event"] = s2.record_event()
+        assert first.wait(60) and second.wait(60)
+        print(shared.get("released"), shared.get("stalled", False))
+    """, env={"HRX_HOST_ENGINES": "1"})
+    assert out.split() == ["True", "False"]

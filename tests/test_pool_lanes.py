@@ -44,7 +44,7 @@ def test_priority_lanes_round_robin_per_lane(fresh, queue_count):
     native = {{q["priority"]: q["native_priority"] for q in stats["queues"]}}
     info = d.info
     if backend == "host":
-        # Worker nice levels: a higher lane runs at a lower nice level.
+        # Precedence ranks: engines serve a higher lane first.
         assert native["high"] < native["normal"] < native["low"], native
     else:
         # Runtime priorities: numerically lower is more urgent.
@@ -289,8 +289,10 @@ def test_connection_budget_reported(fresh):
     assert budget["wanted"] == 16 * 3 + 4, budget
     report = {b["name"]: b for b in hrx.backends()}[backend]
     if backend == "host":
-        assert budget == {"variable": None, "value": None,
-                          "wanted": 52, "source": "not applicable"}, budget
+        # The host's connections are its engines.
+        assert budget == {"variable": "HRX_HOST_ENGINES",
+                          "value": d.info["engines"], "wanted": 52,
+                          "source": "hrx"}, budget
         assert report["connections"] is None
     else:
         assert budget["variable"] in ("CUDA_DEVICE_MAX_CONNECTIONS",

@@ -27,8 +27,7 @@ hrx_status_t hrx_env_int(const char* name, int64_t fallback, int64_t min,
   }
   if (hrx_env_parse_int(text, min, max, out_value)) return NULL;
   return hrx_make_status(HRX_STATUS_INVALID_ARGUMENT,
-                         "%s must be a whole number from %lld to %lld, got "
-                         "'%.64s'",
+                         "%s must be an integer from %lld to %lld, got '%.64s'",
                          name, (long long)min, (long long)max, text);
 }
 

@@ -136,6 +136,10 @@ typedef struct hrx_device_info_s {
   /* Where buffer memory lives: "nvidia" (CUDA device memory), "amd" (ROCm
    * device memory) or "cpu" (host memory, the host backend). */
   char platform[16];
+  /* Host backend: the engine threads that serve the device's queues (the
+   * host's hardware connections, HRX_HOST_ENGINES). 0 where the device's
+   * own hardware serves the queues. */
+  int engines;
 } hrx_device_info_t;
 
 hrx_status_t hrx_device_query_info(hrx_device_t* device,

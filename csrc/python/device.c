@@ -417,13 +417,15 @@ static PyObject* hrx_py_device_get_info(PyObject* self, void* closure) {
   hrx_device_info_t info;
   hrx_status_t status = hrx_device_query_info(device, &info);
   if (status) return hrx_py_raise(hrx_py_state_from_type(Py_TYPE(self)), status);
-  return Py_BuildValue("{s:s,s:i,s:s,s:s,s:s,s:K,s:i,s:s,s:s,s:s}", "backend",
-                       info.backend, "index", info.index, "name", info.name,
-                       "target", info.target, "runtime", info.runtime,
-                       "total_memory", (unsigned long long)info.total_memory,
+  return Py_BuildValue("{s:s,s:i,s:s,s:s,s:s,s:K,s:i,s:s,s:s,s:s,s:i}",
+                       "backend", info.backend, "index", info.index, "name",
+                       info.name, "target", info.target, "runtime",
+                       info.runtime, "total_memory",
+                       (unsigned long long)info.total_memory,
                        "max_native_queues", info.max_native_queues,
                        "selection", info.selection, "batch_publication",
-                       info.batch_publication, "platform", info.platform);
+                       info.batch_publication, "platform", info.platform,
+                       "engines", info.engines);
 }
 
 static PyObject* hrx_py_device_get_free_memory(PyObject* self, void* closure) {
@@ -554,7 +556,8 @@ static PyGetSetDef hrx_py_device_getset[] = {
     {"info", hrx_py_device_get_info, NULL,
      "dict: backend, index, name, target, runtime, total_memory, "
      "max_native_queues, selection (how the backend was chosen), "
-     "batch_publication (how batched commands reach the device)", NULL},
+     "batch_publication (how batched commands reach the device), platform, "
+     "engines (host: the engine threads serving the queues; else 0)", NULL},
     {"free_memory", hrx_py_device_get_free_memory, NULL,
      "free device memory in bytes", NULL},
     {"stream_queue_count", hrx_py_device_get_stream_queue_count, NULL,

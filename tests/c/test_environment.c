@@ -42,7 +42,7 @@ static void test_variables(void) {
   CHECK(value == 42);
   value = -7;
   CHECK_CODE(hrx_env_int(name, 20, 1, 10, &value), HRX_STATUS_INVALID_ARGUMENT,
-             "HRX_TEST_ENVIRONMENT_VALUE must be a whole number from 1 to 10, "
+             "HRX_TEST_ENVIRONMENT_VALUE must be an integer from 1 to 10, "
              "got '42'");
   CHECK(value == -7);  /* unchanged on refusal */
   CHECK_CODE(hrx_env_switch(name, true, &on), HRX_STATUS_INVALID_ARGUMENT,

@@ -33,7 +33,7 @@ static hrx_stream_t* create(hrx_device_t* device, int priority, bool reserve) {
 }
 
 /* Each lane round-robins over its own `count` slots; lanes are lazy and
- * carry the lane's worker nice level on the host backend. */
+ * carry the lane's precedence rank on the host backend. */
 static void test_lanes(int n) {
   hrx_device_t* device = NULL;
   CHECK_OK(hrx_device_open("host", 0, &device));
@@ -63,12 +63,17 @@ static void test_lanes(int n) {
   CHECK(stats_buffer[0].priority == HRX_STREAM_PRIORITY_HIGH);
   CHECK(stats_buffer[stats.queue_stats_count - 1].priority ==
         HRX_STREAM_PRIORITY_LOW);
-  /* Worker nice levels: high below normal below low (process nice 0). */
+  /* Precedence ranks: high before normal before low. */
   CHECK(stats_buffer[0].native_priority <
         stats_buffer[per_lane].native_priority);
   CHECK(stats_buffer[per_lane].native_priority <
         stats_buffer[2 * per_lane].native_priority);
-  CHECK(stats.connections.variable[0] == '\0');
+  /* The host's connections are its engines. */
+  CHECK(strcmp(stats.connections.variable, "HRX_HOST_ENGINES") == 0);
+  hrx_device_info_t device_info;
+  CHECK_OK(hrx_device_query_info(device, &device_info));
+  CHECK(device_info.engines >= 1);
+  CHECK(stats.connections.value == device_info.engines);
   CHECK(stats.connections.wanted ==
         n * HRX_STREAM_LANE_COUNT + HRX_CONNECTION_HEADROOM);
   for (int l = 0; l < 3; ++l) {

@@ -1,18 +1,32 @@
-/* The host backend: a real CPU device. Memory is host memory; each native
- * queue is a worker thread (host_queue.c); events are (queue, ticket)
- * completion markers; host functions run on the queue's worker.
+/* The host backend: a real CPU device. Memory is host memory; native
+ * queues are command rings served by the device's engines, a fixed set of
+ * threads (host_engines.h, host_queue.h); events are (queue, ticket)
+ * completion markers; host functions run on engine threads.
  *
- * Environment (read when a device is opened):
- *   HRX_HOST_DEVICE_COUNT  devices the backend reports (default 1, max 64)
- *   HRX_HOST_MAX_QUEUES    live native queues a device accepts (default
- *                          unlimited); more is refused like a GPU runtime
- *                          refuses a queue, to test the pool's capacity rule
- *   HRX_HOST_RING_CAPACITY commands a queue holds before producers wait
- *                          (default 1024)
- *   HRX_HOST_SPIN_US       how long an idle worker spins before parking
- *                          (default 50) */
-#include <errno.h>
+ * The engines play the role of a GPU's hardware connections: queues beyond
+ * the engine count take turns on them. The connection budget reports them
+ * (variable HRX_HOST_ENGINES).
+ *
+ * Environment (read when a device is opened; a value that is not an integer
+ * in range is refused with an error naming the variable):
+ *   HRX_HOST_DEVICE_COUNT    devices the backend reports (default 1, 1-64;
+ *                            read when the backend loads)
+ *   HRX_HOST_ENGINES         engines serving the device's queues (default:
+ *                            the CPUs this process may run on; 1-1024);
+ *                            at most one engine per live queue runs
+ *   HRX_HOST_ENGINE_SPIN_US  how long an idle engine spins before parking
+ *                            (default 50; 0-1000000)
+ *   HRX_HOST_MAX_QUEUES      live native queues a device accepts (default
+ *                            0: unlimited); more is refused like a GPU
+ *                            runtime refuses a queue, to test the pool's
+ *                            capacity rule
+ *   HRX_HOST_RING_CAPACITY   commands a queue holds before producers wait
+ *                            (default 1024; 2-1048576)
+ * Replaced (refused, naming the replacement):
+ *   HRX_HOST_SPIN_US         per-queue worker spin; now
+ *                            HRX_HOST_ENGINE_SPIN_US */
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +34,7 @@
 #include <unistd.h>
 
 #include "backends/backend.h"
+#include "core/environment.h"
 #include "core/status.h"
 #include "host_queue.h"
 
@@ -32,7 +47,9 @@ typedef struct hrx_host_device_s {
   int queue_count;               /* live queues; guarded by mutex */
   int queue_capacity;            /* entries in `queues` */
   hrx_host_queue_t** queues;     /* live queues, retained; guarded by mutex */
-  hrx_host_spin_budget_t budget;
+  hrx_host_engines_t* engines;   /* owned */
+  bool engines_from_user;        /* HRX_HOST_ENGINES was set */
+  int connections_wanted;        /* the pool's last plan; guarded by mutex */
 } hrx_host_device_t;
 
 /* A native queue handle is the host queue itself. */
@@ -46,14 +63,42 @@ typedef struct hrx_host_event_s {
 
 #define HRX_HOST_EVENT(e) ((hrx_host_event_t*)(e))
 
-static long hrx_env_long(const char* name, long fallback, long min, long max) {
-  const char* text = getenv(name);
-  if (!text || !*text) return fallback;
-  char* end = NULL;
-  errno = 0;
-  long value = strtol(text, &end, 10);
-  if (errno || *end || value < min || value > max) return fallback;
-  return value;
+/* Variables the backend no longer reads, each with what replaced it: set,
+ * they are refused rather than silently ignored. */
+static const struct {
+  const char* name;
+  const char* replacement;
+} hrx_host_replaced_variables[] = {
+    {"HRX_HOST_SPIN_US",
+     "HRX_HOST_ENGINE_SPIN_US (queues are served by engines now; it sets how "
+     "long an idle engine spins before parking, in microseconds)"},
+};
+
+static hrx_status_t hrx_host_check_replaced_variables(void) {
+  size_t count = sizeof(hrx_host_replaced_variables) /
+                 sizeof(hrx_host_replaced_variables[0]);
+  for (size_t i = 0; i < count; ++i) {
+    const char* text = getenv(hrx_host_replaced_variables[i].name);
+    if (text && *text) {
+      return hrx_make_status(
+          HRX_STATUS_INVALID_ARGUMENT,
+          "%s is no longer read by the host backend; use %s",
+          hrx_host_replaced_variables[i].name,
+          hrx_host_replaced_variables[i].replacement);
+    }
+  }
+  return NULL;
+}
+
+/* The CPUs this process may run on (its affinity), at least 1. */
+static int hrx_host_usable_cpus(void) {
+  cpu_set_t set;
+  if (sched_getaffinity(0, sizeof(set), &set) == 0) {
+    int count = CPU_COUNT(&set);
+    if (count > 0) return count;
+  }
+  long online = sysconf(_SC_NPROCESSORS_ONLN);
+  return online > 0 ? (int)online : 1;
 }
 
 static hrx_host_device_t* hrx_host_device_cast(hrx_backend_device_t* device) {
@@ -62,6 +107,7 @@ static hrx_host_device_t* hrx_host_device_cast(hrx_backend_device_t* device) {
 
 static void hrx_host_device_destroy(hrx_backend_device_t* base) {
   hrx_host_device_t* device = hrx_host_device_cast(base);
+  hrx_host_engines_destroy(device->engines);
   pthread_mutex_destroy(&device->mutex);
   free(device->queues);
   free(device);
@@ -80,8 +126,11 @@ static hrx_status_t hrx_host_query_info(hrx_backend_device_t* base,
   struct utsname uts;
   snprintf(out_info->target, sizeof(out_info->target), "host-%.56s",
            uname(&uts) == 0 ? uts.machine : "unknown");
+  int engines = hrx_host_engines_count(device->engines);
   snprintf(out_info->runtime, sizeof(out_info->runtime),
-           "hrx host backend (worker thread per queue)");
+           "hrx host backend (%d engine%s serve the queues)", engines,
+           engines == 1 ? "" : "s");
+  out_info->engines = engines;
   long pages = sysconf(_SC_PHYS_PAGES);
   long page_size = sysconf(_SC_PAGE_SIZE);
   out_info->total_memory =
@@ -102,23 +151,14 @@ static hrx_status_t hrx_host_query_free_memory(hrx_backend_device_t* base,
   return NULL;
 }
 
-/* Worker nice levels above the process's, per lane: every worker runs a
- * little below the submitting threads, and the lanes are 6 levels apart
- * (Linux's CFS gives each step about 1.25x the CPU share, so a high-lane
- * worker outweighs a normal one about 3.8x, a normal one a low one likewise).
- * This is weighted sharing, not strict precedence: a low-lane worker still
- * runs when it is the only runnable thread. */
-enum {
-  HRX_HOST_NICE_HIGH = 4,
-  HRX_HOST_NICE_NORMAL = 10,
-  HRX_HOST_NICE_LOW = 16,
-};
-
-static int hrx_host_lane_nice(int priority) {
+/* A lane's place in the engines' order of precedence; reported as the
+ * queue's native priority (numerically lower is more urgent, as with GPU
+ * stream priorities). */
+static hrx_host_lane_t hrx_host_lane_of(int priority) {
   switch (priority) {
-    case HRX_STREAM_PRIORITY_HIGH: return HRX_HOST_NICE_HIGH;
-    case HRX_STREAM_PRIORITY_LOW: return HRX_HOST_NICE_LOW;
-    default: return HRX_HOST_NICE_NORMAL;
+    case HRX_STREAM_PRIORITY_HIGH: return HRX_HOST_LANE_HIGH;
+    case HRX_STREAM_PRIORITY_LOW: return HRX_HOST_LANE_LOW;
+    default: return HRX_HOST_LANE_NORMAL;
   }
 }
 
@@ -147,13 +187,17 @@ static hrx_status_t hrx_host_queue_create_lane(hrx_backend_device_t* base,
                                "cannot grow the host queue list");
     }
   }
-  hrx_host_queue_t* queue = NULL;
   if (!status) {
-    status = hrx_host_queue_create(device->ring_capacity, &device->budget,
-                                   hrx_host_lane_nice(priority), &queue,
-                                   out_native_priority);
+    status = hrx_host_engines_reserve(device->engines, device->queue_count + 1);
+  }
+  hrx_host_queue_t* queue = NULL;
+  hrx_host_lane_t lane = hrx_host_lane_of(priority);
+  if (!status) {
+    status = hrx_host_queue_create(device->ring_capacity, device->engines,
+                                   lane, &queue);
   }
   if (!status) {
+    if (out_native_priority) *out_native_priority = (int)lane;
     hrx_host_queue_retain(queue);
     device->queues[device->queue_count++] = queue;
     *out = (hrx_native_queue_t*)queue;
@@ -168,7 +212,7 @@ static hrx_status_t hrx_host_queue_create_native(hrx_backend_device_t* base,
                                     NULL);
 }
 
-/* Exact: the worker's tickets count the pending commands. */
+/* Exact: the queue's tickets count the pending commands. */
 static hrx_status_t hrx_host_queue_query(hrx_backend_device_t* base,
                                          hrx_native_queue_t* native,
                                          uint64_t* out_pending) {
@@ -191,6 +235,28 @@ static void hrx_host_queue_destroy_native(hrx_backend_device_t* base,
   pthread_mutex_unlock(&device->mutex);
   hrx_host_queue_shutdown(queue);
   hrx_host_queue_release(queue);
+}
+
+/* Engines are the host's connections: the pool's plan is only reported. */
+static void hrx_host_plan_connections(hrx_backend_device_t* base, int wanted) {
+  hrx_host_device_t* device = hrx_host_device_cast(base);
+  pthread_mutex_lock(&device->mutex);
+  device->connections_wanted = wanted;
+  pthread_mutex_unlock(&device->mutex);
+}
+
+static void hrx_host_query_connections(hrx_backend_device_t* base,
+                                       hrx_connection_budget_t* out_budget) {
+  hrx_host_device_t* device = hrx_host_device_cast(base);
+  memset(out_budget, 0, sizeof(*out_budget));
+  snprintf(out_budget->variable, sizeof(out_budget->variable),
+           "HRX_HOST_ENGINES");
+  out_budget->value = hrx_host_engines_count(device->engines);
+  snprintf(out_budget->source, sizeof(out_budget->source), "%s",
+           device->engines_from_user ? "user" : "hrx");
+  pthread_mutex_lock(&device->mutex);
+  out_budget->wanted = device->connections_wanted;
+  pthread_mutex_unlock(&device->mutex);
 }
 
 static void* hrx_host_queue_native_handle(hrx_native_queue_t* queue) {
@@ -336,7 +402,7 @@ static hrx_status_t hrx_host_download(hrx_backend_device_t* base,
   return hrx_host_copy(base, queue, host_dst, src, length, out_ticket);
 }
 
-/* One ring slot per batch: the worker runs the commands in order. */
+/* One ring slot per batch: it runs the commands in order. */
 static hrx_status_t hrx_host_batch_submit(hrx_backend_device_t* base,
                                           hrx_native_queue_t* queue,
                                           const hrx_batch_command_t* commands,
@@ -366,7 +432,7 @@ static bool hrx_host_queue_idle(hrx_backend_device_t* base,
   return hrx_host_queue_is_complete(queue, hrx_host_queue_tail(queue));
 }
 
-/* Runs on the queue's worker thread only (host_queue.h). */
+/* Runs on an engine thread only (host_queue.h). */
 static hrx_status_t hrx_host_queue_host_call(hrx_backend_device_t* base,
                                              hrx_native_queue_t* queue,
                                              hrx_queue_host_fn_t fn,
@@ -497,6 +563,8 @@ static const hrx_backend_vtable_t hrx_host_vtable = {
     .queue_destroy = hrx_host_queue_destroy_native,
     .queue_create_with_priority = hrx_host_queue_create_lane,
     .queue_query = hrx_host_queue_query,
+    .plan_connections = hrx_host_plan_connections,
+    .query_connections = hrx_host_query_connections,
     .queue_native_handle = hrx_host_queue_native_handle,
     .queue_synchronize = hrx_host_queue_synchronize,
     .alloc = hrx_host_alloc,
@@ -522,28 +590,57 @@ static const hrx_backend_vtable_t hrx_host_vtable = {
 };
 
 static hrx_status_t hrx_host_load(int* out_device_count) {
-  *out_device_count = (int)hrx_env_long("HRX_HOST_DEVICE_COUNT", 1, 1, 64);
+  int64_t count = 1;
+  HRX_RETURN_IF_ERROR(hrx_env_int("HRX_HOST_DEVICE_COUNT", 1, 1, 64, &count));
+  *out_device_count = (int)count;
   return NULL;
+}
+
+/* The device's settings from the environment (see the top of this file). */
+typedef struct hrx_host_settings_s {
+  int64_t max_queues;
+  int64_t ring_capacity;
+  int64_t engines;
+  bool engines_from_user;
+  int64_t spin_us;
+} hrx_host_settings_t;
+
+static hrx_status_t hrx_host_read_settings(hrx_host_settings_t* out) {
+  HRX_RETURN_IF_ERROR(hrx_host_check_replaced_variables());
+  HRX_RETURN_IF_ERROR(hrx_env_int("HRX_HOST_MAX_QUEUES", 0, 0, 1 << 20,
+                                  &out->max_queues));
+  HRX_RETURN_IF_ERROR(hrx_env_int("HRX_HOST_RING_CAPACITY", 1024, 2, 1 << 20,
+                                  &out->ring_capacity));
+  HRX_RETURN_IF_ERROR(hrx_env_int("HRX_HOST_ENGINES", hrx_host_usable_cpus(),
+                                  1, 1024, &out->engines));
+  const char* engines = getenv("HRX_HOST_ENGINES");
+  out->engines_from_user = engines && *engines;
+  return hrx_env_int("HRX_HOST_ENGINE_SPIN_US", 50, 0, 1000000,
+                     &out->spin_us);
 }
 
 static hrx_status_t hrx_host_device_open(int index,
                                          hrx_backend_device_t** out_device) {
+  hrx_host_settings_t settings;
+  HRX_RETURN_IF_ERROR(hrx_host_read_settings(&settings));
   hrx_host_device_t* device = calloc(1, sizeof(*device));
   if (!device) {
     return hrx_make_status(HRX_STATUS_OUT_OF_MEMORY,
                            "cannot allocate host device");
   }
+  hrx_status_t status = hrx_host_engines_create(
+      (int)settings.engines, (uint64_t)settings.spin_us * 1000u,
+      &device->engines);
+  if (status) {
+    free(device);
+    return status;
+  }
   device->base.vtable = &hrx_host_vtable;
   device->index = index;
   pthread_mutex_init(&device->mutex, NULL);
-  device->max_queues = (int)hrx_env_long("HRX_HOST_MAX_QUEUES", 0, 0, 1 << 20);
-  device->ring_capacity =
-      (uint32_t)hrx_env_long("HRX_HOST_RING_CAPACITY", 1024, 2, 1 << 20);
-  long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-  atomic_init(&device->budget.spinners, 0);
-  device->budget.max_spinners = cpus > 2 ? (int)(cpus - 1) : 1;
-  device->budget.spin_ns =
-      (uint64_t)hrx_env_long("HRX_HOST_SPIN_US", 50, 0, 1000000) * 1000u;
+  device->max_queues = (int)settings.max_queues;
+  device->ring_capacity = (uint32_t)settings.ring_capacity;
+  device->engines_from_user = settings.engines_from_user;
   *out_device = &device->base;
   return NULL;
 }

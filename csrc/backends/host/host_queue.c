@@ -2,22 +2,22 @@
 
 #include <errno.h>
 #include <sched.h>
-#include <time.h>
-#include <sys/resource.h>
-#include <sys/syscall.h>
-#include <unistd.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
+#include "core/clock.h"
 #include "core/status.h"
 
 struct hrx_host_queue_s {
-  atomic_int ref_count;            /* creator + retained WAIT commands/events */
-  hrx_host_spin_budget_t* budget;  /* borrowed; the device outlives workers */
+  hrx_host_runnable_t run;         /* the engines' listing of this queue */
+  atomic_int ref_count;            /* creator, listing token, WAIT commands,
+                                      events */
+  hrx_host_engines_t* engines;     /* borrowed; they outlive the queue */
   hrx_host_command_t* ring;        /* owned; capacity entries */
   uint64_t mask;                   /* capacity - 1 */
   pthread_mutex_t mutex;
-  pthread_cond_t work_cond;        /* the worker parks here */
   pthread_cond_t progress_cond;    /* waiters and blocked producers park here */
   /* Tickets: `submitted` is written by producers under `mutex`; `completed`
    * only by the thread holding `executing`. Both are read without the lock. */
@@ -25,20 +25,26 @@ struct hrx_host_queue_s {
   atomic_uint_fast64_t completed;
   atomic_int executing;            /* 1 while a thread runs commands */
   atomic_int sleepers;             /* threads parked on progress_cond */
-  bool worker_parked;              /* guarded by mutex */
+  /* The listing token: true while the queue is listed, taken by an engine,
+   * or waiting on another queue's ticket; the token holds one reference.
+   * Whoever leaves work behind without holding `executing` lists the queue
+   * unless the token is already out. */
+  atomic_bool scheduled;
   bool stopping;                   /* guarded by mutex */
-  pthread_t thread;
-  int nice;                        /* requested offset; read by the worker */
-  int nice_set;                    /* the level it got; guarded by mutex */
-  bool nice_known;                 /* guarded by mutex */
+  /* Queues whose WAIT waits on one of this queue's tickets, each holding
+   * its listing token here: guarded by mutex; counted for a lock-free
+   * check on every completion. */
+  hrx_host_queue_t* dependents;
+  atomic_int dependent_count;
+  /* While this queue waits on another's ticket: guarded by that queue's
+   * mutex. */
+  hrx_host_queue_t* dependent_next;
+  uint64_t awaited_ticket;
 };
 
-static inline void hrx_cpu_relax(void) {
-#if defined(__x86_64__) || defined(__i386__)
-  __builtin_ia32_pause();
-#elif defined(__aarch64__)
-  __asm__ __volatile__("yield");
-#endif
+static hrx_host_queue_t* hrx_host_queue_of(hrx_host_runnable_t* runnable) {
+  return (hrx_host_queue_t*)((char*)runnable -
+                             offsetof(hrx_host_queue_t, run));
 }
 
 static bool hrx_host_queue_has_pending(hrx_host_queue_t* queue) {
@@ -59,6 +65,24 @@ uint64_t hrx_host_queue_tail(hrx_host_queue_t* queue) {
   return atomic_load(&queue->submitted);
 }
 
+/* Lists the queue with the engines unless its token is already out. */
+static void hrx_host_queue_schedule(hrx_host_queue_t* queue) {
+  if (atomic_load(&queue->scheduled)) return;
+  if (atomic_exchange(&queue->scheduled, true)) return;
+  hrx_host_queue_retain(queue);
+  hrx_host_engines_list(queue->engines, &queue->run);
+}
+
+/* Gives the listing token back; lists the queue again if work arrived
+ * meanwhile and nobody runs it (that thread lists it when it stops). */
+static void hrx_host_queue_drop_token(hrx_host_queue_t* queue) {
+  atomic_store(&queue->scheduled, false);
+  if (hrx_host_queue_has_pending(queue) && !atomic_load(&queue->executing)) {
+    hrx_host_queue_schedule(queue);
+  }
+  hrx_host_queue_release(queue);
+}
+
 /* Wakes the threads parked on progress; called after `completed` moved or
  * `executing` was released (both seq_cst stores before this load). */
 static void hrx_host_queue_notify_progress(hrx_host_queue_t* queue) {
@@ -67,6 +91,57 @@ static void hrx_host_queue_notify_progress(hrx_host_queue_t* queue) {
     pthread_cond_broadcast(&queue->progress_cond);
     pthread_mutex_unlock(&queue->mutex);
   }
+}
+
+/* Lists the queues whose awaited ticket of this queue is now complete, all
+ * at once (their listing tokens move to the run lists). */
+static void hrx_host_queue_release_dependents(hrx_host_queue_t* queue) {
+  if (atomic_load(&queue->dependent_count) == 0) return;
+  hrx_host_runnable_t* ready = NULL;
+  pthread_mutex_lock(&queue->mutex);
+  uint64_t completed = atomic_load(&queue->completed);
+  hrx_host_queue_t** link = &queue->dependents;
+  while (*link) {
+    hrx_host_queue_t* dependent = *link;
+    if (dependent->awaited_ticket <= completed) {
+      *link = dependent->dependent_next;
+      dependent->dependent_next = NULL;
+      atomic_fetch_sub(&queue->dependent_count, 1);
+      if (dependent->engines != queue->engines) {
+        /* Another device's queue (the core never pairs them; kept safe). */
+        hrx_host_engines_list(dependent->engines, &dependent->run);
+        continue;
+      }
+      /* Unlisted while its token is here: `run.next` is free to use. */
+      dependent->run.next = ready;
+      ready = &dependent->run;
+    } else {
+      link = &dependent->dependent_next;
+    }
+  }
+  pthread_mutex_unlock(&queue->mutex);
+  hrx_host_engines_list_chain(queue->engines, ready);
+}
+
+/* Registers `queue` (holding its listing token) to be listed again once
+ * `target` completes `ticket`. Returns false, registering nothing, if it
+ * already has. */
+static bool hrx_host_queue_await(hrx_host_queue_t* queue,
+                                 hrx_host_queue_t* target, uint64_t ticket) {
+  pthread_mutex_lock(&target->mutex);
+  /* Counted before the check: a completer that moves past `ticket` after
+   * the check sees the count and lists the queue. */
+  atomic_fetch_add(&target->dependent_count, 1);
+  if (hrx_host_queue_is_complete(target, ticket)) {
+    atomic_fetch_sub(&target->dependent_count, 1);
+    pthread_mutex_unlock(&target->mutex);
+    return false;
+  }
+  queue->awaited_ticket = ticket;
+  queue->dependent_next = target->dependents;
+  target->dependents = queue;
+  pthread_mutex_unlock(&target->mutex);
+  return true;
 }
 
 static void hrx_host_command_run(hrx_host_command_t* command) {
@@ -78,6 +153,7 @@ static void hrx_host_command_run(hrx_host_command_t* command) {
       memset(command->dst, command->byte, command->length);
       break;
     case HRX_HOST_COMMAND_WAIT:
+      /* Engines only get here once the ticket is complete. */
       hrx_host_queue_wait(command->wait_queue, command->wait_ticket);
       break;
     case HRX_HOST_COMMAND_BATCH:
@@ -102,67 +178,160 @@ static void hrx_host_command_run(hrx_host_command_t* command) {
   }
 }
 
-typedef enum hrx_host_execute_e {
-  HRX_HOST_EXECUTE_RAN,      /* ran what it could up to the target */
-  HRX_HOST_EXECUTE_BUSY,     /* another thread is running the queue */
-  HRX_HOST_EXECUTE_BLOCKED,  /* stopped before a HOST command (worker only) */
-} hrx_host_execute_t;
+/* Publishes the completion of ticket `done` (by the thread holding
+ * `executing`). */
+static void hrx_host_queue_complete(hrx_host_queue_t* queue, uint64_t done) {
+  atomic_store(&queue->completed, done);
+  hrx_host_queue_notify_progress(queue);
+  hrx_host_queue_release_dependents(queue);
+}
 
-/* Runs pending commands up to `target` if no other thread is running this
- * queue's commands. Only the worker runs HOST commands; any other thread
- * stops before one and leaves it to the worker. A helper with a finite
- * `deadline` (hrx_now_ns) also stops before a WAIT whose target is not
- * complete (it could block past the deadline; BLOCKED), and once the
- * deadline has passed (RAN): the worker runs what is left. */
-static hrx_host_execute_t hrx_host_queue_try_execute(hrx_host_queue_t* queue,
-                                                     uint64_t target,
-                                                     bool is_worker,
-                                                     uint64_t deadline) {
+/* Releases `executing`; lists the queue if work is left (no-op while the
+ * token is out). */
+static void hrx_host_queue_stop_executing(hrx_host_queue_t* queue) {
+  atomic_store(&queue->executing, 0);
+  hrx_host_queue_notify_progress(queue);
+  if (hrx_host_queue_has_pending(queue)) hrx_host_queue_schedule(queue);
+}
+
+/* A command's share of an engine turn: one unit per command and one per
+ * HRX_HOST_TURN_BYTES of memory it moves, so that one large copy is a turn
+ * of its own while small commands share one. */
+enum { HRX_HOST_TURN_BYTES = 1 << 20 };
+
+static uint32_t hrx_host_command_weight(const hrx_host_command_t* command) {
+  uint64_t weight = 0;
+  switch (command->kind) {
+    case HRX_HOST_COMMAND_COPY:
+    case HRX_HOST_COMMAND_FILL:
+      weight = 1 + command->length / HRX_HOST_TURN_BYTES;
+      break;
+    case HRX_HOST_COMMAND_BATCH:
+      for (uint64_t i = 0; i < command->length; ++i) {
+        weight += 1 + command->batch[i].length / HRX_HOST_TURN_BYTES;
+      }
+      break;
+    case HRX_HOST_COMMAND_WAIT:
+    case HRX_HOST_COMMAND_HOST:
+      weight = 1;
+      break;
+  }
+  return weight < UINT32_MAX ? (uint32_t)weight : UINT32_MAX;
+}
+
+typedef enum hrx_host_turn_e {
+  HRX_HOST_TURN_DRAINED,  /* ran everything submitted */
+  HRX_HOST_TURN_YIELDED,  /* work left; another queue's turn */
+  HRX_HOST_TURN_AWAITING, /* stopped before an incomplete WAIT; registered */
+} hrx_host_turn_t;
+
+/* One engine turn on a queue whose `executing` the engine holds. */
+static hrx_host_turn_t hrx_host_queue_run_turn(hrx_host_queue_t* queue) {
+  uint64_t done = atomic_load_explicit(&queue->completed, memory_order_relaxed);
+  uint32_t served = 0;
+  for (;;) {
+    if (done >= atomic_load(&queue->submitted)) return HRX_HOST_TURN_DRAINED;
+    hrx_host_command_t* command = &queue->ring[done & queue->mask];
+    if (command->kind == HRX_HOST_COMMAND_WAIT &&
+        !hrx_host_queue_is_complete(command->wait_queue,
+                                    command->wait_ticket) &&
+        hrx_host_queue_await(queue, command->wait_queue,
+                             command->wait_ticket)) {
+      return HRX_HOST_TURN_AWAITING;
+    }
+    uint32_t weight = hrx_host_command_weight(command);
+    if (command->kind == HRX_HOST_COMMAND_HOST) {
+      hrx_host_engines_leave(queue->engines);
+      hrx_host_command_run(command);
+      hrx_host_engines_return(queue->engines);
+    } else {
+      hrx_host_command_run(command);
+    }
+    hrx_host_queue_complete(queue, ++done);
+    served = weight < UINT32_MAX - served ? served + weight : UINT32_MAX;
+    if (hrx_host_engines_should_yield(queue->engines, queue->run.lane,
+                                      served)) {
+      return done < atomic_load(&queue->submitted) ? HRX_HOST_TURN_YIELDED
+                                                   : HRX_HOST_TURN_DRAINED;
+    }
+  }
+}
+
+void hrx_host_runnable_serve(hrx_host_runnable_t* runnable) {
+  hrx_host_queue_t* queue = hrx_host_queue_of(runnable);
   int expected = 0;
   if (!atomic_compare_exchange_strong(&queue->executing, &expected, 1)) {
-    return HRX_HOST_EXECUTE_BUSY;
+    /* A waiter runs it; it lists the queue again if it leaves work. */
+    hrx_host_queue_drop_token(queue);
+    return;
   }
-  hrx_host_execute_t result = HRX_HOST_EXECUTE_RAN;
+  switch (hrx_host_queue_run_turn(queue)) {
+    case HRX_HOST_TURN_DRAINED:
+      atomic_store(&queue->executing, 0);
+      hrx_host_queue_notify_progress(queue);
+      hrx_host_queue_drop_token(queue);
+      break;
+    case HRX_HOST_TURN_YIELDED:
+      atomic_store(&queue->executing, 0);
+      hrx_host_queue_notify_progress(queue);
+      hrx_host_engines_list(queue->engines, &queue->run);
+      break;
+    case HRX_HOST_TURN_AWAITING:
+      /* The token waits with the awaited queue. */
+      hrx_host_queue_stop_executing(queue);
+      break;
+  }
+}
+
+typedef enum hrx_host_help_e {
+  HRX_HOST_HELP_RAN,      /* ran what it could up to the target */
+  HRX_HOST_HELP_BUSY,     /* another thread is running the queue */
+  HRX_HOST_HELP_BLOCKED,  /* stopped before a command it may not run */
+} hrx_host_help_t;
+
+/* A waiter runs pending commands up to `target` if no other thread is
+ * running this queue's commands. It stops before a HOST command (engines
+ * run those; BLOCKED). With a finite `deadline` (hrx_now_ns) it also stops
+ * before a WAIT whose ticket is not complete (it could block past the
+ * deadline; BLOCKED), and once the deadline has passed (RAN). What it
+ * leaves is listed for the engines. */
+static hrx_host_help_t hrx_host_queue_help(hrx_host_queue_t* queue,
+                                           uint64_t target,
+                                           uint64_t deadline) {
+  int expected = 0;
+  if (!atomic_compare_exchange_strong(&queue->executing, &expected, 1)) {
+    return HRX_HOST_HELP_BUSY;
+  }
+  hrx_host_help_t result = HRX_HOST_HELP_RAN;
   uint64_t done = atomic_load_explicit(&queue->completed, memory_order_relaxed);
   for (;;) {
     uint64_t end = atomic_load(&queue->submitted);
     if (end > target) end = target;
     if (done >= end) break;
     hrx_host_command_t* command = &queue->ring[done & queue->mask];
-    if (command->kind == HRX_HOST_COMMAND_HOST && !is_worker) {
-      result = HRX_HOST_EXECUTE_BLOCKED;
+    if (command->kind == HRX_HOST_COMMAND_HOST) {
+      result = HRX_HOST_HELP_BLOCKED;
       break;
     }
     if (deadline != UINT64_MAX) {
       if (command->kind == HRX_HOST_COMMAND_WAIT &&
           !hrx_host_queue_is_complete(command->wait_queue,
                                       command->wait_ticket)) {
-        result = HRX_HOST_EXECUTE_BLOCKED;
+        result = HRX_HOST_HELP_BLOCKED;
         break;
       }
       if (hrx_now_ns() >= deadline) break;
     }
     hrx_host_command_run(command);
-    atomic_store(&queue->completed, ++done);
-    hrx_host_queue_notify_progress(queue);
+    hrx_host_queue_complete(queue, ++done);
   }
-  atomic_store(&queue->executing, 0);
-  hrx_host_queue_notify_progress(queue);
-  if (hrx_host_queue_has_pending(queue)) {
-    /* Work beyond our target: make sure the worker is running. */
-    pthread_mutex_lock(&queue->mutex);
-    if (queue->worker_parked) {
-      queue->worker_parked = false;
-      pthread_cond_signal(&queue->work_cond);
-    }
-    pthread_mutex_unlock(&queue->mutex);
-  }
+  hrx_host_queue_stop_executing(queue);
   return result;
 }
 
 /* A waiter whose queue is being run by another thread spins this long,
  * then yields the CPU while polling (the executor may need this core: with
- * more workers than cores it can be preempted), then parks. A park costs a
+ * more threads than cores it can be preempted), then parks. A park costs a
  * wake-up of 70-100 us on small virtual machines. */
 enum {
   HRX_HOST_WAIT_SPIN_NS = 5000,
@@ -177,14 +346,13 @@ static bool hrx_host_queue_park_locked(hrx_host_queue_t* queue,
     pthread_cond_wait(&queue->progress_cond, &queue->mutex);
     return true;
   }
-  struct timespec until = {.tv_sec = (time_t)(deadline / 1000000000u),
-                           .tv_nsec = (long)(deadline % 1000000000u)};
+  struct timespec until = hrx_clock_timespec(deadline);
   return pthread_cond_timedwait(&queue->progress_cond, &queue->mutex,
                                 &until) != ETIMEDOUT;
 }
 
-/* Parks until `completed` moves past `seen` (the worker runs a command
- * this thread stopped before) or the deadline passes. */
+/* Parks until `completed` moves past `seen` (an engine runs a command this
+ * thread stopped before) or the deadline passes. */
 static void hrx_host_queue_park_past(hrx_host_queue_t* queue, uint64_t seen,
                                      uint64_t deadline) {
   pthread_mutex_lock(&queue->mutex);
@@ -200,10 +368,9 @@ bool hrx_host_queue_wait_until(hrx_host_queue_t* queue, uint64_t ticket,
                                uint64_t deadline) {
   while (!hrx_host_queue_is_complete(queue, ticket)) {
     if (deadline != UINT64_MAX && hrx_now_ns() >= deadline) return false;
-    hrx_host_execute_t outcome =
-        hrx_host_queue_try_execute(queue, ticket, false, deadline);
-    if (outcome == HRX_HOST_EXECUTE_RAN) continue;
-    if (outcome == HRX_HOST_EXECUTE_BLOCKED) {
+    hrx_host_help_t outcome = hrx_host_queue_help(queue, ticket, deadline);
+    if (outcome == HRX_HOST_HELP_RAN) continue;
+    if (outcome == HRX_HOST_HELP_BLOCKED) {
       uint64_t now = atomic_load(&queue->completed);
       if (now < ticket) hrx_host_queue_park_past(queue, now, deadline);
       continue;
@@ -213,7 +380,7 @@ bool hrx_host_queue_wait_until(hrx_host_queue_t* queue, uint64_t ticket,
                          atomic_load(&queue->executing);
          ++i) {
       if ((i & 63) != 0) {
-        hrx_cpu_relax();
+        hrx_host_cpu_relax();
         continue;
       }
       uint64_t now = hrx_now_ns();
@@ -240,84 +407,10 @@ void hrx_host_queue_wait(hrx_host_queue_t* queue, uint64_t ticket) {
   hrx_host_queue_wait_until(queue, ticket, UINT64_MAX);
 }
 
-/* Spins while idle, within the device's spinner budget. Returns true if work
- * arrived. */
-static bool hrx_host_worker_spin(hrx_host_queue_t* queue) {
-  hrx_host_spin_budget_t* budget = queue->budget;
-  if (atomic_fetch_add(&budget->spinners, 1) >= budget->max_spinners) {
-    atomic_fetch_sub(&budget->spinners, 1);
-    return false;
-  }
-  uint64_t start = hrx_now_ns();
-  bool arrived = false;
-  for (unsigned i = 1;; ++i) {
-    if (hrx_host_queue_has_pending(queue)) {
-      arrived = true;
-      break;
-    }
-    hrx_cpu_relax();
-    if ((i & 63) == 0) {
-      if (hrx_now_ns() - start > budget->spin_ns) break;
-      /* Leave the core to a runnable executor (workers share a nice
-       * level, so a yield lets the other run at once). */
-      sched_yield();
-    }
-  }
-  atomic_fetch_sub(&budget->spinners, 1);
-  return arrived;
-}
-
-static void* hrx_host_worker_main(void* arg) {
-  hrx_host_queue_t* queue = arg;
-  /* A lower priority than the process keeps a worker woken by a submission
-   * from preempting the submitting thread, which usually helps run the
-   * command itself when it waits; the lane's offset (queue->nice) weights
-   * the lanes against each other. Failure only costs that nicety. */
-  id_t tid = (id_t)syscall(SYS_gettid);
-  errno = 0;
-  int base = getpriority(PRIO_PROCESS, 0);
-  if (errno) base = 0;
-  int level = base + queue->nice;
-  if (level > 19) level = 19;
-  (void)setpriority(PRIO_PROCESS, tid, level);
-  errno = 0;
-  int got = getpriority(PRIO_PROCESS, tid);
-  pthread_mutex_lock(&queue->mutex);
-  queue->nice_set = errno ? base : got;
-  queue->nice_known = true;
-  pthread_cond_broadcast(&queue->progress_cond);
-  pthread_mutex_unlock(&queue->mutex);
-  for (;;) {
-    hrx_host_queue_try_execute(queue, UINT64_MAX, true, UINT64_MAX);
-    if (hrx_host_queue_has_pending(queue) && !atomic_load(&queue->executing)) {
-      continue;
-    }
-    if (!hrx_host_queue_has_pending(queue) && hrx_host_worker_spin(queue)) {
-      continue;
-    }
-    pthread_mutex_lock(&queue->mutex);
-    bool runnable =
-        hrx_host_queue_has_pending(queue) && !atomic_load(&queue->executing);
-    if (!runnable) {
-      if (queue->stopping && !hrx_host_queue_has_pending(queue)) {
-        pthread_mutex_unlock(&queue->mutex);
-        break;
-      }
-      queue->worker_parked = true;
-      while (queue->worker_parked && !queue->stopping) {
-        pthread_cond_wait(&queue->work_cond, &queue->mutex);
-      }
-      queue->worker_parked = false;
-    }
-    pthread_mutex_unlock(&queue->mutex);
-  }
-  return NULL;
-}
-
 hrx_status_t hrx_host_queue_create(uint32_t capacity,
-                                   hrx_host_spin_budget_t* budget, int nice,
-                                   hrx_host_queue_t** out_queue,
-                                   int* out_nice) {
+                                   hrx_host_engines_t* engines,
+                                   hrx_host_lane_t lane,
+                                   hrx_host_queue_t** out_queue) {
   uint64_t rounded = 2;
   while (rounded < capacity) rounded <<= 1;
   hrx_host_queue_t* queue = calloc(1, sizeof(*queue));
@@ -330,37 +423,13 @@ hrx_status_t hrx_host_queue_create(uint32_t capacity,
                            (unsigned long long)rounded);
   }
   atomic_init(&queue->ref_count, 1);
-  queue->budget = budget;
+  queue->run.lane = lane;
+  queue->engines = engines;
   queue->ring = ring;
   queue->mask = rounded - 1;
-  queue->nice = nice;
   pthread_mutex_init(&queue->mutex, NULL);
-  pthread_cond_init(&queue->work_cond, NULL);
   /* Timed waits measure deadlines on hrx_now_ns's clock. */
-  pthread_condattr_t progress_attr;
-  pthread_condattr_init(&progress_attr);
-  pthread_condattr_setclock(&progress_attr, CLOCK_MONOTONIC);
-  pthread_cond_init(&queue->progress_cond, &progress_attr);
-  pthread_condattr_destroy(&progress_attr);
-  int error = pthread_create(&queue->thread, NULL, hrx_host_worker_main, queue);
-  if (error) {
-    pthread_mutex_destroy(&queue->mutex);
-    pthread_cond_destroy(&queue->work_cond);
-    pthread_cond_destroy(&queue->progress_cond);
-    free(ring);
-    free(queue);
-    return hrx_make_status(HRX_STATUS_RESOURCE_EXHAUSTED,
-                           "cannot start a host queue worker thread: %s",
-                           strerror(error));
-  }
-  if (out_nice) {
-    pthread_mutex_lock(&queue->mutex);
-    while (!queue->nice_known) {
-      pthread_cond_wait(&queue->progress_cond, &queue->mutex);
-    }
-    *out_nice = queue->nice_set;
-    pthread_mutex_unlock(&queue->mutex);
-  }
+  hrx_clock_cond_init(&queue->progress_cond);
   *out_queue = queue;
   return NULL;
 }
@@ -368,9 +437,8 @@ hrx_status_t hrx_host_queue_create(uint32_t capacity,
 void hrx_host_queue_shutdown(hrx_host_queue_t* queue) {
   pthread_mutex_lock(&queue->mutex);
   queue->stopping = true;
-  pthread_cond_signal(&queue->work_cond);
   pthread_mutex_unlock(&queue->mutex);
-  pthread_join(queue->thread, NULL);
+  hrx_host_queue_wait(queue, hrx_host_queue_tail(queue));
   hrx_host_queue_release(queue);
 }
 
@@ -385,7 +453,6 @@ void hrx_host_queue_release(hrx_host_queue_t* queue) {
     return;
   }
   pthread_mutex_destroy(&queue->mutex);
-  pthread_cond_destroy(&queue->work_cond);
   pthread_cond_destroy(&queue->progress_cond);
   free(queue->ring);
   free(queue);
@@ -407,8 +474,8 @@ hrx_status_t hrx_host_queue_submit(hrx_host_queue_t* queue,
     ticket = atomic_load(&queue->submitted);
     if (ticket - atomic_load(&queue->completed) <= queue->mask) break;
     /* Full: never drop. Wait (helping to run the queue, as any waiter does)
-     * until half the ring is free, so a producer that outruns the executor
-     * does not trade one wake-up per command with it. Other producers may
+     * until half the ring is free, so a producer that outruns the engines
+     * does not trade one wake-up per command with them. Other producers may
      * take slots meanwhile: the tail is read again. */
     pthread_mutex_unlock(&queue->mutex);
     hrx_host_queue_wait(queue, ticket - (queue->mask + 1) / 2);
@@ -416,11 +483,8 @@ hrx_status_t hrx_host_queue_submit(hrx_host_queue_t* queue,
   }
   queue->ring[ticket & queue->mask] = *command;
   atomic_store(&queue->submitted, ticket + 1);
-  if (queue->worker_parked) {
-    queue->worker_parked = false;
-    pthread_cond_signal(&queue->work_cond);
-  }
   pthread_mutex_unlock(&queue->mutex);
+  hrx_host_queue_schedule(queue);
   if (out_ticket) *out_ticket = ticket + 1;
   return NULL;
 }

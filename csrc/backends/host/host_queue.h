@@ -1,11 +1,17 @@
-/* A host native queue: one worker thread draining a bounded FIFO ring of
- * commands. Producers that find the ring full wait (never drop). Waiters
- * (synchronize, event waits, free) help: when the worker is not executing,
- * the waiting thread runs the queue's pending commands itself, so a copy
- * followed by a wait costs no thread wake-up. Workers spin briefly before
- * parking, within a device-wide budget of spinners so that many queues on
- * few cores do not starve the producers. HOST commands (host functions) run
- * only on the queue's worker: a helping waiter stops before one and waits.
+/* A host native queue: a bounded FIFO ring of commands with tickets, served
+ * by its device's engines (host_engines.h). Producers that find the ring
+ * full wait (never drop).
+ *
+ * One thread at a time runs a queue's commands, in order: an engine, or a
+ * waiter. Waiters (synchronize, event waits, free) help: when no engine is
+ * running the queue, the waiting thread runs its pending commands itself,
+ * so a copy followed by a wait costs no thread wake-up. HOST commands (host
+ * functions) run only on engine threads: a helping waiter stops before one
+ * and leaves it to an engine.
+ *
+ * A WAIT command (an event wait) whose event is not complete never holds an
+ * engine: the queue leaves the run lists and is listed again by whichever
+ * thread completes the awaited command.
  *
  * Thread-safe. Never touches Python. */
 #ifndef HRX_BACKENDS_HOST_HOST_QUEUE_H_
@@ -15,15 +21,9 @@
 #include <stdatomic.h>
 
 #include "backends/backend.h"
+#include "host_engines.h"
 
 typedef struct hrx_host_queue_s hrx_host_queue_t;
-
-/* Spinning policy shared by a device's queues. */
-typedef struct hrx_host_spin_budget_s {
-  atomic_int spinners;    /* workers spinning now */
-  int max_spinners;       /* at most this many spin at once */
-  uint64_t spin_ns;       /* how long one idle spell spins before parking */
-} hrx_host_spin_budget_t;
 
 typedef enum hrx_host_command_kind_e {
   HRX_HOST_COMMAND_COPY,
@@ -47,19 +47,16 @@ typedef struct hrx_host_command_s {
   void* host_arg;                /* HOST: borrowed */
 } hrx_host_command_t;
 
-/* Creates a queue and starts its worker. capacity is rounded up to a power
- * of two. The worker runs at nice level `nice` above the process's (its
- * lane's scheduling weight; raising one's nice level needs no privilege);
- * *out_nice (may be NULL) receives the level the worker got, once it has
- * set it. */
+/* Creates a queue of `lane` served by `engines` (borrowed: they outlive the
+ * queue's work). capacity is rounded up to a power of two. */
 hrx_status_t hrx_host_queue_create(uint32_t capacity,
-                                   hrx_host_spin_budget_t* budget, int nice,
-                                   hrx_host_queue_t** out_queue,
-                                   int* out_nice);
+                                   hrx_host_engines_t* engines,
+                                   hrx_host_lane_t lane,
+                                   hrx_host_queue_t** out_queue);
 /* Commands accepted but not yet complete. */
 uint64_t hrx_host_queue_pending(hrx_host_queue_t* queue);
-/* Stops accepting work, waits for the submitted work, joins the worker and
- * drops the creator's reference. */
+/* Stops accepting work, waits for the submitted work and drops the
+ * creator's reference. */
 void hrx_host_queue_shutdown(hrx_host_queue_t* queue);
 void hrx_host_queue_retain(hrx_host_queue_t* queue);
 void hrx_host_queue_release(hrx_host_queue_t* queue);

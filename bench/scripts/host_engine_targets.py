@@ -1,0 +1,82 @@
+"""The host backend's performance targets, per queue count, from sweep
+files (JSON lines with native and python driver lines of the host backend):
+
+  idle p95 <= 5 us                       median over runs of the run's p95
+  bulk >= 0.9 x memcpy                   median over runs of bulk_copy_gb_s /
+                                         environment.host_memcpy_gb_s
+  one host thread (native), M/s          median over runs (compare with the
+                                         baseline figure given)
+  python / native one host thread >= 0.5 ratio of the two medians
+  reserved + high / round-robin <= 0.1   ratio of the medians of the probes'
+    at 8 and 16 queues                   p95s (native driver)
+
+Usage: python3 bench/scripts/host_engine_targets.py FILE.jsonl [...]
+Prints one Markdown table per file and batching setting; numbers only
+(the verdicts are for the reader).
+"""
+from __future__ import annotations
+
+import os
+import sys
+from collections import defaultdict
+
+from hrx.bench.lines import read_lines
+from hrx.bench.stats import median
+
+
+def _median_or_none(values):
+    values = [v for v in values if v is not None]
+    return median(values) if values else None
+
+
+def _fmt(value, digits):
+    return "–" if value is None else f"{value:.{digits}f}"
+
+
+def summarize(path: str) -> str:
+    lines, _ = read_lines([path])
+    groups = defaultdict(list)
+    for line in lines:
+        if line.get("backend") != "host" or "error" in line:
+            continue
+        key = (line.get("sizes", {}).get("preset", "custom"), line.get("batching", True))
+        groups[key].append(line)
+    out = []
+    for (preset, batching), group in sorted(groups.items(), key=str):
+        by_queues = defaultdict(lambda: defaultdict(list))
+        for line in group:
+            by_queues[line["queues"]][line["driver"]].append(line)
+        out.append(f"## {os.path.basename(path)}: {preset} sizes, batching {'on' if batching else 'off'}\n")
+        out.append("| Queues | Idle p95, µs (native) | Bulk ÷ memcpy | One thread native, M/s "
+                   "| Python ÷ native, one thread | Reserved + high ÷ round-robin |")
+        out.append("|---:|---:|---:|---:|---:|---:|")
+        for queues in sorted(by_queues):
+            native = by_queues[queues].get("native", [])
+            python = by_queues[queues].get("python", [])
+            idle = _median_or_none(l["idle_latency_p95_us"] for l in native)
+            bulk = _median_or_none(
+                l["bulk_copy_gb_s"] / l["environment"]["host_memcpy_gb_s"]
+                for l in native if l["environment"].get("host_memcpy_gb_s"))
+            one = _median_or_none(l["small_commands_per_second"] / 1e6 for l in native)
+            one_py = _median_or_none(l["small_commands_per_second"] / 1e6 for l in python)
+            ratio_py = one_py / one if one and one_py else None
+            probe = _median_or_none(l.get("loaded_reserved_high_latency_p95_us") for l in native)
+            round_robin = _median_or_none(l["loaded_latency_p95_us"] for l in native)
+            ratio_probe = probe / round_robin if probe and round_robin else None
+            out.append(f"| {queues} | {_fmt(idle, 2)} | {_fmt(bulk, 2)} | {_fmt(one, 3)} "
+                       f"| {_fmt(ratio_py, 2)} | {_fmt(ratio_probe, 4)} |")
+        out.append("")
+    return "\n".join(out)
+
+
+def main(argv) -> int:
+    if not argv:
+        print(__doc__, file=sys.stderr)
+        return 2
+    for path in argv:
+        print(summarize(path))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,349 @@
+#include "host_engines.h"
+
+#include <errno.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "core/status.h"
+
+/* A turn's quantum: how much an engine runs on one queue before it lets
+ * another queue of the same lane with work have a turn, in units of one
+ * command or 1 MiB moved (host_queue.c). Long enough that small commands
+ * do not pay a run-list round trip each and that a queue's consecutive
+ * copies run while their data is still in cache; short enough that queues
+ * of one lane interleave (a 32 MiB copy is a turn of its own). */
+enum { HRX_HOST_TURN_QUANTUM = 32 };
+
+/* Engines run this many nice levels above the process: a woken engine does
+ * not preempt the thread that submitted to it, which often runs the
+ * command itself while it waits (host_queue.h). */
+enum { HRX_HOST_ENGINE_NICE = 10 };
+
+/* At most this many engines spin at once. */
+enum { HRX_HOST_MAX_SPINNERS = 1 };
+
+struct hrx_host_engines_s {
+  int count;                       /* engines (threads serving at once) */
+  uint64_t spin_ns;
+  pthread_mutex_t mutex;
+  pthread_cond_t park_cond;        /* parked threads wait here */
+  /* Run lists, one FIFO per lane; guarded by mutex. */
+  hrx_host_runnable_t* head[HRX_HOST_LANE_COUNT];
+  hrx_host_runnable_t* tail[HRX_HOST_LANE_COUNT];
+  /* Listed queues, per lane and in all: written under mutex, read without
+   * it by spinning engines and turn checks. */
+  atomic_int lane_listed[HRX_HOST_LANE_COUNT];
+  atomic_int listed;
+  /* Threads spinning or serving, not parked and not inside a host
+   * function. Written under mutex but for the callback hand-off's reads. */
+  atomic_int active;
+  atomic_int spinning;             /* threads in their idle spin */
+  int parked;                      /* guarded by mutex */
+  int wakes;                       /* wake-ups sent, not yet taken; mutex */
+  int in_host_call;                /* threads inside a host function; mutex */
+  bool stopping;                   /* guarded by mutex */
+  int thread_count;                /* guarded by mutex */
+  int thread_capacity;
+  pthread_t* threads;              /* owned; guarded by mutex */
+};
+
+int hrx_host_engines_count(const hrx_host_engines_t* engines) {
+  return engines->count;
+}
+
+/* Wakes one parked thread, counting it awake at once so that the next
+ * caller sees it. Returns whether a thread was parked. */
+static bool hrx_host_engines_wake_locked(hrx_host_engines_t* engines) {
+  if (engines->parked <= engines->wakes) return false;
+  engines->wakes++;
+  atomic_fetch_add(&engines->active, 1);
+  pthread_cond_signal(&engines->park_cond);
+  return true;
+}
+
+/* More queues are listed than engines take: wake another engine unless one
+ * is spinning (it will take the work) or every engine is awake. */
+static void hrx_host_engines_spread_locked(hrx_host_engines_t* engines) {
+  if (atomic_load(&engines->listed) > 0 &&
+      atomic_load(&engines->spinning) == 0 &&
+      atomic_load(&engines->active) < engines->count) {
+    hrx_host_engines_wake_locked(engines);
+  }
+}
+
+static void hrx_host_engines_append_locked(hrx_host_engines_t* engines,
+                                           hrx_host_runnable_t* runnable) {
+  hrx_host_lane_t lane = runnable->lane;
+  runnable->next = NULL;
+  if (engines->tail[lane]) {
+    engines->tail[lane]->next = runnable;
+  } else {
+    engines->head[lane] = runnable;
+  }
+  engines->tail[lane] = runnable;
+  atomic_fetch_add(&engines->lane_listed[lane], 1);
+  atomic_fetch_add(&engines->listed, 1);
+}
+
+void hrx_host_engines_list(hrx_host_engines_t* engines,
+                           hrx_host_runnable_t* runnable) {
+  pthread_mutex_lock(&engines->mutex);
+  hrx_host_engines_append_locked(engines, runnable);
+  if (atomic_load(&engines->active) == 0) hrx_host_engines_wake_locked(engines);
+  pthread_mutex_unlock(&engines->mutex);
+}
+
+void hrx_host_engines_list_chain(hrx_host_engines_t* engines,
+                                 hrx_host_runnable_t* chain) {
+  if (!chain) return;
+  pthread_mutex_lock(&engines->mutex);
+  while (chain) {
+    hrx_host_runnable_t* next = chain->next;
+    hrx_host_engines_append_locked(engines, chain);
+    chain = next;
+  }
+  if (atomic_load(&engines->active) == 0) hrx_host_engines_wake_locked(engines);
+  pthread_mutex_unlock(&engines->mutex);
+}
+
+/* Takes the first queue of the most urgent lane with work, or NULL. */
+static hrx_host_runnable_t* hrx_host_engines_take(
+    hrx_host_engines_t* engines) {
+  if (atomic_load(&engines->listed) == 0) return NULL;
+  hrx_host_runnable_t* runnable = NULL;
+  pthread_mutex_lock(&engines->mutex);
+  for (int lane = 0; lane < HRX_HOST_LANE_COUNT && !runnable; ++lane) {
+    runnable = engines->head[lane];
+    if (!runnable) continue;
+    engines->head[lane] = runnable->next;
+    if (!runnable->next) engines->tail[lane] = NULL;
+    runnable->next = NULL;
+    atomic_fetch_sub(&engines->lane_listed[lane], 1);
+    atomic_fetch_sub(&engines->listed, 1);
+  }
+  if (runnable) hrx_host_engines_spread_locked(engines);
+  pthread_mutex_unlock(&engines->mutex);
+  return runnable;
+}
+
+bool hrx_host_engines_should_yield(hrx_host_engines_t* engines,
+                                   hrx_host_lane_t lane, uint32_t served) {
+  for (int more_urgent = 0; more_urgent < (int)lane; ++more_urgent) {
+    if (atomic_load_explicit(&engines->lane_listed[more_urgent],
+                             memory_order_relaxed) > 0) {
+      return true;
+    }
+  }
+  return served >= HRX_HOST_TURN_QUANTUM &&
+         atomic_load_explicit(&engines->lane_listed[lane],
+                              memory_order_relaxed) > 0;
+}
+
+/* Spins while nothing is listed, within the spinner limit. Returns true if
+ * work was listed. */
+static bool hrx_host_engines_spin(hrx_host_engines_t* engines) {
+  if (atomic_fetch_add(&engines->spinning, 1) >= HRX_HOST_MAX_SPINNERS) {
+    atomic_fetch_sub(&engines->spinning, 1);
+    return false;
+  }
+  uint64_t start = hrx_now_ns();
+  bool arrived = false;
+  for (unsigned i = 1;; ++i) {
+    if (atomic_load(&engines->listed) > 0) {
+      arrived = true;
+      break;
+    }
+    hrx_host_cpu_relax();
+    if ((i & 63) == 0) {
+      if (hrx_now_ns() - start >= engines->spin_ns) break;
+      /* Leave the core to a runnable submitter or executor. */
+      sched_yield();
+    }
+  }
+  atomic_fetch_sub(&engines->spinning, 1);
+  return arrived;
+}
+
+/* Parks the calling thread (counted active) until a wake-up or stop. On
+ * return it is counted active again. */
+static void hrx_host_engines_park_locked(hrx_host_engines_t* engines) {
+  atomic_fetch_sub(&engines->active, 1);
+  engines->parked++;
+  while (engines->wakes == 0 && !engines->stopping) {
+    pthread_cond_wait(&engines->park_cond, &engines->mutex);
+  }
+  engines->parked--;
+  if (engines->wakes > 0) {
+    engines->wakes--;  /* the waker counted us active */
+  } else {
+    atomic_fetch_add(&engines->active, 1);
+  }
+}
+
+static void hrx_host_engines_set_nice(void) {
+  /* Failure only costs the nicety. */
+  id_t tid = (id_t)syscall(SYS_gettid);
+  errno = 0;
+  int base = getpriority(PRIO_PROCESS, 0);
+  if (errno) base = 0;
+  int level = base + HRX_HOST_ENGINE_NICE;
+  (void)setpriority(PRIO_PROCESS, tid, level > 19 ? 19 : level);
+}
+
+static void* hrx_host_engine_main(void* arg) {
+  hrx_host_engines_t* engines = arg;
+  hrx_host_engines_set_nice();
+  /* A new thread starts as an engine only if one is free and work waits. */
+  pthread_mutex_lock(&engines->mutex);
+  atomic_fetch_add(&engines->active, 1);
+  if (atomic_load(&engines->listed) == 0 ||
+      atomic_load(&engines->active) > engines->count) {
+    hrx_host_engines_park_locked(engines);
+  }
+  pthread_mutex_unlock(&engines->mutex);
+  for (;;) {
+    if (atomic_load(&engines->active) > engines->count) {
+      /* Back from a host function while its stand-in serves: retire. */
+      pthread_mutex_lock(&engines->mutex);
+      if (atomic_load(&engines->active) > engines->count &&
+          !engines->stopping) {
+        hrx_host_engines_park_locked(engines);
+      }
+      pthread_mutex_unlock(&engines->mutex);
+    }
+    hrx_host_runnable_t* runnable = hrx_host_engines_take(engines);
+    if (runnable) {
+      hrx_host_runnable_serve(runnable);
+      continue;
+    }
+    if (hrx_host_engines_spin(engines)) continue;
+    pthread_mutex_lock(&engines->mutex);
+    if (atomic_load(&engines->listed) > 0) {
+      pthread_mutex_unlock(&engines->mutex);
+      continue;
+    }
+    if (engines->stopping) {
+      atomic_fetch_sub(&engines->active, 1);
+      pthread_mutex_unlock(&engines->mutex);
+      break;
+    }
+    hrx_host_engines_park_locked(engines);
+    pthread_mutex_unlock(&engines->mutex);
+  }
+  return NULL;
+}
+
+/* Starts one thread; called without the lock. */
+static hrx_status_t hrx_host_engines_start_thread(hrx_host_engines_t* engines) {
+  pthread_mutex_lock(&engines->mutex);
+  if (engines->thread_count == engines->thread_capacity) {
+    int capacity = engines->thread_capacity ? engines->thread_capacity * 2 : 4;
+    pthread_t* grown =
+        realloc(engines->threads, (size_t)capacity * sizeof(*grown));
+    if (!grown) {
+      pthread_mutex_unlock(&engines->mutex);
+      return hrx_make_status(HRX_STATUS_OUT_OF_MEMORY,
+                             "cannot grow the host engine thread list");
+    }
+    engines->threads = grown;
+    engines->thread_capacity = capacity;
+  }
+  int error = pthread_create(&engines->threads[engines->thread_count], NULL,
+                             hrx_host_engine_main, engines);
+  if (!error) engines->thread_count++;
+  pthread_mutex_unlock(&engines->mutex);
+  if (error) {
+    return hrx_make_status(HRX_STATUS_RESOURCE_EXHAUSTED,
+                           "cannot start a host engine thread: %s",
+                           strerror(error));
+  }
+  return NULL;
+}
+
+hrx_status_t hrx_host_engines_reserve(hrx_host_engines_t* engines,
+                                      int queues) {
+  int wanted = queues < engines->count ? queues : engines->count;
+  for (;;) {
+    pthread_mutex_lock(&engines->mutex);
+    int serving = engines->thread_count - engines->in_host_call;
+    pthread_mutex_unlock(&engines->mutex);
+    if (serving >= wanted) return NULL;
+    hrx_status_t status = hrx_host_engines_start_thread(engines);
+    if (status) {
+      pthread_mutex_lock(&engines->mutex);
+      bool any = engines->thread_count > 0;
+      pthread_mutex_unlock(&engines->mutex);
+      /* With at least one thread every queue is still served. */
+      if (any) {
+        hrx_status_free(status);
+        return NULL;
+      }
+      return status;
+    }
+  }
+}
+
+void hrx_host_engines_leave(hrx_host_engines_t* engines) {
+  pthread_mutex_lock(&engines->mutex);
+  atomic_fetch_sub(&engines->active, 1);
+  engines->in_host_call++;
+  bool start = engines->parked <= engines->wakes &&
+               engines->thread_count - engines->in_host_call < engines->count;
+  if (!start) hrx_host_engines_spread_locked(engines);
+  pthread_mutex_unlock(&engines->mutex);
+  if (start) {
+    /* A stand-in for the queues listed meanwhile. If no thread can be
+     * started, those queues wait for this host function to return (or for
+     * a thread that waits on them, which runs their copies and fills). */
+    hrx_status_free(hrx_host_engines_start_thread(engines));
+  }
+}
+
+void hrx_host_engines_return(hrx_host_engines_t* engines) {
+  pthread_mutex_lock(&engines->mutex);
+  engines->in_host_call--;
+  atomic_fetch_add(&engines->active, 1);
+  pthread_mutex_unlock(&engines->mutex);
+}
+
+hrx_status_t hrx_host_engines_create(int count, uint64_t spin_ns,
+                                     hrx_host_engines_t** out_engines) {
+  hrx_host_engines_t* engines = calloc(1, sizeof(*engines));
+  if (!engines) {
+    return hrx_make_status(HRX_STATUS_OUT_OF_MEMORY,
+                           "cannot allocate the host engines");
+  }
+  engines->count = count;
+  engines->spin_ns = spin_ns;
+  pthread_mutex_init(&engines->mutex, NULL);
+  pthread_cond_init(&engines->park_cond, NULL);
+  for (int lane = 0; lane < HRX_HOST_LANE_COUNT; ++lane) {
+    atomic_init(&engines->lane_listed[lane], 0);
+  }
+  atomic_init(&engines->listed, 0);
+  atomic_init(&engines->active, 0);
+  atomic_init(&engines->spinning, 0);
+  *out_engines = engines;
+  return NULL;
+}
+
+void hrx_host_engines_destroy(hrx_host_engines_t* engines) {
+  if (!engines) return;
+  pthread_mutex_lock(&engines->mutex);
+  engines->stopping = true;
+  pthread_cond_broadcast(&engines->park_cond);
+  pthread_mutex_unlock(&engines->mutex);
+  /* Threads only start while queues exist or host functions run, and none
+   * do now: the list no longer grows. */
+  for (int i = 0; i < engines->thread_count; ++i) {
+    pthread_join(engines->threads[i], NULL);
+  }
+  free(engines->threads);
+  pthread_cond_destroy(&engines->park_cond);
+  pthread_mutex_destroy(&engines->mutex);
+  free(engines);
+}

@@ -1,0 +1,102 @@
+/* The engines of a host device: a fixed number of threads that serve all of
+ * the device's queues, as a GPU's engines and hardware connections serve its
+ * streams.
+ *
+ * A queue with work is listed in the run list of its lane. An engine takes
+ * the first queue of the most urgent non-empty lane (strict precedence:
+ * high, then normal, then low), serves it for one turn and lists it again at
+ * the back of its lane if it still has work, so queues of one lane take
+ * turns. A turn ends early as soon as a more urgent lane has work. Any queue
+ * with work gets a free engine: an engine that takes a queue while others
+ * are still listed wakes a parked engine when none is spinning, so up to
+ * `count` queues run at once.
+ *
+ * Idle engines spin briefly (at most one at a time, so that spinning never
+ * takes every core from the submitting threads), then park. Listing a queue
+ * wakes a parked engine only when no engine is awake.
+ *
+ * A host function may block its thread for as long as it likes. The thread
+ * that runs one gives up its engine first (another thread, started when
+ * none is parked, serves in its place), so blocked host functions never
+ * leave the other queues without an engine, whatever they wait for. When the
+ * function returns, its thread serves on and parks as soon as more than
+ * `count` threads are awake.
+ *
+ * Thread-safe. Never touches Python. */
+#ifndef HRX_BACKENDS_HOST_HOST_ENGINES_H_
+#define HRX_BACKENDS_HOST_HOST_ENGINES_H_
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "hrx.h"
+
+typedef struct hrx_host_engines_s hrx_host_engines_t;
+
+/* Lanes in order of precedence. */
+typedef enum hrx_host_lane_e {
+  HRX_HOST_LANE_HIGH = 0,
+  HRX_HOST_LANE_NORMAL = 1,
+  HRX_HOST_LANE_LOW = 2,
+  HRX_HOST_LANE_COUNT = 3,
+} hrx_host_lane_t;
+
+/* What the engines list: embedded in each queue. `next` is guarded by the
+ * engines' lock; `lane` is fixed at creation. */
+typedef struct hrx_host_runnable_s {
+  struct hrx_host_runnable_s* next;
+  hrx_host_lane_t lane;
+} hrx_host_runnable_t;
+
+/* A spinning thread's pause between polls. */
+static inline void hrx_host_cpu_relax(void) {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  __asm__ __volatile__("yield");
+#endif
+}
+
+/* Serves one turn of a listed queue; called by an engine with the queue
+ * taken off its run list (host_queue.c). */
+void hrx_host_runnable_serve(hrx_host_runnable_t* runnable);
+
+/* Creates the engines of a device: `count` engines (>= 1), each spinning up
+ * to spin_ns when idle before it parks. Threads start as queues appear
+ * (hrx_host_engines_reserve). */
+hrx_status_t hrx_host_engines_create(int count, uint64_t spin_ns,
+                                     hrx_host_engines_t** out_engines);
+/* Stops and joins every thread. Every queue has been shut down. */
+void hrx_host_engines_destroy(hrx_host_engines_t* engines);
+
+int hrx_host_engines_count(const hrx_host_engines_t* engines);
+
+/* Makes sure min(count, queues) engine threads exist, for a device with
+ * `queues` live queues. Fails only when no thread could be started. */
+hrx_status_t hrx_host_engines_reserve(hrx_host_engines_t* engines, int queues);
+
+/* Lists a runnable at the back of its lane. The caller hands over its
+ * listing (the queue's "scheduled" token). */
+void hrx_host_engines_list(hrx_host_engines_t* engines,
+                           hrx_host_runnable_t* runnable);
+
+/* Lists every runnable of a chain linked through `next` (NULL-terminated)
+ * at once: no engine takes one of them before all are listed, so lane
+ * precedence decides among them. The caller hands over their listings. */
+void hrx_host_engines_list_chain(hrx_host_engines_t* engines,
+                                 hrx_host_runnable_t* chain);
+
+/* Whether an engine serving a queue of `lane` that has run `served`
+ * commands in this turn should end the turn: at once when a more urgent
+ * lane has work, after a turn's quantum when its own lane has. */
+bool hrx_host_engines_should_yield(hrx_host_engines_t* engines,
+                                   hrx_host_lane_t lane, uint32_t served);
+
+/* Around a host function on an engine thread: the thread gives up its
+ * engine before and takes one back after (see above). */
+void hrx_host_engines_leave(hrx_host_engines_t* engines);
+void hrx_host_engines_return(hrx_host_engines_t* engines);
+
+#endif /* HRX_BACKENDS_HOST_HOST_ENGINES_H_ */
