@@ -16,9 +16,14 @@ SWEEP_ARGS ?=
 # The runtime's contract tests, run a second time with batching off.
 CONFORMANCE_TESTS := test_pool_contract.py test_stream_ops.py \
   test_event_ordering.py test_bad_input.py test_host_backend.py \
-  test_batching.py test_graph.py
+  test_batching.py test_graph.py test_fault_injection.py \
+  test_host_callbacks.py test_stream_independence.py test_failure_model.py
 
-.PHONY: test bench venv test-c test-python test-python-asan testing-build clean
+conformance-tests:
+	@echo $(CONFORMANCE_TESTS)
+
+.PHONY: conformance-tests test bench venv test-c test-python test-python-asan \
+  testing-build clean
 
 $(VPY):
 	$(PYTHON) -m venv $(VENV)

@@ -20,6 +20,9 @@
 #   submission-cost  host time of one 4 KiB copy through hrx against a plain
 #                    runtime loop (bench/scripts/submission_cost.sh hip)
 #   quick-batching   one-minute batching check (h200_quick_batching.py)
+#   read-latency     a 64-byte read_blocking idle and beside another stream's
+#                    64 x 1 GiB backlog, against an idle copy + synchronize
+#                    (bench/scripts/read_latency.py)
 #   conformance      the hip device test, the whole Python suite on hip, then
 #                    the conformance files with batching off (the test stages
 #                    run against the testing build of the extension, made in
@@ -48,7 +51,7 @@ mkdir -p "$OUT"
 export PYTHONUNBUFFERED=1
 export PYTHONSAFEPATH=1   # import the installed hrx, not ./hrx (no extension there)
 STAGES="sweep sweep-raw sweep-python connections workload submission-cost \
-quick-batching conformance model-random load"
+quick-batching read-latency conformance model-random load"
 if [ $# -eq 0 ]; then
   echo "usage: bash bench/scripts/h200.sh STAGE [STAGE...]; stages: $STAGES" >&2
   exit 2
@@ -118,9 +121,8 @@ conformance() (
   HRX_BACKEND=hip HRX_TEST_BACKENDS=hip timeout 330 python3 -m pytest -q -rs \
     -p no:cacheprovider . 2>&1 | tail -40
   echo "\$ HRX_BATCHING=0 HRX_BACKEND=hip HRX_TEST_BACKENDS=hip python3 -m pytest -q -p no:cacheprovider (conformance files)"
-  HRX_BATCHING=0 HRX_BACKEND=hip HRX_TEST_BACKENDS=hip timeout 120 python3 -m pytest -q \
-    -p no:cacheprovider test_pool_contract.py test_stream_ops.py test_event_ordering.py \
-    test_bad_input.py test_batching.py test_graph.py 2>&1 | tail -6
+  HRX_BATCHING=0 HRX_BACKEND=hip HRX_TEST_BACKENDS=hip timeout 200 python3 -m pytest -q \
+    -p no:cacheprovider $(make -s -C .. conformance-tests) 2>&1 | tail -6
 )
 
 model_random() (
@@ -175,6 +177,10 @@ for stage in "$@"; do
       echo "exit status $?" ;;
     quick-batching)
       python3 -P bench/scripts/h200_quick_batching.py >"$OUT/quick-batching.txt"
+      echo "exit status $?" ;;
+    read-latency)
+      python3 -P bench/scripts/read_latency.py --backend hip \
+        --backlog-bytes 1073741824 --backlog-copies 64 >"$OUT/read-latency.txt"
       echo "exit status $?" ;;
     conformance)  conformance ;;
     model-random) model_random ;;
