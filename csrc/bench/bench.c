@@ -154,7 +154,9 @@ static hrx_status_t hrx_bench_raw_open_stream(hrx_bench_t* bench, int index,
   int slot = index % bench->queue_count;
   if (!bench->queues[slot]) {
     hrx_native_queue_t* queue = NULL;
-    HRX_RETURN_IF_ERROR(bench->vtable->queue_create(bench->backend, &queue));
+    int native_priority = 0;
+    HRX_RETURN_IF_ERROR(bench->vtable->queue_create(
+        bench->backend, HRX_STREAM_PRIORITY_NORMAL, &queue, &native_priority));
     bench->queues[slot] = queue;
   }
   if (lane) lane->queue = bench->queues[slot];
@@ -164,12 +166,14 @@ static hrx_status_t hrx_bench_raw_open_stream(hrx_bench_t* bench, int index,
 static hrx_status_t hrx_bench_raw_copy(hrx_bench_t* bench,
                                        hrx_bench_lane_t* lane) {
   return bench->vtable->copy(bench->backend, lane->queue, lane->dst_ptr,
-                             lane->src_ptr, lane->bytes, NULL);
+                             lane->src_ptr, lane->bytes);
 }
 
 static hrx_status_t hrx_bench_raw_sync(hrx_bench_t* bench,
                                        hrx_bench_lane_t* lane) {
-  return bench->vtable->queue_synchronize(bench->backend, lane->queue);
+  bool done = false;
+  return bench->vtable->queue_wait(bench->backend, lane->queue,
+                                   HRX_WAIT_FOREVER, &done);
 }
 
 static hrx_status_t hrx_bench_raw_fill(hrx_bench_t* bench,
@@ -177,7 +181,7 @@ static hrx_status_t hrx_bench_raw_fill(hrx_bench_t* bench,
                                        hrx_buffer_t* buffer, uint8_t byte) {
   return bench->vtable->fill(bench->backend, lane->queue,
                              hrx_buffer_native_pointer(buffer), byte,
-                             hrx_buffer_size(buffer), NULL);
+                             hrx_buffer_size(buffer));
 }
 
 static hrx_status_t hrx_bench_raw_upload(hrx_bench_t* bench,
@@ -185,8 +189,7 @@ static hrx_status_t hrx_bench_raw_upload(hrx_bench_t* bench,
                                          hrx_buffer_t* buffer,
                                          const void* data, uint64_t length) {
   return bench->vtable->upload(bench->backend, lane->queue,
-                               hrx_buffer_native_pointer(buffer), data, length,
-                               NULL);
+                               hrx_buffer_native_pointer(buffer), data, length);
 }
 
 /* Not thread-safe: shares bench->staging. Only used by the output check. */
@@ -196,9 +199,8 @@ static hrx_status_t hrx_bench_raw_read(hrx_bench_t* bench,
                                        uint64_t length) {
   HRX_RETURN_IF_ERROR(bench->vtable->download(
       bench->backend, lane->queue, bench->staging,
-      hrx_buffer_native_pointer(buffer), length, NULL));
-  HRX_RETURN_IF_ERROR(
-      bench->vtable->queue_synchronize(bench->backend, lane->queue));
+      hrx_buffer_native_pointer(buffer), length));
+  HRX_RETURN_IF_ERROR(hrx_bench_raw_sync(bench, lane));
   memcpy(out, bench->staging, (size_t)length);
   return NULL;
 }

@@ -38,35 +38,32 @@ hrx_status_t hrx_batch_settings_from_environment(
 
 hrx_status_t hrx_batch_submit_one(hrx_backend_device_t* backend,
                                   hrx_native_queue_t* queue,
-                                  const hrx_batch_command_t* command,
-                                  hrx_ticket_t* out_ticket) {
+                                  const hrx_batch_command_t* command) {
   if (command->kind == HRX_BATCH_FILL) {
     return backend->vtable->fill(backend, queue, command->dst, command->byte,
-                                 command->length, out_ticket);
+                                 command->length);
   }
   return backend->vtable->copy(backend, queue, command->dst, command->src,
-                               command->length, out_ticket);
+                               command->length);
 }
 
 hrx_status_t hrx_batch_publish(hrx_backend_device_t* backend,
                                hrx_native_queue_t* queue,
                                const hrx_batch_command_t* commands,
-                               uint32_t count, hrx_ticket_t* io_ticket,
+                               uint32_t count,
                                uint32_t* out_failed_index) {
   uint32_t done = 0;
   while (done < count) {
     uint32_t rest = count - done;
     uint32_t published = 0;
-    hrx_ticket_t ticket = 0;
     hrx_status_t status;
     if (rest >= 2 && backend->vtable->batch_submit) {
       status = backend->vtable->batch_submit(backend, queue, commands + done,
-                                             rest, &ticket, &published);
+                                             rest, &published);
     } else {
-      status = hrx_batch_submit_one(backend, queue, &commands[done], &ticket);
+      status = hrx_batch_submit_one(backend, queue, &commands[done]);
       published = status ? 0 : 1;
     }
-    if (ticket > *io_ticket) *io_ticket = ticket;
     done += published;
     if (status) {
       /* The commands after the failed one must not run: they could read

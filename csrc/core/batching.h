@@ -8,7 +8,7 @@
  * Lock order (a thread holding one may take only the later ones):
  *   1. the stream's publish_mutex (one publication at a time per stream;
  *      may wait for queue space);
- *   2. the stream's state_mutex (last ticket, failure state; never held
+ *   2. the stream's state_mutex (the failure state; never held
  *      across a wait for queue space);
  *   3. the stream's batch_mutex (the pending batch; held only to append to
  *      it or move it out);
@@ -81,19 +81,17 @@ hrx_status_t hrx_batch_settings_from_environment(
 /* Submits one command with the backend's copy() or fill(). */
 hrx_status_t hrx_batch_submit_one(hrx_backend_device_t* backend,
                                   hrx_native_queue_t* queue,
-                                  const hrx_batch_command_t* command,
-                                  hrx_ticket_t* out_ticket);
+                                  const hrx_batch_command_t* command);
 
 /* Publishes commands[0..count) in order: one command through copy()/fill(),
  * more through the backend's batch_submit when it has one, else one call
  * each. Stops at the first command that cannot be published: returns its
  * failure with *out_failed_index set to its index; the commands before it
- * were published, the ones from it on were not. *io_ticket is raised to
- * the highest ticket published. */
+ * were published, the ones from it on were not. */
 hrx_status_t hrx_batch_publish(hrx_backend_device_t* backend,
                                hrx_native_queue_t* queue,
                                const hrx_batch_command_t* commands,
-                               uint32_t count, hrx_ticket_t* io_ticket,
+                               uint32_t count,
                                uint32_t* out_failed_index);
 
 /* ------------------------------------------------------------- flusher */

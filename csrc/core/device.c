@@ -505,7 +505,7 @@ hrx_status_t hrx_device_synchronize(hrx_device_t* device,
   int n = hrx_queue_pool_snapshot(&device->pool, queues, capacity);
   for (int i = 0; i < n && !*out_interrupted; ++i) {
     HRX_RETURN_IF_ERROR(
-        hrx_wait_queue(device->backend, queues[i], NULL, hook,
+        hrx_wait_queue(device->backend, queues[i], hook,
                        out_interrupted));
   }
   /* Reserved queues may go with their streams meanwhile: the snapshot
@@ -515,7 +515,7 @@ hrx_status_t hrx_device_synchronize(hrx_device_t* device,
                                            HRX_MAX_RESERVED_QUEUES);
   hrx_status_t status = NULL;
   for (int i = 0; i < r && !status && !*out_interrupted; ++i) {
-    status = hrx_wait_queue(device->backend, reserved[i]->native, NULL, hook,
+    status = hrx_wait_queue(device->backend, reserved[i]->native, hook,
                             out_interrupted);
   }
   for (int i = 0; i < r; ++i) {

@@ -22,6 +22,7 @@
 #include "entry.h"
 #include "status.h"
 #include "stream.h"
+#include "wait.h"
 
 typedef enum hrx_graph_node_kind_e {
   HRX_GRAPH_NODE_COPY,
@@ -591,12 +592,10 @@ typedef struct {
 
 static hrx_status_t hrx_graph_submit_nodes(hrx_backend_device_t* backend,
                                            hrx_native_queue_t* queue,
-                                           hrx_graph_submit_args_t* args,
-                                           hrx_ticket_t* out_ticket) {
+                                           hrx_graph_submit_args_t* args) {
   const hrx_backend_vtable_t* vt = backend->vtable;
   hrx_graph_t* graph = args->graph;
   uint32_t call = 0;
-  hrx_ticket_t ticket = 0;
   for (uint32_t i = 0; i < graph->count; ++i) {
     const hrx_graph_node_t* node = graph->nodes[graph->order[i]];
     uint8_t* dst = NULL;
@@ -607,48 +606,40 @@ static hrx_status_t hrx_graph_submit_nodes(hrx_backend_device_t* backend,
     switch (node->kind) {
       case HRX_GRAPH_NODE_COPY:
         status = vt->copy(backend, queue, dst, hrx_view_pointer(node->src),
-                          node->dst.length, &ticket);
+                          node->dst.length);
         break;
       case HRX_GRAPH_NODE_FILL:
-        status = vt->fill(backend, queue, dst, node->byte, node->dst.length,
-                          &ticket);
+        status = vt->fill(backend, queue, dst, node->byte, node->dst.length);
         break;
       case HRX_GRAPH_NODE_HOST:
         status = vt->queue_host_call(backend, queue, hrx_graph_run_call,
-                                     &args->launch->calls[call++], &ticket);
+                                     &args->launch->calls[call++]);
         break;
     }
     if (status) return status;
-    if (ticket > *out_ticket) *out_ticket = ticket;
   }
   if (args->launch) {
     HRX_RETURN_IF_ERROR(vt->queue_host_call(backend, queue, hrx_graph_run_call,
-                                            &args->launch->calls[call],
-                                            &ticket));
-    if (ticket > *out_ticket) *out_ticket = ticket;
+                                            &args->launch->calls[call]));
   }
   return NULL;
 }
 
 static hrx_status_t hrx_graph_submit(hrx_backend_device_t* backend,
                                      hrx_native_queue_t* queue,
-                                     void* user_data,
-                                     hrx_ticket_t* out_ticket) {
+                                     void* user_data) {
   hrx_graph_submit_args_t* args = user_data;
   if (args->graph->native) {
-    return backend->vtable->graph_launch(backend, queue, args->graph->native,
-                                         out_ticket);
+    return backend->vtable->graph_launch(backend, queue, args->graph->native);
   }
-  hrx_ticket_t ticket = 0;
-  hrx_status_t status = hrx_graph_submit_nodes(backend, queue, args, &ticket);
+  hrx_status_t status = hrx_graph_submit_nodes(backend, queue, args);
   if (status) {
     /* Nodes already submitted still run and may name this launch: wait for
      * them so that the launch can be freed. */
-    hrx_status_free(backend->vtable->queue_synchronize(backend, queue));
+    hrx_status_free(hrx_wait_queue(backend, queue, NULL, NULL));
     return hrx_status_annotate(status, "graph launch failed part-way (the "
                                        "nodes before the failure ran)");
   }
-  *out_ticket = ticket;
   return NULL;
 }
 

@@ -162,13 +162,11 @@ static void hrx_pool_queue_observe(hrx_queue_pool_t* pool,
   uint64_t commands = atomic_load(&queue->commands);
   uint64_t bytes = atomic_load(&queue->bytes);
   uint64_t pending = UINT64_MAX;
-  if (pool->backend->vtable->queue_query) {
-    hrx_status_t status = pool->backend->vtable->queue_query(
-        pool->backend, queue->native, &pending);
-    if (status) {
-      hrx_status_free(status);
-      pending = UINT64_MAX; /* unknown: keep the last knowledge */
-    }
+  hrx_status_t status =
+      pool->backend->vtable->queue_query(pool->backend, queue->native, &pending);
+  if (status) {
+    hrx_status_free(status);
+    pending = UINT64_MAX; /* unknown: keep the last knowledge */
   }
   if (pending == 0) {
     if (commands > queue->commands_done) queue->commands_done = commands;
@@ -189,15 +187,8 @@ static hrx_status_t hrx_pool_queue_create(hrx_queue_pool_t* pool, int priority,
     return hrx_make_status(HRX_STATUS_OUT_OF_MEMORY,
                            "cannot allocate a pool queue record");
   }
-  const hrx_backend_vtable_t* vt = pool->backend->vtable;
-  hrx_status_t status;
-  if (vt->queue_create_with_priority) {
-    status = vt->queue_create_with_priority(pool->backend, priority,
-                                            &queue->native,
-                                            &queue->native_priority);
-  } else {
-    status = vt->queue_create(pool->backend, &queue->native);
-  }
+  hrx_status_t status = pool->backend->vtable->queue_create(
+      pool->backend, priority, &queue->native, &queue->native_priority);
   if (status) {
     free(queue);
     return status;

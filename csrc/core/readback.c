@@ -29,20 +29,17 @@ typedef struct {
  * the block is not in use when the read fails. */
 static hrx_status_t hrx_submit_download(hrx_backend_device_t* backend,
                                         hrx_native_queue_t* queue,
-                                        void* user_data,
-                                        hrx_ticket_t* out_ticket) {
+                                        void* user_data) {
   hrx_download_args_t* args = user_data;
   const uint8_t* src = hrx_view_pointer(args->src);
-  hrx_ticket_t ticket = 0;
   HRX_RETURN_IF_ERROR(backend->vtable->download(
-      backend, queue, args->block->memory, src, args->src.length, &ticket));
+      backend, queue, args->block->memory, src, args->src.length));
   hrx_status_t status =
-      backend->vtable->event_record(backend, queue, args->block->event, ticket);
+      backend->vtable->event_record(backend, queue, args->block->event);
   if (status) {
-    hrx_status_free(backend->vtable->queue_synchronize(backend, queue));
+    hrx_status_free(hrx_wait_queue(backend, queue, NULL, NULL));
     return status;
   }
-  *out_ticket = ticket;
   return NULL;
 }
 
@@ -111,7 +108,7 @@ void hrx_readback_release(hrx_readback_t* readback) {
   }
   hrx_backend_device_t* backend = hrx_device_backend(readback->device);
   hrx_status_t status =
-      backend->vtable->event_synchronize(backend, readback->block->event);
+      hrx_wait_native_event(backend, readback->block->event, NULL, NULL);
   hrx_readback_free(readback, status == NULL);
   hrx_status_free(status);
 }
