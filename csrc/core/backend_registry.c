@@ -56,6 +56,12 @@ bool hrx_backend_probe(const char* name, char* out_reason,
   return ok;
 }
 
+void hrx_backend_query_info(const char* name, hrx_backend_info_t* out_info) {
+  memset(out_info, 0, sizeof(*out_info));
+  const hrx_backend_t* backend = hrx_backend_lookup(name);
+  if (backend && backend->describe) backend->describe(out_info);
+}
+
 hrx_status_t hrx_backend_select(const char* name, int index,
                                 const hrx_backend_t** out_backend,
                                 char* out_note, size_t capacity) {

@@ -273,7 +273,7 @@ static PyObject* hrx_py_device_synchronize(PyObject* self, PyObject* unused) {
   hrx_py_wait_t wait;
   hrx_py_wait_begin(&wait);
   hrx_status_t status =
-      hrx_device_synchronize_hooked(device, &wait.hook, &interrupted);
+      hrx_device_synchronize(device, &wait.hook, &interrupted);
   hrx_device_release(device);
   hrx_py_wait_end(&wait);
   if (status) return hrx_py_raise(hrx_py_state_from_type(Py_TYPE(self)), status);
@@ -408,16 +408,6 @@ static PyObject* hrx_py_device_pool_stats(PyObject* self, PyObject* unused) {
       (unsigned long long)stats.reserved_created, "reserved_refused",
       (unsigned long long)stats.reserved_refused, "connections", budget,
       "queues", list);
-}
-
-/* Device._commands_submitted(): a test hook (see
- * hrx_device_commands_submitted); not part of the public API. */
-static PyObject* hrx_py_device_commands_submitted(PyObject* self,
-                                                  PyObject* unused) {
-  (void)unused;
-  hrx_device_t* device = hrx_py_device_get(self);
-  if (!device) return NULL;
-  return PyLong_FromUnsignedLongLong(hrx_device_commands_submitted(device));
 }
 
 static PyObject* hrx_py_device_get_info(PyObject* self, void* closure) {
@@ -556,9 +546,6 @@ static PyMethodDef hrx_py_device_methods[] = {
      "allocate(nbytes) -> Buffer of device memory."},
     {"synchronize", hrx_py_device_synchronize, METH_NOARGS,
      "synchronize(): wait for all work on the pool's queues."},
-    {"_commands_submitted", hrx_py_device_commands_submitted, METH_NOARGS,
-     "_commands_submitted() -> int: commands this live device's streams "
-     "have handed to native queues (a test hook)."},
     {"pool_info", hrx_py_device_pool_info, METH_NOARGS,
      "pool_info() -> dict: queue_count, queues_created, next_slot, first_use, "
      "live_streams, fabric_queues."},

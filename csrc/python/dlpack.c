@@ -320,7 +320,7 @@ PyObject* hrx_py_buffer_dlpack(PyObject* self, PyObject* args,
   if (synchronize) {
     hrx_status_t status;
     Py_BEGIN_ALLOW_THREADS
-    status = hrx_device_synchronize(device);
+    status = hrx_device_synchronize(device, NULL, NULL);
     Py_END_ALLOW_THREADS
     if (status) {
       hrx_dl_export_free(export);

@@ -232,7 +232,7 @@ static void test_stats_and_least_loaded(void) {
   CHECK_OK(hrx_view_make(src, 0, big, &vs));
   CHECK_OK(hrx_view_make(dst, 0, big, &vd));
   CHECK_OK(hrx_stream_fill(b, vs, 7));
-  CHECK_OK(hrx_stream_synchronize(b));
+  CHECK_OK(hrx_stream_synchronize(b, NULL, NULL));
   /* Queue 0 gets a backlog; queue 1 is idle. */
   for (int i = 0; i < 16; ++i) CHECK_OK(hrx_stream_copy(a, vd, vs));
   hrx_stream_t* c = create(device, HRX_STREAM_PRIORITY_NORMAL, false);
@@ -246,7 +246,7 @@ static void test_stats_and_least_loaded(void) {
   CHECK(stats_buffer[1].commands_submitted == 1);
   CHECK(stats_buffer[1].bytes_submitted == big);
   CHECK(stats_buffer[1].streams == 2 && stats_buffer[1].streams_assigned == 2);
-  CHECK_OK(hrx_stream_synchronize(a));
+  CHECK_OK(hrx_stream_synchronize(a, NULL, NULL));
   stats = query(device);
   CHECK(stats_buffer[0].commands_in_flight == 0);
   CHECK(stats_buffer[0].bytes_in_flight == 0);
@@ -258,11 +258,11 @@ static void test_stats_and_least_loaded(void) {
   hrx_view_t small;
   CHECK_OK(hrx_view_make(dst, 0, sizeof(bytes), &small));
   CHECK_OK(hrx_stream_upload(d, small, bytes, sizeof(bytes)));
-  CHECK_OK(hrx_stream_read_blocking(d, small, bytes, sizeof(bytes)));
+  CHECK_OK(hrx_stream_read_blocking(d, small, bytes, sizeof(bytes), NULL, NULL));
   hrx_event_t* event = NULL;
   CHECK_OK(hrx_stream_record_event(c, &event));
   CHECK_OK(hrx_stream_wait_event(d, event));
-  CHECK_OK(hrx_stream_synchronize(d));
+  CHECK_OK(hrx_stream_synchronize(d, NULL, NULL));
   stats = query(device);
   CHECK(stats_buffer[0].commands_submitted == 16 + 3);
   CHECK(stats_buffer[0].bytes_submitted == 16 * big + 2 * sizeof(bytes));
@@ -356,7 +356,7 @@ static void test_fault_wrapper_forwards(void) {
   hrx_view_t view;
   CHECK_OK(hrx_view_make(buffer, 0, 4096, &view));
   CHECK_OK(hrx_stream_fill(high, view, 1));
-  CHECK_OK(hrx_stream_synchronize(high));
+  CHECK_OK(hrx_stream_synchronize(high, NULL, NULL));
   stats = query(device);
   CHECK(stats_buffer[0].commands_submitted == 1 &&
         stats_buffer[0].commands_in_flight == 0);

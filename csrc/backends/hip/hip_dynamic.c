@@ -241,8 +241,7 @@ static hrx_hip_attempt_t hrx_hip_try_library(hrx_hip_search_t* search,
   hrx_hip_connections_apply(
       platform->id,
       platform == &hrx_hip_platform_amd
-          ? HRX_DEFAULT_STREAM_QUEUE_COUNT * HRX_STREAM_LANE_COUNT +
-                HRX_CONNECTION_HEADROOM
+          ? HRX_CONNECTIONS_WANTED(HRX_DEFAULT_STREAM_QUEUE_COUNT)
           : HRX_HIP_CUDA_MAX_CONNECTIONS,
       &rt->load_connections);
   int count = 0;
