@@ -115,3 +115,23 @@ def test_opening_a_hip_device_applies_it_and_os_environ_agrees(user):
     print("ok")
     """, backend="hip")
     assert out.strip() == "ok"
+
+
+def test_os_environ_follows_the_c_environment_after_an_open():
+    # What an open does after the C core set the budget with the GIL
+    # released: os.environ is brought in line with the C values (set and
+    # unset), whichever backend was opened; here the C side is changed
+    # directly, as the hip backend would.
+    out = _run("""
+    libc.setenv(b"GPU_MAX_HW_QUEUES", b"17", 1)
+    libc.setenv(b"HRX_CONNECTION_BUDGET_SET", b"GPU_MAX_HW_QUEUES=17", 1)
+    os.environ["CUDA_DEVICE_MAX_CONNECTIONS"] = "stale"
+    libc.unsetenv(b"CUDA_DEVICE_MAX_CONNECTIONS")
+    assert py_env() != c_env()
+    d = hrx.Device.open(0, backend=backend)
+    assert py_env() == c_env() == {
+        "CUDA_DEVICE_MAX_CONNECTIONS": None, "GPU_MAX_HW_QUEUES": "17",
+        "HRX_CONNECTION_BUDGET_SET": "GPU_MAX_HW_QUEUES=17"}, py_env()
+    print("ok")
+    """, backend="host")
+    assert out.strip() == "ok"
