@@ -48,6 +48,42 @@ static int hrx_py_batching_arg(PyObject* value) {
   return value == Py_True;
 }
 
+/* Opening a hip device may set the connection budget variables in the C
+ * environment (hip_connections.h) with the GIL released. Copies their C
+ * values into os.environ, Python's own copy, by writing its mapping
+ * directly (os.environ[...] = would call putenv back into C). GIL held. */
+static int hrx_py_environ_follow_budget(void) {
+  static const char* const names[] = {"CUDA_DEVICE_MAX_CONNECTIONS",
+                                      "GPU_MAX_HW_QUEUES",
+                                      "HRX_CONNECTION_BUDGET_SET"};
+  PyObject* os = PyImport_ImportModule("os");
+  if (!os) return -1;
+  PyObject* environ = PyObject_GetAttrString(os, "environ");
+  Py_DECREF(os);
+  if (!environ) return -1;
+  PyObject* data = PyObject_GetAttrString(environ, "_data");
+  int result = data ? 0 : -1;
+  for (size_t i = 0; data && i < sizeof(names) / sizeof(names[0]); ++i) {
+    const char* value = getenv(names[i]);
+    PyObject* key = PyObject_CallMethod(environ, "encodekey", "s", names[i]);
+    PyObject* text =
+        value ? PyObject_CallMethod(environ, "encodevalue", "s", value) : NULL;
+    if (!key || (value && !text)) {
+      result = -1;
+    } else if (text) {
+      if (PyObject_SetItem(data, key, text) < 0) result = -1;
+    } else if (PyMapping_HasKey(data, key) && PyObject_DelItem(data, key) < 0) {
+      result = -1;
+    }
+    Py_XDECREF(key);
+    Py_XDECREF(text);
+    if (result < 0) break;
+  }
+  Py_XDECREF(data);
+  Py_DECREF(environ);
+  return result;
+}
+
 /* Device.open(index=0, backend=None, *, batching=None) and Device(...). */
 static PyObject* hrx_py_device_open_impl(PyTypeObject* type, PyObject* args,
                                          PyObject* kwargs) {
@@ -87,7 +123,9 @@ static PyObject* hrx_py_device_open_impl(PyTypeObject* type, PyObject* args,
   if (!status && batching >= 0) hrx_device_set_batching(device, batching);
   Py_END_ALLOW_THREADS
   if (status) return hrx_py_raise(state, status);
-  return hrx_py_device_wrap(state, device);
+  PyObject* wrapped = hrx_py_device_wrap(state, device);
+  if (wrapped && hrx_py_environ_follow_budget() < 0) Py_CLEAR(wrapped);
+  return wrapped;
 }
 
 static PyObject* hrx_py_device_new(PyTypeObject* type, PyObject* args,

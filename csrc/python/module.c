@@ -157,7 +157,8 @@ static PyMethodDef hrx_py_module_methods[] = {
      "'platform', 'connections'}, in automatic selection order. "
      "library/platform name the runtime the hip backend loaded (None for "
      "host); connections describes the process's hardware connection "
-     "budget variable ({variable, value, wanted, source}; None for host)."},
+     "budget variable ({variable, value, wanted, source}; None for host). "
+     "Listing never sets that variable: opening a hip device does."},
     {"now_ns", hrx_py_now_ns, METH_NOARGS,
      "now_ns() -> int: the monotonic clock hrx times with, in ns."},
     {"bench_run", (PyCFunction)(void (*)(void))hrx_py_bench_run,

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "backend_registry.h"
 #include "backends/hip/hip_connections.h"
 #include "hrx.h"
 
@@ -321,6 +322,35 @@ static void test_connection_rule(void) {
   CHECK(strcmp(budget.source, "not applicable") == 0);
 }
 
+/* Probing the hip backend (what listing backends does) loads the runtime
+ * where one is installed (Debian's libamdhip64 without a GPU here) and
+ * leaves the environment alone: only opening a device applies the budget. */
+static void test_probe_leaves_the_budget_alone(void) {
+  unsetenv("CUDA_DEVICE_MAX_CONNECTIONS");
+  unsetenv("GPU_MAX_HW_QUEUES");
+  unsetenv("HRX_CONNECTION_BUDGET_SET");
+  char reason[1024];
+  bool available = hrx_backend_probe("hip", reason, sizeof(reason));
+  CHECK(getenv("CUDA_DEVICE_MAX_CONNECTIONS") == NULL);
+  CHECK(getenv("GPU_MAX_HW_QUEUES") == NULL);
+  CHECK(getenv("HRX_CONNECTION_BUDGET_SET") == NULL);
+  setenv("GPU_MAX_HW_QUEUES", "3", 1);
+  hrx_backend_probe("hip", reason, sizeof(reason));
+  CHECK(strcmp(getenv("GPU_MAX_HW_QUEUES"), "3") == 0);
+  unsetenv("GPU_MAX_HW_QUEUES");
+  /* Without a hip device the automatic choice opens host and applies
+   * nothing. */
+  const char* chosen = getenv("HRX_BACKEND");
+  if (!available && !(chosen && *chosen)) {
+    hrx_device_t* device = NULL;
+    CHECK_OK(hrx_device_open(NULL, 0, &device));
+    CHECK(getenv("CUDA_DEVICE_MAX_CONNECTIONS") == NULL);
+    CHECK(getenv("GPU_MAX_HW_QUEUES") == NULL);
+    CHECK(getenv("HRX_CONNECTION_BUDGET_SET") == NULL);
+    if (device) hrx_device_release(device);
+  }
+}
+
 /* Under the fault wrapper (HRX_FAULTS) lane and reserved queues are
  * created through it: a refused one leaves nothing, the next works and
  * keeps its lane's native priority; queue queries pass through. */
@@ -375,6 +405,7 @@ int main(void) {
   test_policy_setting();
   test_stats_and_least_loaded();
   test_connection_rule();
+  test_probe_leaves_the_budget_alone();
   test_fault_wrapper_forwards();
   printf("%d passed, %d failed\n", hrx_test_passed, hrx_test_failed);
   return hrx_test_failed ? 1 : 0;

@@ -37,7 +37,7 @@ typedef struct hrx_hip_device_s {
   pthread_mutex_t context_mutex;
   atomic_bool context_ready;
   int connections_wanted;
-  hrx_connection_budget_t connections;  /* as applied; valid once ready */
+  hrx_connection_budget_t connections;  /* as applied by device_open */
   bool priority_range;          /* the runtime reported one */
   int priority_least;           /* numerically largest (CUDA: 0) */
   int priority_greatest;        /* numerically smallest (H200: -5) */
@@ -75,8 +75,7 @@ static hrx_status_t hrx_hip_activate(hrx_hip_device_t* device) {
   hrx_status_t status = NULL;
   pthread_mutex_lock(&device->context_mutex);
   if (!atomic_load(&device->context_ready)) {
-    /* The budget was applied when the runtime loaded (hip_dynamic.c). */
-    device->connections = hrx_hip_rt.load_connections;
+    /* The budget was applied by device_open, before the context. */
     device->connections.wanted = device->connections_wanted;
     status = hrx_hip_make_current(device->index);
     if (!status && hrx_hip_rt.sym.DeviceGetStreamPriorityRange) {
@@ -261,13 +260,31 @@ static hrx_status_t hrx_hip_device_open(int index,
                            "hip device %d does not exist (%d devices)", index,
                            count);
   }
-  /* NVIDIA: no context yet (hrx_hip_activate). AMD: the runtime read its
-   * budget when it loaded; the device is made current for hipMemGetInfo. */
-  if (!hrx_hip_nvidia()) HRX_RETURN_IF_ERROR(hrx_hip_make_current(index));
   hrx_hip_device_t* device = calloc(1, sizeof(*device));
   if (!device) {
     return hrx_make_status(HRX_STATUS_OUT_OF_MEMORY,
                            "cannot allocate a hip device");
+  }
+  /* Opening a device is what applies the connection budget (listing
+   * backends never does), now, before this device's native context exists:
+   * NVIDIA creates it in hrx_hip_activate, AMD when the device is made
+   * current below. AMD: sized for the default pool. NVIDIA: the driver's
+   * maximum, since priority lanes and reserved queues only help when
+   * streams get connections of their own. A value the user set is kept. */
+  hrx_hip_connections_apply(
+      hrx_hip_rt.platform->id,
+      hrx_hip_nvidia()
+          ? HRX_HIP_CUDA_MAX_CONNECTIONS
+          : HRX_CONNECTIONS_WANTED(HRX_DEFAULT_STREAM_QUEUE_COUNT),
+      &device->connections);
+  /* NVIDIA: no context yet (hrx_hip_activate). AMD: the device is made
+   * current for hipMemGetInfo. */
+  if (!hrx_hip_nvidia()) {
+    hrx_status_t current = hrx_hip_make_current(index);
+    if (current) {
+      free(device);
+      return current;
+    }
   }
   device->base.vtable = &hrx_hip_vtable;
   device->index = index;
@@ -421,12 +438,8 @@ static void hrx_hip_query_connections(hrx_backend_device_t* base,
                                       hrx_connection_budget_t* out_budget) {
   hrx_hip_device_t* device = hrx_hip_device_cast(base);
   pthread_mutex_lock(&device->context_mutex);
-  if (atomic_load(&device->context_ready)) {
-    *out_budget = device->connections;
-  } else {
-    *out_budget = hrx_hip_rt.load_connections;
-    out_budget->wanted = device->connections_wanted;
-  }
+  *out_budget = device->connections;
+  out_budget->wanted = device->connections_wanted;
   pthread_mutex_unlock(&device->context_mutex);
 }
 
