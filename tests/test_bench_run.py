@@ -3,10 +3,14 @@ the schema (the lines a sweep would record)."""
 import json
 import os
 import subprocess
+from pathlib import Path
 
 import pytest
 from conftest_bench import bench_command, child_env
 
+import hrx
+from hrx.bench.config import QUICK
+from hrx.bench.provenance import source_commit
 from hrx.bench.record import REFERENCE_KEYS
 from hrx.bench.schema import validate
 
@@ -39,6 +43,34 @@ def test_run_line_is_valid(run_line):
     assert line["queues_used"] == queues
     assert line["sizes"]["bulk_bytes"] == 65536 and line["sizes"]["small_copies"] == 16
     assert line["sizes"]["lanes"] == 16 and line["sizes"]["retained_streams"] == 16
+
+
+def test_the_size_rule_gives_the_host_backend_the_quick_sizes():
+    done = subprocess.run(bench_command("run", "2", "2", "--backend", "host", "--small-copies",
+                                        "16", "--warmup", "1"),
+                          env=child_env(), capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    line = json.loads(done.stdout)
+    validate(line)
+    assert line["size_rule"] == "auto"
+    expected = dict(QUICK.as_dict(), small_copies=16, warmup=1, samples=2, preset="custom")
+    assert line["sizes"] == expected
+    assert line["hrx_version"] == hrx.__version__
+    assert line["git_commit"] == source_commit()[0]
+    head = _checkout_head()
+    if head and not os.environ.get("HRX_EXPECT_SANITIZED"):
+        # Built from this checkout (`make test` installs it): the commit is known.
+        assert line["git_commit"] == head
+
+
+def _checkout_head():
+    root = Path(__file__).resolve().parent.parent
+    top = subprocess.run(["git", "-C", str(root), "rev-parse", "--show-toplevel"],
+                         capture_output=True, text=True, check=False)
+    if top.returncode or Path(top.stdout.strip()).resolve() != root:
+        return None
+    return subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True,
+                          text=True, check=True).stdout.strip()
 
 
 def test_run_line_records_environment_and_memory(run_line):
