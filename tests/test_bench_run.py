@@ -3,10 +3,9 @@ the schema (the lines a sweep would record)."""
 import json
 import os
 import subprocess
-from pathlib import Path
 
 import pytest
-from conftest_bench import bench_command, child_env
+from conftest_bench import bench_command, checkout_head, child_env
 
 import hrx
 from hrx.bench.config import QUICK
@@ -57,20 +56,11 @@ def test_the_size_rule_gives_the_host_backend_the_quick_sizes():
     assert line["sizes"] == expected
     assert line["hrx_version"] == hrx.__version__
     assert line["git_commit"] == source_commit()[0]
-    head = _checkout_head()
+    head = checkout_head()
     if head and not os.environ.get("HRX_EXPECT_SANITIZED"):
         # Built from this checkout (`make test` installs it): the commit is known.
         assert line["git_commit"] == head
 
-
-def _checkout_head():
-    root = Path(__file__).resolve().parent.parent
-    top = subprocess.run(["git", "-C", str(root), "rev-parse", "--show-toplevel"],
-                         capture_output=True, text=True, check=False)
-    if top.returncode or Path(top.stdout.strip()).resolve() != root:
-        return None
-    return subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True,
-                          text=True, check=True).stdout.strip()
 
 
 def test_run_line_records_environment_and_memory(run_line):

@@ -14,20 +14,11 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from conftest_bench import checkout_head
 
 pytestmark = pytest.mark.python_only
 
 ROOT = Path(__file__).resolve().parent.parent
-
-
-def _git_head():
-    done = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "HEAD"], capture_output=True,
-                          text=True, check=False)
-    top = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--show-toplevel"],
-                         capture_output=True, text=True, check=False)
-    if done.returncode or Path(top.stdout.strip()).resolve() != ROOT:
-        return None
-    return done.stdout.strip()
 
 
 @pytest.fixture(scope="module")
@@ -65,7 +56,7 @@ def test_the_sdist_holds_the_sources_license_and_commit(built):
             assert needed in names, needed
         prefix = archive.getnames()[0].split("/")[0]
         info = archive.extractfile(f"{prefix}/hrx/_build_info.py").read().decode()
-    head = _git_head()
+    head = checkout_head()
     if head:
         assert f"GIT_COMMIT = {head!r}" in info
 
@@ -108,7 +99,7 @@ def test_the_wheel_works_in_a_fresh_environment(built, tmp_path):
     assert done.returncode == 0, done.stderr[-4000:]
     version, total, commit = done.stdout.split()
     assert (version, total) == (_version(), "28")
-    assert commit == (_git_head() or "None")
+    assert commit == (checkout_head() or "None")
 
 
 def test_importing_the_checkout_without_the_extension_says_what_to_run(tmp_path):

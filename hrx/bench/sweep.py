@@ -21,6 +21,14 @@ cannot take a line (a full disk), the partial line is removed and
 ResultsFileError is raised. In every case the file holds whole lines only,
 and ``resume=True`` later skips every (queues, repeat, driver) that it
 records as successful.
+
+Before any run. The output file must not hold lines already unless the
+call resumes that sweep or appends to it (else one table would silently
+mix two sweeps); resume needs the file. One fresh process opens the device
+as the children will (``hrx-bench describe``): an unknown backend or a
+missing device fails the sweep there, with that process's own error, and
+its ``info`` gives the first lines printed (device, runtime, why that
+backend) and the backend the size rule applies to.
 """
 from __future__ import annotations
 
