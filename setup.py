@@ -3,9 +3,12 @@ records the git commit the package is built from in hrx/_build_info.py.
 
 The commit comes from git when the source tree is a git checkout; an sdist
 carries the file written when the sdist was made, so a wheel built from it
-records the same commit. A tree with neither records None."""
+records the same commit. A copy of the tree without either (e.g. a working
+tree copied to a machine without git) takes HRX_SOURCE_COMMIT (40 hex
+digits) from the environment; otherwise it records None."""
 import glob
 import os
+import re
 import subprocess
 
 from setuptools import Extension, setup
@@ -46,6 +49,16 @@ def _recorded_info():
     return values.get("GIT_COMMIT"), values.get("GIT_DIRTY")
 
 
+def _environment_commit():
+    value = os.environ.get("HRX_SOURCE_COMMIT", "").strip()
+    if not value:
+        return None
+    if not re.fullmatch(r"[0-9a-f]{40}", value):
+        raise SystemExit(f"HRX_SOURCE_COMMIT must be a full commit id (40 hex digits), "
+                         f"got {value!r}")
+    return value
+
+
 def build_info():
     """(commit, dirty) of the source being built."""
     top = _git("rev-parse", "--show-toplevel")
@@ -54,7 +67,10 @@ def build_info():
         status = _git("status", "--porcelain", "--untracked-files=no")
         if commit:
             return commit, (bool(status) if status is not None else None)
-    return _recorded_info()
+    recorded = _recorded_info()
+    if recorded[0]:
+        return recorded
+    return _environment_commit(), None
 
 
 def write_build_info(directory):
@@ -91,4 +107,6 @@ extension = Extension(
     libraries=["dl", "pthread"],
 )
 
-setup(ext_modules=[extension], cmdclass={"build_py": BuildPyWithInfo, "sdist": SdistWithInfo})
+if __name__ == "__main__":
+    setup(ext_modules=[extension],
+          cmdclass={"build_py": BuildPyWithInfo, "sdist": SdistWithInfo})

@@ -117,3 +117,21 @@ def test_importing_the_checkout_without_the_extension_says_what_to_run(tmp_path)
     last = done.stderr.strip().splitlines()[-1]
     assert last.startswith("ImportError: hrx's C extension hrx._hrx cannot be imported")
     assert "pip install -e ." in last and str(checkout) in last
+
+
+def test_a_tree_without_git_takes_the_commit_from_the_environment(tmp_path, monkeypatch):
+    import runpy
+
+    shutil.copy(ROOT / "setup.py", tmp_path / "setup.py")
+    module = runpy.run_path(str(tmp_path / "setup.py"), run_name="hrx_setup")
+    monkeypatch.delenv("HRX_SOURCE_COMMIT", raising=False)
+    assert module["build_info"]() == (None, None)
+    monkeypatch.setenv("HRX_SOURCE_COMMIT", "ab" * 20)
+    assert module["build_info"]() == ("ab" * 20, None)
+    monkeypatch.setenv("HRX_SOURCE_COMMIT", "HEAD")
+    with pytest.raises(SystemExit, match="40 hex digits"):
+        module["build_info"]()
+    monkeypatch.setenv("HRX_SOURCE_COMMIT", "ab" * 20)
+    module["write_build_info"](str(tmp_path))   # as an sdist carries it
+    monkeypatch.setenv("HRX_SOURCE_COMMIT", "cd" * 20)
+    assert module["build_info"]() == ("ab" * 20, None)   # the sdist's record wins
