@@ -15,7 +15,20 @@ from hrx.bench.schema import is_error_line, schema_errors
 pytestmark = pytest.mark.python_only
 
 ROOT = Path(__file__).resolve().parent.parent
-FILES = sorted((ROOT / "bench" / "results").rglob("*.jsonl"))
+
+
+def _recorded_files():
+    """The committed results files (in a git checkout: the tracked ones, not
+    a sweep that ``make bench`` just wrote beside them)."""
+    tracked = subprocess.run(["git", "-C", str(ROOT), "ls-files", "-z", "bench/results"],
+                             capture_output=True, text=True, check=False)
+    if tracked.returncode == 0 and tracked.stdout:
+        names = [name for name in tracked.stdout.split("\0") if name.endswith(".jsonl")]
+        return sorted(ROOT / name for name in names)
+    return sorted((ROOT / "bench" / "results").rglob("*.jsonl"))
+
+
+FILES = _recorded_files()
 
 
 def _full_history() -> bool:
