@@ -57,8 +57,10 @@ test-python-asan: $(VPY)
 	rm -rf $(ASAN_PKG) build/asan-tmp
 	mkdir -p $(ASAN_PKG)
 	cp -r hrx $(ASAN_PKG)/
+	# An in-place extension (pip install -e .) must not pass for the build.
+	rm -f $(ASAN_PKG)/hrx/*.so
 	CFLAGS="-O1 -g -fno-omit-frame-pointer $(SANITIZE) -fno-sanitize-recover=undefined" \
-	  LDFLAGS="$(SANITIZE)" $(VPY) setup.py -q build_ext \
+	  LDFLAGS="$(SANITIZE)" $(VPY) setup.py -q build_ext --force \
 	  --build-lib $(ASAN_PKG) --build-temp build/asan-tmp
 	cd tests && LD_PRELOAD="$$($(CC) -print-file-name=libasan.so)" \
 	  ASAN_OPTIONS=detect_leaks=0:allocator_may_return_null=1 \
