@@ -84,7 +84,7 @@ hrx_status_t hrx_backend_select(const char* name, int index,
     return NULL;
   }
   /* Automatic: the first backend that has the device. */
-  char reasons[1024] = "";
+  char reasons[2048] = "";
   for (int i = 0; i < HRX_BACKEND_COUNT; ++i) {
     hrx_status_t status = hrx_backend_check(hrx_backends[i], index);
     if (!status) {

@@ -127,7 +127,7 @@ typedef struct hrx_device_info_s {
   /* How the backend was chosen when the live device was created: "backend
    * argument", "HRX_BACKEND", or "automatic" followed by why each earlier
    * backend was passed over (so a fallback to host is never silent). */
-  char selection[512];
+  char selection[2048];
   /* How a batch of small commands reaches the device (see
    * hrx_device_set_batching): "one ring slot per batch" (host), "PTX from
    * libnvrtc.so.13 for compute_90" (hip), or why there is no batch kernel
