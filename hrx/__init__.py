@@ -36,6 +36,35 @@ def _advertise_site_dirs() -> None:
 
 _advertise_site_dirs()
 
+from hrx._version import __version__  # noqa: E402
+
+
+def _missing_extension(error: ModuleNotFoundError) -> ImportError:
+    """The error for a package whose C extension is not built: most often
+    Python started in the source checkout, whose ``hrx`` directory shadows
+    the installed one."""
+    here = _os.path.dirname(_os.path.abspath(__file__))
+    checkout = _os.path.dirname(here)
+    if _os.path.exists(_os.path.join(checkout, "setup.py")):
+        advice = (f"{here} is the source checkout's hrx, which has no built extension. "
+                  f"Build it in place with `pip install -e .` in {checkout}, or start "
+                  f"Python outside {checkout} to use an installed hrx (`pip install .`).")
+    else:
+        advice = (f"the package at {here} is incomplete; reinstall it "
+                  f"(`pip install --force-reinstall hrx`).")
+    message = f"hrx's C extension hrx._hrx cannot be imported: {advice}"
+    return ImportError(message, name="hrx._hrx", path=here)
+
+
+try:
+    import importlib as _importlib
+
+    _importlib.import_module("hrx._hrx")
+except ModuleNotFoundError as _error:
+    if _error.name != "hrx._hrx":
+        raise
+    raise _missing_extension(_error) from None
+
 from hrx._hrx import (  # noqa: E402
     DEFAULT_STREAM_QUEUE_COUNT,
     MAX_RESERVED_QUEUES,
@@ -66,7 +95,16 @@ from hrx import _hrx as _ext  # noqa: E402
 # host callbacks still queued then are skipped.
 _atexit.register(_ext._interpreter_exiting)
 
-__version__ = "0.1.0"
+
+def __getattr__(name: str):
+    """``hrx.bench`` without importing it first (loaded on first use: it
+    imports numpy and the benchmark's modules, which the runtime does not
+    need)."""
+    if name == "bench":
+        import importlib
+
+        return importlib.import_module("hrx.bench")
+    raise AttributeError(f"module 'hrx' has no attribute {name!r}")
 
 __all__ = [
     "DEFAULT_STREAM_QUEUE_COUNT",

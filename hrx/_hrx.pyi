@@ -132,7 +132,9 @@ class DeviceError(Error, RuntimeError):
 # ------------------------------------------------------------------ functions
 
 def backends() -> list[_BackendReport]:
-    """Every compiled-in backend, in automatic-selection order, probed."""
+    """Every compiled-in backend, in automatic-selection order, probed.
+    Probing never changes the environment: the connection budget is applied
+    by opening a hip device (docs/lanes.md)."""
 
 def now_ns() -> int:
     """The monotonic clock hrx times with, in nanoseconds."""

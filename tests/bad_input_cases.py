@@ -1027,7 +1027,7 @@ def markdown() -> str:
         "Each row's buffers `a` and `b` (and, for foreign-device rows, a buffer",
         "of a second device) hold known bytes before the call; after it, the",
         "test checks that the device's count of commands handed to native",
-        "queues (`Device._commands_submitted()`, a test hook) did not move,",
+        "queues (`_testing_commands_submitted`, a hook of the testing build) did not move,",
         "then synchronizes and checks that those bytes, `device.pool_info()`",
         "and any output buffer are unchanged, and that the exception's type",
         "is exactly the one listed. Rows that need a prepared object (a",

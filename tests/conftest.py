@@ -22,6 +22,13 @@ import pytest
 os.environ.setdefault("HRX_HOST_DEVICE_COUNT", "2")
 
 import hrx  # noqa: E402
+import hrx._hrx  # noqa: E402
+
+if not hasattr(hrx._hrx, "_testing_live_native_objects"):
+    pytest.exit(f"{hrx._hrx.__file__} is not the testing build of the "
+                "extension: the tests need its fault injection and hooks. "
+                "`make test` builds it into build/testing (make "
+                "testing-build) and puts it first on PYTHONPATH.", returncode=4)
 
 QUEUE_COUNTS = (1, 2, 4, 8, 16)
 

@@ -4,6 +4,7 @@ environment a child process needs to import this source tree."""
 from __future__ import annotations
 
 import os
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any, Dict, List, Optional
@@ -31,6 +32,19 @@ def child_env(**extra: str) -> Dict[str, str]:
         [package_root()] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p])
     env.update(extra)
     return env
+
+
+def checkout_head() -> Optional[str]:
+    """The commit of the git checkout this test tree belongs to, or None
+    (an unpacked sdist, a tree without git)."""
+    root = Path(__file__).resolve().parent.parent
+    top = subprocess.run(["git", "-C", str(root), "rev-parse", "--show-toplevel"],
+                         capture_output=True, text=True, check=False)
+    if top.returncode or Path(top.stdout.strip()).resolve() != root:
+        return None
+    head = subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True,
+                          text=True, check=False)
+    return head.stdout.strip() if head.returncode == 0 else None
 
 
 def bench_command(*args: str) -> List[str]:

@@ -47,14 +47,37 @@ def test_batching_switch_is_a_setting_of_the_live_device(fresh):
     assert out.split() == ["True", "False", "False", "True", "True"]
 
 
-def test_environment_turns_batching_off_for_new_devices(fresh):
+@pytest.mark.parametrize("off", ["0", "00"])
+def test_environment_turns_batching_off_for_new_devices(fresh, off):
     out = fresh("""
         d = hrx.Device.open(backend=backend)
         print(d.batching)
         d.set_batching(True)
         print(d.batching)
-    """, env={"HRX_BATCHING": "0"})
+    """, env={"HRX_BATCHING": off})
     assert out.split() == ["False", "True"]
+
+
+@pytest.mark.parametrize("value", ["1", "01", ""])
+def test_one_or_empty_leaves_batching_on(fresh, value):
+    out = fresh("print(hrx.Device.open(backend=backend).batching)",
+                env={"HRX_BATCHING": value})
+    assert out.split() == ["True"]
+
+
+@pytest.mark.parametrize("name, value", [
+    ("HRX_BATCHING", "2"), ("HRX_BATCHING", "off"), ("HRX_BATCHING", " 0"),
+    ("HRX_BATCH_DELAY_US", "0"), ("HRX_BATCH_MAX_COMMANDS", "1"),
+    ("HRX_BATCH_MAX_COPY_BYTES", "64k")])
+def test_a_malformed_variable_is_refused_naming_it(fresh, name, value):
+    out = fresh("""
+        try:
+            hrx.Device.open(backend=backend)
+        except hrx.InvalidArgumentError as error:
+            print(error)
+    """, env={name: value})
+    assert out.startswith(f"{name} must be an integer from "), out
+    assert f"got '{value}'" in out
 
 
 @pytest.mark.parametrize("bad", [1, 0, "on", None, 1.0])

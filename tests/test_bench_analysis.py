@@ -12,6 +12,8 @@ from hrx.bench.analysis import (
 )
 from hrx.bench.table import group_lines
 
+pytestmark = pytest.mark.python_only
+
 
 def _group(spec):
     """spec: {queues: [(threads, idle_p95_us), ...one per run]}"""

@@ -8,6 +8,8 @@ from conftest_bench import REFERENCE_FILE, REFERENCE_ROWS, bench_command, child_
 
 from hrx.bench.cli import build_parser, main, parse_size
 
+pytestmark = pytest.mark.python_only
+
 
 @pytest.mark.parametrize("text, value", [("4096", 4096), ("4K", 4096), ("4KiB", 4096),
                                          ("32M", 32 << 20), ("32MiB", 32 << 20), ("1G", 1 << 30)])

@@ -1,6 +1,10 @@
 """hrx-bench compare: ratios of a driver's medians to a baseline's."""
+import pytest
+
 from hrx.bench.cli import main
 from hrx.bench.compare import compare_groups, format_comparison
+
+pytestmark = pytest.mark.python_only
 
 
 def line(driver, queues, one_thread, idle_p95, *, sizes=None):

@@ -1,11 +1,10 @@
-"""Notebook use of the benchmark: Results renders as HTML and plots as a
-matplotlib figure; the example notebook-script runs a small sweep."""
+"""Notebook use of the benchmark: Results renders as HTML, exports a
+DataFrame and plots as a matplotlib figure; hrx.bench is an attribute of
+hrx. The example notebook itself runs in test_example_notebook.py."""
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 from conftest_bench import REFERENCE_FILE, child_env, summary_line
@@ -13,7 +12,7 @@ from conftest_bench import REFERENCE_FILE, child_env, summary_line
 from hrx.bench.plot import PlotUnavailable
 from hrx.bench.results import Results, load
 
-ROOT = Path(__file__).resolve().parent.parent
+pytestmark = pytest.mark.python_only
 
 
 def _workload_lines():
@@ -74,23 +73,52 @@ def test_plot_without_matplotlib(monkeypatch):
 def test_html_shows_median_and_range_per_column():
     html = Results(_workload_lines())._repr_html_()
     assert html.count("<tr>") == 1 + 3      # header and three queue counts
-    assert "Workload round, ms" in html and "4.010" in html
-    assert "Recommended default" in html
+    assert "Workload round, ms" in html
+    # Each cell: the median of the runs, then their min-max range.
+    for low, high in (("4.010", "4.020"), ("2.010", "2.020"), ("1.010", "1.020")):
+        assert f"{low}<br><small>{low}–{high}</small>" in html
+    assert "<b>Recommended default: 1 queue.</b>" in html
+    assert "<pre>" not in html                # wraps: no preformatted long lines
 
 
-def test_example_notebook_script_runs_a_small_sweep(tmp_path):
-    out = tmp_path / "nb.jsonl"
-    env = child_env(HRX_BACKEND="host", HRX_EXAMPLE_QUEUES="1,2", HRX_EXAMPLE_REPEATS="1",
-                    HRX_EXAMPLE_SAMPLES="2", HRX_EXAMPLE_TINY="1", HRX_EXAMPLE_OUT=str(out),
-                    HRX_EXAMPLE_WORKLOAD=str(ROOT / "bench/examples/copy_workload.py:round"))
-    done = subprocess.run([sys.executable, "-P", str(ROOT / "bench/examples/quick_sweep.py")],
-                          capture_output=True, text=True, env=env, timeout=300, cwd=tmp_path)
+def test_html_lists_failed_runs_with_the_childs_error():
+    error = {"error": "the child exited with status 1", "queues": 2, "repeat": 1,
+             "driver": "native", "returncode": 1, "timestamp": "2026-11-29T12:00:00Z",
+             "stderr_tail": "Traceback ...\nhrx.InvalidArgumentError: unknown backend 'cuda'\n\n"}
+    results = Results(_workload_lines() + [error])
+    expected = ("the child exited with status 1: hrx.InvalidArgumentError: unknown backend "
+                "'cuda'")
+    assert expected in results.table()
+    assert expected.replace("'", "&#x27;") in results._repr_html_()
+
+
+def test_unknown_group_names_the_groups():
+    results = Results(_workload_lines())
+    label = results.groups[0].label
+    with pytest.raises(KeyError, match="no group is labelled 'native'") as caught:
+        results.recommend(group="native")
+    assert label in str(caught.value)
+    assert results.recommend(group=label).queues == 1
+
+
+def test_to_dataframe_has_a_row_per_run():
+    pytest.importorskip("pandas")
+    frame = Results(_workload_lines() + [summary_line(8, target="other")]).to_dataframe()
+    assert len(frame) == 7
+    assert list(frame.columns[:6]) == ["group", "queues", "repeat", "driver", "backend", "target"]
+    workload = frame[frame["queues"] <= 4].sort_values(["queues", "repeat"])
+    assert list(workload["Workload round, ms"]) == [4.01, 4.02, 2.01, 2.02, 1.01, 1.02]
+    assert frame["Bulk GB/s"].tolist() == [200.0] * 7
+
+
+def test_to_dataframe_without_pandas_says_how_to_get_it(monkeypatch):
+    monkeypatch.setitem(sys.modules, "pandas", None)
+    with pytest.raises(ImportError, match="pip install"):
+        Results(_workload_lines()).to_dataframe()
+
+
+def test_hrx_bench_is_an_attribute_of_hrx():
+    done = subprocess.run([sys.executable, "-c", "import hrx; print(hrx.bench.sweep.__module__)"],
+                          capture_output=True, text=True, env=child_env(), timeout=120)
     assert done.returncode == 0, done.stderr
-    assert "Recommended default" in done.stdout
-    assert "Workload round, ms" in done.stdout
-    assert len(load(out).records) == 2
-    try:
-        import matplotlib  # noqa: F401
-        assert os.path.getsize(out.with_suffix(".png")) > 0
-    except ImportError:
-        assert "pip install" in done.stdout
+    assert done.stdout.strip() == "hrx.bench.sweep"

@@ -23,6 +23,8 @@ from hrx.bench.schema import (
     validate,
 )
 
+pytestmark = pytest.mark.python_only
+
 REFERENCE = [json.loads(text) for text in REFERENCE_FILE.read_text().splitlines()]
 
 
@@ -135,7 +137,42 @@ def test_error_lines_have_their_own_schema():
              "returncode": -9, "stderr_tail": "", "timestamp": "2026-11-29T12:00:00Z"}
     validate(error)
     assert schema_errors(dict(error, returncode="x"), use_jsonschema=False)
-    assert RESULT_SCHEMA["required"] and ERROR_SCHEMA["required"]
+
+
+@pytest.mark.parametrize("schema, line", [(RESULT_SCHEMA, None), (ERROR_SCHEMA, "error")],
+                         ids=["result", "error"])
+def test_every_required_key_is_checked(schema, line):
+    """Each required key, removed from a valid line, makes the line invalid
+    with a message naming it; the provenance keys are among them."""
+    valid = (dict(ERROR_LINE) if line == "error" else json.loads(dumps_line(_record())))
+    assert not schema_errors(valid, use_jsonschema=False)
+    for key in schema["required"]:
+        if key == "error":
+            continue    # the key that makes a line an error line
+        broken = copy.deepcopy(valid)
+        del broken[key]
+        errors = schema_errors(broken, use_jsonschema=False)
+        assert any(key in error for error in errors), (key, errors)
+    if line is None:
+        assert {"hrx_version", "git_commit", "sizes", "timestamp"} <= set(schema["required"])
+    else:
+        assert {"error", "queues", "repeat", "driver"} <= set(schema["required"])
+
+
+ERROR_LINE = {"error": "timed out after 5 s", "queues": 4, "repeat": 1, "driver": "native",
+              "returncode": -9, "stderr_tail": "", "timestamp": "2026-11-29T12:00:00Z"}
+
+
+@pytest.mark.parametrize("use_jsonschema", [True, False], ids=["jsonschema", "builtin"])
+def test_size_rule_and_committed_in(use_jsonschema):
+    if use_jsonschema:
+        pytest.importorskip("jsonschema")
+    line = json.loads(dumps_line(_record(extra={"size_rule": "auto"})))
+    assert not schema_errors(line, use_jsonschema=use_jsonschema)
+    assert schema_errors(dict(line, size_rule="tiny"), use_jsonschema=use_jsonschema)
+    marked = dict(line, git_commit=None, committed_in="a" * 40)
+    assert not schema_errors(marked, use_jsonschema=use_jsonschema)
+    assert schema_errors(dict(marked, committed_in="HEAD"), use_jsonschema=use_jsonschema)
 
 
 def test_reference_lines_are_not_full_records():

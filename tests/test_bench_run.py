@@ -5,8 +5,11 @@ import os
 import subprocess
 
 import pytest
-from conftest_bench import bench_command, child_env
+from conftest_bench import bench_command, checkout_head, child_env
 
+import hrx
+from hrx.bench.config import QUICK
+from hrx.bench.provenance import source_commit
 from hrx.bench.record import REFERENCE_KEYS
 from hrx.bench.schema import validate
 
@@ -39,6 +42,25 @@ def test_run_line_is_valid(run_line):
     assert line["queues_used"] == queues
     assert line["sizes"]["bulk_bytes"] == 65536 and line["sizes"]["small_copies"] == 16
     assert line["sizes"]["lanes"] == 16 and line["sizes"]["retained_streams"] == 16
+
+
+def test_the_size_rule_gives_the_host_backend_the_quick_sizes():
+    done = subprocess.run(bench_command("run", "2", "2", "--backend", "host", "--small-copies",
+                                        "16", "--warmup", "1"),
+                          env=child_env(), capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    line = json.loads(done.stdout)
+    validate(line)
+    assert line["size_rule"] == "auto"
+    expected = dict(QUICK.as_dict(), small_copies=16, warmup=1, samples=2, preset="custom")
+    assert line["sizes"] == expected
+    assert line["hrx_version"] == hrx.__version__
+    assert line["git_commit"] == source_commit()[0]
+    head = checkout_head()
+    if head and not os.environ.get("HRX_EXPECT_SANITIZED"):
+        # Built from this checkout (`make test` installs it): the commit is known.
+        assert line["git_commit"] == head
+
 
 
 def test_run_line_records_environment_and_memory(run_line):

@@ -5,6 +5,8 @@ import pytest
 
 from hrx.bench.stats import median, p95, percentile, rank
 
+pytestmark = pytest.mark.python_only
+
 
 def test_fifteen_samples_median_is_eighth_and_p95_is_max():
     values = list(range(1, 16))

@@ -12,11 +12,15 @@ import pytest
 from conftest_bench import bench_command, child_env
 
 from hrx.bench import sweep
-from hrx.bench.config import QUICK
+from dataclasses import replace
+
+from hrx.bench.config import DEFAULT, QUICK, automatic_preset, check_size_rule, resolve_rule
 from hrx.bench.fake import mode_for
 from hrx.bench.lines import append_line, read_lines
 from hrx.bench.schema import schema_errors
-from hrx.bench.sweep import REFERENCE_ORDERS, Step, child_command, orders, plan
+from hrx.bench.sweep import REFERENCE_ORDERS, Step, SweepError, child_command, orders, plan
+
+pytestmark = pytest.mark.python_only
 
 TINY = {"small_copies": 2, "bulk_bytes": 4096, "bulk_copies": 1, "loaded_copies": 1,
         "warmup": 1}
@@ -210,3 +214,106 @@ def test_cli_sweep_reports_progress_and_fails_on_errors(tmp_path):
     assert "[2/2] repeat 1/1  queues  2  native  FAILED" in done.stderr
     assert "ETA" in done.stderr
     assert "Failed runs: 1" in done.stdout
+
+
+def test_a_call_returns_only_its_own_runs(tmp_path, monkeypatch):
+    monkeypatch.setenv("HRX_BENCH_FAKE", "ok")
+    path = tmp_path / "r.jsonl"
+    first = sweep([1, 2], repeats=1, samples=3, quick=True, sizes=TINY, output=str(path),
+                  progress=False)
+    second = sweep([1, 2], repeats=1, samples=3, quick=True, sizes=TINY, output=str(path),
+                   append=True, progress=False)
+    assert len(first.records) == 2 and len(second.records) == 2
+    assert "1 per queue count" in second.table()
+    assert len(_file_lines(path)) == 4
+
+
+def test_an_output_that_holds_lines_needs_resume_or_append(tmp_path, monkeypatch):
+    monkeypatch.setenv("HRX_BENCH_FAKE", "ok")
+    path = tmp_path / "r.jsonl"
+    sweep([1], repeats=1, samples=3, quick=True, sizes=TINY, output=str(path), progress=False)
+    before = path.read_bytes()
+    with pytest.raises(SweepError, match="already holds the lines of an earlier sweep.*resume"):
+        sweep([1], repeats=1, samples=3, quick=True, sizes=TINY, output=str(path),
+              progress=False)
+    assert path.read_bytes() == before
+    path.write_text("")      # an empty file is not an earlier sweep
+    sweep([1], repeats=1, samples=3, quick=True, sizes=TINY, output=str(path), progress=False)
+    assert len(_file_lines(path)) == 1
+
+
+def test_resume_needs_the_file(tmp_path, monkeypatch):
+    monkeypatch.setenv("HRX_BENCH_FAKE", "ok")
+    with pytest.raises(SweepError, match="resume needs the results file"):
+        sweep([1], repeats=1, resume=True, progress=False)
+    missing = tmp_path / "missing.jsonl"
+    with pytest.raises(SweepError, match="does not exist"):
+        sweep([1], repeats=1, output=str(missing), resume=True, progress=False)
+    assert not missing.exists()
+    done = subprocess.run(bench_command("sweep", "--resume", "--no-progress"), env=child_env(),
+                          capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    assert done.returncode == 2 and "resume needs the results file" in done.stderr
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_an_unknown_backend_fails_before_any_child(tmp_path):
+    path = tmp_path / "r.jsonl"
+    done = subprocess.run(bench_command("sweep", "--backend", "cuda", "-o", str(path)),
+                          env=child_env(), capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2
+    assert "cannot open device 0 of backend 'cuda'" in done.stderr
+    assert "unknown backend 'cuda'; expected one of: hip, host" in done.stderr
+    assert not path.exists()
+
+
+def test_the_first_lines_name_the_device_and_the_sizes(tmp_path):
+    path = tmp_path / "r.jsonl"
+    done = subprocess.run(bench_command("sweep", "--queues", "1", "--repeats", "1", "--samples",
+                                        "2", "--backend", "host", "--small-copies", "2",
+                                        "--bulk-bytes", "4K", "--bulk-copies", "1",
+                                        "--loaded-copies", "1", "--warmup", "1", "-o", str(path)),
+                          env=child_env(), capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    first = done.stderr.splitlines()[:5]
+    assert first[0].startswith("Device: host CPU") and "backend host" in first[0]
+    assert first[1].startswith("Runtime: hrx host backend")
+    assert first[2] == "Backend chosen by: backend argument"
+    assert first[3].startswith("Sizes: custom, per lane and round 2 x 4 KiB small and "
+                               "1 x 4 KiB bulk copies")
+    assert first[3].endswith("the size rule for the host backend (a CPU device); "
+                             "--preset reference for the reference sizes")
+    assert first[4] == f"Runs: 1, each in a fresh process, one after another; results: {path}"
+    (line,) = _file_lines(path)
+    assert (line["size_rule"], line["sizes"]["preset"]) == ("auto", "custom")
+
+
+def test_a_failed_childs_own_error_is_in_the_summary(tmp_path):
+    env = child_env(HRX_BENCH_FAKE="ok,2=crash")
+    done = subprocess.run(bench_command("sweep", "--queues", "1,2", "--repeats", "1", "--quick",
+                                        "-o", str(tmp_path / "r.jsonl")),
+                          env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 1
+    reason = ("the child exited with status 3: fake child: crashing on purpose "
+              "(queues=2, repeat=1)")
+    assert f"- queues 2 repeat 1 driver native: {reason}" in done.stdout
+    assert f"    {reason}" in done.stderr      # under the progress line
+
+
+def test_children_get_the_size_choice():
+    command = child_command(Step(4, 2, "native"), QUICK, backend=None, device=0, python="py",
+                            preset="reference")
+    assert command[command.index("--preset") + 1] == "reference"
+    assert "--backend" not in command
+
+
+def test_the_size_rule():
+    assert (automatic_preset("host"), automatic_preset("hip")) == ("quick", "default")
+    assert resolve_rule("auto", "host") == QUICK
+    assert resolve_rule("auto", "hip") == DEFAULT
+    assert resolve_rule("reference", "host") == DEFAULT
+    assert resolve_rule("quick", "hip", {"samples": 4}) == replace(QUICK, samples=4)
+    assert check_size_rule("auto", quick=True) == "quick"
+    with pytest.raises(ValueError, match="contradicts"):
+        check_size_rule("reference", quick=True)
+    with pytest.raises(ValueError, match="auto, reference, quick"):
+        check_size_rule("tiny")

@@ -22,6 +22,8 @@ from hrx.bench.lines import append_line, read_lines
 from hrx.bench.schema import schema_errors
 from hrx.bench.sweep import ResultsFileError
 
+pytestmark = pytest.mark.python_only
+
 TINY = {"small_copies": 2, "bulk_bytes": 4096, "bulk_copies": 1, "loaded_copies": 1,
         "warmup": 1}
 CLI_TINY = ["--samples", "3", "--quick", "--small-copies", "2", "--bulk-bytes", "4096",

@@ -1,6 +1,8 @@
 """The table: the reference's rows from its raw data, grouping, errors."""
 import subprocess
 
+import pytest
+
 from conftest_bench import (
     REFERENCE_FILE,
     REFERENCE_ROWS,
@@ -11,6 +13,8 @@ from conftest_bench import (
 
 from hrx.bench import Results, load, table
 from hrx.bench.table import format_table, group_lines
+
+pytestmark = pytest.mark.python_only
 
 HEADER = ("| Queues | One host thread, Mcommands/s | 16 host threads, Mcommands/s | Bulk GB/s "
           "| Idle p95, µs | Loaded p95, ms | Create 16 streams, ms |")

@@ -280,3 +280,36 @@ def test_streams_state_lives_for_one_run_only(tmp_path):
         run_workload("stateful", device, streams=1, warmup=1, samples=2, function=function)
     seen = function.__globals__["seen"]
     assert [s.get("rounds", 0) for s in seen] == [0, 1, 2, 0, 1, 2]
+
+
+def test_run_takes_a_function_of_this_process():
+    calls = []
+
+    def my_round(device, streams):
+        calls.append(len(streams))
+        if not streams.state:
+            streams.state["buffers"] = [device.allocate(4096) for _ in streams]
+        for stream, buffer in zip(streams, streams.state["buffers"]):
+            stream.fill(buffer, 3)
+
+    line = run(1, 3, backend="host", quick=True, sizes=TINY, workload=my_round,
+               workload_streams=2)
+    assert schema_errors(line) == []
+    assert line["workload"]["name"] == (
+        f"{__name__}:test_run_takes_a_function_of_this_process.<locals>.my_round")
+    assert calls == [2] * (TINY["warmup"] + 3)
+    with pytest.raises(WorkloadError, match="not int"):
+        run(1, 3, backend="host", quick=True, sizes=TINY, workload=42)
+
+
+def test_sweep_refuses_a_function_and_a_main_spec_with_the_way_out(tmp_path, monkeypatch):
+    out = tmp_path / "never.jsonl"
+    with pytest.raises(WorkloadError, match="fresh Python process.*file.py|%%writefile"):
+        sweep([1], repeats=1, quick=True, backend="host", output=str(out), progress=False,
+              workload=lambda device, streams: None)
+    main = sys.modules["__main__"]
+    monkeypatch.setattr(main, "notebook_round", lambda device, streams: None, raising=False)
+    with pytest.raises(WorkloadError, match="defined in __main__.*fresh Python process"):
+        sweep([1], repeats=1, quick=True, backend="host", output=str(out), progress=False,
+              workload="__main__:notebook_round")
+    assert not out.exists()

@@ -215,3 +215,18 @@ def test_automatic_fallback_says_what_was_passed_over():
     print("ok")
     """, backend="host", env={"HRX_BACKEND": ""})
     assert out.strip() == "ok"
+
+
+def test_the_selection_keeps_a_long_reason_whole():
+    # A hip library path of 600 characters: its whole "cannot open" message
+    # reaches info["selection"] (the field once stopped at 511 characters).
+    long_path = "/nonexistent/" + "x" * 600 + "/libamdhip64.so"
+    out = run_fresh("""
+    os.environ.pop("HRX_BACKEND", None)
+    d = hrx.Device.open()
+    if d.info["backend"] == "host":
+        print(d.info["selection"])
+    """, backend="host", env={"HRX_BACKEND": "", "HRX_HIP_LIBRARY": long_path})
+    if not out.strip():
+        pytest.skip("a GPU was found: nothing was passed over")
+    assert long_path in out

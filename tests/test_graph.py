@@ -46,9 +46,13 @@ class Gate:
 
     While it blocks, the test must not free device or staging memory (drop
     a Buffer's last handle, read()): frees wait for all of the device's
-    queued work, including the blocked callback."""
+    queued work, including the blocked callback. Creating a gate collects
+    the garbage of earlier tests first: otherwise the garbage collector may
+    run inside the callback itself (its first allocations) and free a
+    buffer there, which would wait for the callback."""
 
     def __init__(self):
+        gc.collect()
         self.entered = threading.Event()
         self.opened = threading.Event()
         self.thread = None

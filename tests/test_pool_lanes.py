@@ -310,7 +310,7 @@ def _nvidia() -> bool:
 @pytest.mark.parametrize("user", [None, "8"])
 def test_nvidia_budget_applied_before_the_context(user):
     # The CUDA context must not exist before the first queue; hrx asks for
-    # the driver's maximum connections when it loads the runtime, and a
+    # the driver's maximum connections when it opens the device, and a
     # user's value is kept.
     env = {"HRX_CONNECTION_BUDGET_SET": ""}
     env["CUDA_DEVICE_MAX_CONNECTIONS"] = user or ""
@@ -345,6 +345,6 @@ def test_nvidia_budget_applied_before_the_context(user):
         assert (before_source, source, value, variable) == \
             ("user", "user", "8", "8"), out
     else:
-        # Set when the runtime loads (the driver reads it at cuInit).
+        # Set when the device opens, before its context exists.
         assert (before_source, before_value) == ("hrx", "32"), out
         assert (source, value, variable) == ("hrx", "32", "32"), out

@@ -1,10 +1,14 @@
 """Streams stay independent: a read waits only for its own stream (its
 staging comes from a pool, never allocated or freed on the read path), an
 event can be recorded while a producer of the same stream waits for queue
-space, Stream.flush() publishes without an event, and batching really
+space (also while that queue is held shut by a gate, as are other streams'
+synchronize and the flusher's timed flush of other streams),
+Stream.flush() publishes without an event, and batching really
 publishes fewer native operations than it accepts commands. Ordering is
 checked, not time: figures live in bench/scripts/read_latency.py."""
 from __future__ import annotations
+
+import textwrap
 
 
 def test_a_read_does_not_wait_for_another_streams_backlog(fresh):
@@ -107,11 +111,11 @@ def test_batching_publishes_fewer_native_operations_than_commands(fresh):
             s.synchronize()
             counts = hrx._hrx._testing_live_native_objects
             native0 = counts()["native_commands"]
-            accepted0 = dev._commands_submitted()
+            accepted0 = hrx._hrx._testing_commands_submitted(dev)
             for _ in range(2000):
                 s.copy(b, a)
             s.synchronize()
-            figures[batching] = (dev._commands_submitted() - accepted0,
+            figures[batching] = (hrx._hrx._testing_commands_submitted(dev) - accepted0,
                                  counts()["native_commands"] - native0)
             for obj in (s, a, b, dev):
                 obj.close()
@@ -123,3 +127,119 @@ def test_batching_publishes_fewer_native_operations_than_commands(fresh):
         print(json.dumps({"native with batching": native_on}))
     """, env={"HRX_FAULTS": "none"}, timeout=120)
     assert "native with batching" in out
+
+
+# A stream whose queue is held shut: its native queue waits for an event
+# recorded after a graph callback that blocks until `gate` is set, and a
+# producer thread (batching on) is blocked on the queue's full ring
+# (capacity 2) behind it.
+# The gate stays shut for as long as the observer is given, so an observer
+# that waits behind the producer cannot finish in time; it is opened
+# afterwards so every thread ends.
+GATED_STREAM = """
+    import threading, time
+    gate = threading.Event()
+    dev = hrx.Device.open(0, backend=backend, batching=True)
+    dev.set_stream_queue_count(4)
+    held, gatekeeper, other = dev.stream(), dev.stream(), dev.stream()
+    assert len({held.queue_index, gatekeeper.queue_index,
+                other.queue_index}) == 3
+    src = dev.allocate(4096); dst = dev.allocate(4096)
+    g = hrx.Graph(dev); g.callback(lambda: gate.wait(60))
+    launch = g.launch(gatekeeper)
+    opened = gatekeeper.record_event()
+    held.wait_event(opened)
+    spare = dev.stream()
+    produced = threading.Event()
+    def produce():
+        for i in range(8):
+            if observe_between:   # each copy then goes out alone, at once
+                spare.record_event()
+            held.copy(dst[i * 8:(i + 1) * 8], src[i * 8:(i + 1) * 8])
+        produced.set()
+    producer = threading.Thread(target=produce); producer.start()
+    time.sleep(0.2)
+    assert not produced.is_set(), "the producer was not blocked by the gate"
+
+    def within(seconds, call):
+        # True when call() returns within `seconds` while the gate is shut.
+        finished = threading.Event()
+        def run():
+            call(); finished.set()
+        t = threading.Thread(target=run); t.start()
+        ok = finished.wait(seconds) and not gate.is_set()
+        return ok, t
+
+    def open_gate_and_finish(*threads):
+        gate.set()
+        for t in (producer,) + threads:
+            t.join(60)
+            assert not t.is_alive(), "a thread never finished"
+        assert launch.wait(60)
+        held.synchronize(); other.synchronize()
+"""
+
+
+def _gated(body: str, *, observe_between: bool) -> str:
+    return (f"observe_between = {observe_between}\n" +
+            textwrap.dedent(GATED_STREAM) + textwrap.dedent(body))
+
+
+def test_observers_do_not_wait_behind_a_producer_blocked_on_a_full_queue(fresh):
+    """record_event on the held stream, and synchronize and record_event on
+    another stream, return while the held stream's producer is blocked on
+    its full queue publishing a command alone (it observed another stream
+    since its last command, so nothing is gathered)."""
+    out = fresh(_gated(observe_between=True, body="""
+    recorded = []
+    ok_record, t1 = within(2, lambda: recorded.append(held.record_event()))
+    other.copy(dst[4000:4008], src[4000:4008])
+    ok_sync, t2 = within(2, other.synchronize)
+    ok_other, t3 = within(2, lambda: recorded.append(other.record_event()))
+    open_gate_and_finish(t1, t2, t3)
+    assert ok_record, "record_event waited behind the blocked producer"
+    assert ok_sync, "another stream's synchronize waited behind it"
+    assert ok_other, "another stream's record_event waited behind it"
+    for ev in recorded:
+        ev.synchronize()
+    print("ok")
+    """), env={"HRX_HOST_RING_CAPACITY": "2"}, timeout=120)
+    assert out.strip().endswith("ok"), out
+
+
+def test_a_full_queue_does_not_delay_another_streams_timed_flush(fresh):
+    """With batching on, the held stream's producer is blocked publishing
+    while a second producer left a command pending on the held stream (the
+    flusher's turn for it finds the stream busy); a command pending on
+    another stream is still published by the flusher after its delay."""
+    out = fresh(_gated(observe_between=False, body="""
+    def pend(stream, offset):
+        # A fresh thread's copy on `spare` goes out alone; its next one,
+        # within the batch delay, joins `stream`'s pending batch.
+        def run():
+            spare.copy(dst[offset:offset + 8], src[offset:offset + 8])
+            stream.copy(dst[offset + 8:offset + 16],
+                        src[offset + 8:offset + 16])
+        t = threading.Thread(target=run); t.start()
+        return t
+    t1 = pend(held, 3000)
+    t1.join(5)
+    assert not t1.is_alive(), "appending to a pending batch waited"
+    time.sleep(0.5)            # the flusher's turn for the held stream
+    def submitted():
+        return dev.pool_stats()["queues"][other.queue_index][
+            "commands_submitted"]
+    before = submitted()
+    t3 = pend(other, 3500)
+    deadline = time.monotonic() + 2
+    while submitted() == before and time.monotonic() < deadline:
+        time.sleep(0.01)
+    flushed = submitted() > before and not gate.is_set()
+    ok_sync, t2 = within(2, other.synchronize)
+    open_gate_and_finish(t1, t2, t3)
+    assert flushed, "the flusher did not publish the other stream in time"
+    assert ok_sync, "another stream's synchronize waited behind it"
+    print("ok")
+    """), env={"HRX_HOST_RING_CAPACITY": "2", "HRX_BATCH_DELAY_US": "200000",
+              "HRX_BATCH_MAX_COMMANDS": "2"}, timeout=120)
+    assert out.strip().endswith("ok"), out

@@ -27,8 +27,10 @@
 #                    driver at 8 queues (3 fresh processes) beside PyTorch
 #                    and CuPy streams, in one run (python_threads.py)
 #   conformance      the hip device test and the CUDA header checks, the
-#                    whole Python suite on hip, then
-#                    the conformance files with batching off
+#                    whole Python suite on hip, then the conformance files
+#                    with batching off (the test stages run against the
+#                    testing build of the extension, made in build/testing
+#                    after the install: make testing-build)
 #   model-random     the bad-input catalogue and the model-based random
 #                    programs on hip ($PROFILE, default thorough; needs
 #                    hypothesis, see below)
@@ -115,6 +117,7 @@ PY
 }
 
 conformance() (
+  export PYTHONPATH=$PWD/build/testing
   echo "\$ make -s -f tests/c/hip.mk hip-device hip-constants-cuda"
   timeout 90 make -s -f tests/c/hip.mk hip-device hip-constants-cuda 2>&1 | tail -12
   cd tests || return
@@ -127,6 +130,7 @@ conformance() (
 )
 
 model_random() (
+  export PYTHONPATH=$PWD/build/testing
   cd tests || return
   export HRX_BACKEND=hip HRX_TEST_BACKENDS=hip
   echo "\$ HRX_BACKEND=hip HRX_TEST_BACKENDS=hip python3 -m pytest -q -p no:cacheprovider test_bad_input.py"
@@ -141,6 +145,7 @@ model_random() (
 )
 
 load() (
+  export PYTHONPATH=$PWD/build/testing
   cd tests || return
   echo "\$ HRX_BACKEND=hip HRX_TEST_BACKENDS=hip HRX_LOAD_COMMANDS=10000 python3 -m pytest -q -p no:cacheprovider test_load.py"
   HRX_BACKEND=hip HRX_TEST_BACKENDS=hip HRX_LOAD_COMMANDS=10000 HRX_LOAD_TIMEOUT=200 \
@@ -152,6 +157,11 @@ start=$(date +%s)
   date -u; nvidia-smi --query-gpu=name,driver_version --format=csv; python3 --version
   # Always reinstall: a warm machine may hold an hrx built from other sources.
   python3 -m pip install --no-build-isolation --no-deps . 2>&1 | tail -3
+  # The test stages import the testing build (fault injection, test hooks).
+  case " $* " in
+    *" conformance "*|*" model-random "*|*" load "*)
+      make -s testing-build PY=python3 2>&1 | tail -3 ;;
+  esac
   if ! python3 -c "import hypothesis" 2>/dev/null && [ -d wheels ]; then
     python3 -m pip install --no-index --find-links wheels hypothesis 2>&1 | tail -2
   fi

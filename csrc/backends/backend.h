@@ -45,10 +45,22 @@ typedef struct hrx_backend_s {
   hrx_status_t (*load)(int* out_device_count);
   /* Opens device `index` (already checked against the count). */
   hrx_status_t (*device_open)(int index, hrx_backend_device_t** out_device);
+  /* Optional (NULL: nothing to add): fills the parts of
+   * hrx_backend_query_info beyond the zeroed defaults. Never loads. */
+  void (*describe)(hrx_backend_info_t* out_info);
 } hrx_backend_t;
+
+/* The backend device under a live device (borrowed; lives as long as the
+ * device). Defined by the core, for the benchmark driver's raw baseline,
+ * which drives native queues of the device directly. */
+hrx_backend_device_t* hrx_device_backend(hrx_device_t* device);
 
 extern const hrx_backend_t hrx_host_backend;
 extern const hrx_backend_t hrx_hip_backend;
+
+/* The timeout of a wait that lasts until the work is done (queue_wait,
+ * event_wait). */
+#define HRX_WAIT_FOREVER UINT64_MAX
 
 /* A host function queued on a native queue (queue_host_call). */
 typedef void (*hrx_queue_host_fn_t)(void* user_data);
@@ -70,11 +82,6 @@ typedef struct hrx_native_graph_node_s {
   const uint32_t* after;  /* borrowed: indices of earlier entries */
   uint32_t after_count;
 } hrx_native_graph_node_t;
-
-/* A ticket names a submitted command on a queue. Backends that can name
- * their commands (host) return increasing tickets; others return 0. The core
- * only hands tickets back to event_record. */
-typedef uint64_t hrx_ticket_t;
 
 /* One command of a batch (see batch_submit): a copy or a fill the core has
  * validated, as it would pass it to copy() or fill(). */
@@ -112,23 +119,21 @@ struct hrx_backend_vtable_s {
   hrx_status_t (*query_free_memory)(hrx_backend_device_t* device,
                                     uint64_t* out_free_bytes);
 
-  /* Queues. A refused queue (capacity) is RESOURCE_EXHAUSTED carrying the
+  /* Queues. queue_create makes a queue of a priority lane
+   * (hrx_stream_priority_t, already validated; HRX_STREAM_PRIORITY_NORMAL
+   * for a queue outside the lanes) and writes the runtime's own priority
+   * value the queue got to *out_native_priority (0 where the runtime has
+   * none). A refused queue (capacity) is RESOURCE_EXHAUSTED carrying the
    * runtime's message, and leaves nothing behind. queue_destroy first waits
    * for the queue's submitted work. */
-  hrx_status_t (*queue_create)(hrx_backend_device_t* device,
-                               hrx_native_queue_t** out_queue);
+  hrx_status_t (*queue_create)(hrx_backend_device_t* device, int priority,
+                               hrx_native_queue_t** out_queue,
+                               int* out_native_priority);
   void (*queue_destroy)(hrx_backend_device_t* device, hrx_native_queue_t* queue);
-  /* queue_create for a priority lane (hrx_stream_priority_t, already
-   * validated). *out_native_priority receives the runtime's own priority
-   * value the queue got. The host backend maps lanes to worker scheduling,
-   * the hip backend to stream priorities. */
-  hrx_status_t (*queue_create_with_priority)(hrx_backend_device_t* device,
-                                             int priority,
-                                             hrx_native_queue_t** out_queue,
-                                             int* out_native_priority);
   /* How much submitted work is still pending on the queue: the exact number
    * of pending native commands if the backend can count them, else 0 when
-   * the queue is idle and UINT64_MAX when it is busy. Never blocks. */
+   * the queue is idle and UINT64_MAX when it is busy (or when unsure).
+   * Never blocks; also the batching policy's idle test. */
   hrx_status_t (*queue_query)(hrx_backend_device_t* device,
                               hrx_native_queue_t* queue,
                               uint64_t* out_pending);
@@ -140,9 +145,6 @@ struct hrx_backend_vtable_s {
   void (*query_connections)(hrx_backend_device_t* device,
                             hrx_connection_budget_t* out_budget);
   void* (*queue_native_handle)(hrx_native_queue_t* queue);
-  /* Blocks until everything submitted to the queue so far is done. */
-  hrx_status_t (*queue_synchronize)(hrx_backend_device_t* device,
-                                    hrx_native_queue_t* queue);
 
   /* Device memory. free() does not return the memory until no work
    * submitted before the call, on any queue, can still touch it (it may
@@ -160,44 +162,37 @@ struct hrx_backend_vtable_s {
 
   /* Asynchronous commands, executed in submission order on the queue. A
    * command is published once the call returns successfully; on failure
-   * nothing was submitted. out_ticket may be NULL. */
+   * nothing was submitted. */
   hrx_status_t (*copy)(hrx_backend_device_t* device, hrx_native_queue_t* queue,
-                       void* dst, const void* src, uint64_t length,
-                       hrx_ticket_t* out_ticket);
+                       void* dst, const void* src, uint64_t length);
   hrx_status_t (*fill)(hrx_backend_device_t* device, hrx_native_queue_t* queue,
-                       void* dst, uint8_t byte, uint64_t length,
-                       hrx_ticket_t* out_ticket);
+                       void* dst, uint8_t byte, uint64_t length);
   /* host_src is borrowed only for the duration of the call: the backend
    * copies or stages it before returning. */
   hrx_status_t (*upload)(hrx_backend_device_t* device,
                          hrx_native_queue_t* queue, void* dst,
-                         const void* host_src, uint64_t length,
-                         hrx_ticket_t* out_ticket);
+                         const void* host_src, uint64_t length);
   /* host_dst comes from host_alloc and stays valid until the command is
    * done. */
   hrx_status_t (*download)(hrx_backend_device_t* device,
                            hrx_native_queue_t* queue, void* host_dst,
-                           const void* src, uint64_t length,
-                           hrx_ticket_t* out_ticket);
+                           const void* src, uint64_t length);
 
-  /* Events. event_record makes the event complete once the queue's work up
-   * to and including `ticket` is done (a backend without tickets records at
-   * the queue's current end, which includes that work). It must not wait for
-   * space in the queue. queue_wait_event makes later work on the queue wait
+  /* Events. event_record makes the event complete once the work submitted
+   * to the queue so far is done (it records at the queue's current end). It
+   * must not wait for space in the queue. queue_wait_event makes later work on the queue wait
    * on the device for the event's last record. */
   hrx_status_t (*event_create)(hrx_backend_device_t* device,
                                hrx_native_event_t** out_event);
   void (*event_destroy)(hrx_backend_device_t* device, hrx_native_event_t* event);
   hrx_status_t (*event_record)(hrx_backend_device_t* device,
                                hrx_native_queue_t* queue,
-                               hrx_native_event_t* event, hrx_ticket_t ticket);
+                               hrx_native_event_t* event);
   hrx_status_t (*queue_wait_event)(hrx_backend_device_t* device,
                                    hrx_native_queue_t* queue,
                                    hrx_native_event_t* event);
   hrx_status_t (*event_query)(hrx_backend_device_t* device,
                               hrx_native_event_t* event, bool* out_done);
-  hrx_status_t (*event_synchronize)(hrx_backend_device_t* device,
-                                    hrx_native_event_t* event);
 
   /* Batches (optional; NULL means the core publishes each command with
    * copy() or fill()). Publishes commands[0..count) as few native operations
@@ -209,20 +204,15 @@ struct hrx_backend_vtable_s {
   hrx_status_t (*batch_submit)(hrx_backend_device_t* device,
                                hrx_native_queue_t* queue,
                                const hrx_batch_command_t* commands,
-                               uint32_t count, hrx_ticket_t* out_ticket,
+                               uint32_t count,
                                uint32_t* out_published);
-  /* Optional: true when all work submitted to the queue so far has
-   * completed. A hint for the batching policy: false when unsure. Never
-   * blocks. */
-  bool (*queue_idle)(hrx_backend_device_t* device, hrx_native_queue_t* queue);
 
   /* Host functions. fn(user_data) runs on a host thread once the queue's
    * earlier work is done, and the queue's later work starts after it has
    * returned. fn never calls back into the backend. Required. */
   hrx_status_t (*queue_host_call)(hrx_backend_device_t* device,
                                   hrx_native_queue_t* queue,
-                                  hrx_queue_host_fn_t fn, void* user_data,
-                                  hrx_ticket_t* out_ticket);
+                                  hrx_queue_host_fn_t fn, void* user_data);
 
   /* Native graphs: optional (all three NULL when the backend has none; the
    * core then submits a graph's nodes in a topological order).
@@ -236,22 +226,24 @@ struct hrx_backend_vtable_s {
                                size_t count, hrx_native_graph_t** out_graph);
   hrx_status_t (*graph_launch)(hrx_backend_device_t* device,
                                hrx_native_queue_t* queue,
-                               hrx_native_graph_t* graph,
-                               hrx_ticket_t* out_ticket);
+                               hrx_native_graph_t* graph);
   void (*graph_destroy)(hrx_backend_device_t* device,
                         hrx_native_graph_t* graph);
 
-  /* Timed waits, so that callers can wait in slices (and handle signals
-   * between them). Each waits like queue_synchronize / event_synchronize
-   * for at most about timeout_ns, then sets *out_done to whether the work
-   * was done; a timeout cancels nothing. They sleep rather than spin for
-   * the whole timeout. */
-  hrx_status_t (*queue_wait_for)(hrx_backend_device_t* device,
-                                 hrx_native_queue_t* queue, uint64_t timeout_ns,
-                                 bool* out_done);
-  hrx_status_t (*event_wait_for)(hrx_backend_device_t* device,
-                                 hrx_native_event_t* event, uint64_t timeout_ns,
-                                 bool* out_done);
+  /* Waits: queue_wait for everything submitted to the queue so far,
+   * event_wait for the event's last record, each for at most about
+   * timeout_ns, then *out_done says whether the work was done (a timeout
+   * cancels nothing). HRX_WAIT_FOREVER waits until it is done. Callers
+   * wait in slices to handle signals between them; a backend sleeps rather
+   * than spins for a long timeout. queue_wait may report not done before
+   * its timeout where the runtime cannot query a queue (the caller then
+   * waits on an event it records), but never with HRX_WAIT_FOREVER. */
+  hrx_status_t (*queue_wait)(hrx_backend_device_t* device,
+                             hrx_native_queue_t* queue, uint64_t timeout_ns,
+                             bool* out_done);
+  hrx_status_t (*event_wait)(hrx_backend_device_t* device,
+                             hrx_native_event_t* event, uint64_t timeout_ns,
+                             bool* out_done);
 
   /* Timing events (optional: both or neither). event_create_timing makes
    * an event that also notes when the work before each record completed

@@ -56,6 +56,12 @@ bool hrx_backend_probe(const char* name, char* out_reason,
   return ok;
 }
 
+void hrx_backend_query_info(const char* name, hrx_backend_info_t* out_info) {
+  memset(out_info, 0, sizeof(*out_info));
+  const hrx_backend_t* backend = hrx_backend_lookup(name);
+  if (backend && backend->describe) backend->describe(out_info);
+}
+
 hrx_status_t hrx_backend_select(const char* name, int index,
                                 const hrx_backend_t** out_backend,
                                 char* out_note, size_t capacity) {
@@ -78,7 +84,7 @@ hrx_status_t hrx_backend_select(const char* name, int index,
     return NULL;
   }
   /* Automatic: the first backend that has the device. */
-  char reasons[1024] = "";
+  char reasons[2048] = "";
   for (int i = 0; i < HRX_BACKEND_COUNT; ++i) {
     hrx_status_t status = hrx_backend_check(hrx_backends[i], index);
     if (!status) {

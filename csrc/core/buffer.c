@@ -101,7 +101,19 @@ hrx_status_t hrx_view_make(hrx_buffer_t* buffer, uint64_t offset,
   return NULL;
 }
 
-hrx_status_t hrx_view_check_range(hrx_view_t view, const char* role) {
+uint8_t* hrx_view_pointer(hrx_view_t view) {
+  return (uint8_t*)view.buffer->ptr + view.offset;
+}
+
+hrx_status_t hrx_view_check(hrx_device_t* device, hrx_view_t view,
+                            const char* role, const char* holder,
+                            const char* rule) {
+  if (!view.buffer) {
+    return hrx_make_status(HRX_STATUS_INVALID_ARGUMENT, "%s has no buffer",
+                           role);
+  }
+  HRX_RETURN_IF_ERROR(hrx_device_check_same(device, view.buffer->device, role,
+                                            holder, rule));
   uint64_t size = view.buffer->size;
   if (view.offset > size || view.length > size - view.offset) {
     return hrx_make_status(

@@ -2,12 +2,21 @@
 #ifndef HRX_CORE_BUFFER_H_
 #define HRX_CORE_BUFFER_H_
 
+#include <stdint.h>
+
 #include "hrx.h"
 
-/* OUT_OF_RANGE when the view exceeds its buffer, INVALID_ARGUMENT when it is
- * empty. `role` names the argument in the message ("copy source"). The
- * buffer must be set. */
-hrx_status_t hrx_view_check_range(hrx_view_t view, const char* role);
+/* The one check of a view that work for `device` uses: it has a buffer, of
+ * that device (else INVALID_ARGUMENT naming both devices; `holder` and
+ * `rule` as in hrx_device_check_same), is non-empty (INVALID_ARGUMENT) and
+ * lies within its buffer (OUT_OF_RANGE). `role` names the argument in the
+ * message ("copy source"). */
+hrx_status_t hrx_view_check(hrx_device_t* device, hrx_view_t view,
+                            const char* role, const char* holder,
+                            const char* rule);
+
+/* The device address of the view's first byte. */
+uint8_t* hrx_view_pointer(hrx_view_t view);
 
 /* The rules of a copy between two checked views: equal lengths and, within
  * one buffer, disjoint ranges (INVALID_ARGUMENT otherwise). */

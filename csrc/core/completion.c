@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include "core/clock.h"
 #include "entry.h"
 #include "status.h"
 
@@ -36,11 +37,7 @@ hrx_status_t hrx_completion_create(hrx_device_t* device, void* held,
     return hrx_make_status(HRX_STATUS_OUT_OF_MEMORY,
                            "cannot allocate a completion");
   }
-  pthread_condattr_t attr;
-  pthread_condattr_init(&attr);
-  pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
-  pthread_cond_init(&completion->cond, &attr);
-  pthread_condattr_destroy(&attr);
+  hrx_clock_cond_init(&completion->cond);
   pthread_mutex_init(&completion->mutex, NULL);
   atomic_init(&completion->ref_count, 1);
   atomic_init(&completion->done, false);
@@ -150,13 +147,9 @@ static bool hrx_completion_settled(hrx_completion_t* completion) {
 /* Waits for the latch (timeout_ns < 0: no limit); true when set. */
 static bool hrx_completion_block(hrx_completion_t* completion,
                                  int64_t timeout_ns) {
-  struct timespec deadline;
+  struct timespec deadline = {0};
   if (timeout_ns >= 0) {
-    clock_gettime(CLOCK_MONOTONIC, &deadline);
-    int64_t seconds = timeout_ns / 1000000000;
-    int64_t nanos = deadline.tv_nsec + timeout_ns % 1000000000;
-    deadline.tv_sec += (time_t)(seconds + nanos / 1000000000);
-    deadline.tv_nsec = (long)(nanos % 1000000000);
+    deadline = hrx_clock_timespec(hrx_now_ns() + (uint64_t)timeout_ns);
   }
   pthread_mutex_lock(&completion->mutex);
   while (!atomic_load(&completion->done)) {

@@ -11,12 +11,16 @@
 #include <string.h>
 
 #include "backend_registry.h"
-#include "backends/fault/fault_backend.h"
 #include "entry.h"
 #include "fork.h"
 #include "status.h"
 #include "stream.h"
 #include "wait.h"
+
+#ifdef HRX_TESTING_BUILD
+#include "backends/fault/fault_backend.h"
+#include "testing/hrx_testing.h"
+#endif
 
 /* A release made on a host-callback thread, run later on another thread
  * (entry.h). */
@@ -106,8 +110,11 @@ static hrx_status_t hrx_device_create(const hrx_backend_t* backend_type,
   device->generation = hrx_fork_current();
   hrx_status_t status = backend_type->device_open(index, &device->backend);
   if (!status) {
-    /* $HRX_FAULTS: the fault-injecting wrapper (tests only). */
+#ifdef HRX_TESTING_BUILD
+    /* The testing build only: $HRX_FAULTS wraps the backend device in
+     * fault injection. */
     status = hrx_fault_wrap_from_env(&device->backend);
+#endif
     if (!status) {
       status =
           device->backend->vtable->query_info(device->backend, &device->info);
@@ -118,8 +125,10 @@ static hrx_status_t hrx_device_create(const hrx_backend_t* backend_type,
     free(device);
     return status;
   }
-  hrx_batch_settings_from_environment(&device->batch);
-  status = hrx_flusher_create(device->batch.delay_ns, &device->flusher);
+  status = hrx_batch_settings_from_environment(&device->batch);
+  if (!status) {
+    status = hrx_flusher_create(device->batch.delay_ns, &device->flusher);
+  }
   if (!status) {
     status = hrx_staging_pool_create(device->backend, &device->staging);
     if (status) hrx_flusher_destroy(device->flusher);
@@ -431,12 +440,14 @@ void hrx_device_count_commands(hrx_device_t* device, uint64_t count) {
   atomic_fetch_add_explicit(&device->commands, count, memory_order_relaxed);
 }
 
+#ifdef HRX_TESTING_BUILD
 uint64_t hrx_device_commands_submitted(hrx_device_t* device) {
   /* Commands waiting in pending batches are counted when their batch is
    * published: publish them all first. */
   hrx_flusher_publish_all(device->flusher);
   return atomic_load_explicit(&device->commands, memory_order_relaxed);
 }
+#endif /* HRX_TESTING_BUILD */
 
 hrx_status_t hrx_device_query_info(hrx_device_t* device,
                                    hrx_device_info_t* out_info) {
@@ -481,11 +492,11 @@ bool hrx_device_batching(hrx_device_t* device) {
   return atomic_load_explicit(&device->batching, memory_order_relaxed);
 }
 
-/* Both synchronize entry points: hook NULL waits with the backend's own
- * synchronize, otherwise in the hook's slices. */
-static hrx_status_t hrx_device_synchronize_with(hrx_device_t* device,
-                                                const hrx_wait_hook_t* hook,
-                                                bool* out_interrupted) {
+hrx_status_t hrx_device_synchronize(hrx_device_t* device,
+                                    const hrx_wait_hook_t* hook,
+                                    bool* out_interrupted) {
+  bool interrupted = false;
+  if (!out_interrupted) out_interrupted = &interrupted;
   *out_interrupted = false;
   HRX_RETURN_IF_ERROR(hrx_entry_check(device, HRX_ENTRY_BLOCKING,
                                       "synchronizing a device"));
@@ -496,10 +507,8 @@ static hrx_status_t hrx_device_synchronize_with(hrx_device_t* device,
   int n = hrx_queue_pool_snapshot(&device->pool, queues, capacity);
   for (int i = 0; i < n && !*out_interrupted; ++i) {
     HRX_RETURN_IF_ERROR(
-        hook ? hrx_wait_queue(device->backend, queues[i], NULL, hook,
-                              out_interrupted)
-             : device->backend->vtable->queue_synchronize(device->backend,
-                                                          queues[i]));
+        hrx_wait_queue(device->backend, queues[i], hook,
+                       out_interrupted));
   }
   /* Reserved queues may go with their streams meanwhile: the snapshot
    * keeps each alive until it is released here. */
@@ -508,10 +517,8 @@ static hrx_status_t hrx_device_synchronize_with(hrx_device_t* device,
                                            HRX_MAX_RESERVED_QUEUES);
   hrx_status_t status = NULL;
   for (int i = 0; i < r && !status && !*out_interrupted; ++i) {
-    status = hook ? hrx_wait_queue(device->backend, reserved[i]->native, NULL,
-                                   hook, out_interrupted)
-                  : device->backend->vtable->queue_synchronize(
-                        device->backend, reserved[i]->native);
+    status = hrx_wait_queue(device->backend, reserved[i]->native, hook,
+                            out_interrupted);
   }
   for (int i = 0; i < r; ++i) {
     hrx_queue_pool_release_reserved(&device->pool, reserved[i]);
@@ -524,17 +531,6 @@ static hrx_status_t hrx_device_synchronize_with(hrx_device_t* device,
     return failure;
   }
   return status;
-}
-
-hrx_status_t hrx_device_synchronize(hrx_device_t* device) {
-  bool interrupted = false;
-  return hrx_device_synchronize_with(device, NULL, &interrupted);
-}
-
-hrx_status_t hrx_device_synchronize_hooked(hrx_device_t* device,
-                                           const hrx_wait_hook_t* hook,
-                                           bool* out_interrupted) {
-  return hrx_device_synchronize_with(device, hook, out_interrupted);
 }
 
 hrx_status_t hrx_device_set_stream_queue_count(hrx_device_t* device,

@@ -5,8 +5,7 @@
 
 #include "backends/backend.h"
 #include "hrx.h"
-#include "batch.h"
-#include "flusher.h"
+#include "batching.h"
 #include "queue_pool.h"
 #include "staging.h"
 
@@ -14,8 +13,6 @@
 extern "C" {
 #endif
 
-/* The backend device (borrowed; lives as long as the device). */
-hrx_backend_device_t* hrx_device_backend(hrx_device_t* device);
 /* The device's queue pool (borrowed; lives as long as the device). */
 hrx_queue_pool_t* hrx_device_pool(hrx_device_t* device);
 const hrx_device_info_t* hrx_device_info(hrx_device_t* device);

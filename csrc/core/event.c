@@ -116,18 +116,10 @@ hrx_status_t hrx_event_query(hrx_event_t* event, bool* out_done) {
   return backend->vtable->event_query(backend, event->native, out_done);
 }
 
-hrx_status_t hrx_event_synchronize(hrx_event_t* event) {
-  HRX_RETURN_IF_ERROR(hrx_entry_check(event->device, HRX_ENTRY_BLOCKING,
-                                      "waiting for an event"));
-  hrx_backend_device_t* backend = hrx_device_backend(event->device);
-  return backend->vtable->event_synchronize(backend, event->native);
-}
-
-hrx_status_t hrx_event_synchronize_hooked(hrx_event_t* event,
-                                          const hrx_wait_hook_t* hook,
-                                          bool* out_interrupted) {
-  *out_interrupted = false;
-  if (!hook) return hrx_event_synchronize(event);
+hrx_status_t hrx_event_synchronize(hrx_event_t* event,
+                                   const hrx_wait_hook_t* hook,
+                                   bool* out_interrupted) {
+  if (out_interrupted) *out_interrupted = false;
   HRX_RETURN_IF_ERROR(hrx_entry_check(event->device, HRX_ENTRY_BLOCKING,
                                       "waiting for an event"));
   return hrx_wait_native_event(hrx_device_backend(event->device), event->native,

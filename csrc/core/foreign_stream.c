@@ -1,9 +1,9 @@
 /* Ordering a stream of another library (a native stream hrx did not make)
  * after the work of a device's pool queues, for zero-copy hand-over. */
+#include "batching.h"
 #include "completion.h"
 #include "device.h"
 #include "entry.h"
-#include "flusher.h"
 #include "queue_pool.h"
 #include "status.h"
 
@@ -16,7 +16,7 @@ static hrx_status_t hrx_foreign_wait_queue(hrx_backend_device_t* backend,
   const hrx_backend_vtable_t* vt = backend->vtable;
   hrx_native_event_t* event = NULL;
   HRX_RETURN_IF_ERROR(vt->event_create(backend, &event));
-  hrx_status_t status = vt->event_record(backend, queue, event, 0);
+  hrx_status_t status = vt->event_record(backend, queue, event);
   if (!status) status = vt->foreign_stream_wait_event(backend, foreign, event);
   vt->event_destroy(backend, event);
   return status;
@@ -29,7 +29,8 @@ hrx_status_t hrx_device_order_foreign_stream(hrx_device_t* device,
                                       "device"));
   hrx_backend_device_t* backend = hrx_device_backend(device);
   if (!backend->vtable->foreign_stream_wait_event) {
-    return hrx_device_synchronize(device);
+    bool interrupted = false;
+    return hrx_device_synchronize(device, NULL, &interrupted);
   }
   hrx_flusher_publish_all(hrx_device_flusher(device));
   hrx_queue_pool_t* pool = hrx_device_pool(device);

@@ -23,6 +23,7 @@
 #include "nonblocking.h"
 #include "status.h"
 #include "stream.h"
+#include "wait.h"
 
 typedef enum hrx_graph_node_kind_e {
   HRX_GRAPH_NODE_COPY,
@@ -181,15 +182,9 @@ static hrx_status_t hrx_graph_check_open_locked(hrx_graph_t* graph) {
 
 static hrx_status_t hrx_graph_check_view(hrx_graph_t* graph, hrx_view_t view,
                                          const char* role) {
-  if (!view.buffer) {
-    return hrx_make_status(HRX_STATUS_INVALID_ARGUMENT, "%s has no buffer",
-                           role);
-  }
-  HRX_RETURN_IF_ERROR(hrx_device_check_same(
-      graph->device, hrx_buffer_device(view.buffer), role,
-      "the graph records work for",
-      "a graph's buffers must be of the graph's device"));
-  return hrx_view_check_range(view, role);
+  return hrx_view_check(graph->device, view, role,
+                        "the graph records work for",
+                        "a graph's buffers must be of the graph's device");
 }
 
 /* Dependencies must be nodes of this graph. */
@@ -432,18 +427,21 @@ hrx_status_t hrx_graph_add_dependency(hrx_graph_t* graph,
 static hrx_status_t hrx_graph_sort_locked(hrx_graph_t* graph,
                                           uint32_t** out_order) {
   uint32_t n = graph->count;
-  uint32_t* order = malloc(n * sizeof(*order));
-  uint32_t* waiting = calloc(n, sizeof(*waiting));   /* unmet dependencies */
-  uint32_t* dependents = NULL;                       /* CSR adjacency */
-  uint32_t* first = calloc((size_t)n + 1, sizeof(*first));
   uint32_t edges = 0;
   for (uint32_t i = 0; i < n; ++i) edges += graph->nodes[i]->after_count;
-  dependents = malloc((edges ? edges : 1) * sizeof(*dependents));
-  if (!order || !waiting || !first || !dependents) {
+  uint32_t* order = malloc(n * sizeof(*order));
+  uint32_t* waiting = calloc(n, sizeof(*waiting));   /* unmet dependencies */
+  uint32_t* first = calloc((size_t)n + 1, sizeof(*first));  /* CSR rows */
+  uint32_t* dependents = malloc((edges ? edges : 1) * sizeof(*dependents));
+  uint32_t* fill = calloc((size_t)n, sizeof(*fill));
+  uint8_t* done = calloc((size_t)n, 1);
+  if (!order || !waiting || !first || !dependents || !fill || !done) {
     free(order);
     free(waiting);
     free(first);
     free(dependents);
+    free(fill);
+    free(done);
     return hrx_make_status(HRX_STATUS_OUT_OF_MEMORY,
                            "cannot order the graph's %u nodes", n);
   }
@@ -453,18 +451,6 @@ static hrx_status_t hrx_graph_sort_locked(hrx_graph_t* graph,
     for (uint32_t k = 0; k < node->after_count; ++k) first[node->after[k] + 1]++;
   }
   for (uint32_t i = 0; i < n; ++i) first[i + 1] += first[i];
-  uint32_t* fill = calloc((size_t)n, sizeof(*fill));
-  uint8_t* done = calloc((size_t)n, 1);
-  if (!fill || !done) {
-    free(fill);
-    free(done);
-    free(order);
-    free(waiting);
-    free(first);
-    free(dependents);
-    return hrx_make_status(HRX_STATUS_OUT_OF_MEMORY,
-                           "cannot order the graph's %u nodes", n);
-  }
   for (uint32_t i = 0; i < n; ++i) {
     const hrx_graph_node_t* node = graph->nodes[i];
     for (uint32_t k = 0; k < node->after_count; ++k) {
@@ -519,12 +505,10 @@ static hrx_status_t hrx_graph_build_native_locked(hrx_graph_t* graph) {
       hrx_native_graph_node_t* out = &nodes[i];
       out->kind = node->kind == HRX_GRAPH_NODE_COPY ? HRX_NATIVE_GRAPH_COPY
                                                     : HRX_NATIVE_GRAPH_FILL;
-      out->dst = (uint8_t*)hrx_buffer_native_pointer(node->dst.buffer) +
-                 node->dst.offset;
+      out->dst = hrx_view_pointer(node->dst);
       out->length = node->dst.length;
       if (node->kind == HRX_GRAPH_NODE_COPY) {
-        out->src = (const uint8_t*)hrx_buffer_native_pointer(node->src.buffer) +
-                   node->src.offset;
+        out->src = hrx_view_pointer(node->src);
       }
       out->byte = node->byte;
       out->after = after + used;
@@ -610,67 +594,54 @@ typedef struct {
 
 static hrx_status_t hrx_graph_submit_nodes(hrx_backend_device_t* backend,
                                            hrx_native_queue_t* queue,
-                                           hrx_graph_submit_args_t* args,
-                                           hrx_ticket_t* out_ticket) {
+                                           hrx_graph_submit_args_t* args) {
   const hrx_backend_vtable_t* vt = backend->vtable;
   hrx_graph_t* graph = args->graph;
   uint32_t call = 0;
-  hrx_ticket_t ticket = 0;
   for (uint32_t i = 0; i < graph->count; ++i) {
     const hrx_graph_node_t* node = graph->nodes[graph->order[i]];
     uint8_t* dst = NULL;
     if (node->kind != HRX_GRAPH_NODE_HOST) {
-      dst = (uint8_t*)hrx_buffer_native_pointer(node->dst.buffer) +
-            node->dst.offset;
+      dst = hrx_view_pointer(node->dst);
     }
     hrx_status_t status = NULL;
     switch (node->kind) {
       case HRX_GRAPH_NODE_COPY:
-        status = vt->copy(backend, queue, dst,
-                          (const uint8_t*)hrx_buffer_native_pointer(
-                              node->src.buffer) + node->src.offset,
-                          node->dst.length, &ticket);
+        status = vt->copy(backend, queue, dst, hrx_view_pointer(node->src),
+                          node->dst.length);
         break;
       case HRX_GRAPH_NODE_FILL:
-        status = vt->fill(backend, queue, dst, node->byte, node->dst.length,
-                          &ticket);
+        status = vt->fill(backend, queue, dst, node->byte, node->dst.length);
         break;
       case HRX_GRAPH_NODE_HOST:
         status = vt->queue_host_call(backend, queue, hrx_graph_run_call,
-                                     &args->launch->calls[call++], &ticket);
+                                     &args->launch->calls[call++]);
         break;
     }
     if (status) return status;
-    if (ticket > *out_ticket) *out_ticket = ticket;
   }
   if (args->launch) {
     HRX_RETURN_IF_ERROR(vt->queue_host_call(backend, queue, hrx_graph_run_call,
-                                            &args->launch->calls[call],
-                                            &ticket));
-    if (ticket > *out_ticket) *out_ticket = ticket;
+                                            &args->launch->calls[call]));
   }
   return NULL;
 }
 
 static hrx_status_t hrx_graph_submit(hrx_backend_device_t* backend,
                                      hrx_native_queue_t* queue,
-                                     void* user_data,
-                                     hrx_ticket_t* out_ticket) {
+                                     void* user_data) {
   hrx_graph_submit_args_t* args = user_data;
   if (args->graph->native) {
-    return backend->vtable->graph_launch(backend, queue, args->graph->native,
-                                         out_ticket);
+    return backend->vtable->graph_launch(backend, queue, args->graph->native);
   }
-  hrx_ticket_t ticket = 0;
-  hrx_status_t status = hrx_graph_submit_nodes(backend, queue, args, &ticket);
+  hrx_status_t status = hrx_graph_submit_nodes(backend, queue, args);
   if (status) {
     /* Nodes already submitted still run and may name this launch: wait for
      * them so that the launch can be freed. */
-    hrx_status_free(backend->vtable->queue_synchronize(backend, queue));
+    hrx_status_free(hrx_wait_queue(backend, queue, NULL, NULL));
     return hrx_status_annotate(status, "graph launch failed part-way (the "
                                        "nodes before the failure ran)");
   }
-  *out_ticket = ticket;
   return NULL;
 }
 

@@ -50,15 +50,10 @@ bool hrx_queue_policy_parse(const char* name, hrx_queue_policy_t* out_policy) {
   return false;
 }
 
-/* What the pool asks of the connection budget for `count` queues per lane. */
-static int hrx_queue_pool_connections_wanted(int count) {
-  return count * HRX_STREAM_LANE_COUNT + HRX_CONNECTION_HEADROOM;
-}
-
 static void hrx_queue_pool_plan(hrx_queue_pool_t* pool) {
   if (pool->backend->vtable->plan_connections) {
     pool->backend->vtable->plan_connections(
-        pool->backend, hrx_queue_pool_connections_wanted(pool->count));
+        pool->backend, HRX_CONNECTIONS_WANTED(pool->count));
   }
 }
 
@@ -167,13 +162,11 @@ static void hrx_pool_queue_observe(hrx_queue_pool_t* pool,
   uint64_t commands = atomic_load(&queue->commands);
   uint64_t bytes = atomic_load(&queue->bytes);
   uint64_t pending = UINT64_MAX;
-  if (pool->backend->vtable->queue_query) {
-    hrx_status_t status = pool->backend->vtable->queue_query(
-        pool->backend, queue->native, &pending);
-    if (status) {
-      hrx_status_free(status);
-      pending = UINT64_MAX; /* unknown: keep the last knowledge */
-    }
+  hrx_status_t status =
+      pool->backend->vtable->queue_query(pool->backend, queue->native, &pending);
+  if (status) {
+    hrx_status_free(status);
+    pending = UINT64_MAX; /* unknown: keep the last knowledge */
   }
   if (pending == 0) {
     if (commands > queue->commands_done) queue->commands_done = commands;
@@ -194,15 +187,8 @@ static hrx_status_t hrx_pool_queue_create(hrx_queue_pool_t* pool, int priority,
     return hrx_make_status(HRX_STATUS_OUT_OF_MEMORY,
                            "cannot allocate a pool queue record");
   }
-  const hrx_backend_vtable_t* vt = pool->backend->vtable;
-  hrx_status_t status;
-  if (vt->queue_create_with_priority) {
-    status = vt->queue_create_with_priority(pool->backend, priority,
-                                            &queue->native,
-                                            &queue->native_priority);
-  } else {
-    status = vt->queue_create(pool->backend, &queue->native);
-  }
+  hrx_status_t status = pool->backend->vtable->queue_create(
+      pool->backend, priority, &queue->native, &queue->native_priority);
   if (status) {
     free(queue);
     return status;
@@ -441,7 +427,7 @@ hrx_status_t hrx_queue_pool_stats(hrx_queue_pool_t* pool,
   out_stats->reserved_created = pool->reserved_created;
   out_stats->reserved_refused = pool->reserved_refused;
   out_stats->queue_stats_count = n;
-  int wanted = hrx_queue_pool_connections_wanted(pool->count);
+  int wanted = HRX_CONNECTIONS_WANTED(pool->count);
   pthread_mutex_unlock(&pool->mutex);
   hrx_connection_budget_t* budget = &out_stats->connections;
   if (pool->backend->vtable->query_connections) {

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "buffer.h"
 #include "device.h"
 #include "entry.h"
 #include "staging.h"
@@ -28,22 +29,17 @@ typedef struct {
  * the block is not in use when the read fails. */
 static hrx_status_t hrx_submit_download(hrx_backend_device_t* backend,
                                         hrx_native_queue_t* queue,
-                                        void* user_data,
-                                        hrx_ticket_t* out_ticket) {
+                                        void* user_data) {
   hrx_download_args_t* args = user_data;
-  const uint8_t* src =
-      (const uint8_t*)hrx_buffer_native_pointer(args->src.buffer) +
-      args->src.offset;
-  hrx_ticket_t ticket = 0;
+  const uint8_t* src = hrx_view_pointer(args->src);
   HRX_RETURN_IF_ERROR(backend->vtable->download(
-      backend, queue, args->block->memory, src, args->src.length, &ticket));
+      backend, queue, args->block->memory, src, args->src.length));
   hrx_status_t status =
-      backend->vtable->event_record(backend, queue, args->block->event, ticket);
+      backend->vtable->event_record(backend, queue, args->block->event);
   if (status) {
-    hrx_status_free(backend->vtable->queue_synchronize(backend, queue));
+    hrx_status_free(hrx_wait_queue(backend, queue, NULL, NULL));
     return status;
   }
-  *out_ticket = ticket;
   return NULL;
 }
 
@@ -112,7 +108,7 @@ void hrx_readback_release(hrx_readback_t* readback) {
   }
   hrx_backend_device_t* backend = hrx_device_backend(readback->device);
   hrx_status_t status =
-      backend->vtable->event_synchronize(backend, readback->block->event);
+      hrx_wait_native_event(backend, readback->block->event, NULL, NULL);
   hrx_readback_free(readback, status == NULL);
   hrx_status_free(status);
 }
@@ -130,25 +126,18 @@ hrx_status_t hrx_readback_query(hrx_readback_t* readback, bool* out_done) {
 }
 
 hrx_status_t hrx_readback_wait(hrx_readback_t* readback,
-                               const uint8_t** out_bytes) {
+                               const hrx_wait_hook_t* hook,
+                               const uint8_t** out_bytes,
+                               bool* out_interrupted) {
   bool interrupted = false;
-  return hrx_readback_wait_hooked(readback, NULL, out_bytes, &interrupted);
-}
-
-hrx_status_t hrx_readback_wait_hooked(hrx_readback_t* readback,
-                                      const hrx_wait_hook_t* hook,
-                                      const uint8_t** out_bytes,
-                                      bool* out_interrupted) {
+  if (!out_interrupted) out_interrupted = &interrupted;
   *out_interrupted = false;
   HRX_RETURN_IF_ERROR(hrx_entry_check(readback->device, HRX_ENTRY_BLOCKING,
                                       "waiting for a read"));
   hrx_stream_thread_observed();
   hrx_backend_device_t* backend = hrx_device_backend(readback->device);
-  HRX_RETURN_IF_ERROR(
-      hook ? hrx_wait_native_event(backend, readback->block->event, hook,
-                                   out_interrupted)
-           : backend->vtable->event_synchronize(backend,
-                                                readback->block->event));
+  HRX_RETURN_IF_ERROR(hrx_wait_native_event(backend, readback->block->event,
+                                            hook, out_interrupted));
   if (!*out_interrupted) *out_bytes = readback->block->memory;
   return NULL;
 }
@@ -172,17 +161,11 @@ void hrx_readback_release_deferred(hrx_readback_t* readback) {
 }
 
 hrx_status_t hrx_stream_read_blocking(hrx_stream_t* stream, hrx_view_t src,
-                                      void* out, uint64_t capacity) {
+                                      void* out, uint64_t capacity,
+                                      const hrx_wait_hook_t* hook,
+                                      bool* out_interrupted) {
   bool interrupted = false;
-  return hrx_stream_read_blocking_hooked(stream, src, out, capacity, NULL,
-                                         &interrupted);
-}
-
-hrx_status_t hrx_stream_read_blocking_hooked(hrx_stream_t* stream,
-                                             hrx_view_t src, void* out,
-                                             uint64_t capacity,
-                                             const hrx_wait_hook_t* hook,
-                                             bool* out_interrupted) {
+  if (!out_interrupted) out_interrupted = &interrupted;
   *out_interrupted = false;
   HRX_RETURN_IF_ERROR(hrx_stream_check_view(stream, src, "read source"));
   if (!out) {
@@ -200,7 +183,7 @@ hrx_status_t hrx_stream_read_blocking_hooked(hrx_stream_t* stream,
   HRX_RETURN_IF_ERROR(hrx_stream_read(stream, src, &readback));
   const uint8_t* bytes = NULL;
   hrx_status_t status =
-      hrx_readback_wait_hooked(readback, hook, &bytes, out_interrupted);
+      hrx_readback_wait(readback, hook, &bytes, out_interrupted);
   if (!status && *out_interrupted) {
     hrx_readback_release_deferred(readback);
     return NULL;

@@ -1,21 +1,20 @@
 /* Streams: ordered submission onto a native queue, either a pool slot or a
  * queue of their own (fabric).
  *
- * Locks, in order (a thread holding one may take the later ones only):
+ * Locks, in the order batching.h documents for the whole core (a thread
+ * holding one may take the later ones only):
  * - publish_mutex serialises publication: handing the pending batch or a
  *   lone command to the backend, which may wait for queue space (device
  *   progress). Only publishers take it: producers of commands that are not
  *   batched, whoever publishes the pending batch, synchronize (which waits
  *   for the queue anyway) and release;
- * - state_mutex guards the last-published ticket and the failure state; it
- *   is never held across a wait for queue space, so record_event, which
- *   only takes it when nothing is pending, never waits behind a producer
- *   blocked on a full queue;
+ * - state_mutex guards the failure state; it is never held across a wait
+ *   for queue space;
  * - batch_mutex guards the pending batch and is held only to append to it
  *   or to move it out, so producers appending small commands never wait
  *   for a launch in progress.
  * The device's flusher only try-locks publish_mutex, and never while it
- * holds its own list lock (flusher.h).
+ * holds its own list lock.
  *
  * Failures (hrx.h, "Failures"; the same with batching on and off): a
  * command whose publication fails marks the stream failed; commands
@@ -65,13 +64,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "batch.h"
+#include "batching.h"
 #include "buffer.h"
 #include "completion.h"
 #include "device.h"
 #include "entry.h"
 #include "event.h"
-#include "flusher.h"
 #include "nonblocking.h"
 #include "queue_pool.h"
 #include "status.h"
@@ -87,7 +85,6 @@ struct hrx_stream_s {
   pthread_mutex_t publish_mutex;
   pthread_mutex_t state_mutex;
   pthread_mutex_t batch_mutex;
-  hrx_ticket_t last_ticket;        /* last published; state_mutex */
   atomic_bool failed;              /* failure != NULL; written under
                                       state_mutex */
   hrx_status_t failure;            /* owned; the failed command, not yet
@@ -238,8 +235,10 @@ hrx_status_t hrx_stream_create_dedicated(hrx_device_t* device,
   HRX_RETURN_IF_ERROR(
       hrx_entry_check(device, HRX_ENTRY_BLOCKING, "creating a stream"));
   HRX_RETURN_IF_ERROR(hrx_stream_allocate(device, &stream));
-  hrx_status_t status =
-      stream->backend->vtable->queue_create(stream->backend, &stream->queue);
+  int native_priority = 0;
+  hrx_status_t status = stream->backend->vtable->queue_create(
+      stream->backend, HRX_STREAM_PRIORITY_NORMAL, &stream->queue,
+      &native_priority);
   if (status) {
     hrx_stream_free(stream);
     return hrx_status_annotate(status, "cannot create a queue outside the pool");
@@ -333,14 +332,8 @@ static hrx_status_t hrx_stream_check_device(const hrx_stream_t* stream,
 
 hrx_status_t hrx_stream_check_view(const hrx_stream_t* stream,
                                    hrx_view_t view, const char* role) {
-  if (!view.buffer) {
-    return hrx_make_status(HRX_STATUS_INVALID_ARGUMENT, "%s has no buffer",
-                           role);
-  }
-  HRX_RETURN_IF_ERROR(hrx_stream_check_device(
-      stream, hrx_buffer_device(view.buffer), role,
-      "buffers are usable only on their own device"));
-  return hrx_view_check_range(view, role);
+  return hrx_view_check(stream->device, view, role, "the stream runs on",
+                        "buffers are usable only on their own device");
 }
 
 /* ------------------------------------------------------------- failures */
@@ -439,12 +432,6 @@ static void hrx_stream_count_published(hrx_stream_t* stream, uint64_t commands,
   }
 }
 
-static void hrx_stream_note_ticket(hrx_stream_t* stream, hrx_ticket_t ticket) {
-  pthread_mutex_lock(&stream->state_mutex);
-  if (ticket > stream->last_ticket) stream->last_ticket = ticket;
-  pthread_mutex_unlock(&stream->state_mutex);
-}
-
 /* Publishes the pending batch, if any; the caller holds publish_mutex. The
  * batch is moved out under batch_mutex (the two halves of the buffer swap),
  * so producers keep appending to a fresh batch during the launch. On a
@@ -486,10 +473,8 @@ static void hrx_stream_publish_batch_locked(hrx_stream_t* stream,
     return;
   }
   uint32_t failed = 0;
-  hrx_ticket_t ticket = 0;
   hrx_status_t status = hrx_batch_publish(stream->backend, stream->queue,
-                                          batch, count, &ticket, &failed);
-  hrx_stream_note_ticket(stream, ticket);
+                                          batch, count, &failed);
   uint32_t published = status ? failed : count;
   if (status) {
     bytes = 0;
@@ -570,14 +555,11 @@ static hrx_status_t hrx_stream_run_locked(hrx_stream_t* stream,
     hrx_stream_skip(stream, 1);
     return NULL;
   }
-  hrx_ticket_t ticket = 0;
   hrx_status_t status =
-      command->submit(stream->backend, stream->queue, command->user_data,
-                      &ticket);
+      command->submit(stream->backend, stream->queue, command->user_data);
   if (hrx_status_code(status) == HRX_STATUS_WOULD_BLOCK) return status;
   if (nonblocking) number = hrx_stream_accept_one(stream);
   if (!status) {
-    hrx_stream_note_ticket(stream, ticket);
     hrx_stream_count_published(stream, 1, command->bytes);
     return NULL;
   }
@@ -614,9 +596,8 @@ hrx_status_t hrx_stream_submit(hrx_stream_t* stream,
 
 static hrx_status_t hrx_stream_submit_batchable(hrx_backend_device_t* backend,
                                                 hrx_native_queue_t* queue,
-                                                void* user_data,
-                                                hrx_ticket_t* out_ticket) {
-  return hrx_batch_submit_one(backend, queue, user_data, out_ticket);
+                                                void* user_data) {
+  return hrx_batch_submit_one(backend, queue, user_data);
 }
 
 /* A small copy or fill as a command of its own. */
@@ -656,9 +637,12 @@ static hrx_status_t hrx_stream_publish_if_idle(
   bool quiet = now - stream->last_batchable_ns > settings->delay_ns;
   pthread_mutex_unlock(&stream->batch_mutex);
   hrx_status_t blocked = NULL;
-  if (empty && (urgent || (quiet && (!vtable->queue_idle ||
-                                     vtable->queue_idle(stream->backend,
-                                                        stream->queue))))) {
+  uint64_t pending = UINT64_MAX;  /* an error leaves it busy */
+  if (empty && !urgent && quiet) {
+    hrx_status_free(vtable->queue_query(stream->backend, stream->queue,
+                                        &pending));
+  }
+  if (empty && (urgent || (quiet && pending == 0))) {
     hrx_stream_command_t lone = hrx_stream_batchable_command(command);
     blocked = hrx_stream_run_locked(stream, &lone); /* not observing */
     if (!blocked) {
@@ -779,10 +763,6 @@ static hrx_status_t hrx_stream_enqueue(hrx_stream_t* stream,
   return NULL;
 }
 
-static uint8_t* hrx_view_pointer(hrx_view_t view) {
-  return (uint8_t*)hrx_buffer_native_pointer(view.buffer) + view.offset;
-}
-
 hrx_status_t hrx_stream_copy(hrx_stream_t* stream, hrx_view_t dst,
                              hrx_view_t src) {
   HRX_RETURN_IF_ERROR(hrx_stream_check_view(stream, dst, "copy destination"));
@@ -811,11 +791,10 @@ typedef struct {
 
 static hrx_status_t hrx_submit_upload(hrx_backend_device_t* backend,
                                       hrx_native_queue_t* queue,
-                                      void* user_data,
-                                      hrx_ticket_t* out_ticket) {
+                                      void* user_data) {
   hrx_upload_args_t* args = user_data;
   return backend->vtable->upload(backend, queue, hrx_view_pointer(args->dst),
-                                 args->data, args->dst.length, out_ticket);
+                                 args->data, args->dst.length);
 }
 
 hrx_status_t hrx_stream_upload(hrx_stream_t* stream, hrx_view_t dst,
@@ -848,11 +827,11 @@ hrx_status_t hrx_stream_flush(hrx_stream_t* stream) {
   return hrx_stream_take_failure(stream);
 }
 
-/* Both synchronize entry points: hook NULL waits with the backend's own
- * synchronize, otherwise in the hook's slices. */
-static hrx_status_t hrx_stream_synchronize_with(hrx_stream_t* stream,
-                                                const hrx_wait_hook_t* hook,
-                                                bool* out_interrupted) {
+hrx_status_t hrx_stream_synchronize(hrx_stream_t* stream,
+                                    const hrx_wait_hook_t* hook,
+                                    bool* out_interrupted) {
+  bool interrupted = false;
+  if (!out_interrupted) out_interrupted = &interrupted;
   *out_interrupted = false;
   HRX_RETURN_IF_ERROR(hrx_stream_enter(stream, "synchronizing a stream"));
   hrx_thread_observed = true;
@@ -862,11 +841,8 @@ static hrx_status_t hrx_stream_synchronize_with(hrx_stream_t* stream,
   pthread_mutex_lock(&stream->publish_mutex);
   hrx_stream_publish_locked(stream);
   pthread_mutex_unlock(&stream->publish_mutex);
-  hrx_status_t status =
-      hook ? hrx_wait_queue(stream->backend, stream->queue, stream, hook,
-                            out_interrupted)
-           : stream->backend->vtable->queue_synchronize(stream->backend,
-                                                        stream->queue);
+  hrx_status_t status = hrx_wait_queue(stream->backend, stream->queue,
+                                       hook, out_interrupted);
   if (*out_interrupted) return status;
   hrx_status_t failure = hrx_stream_take_failure(stream);
   if (failure) {
@@ -876,26 +852,12 @@ static hrx_status_t hrx_stream_synchronize_with(hrx_stream_t* stream,
   return status;
 }
 
-hrx_status_t hrx_stream_synchronize(hrx_stream_t* stream) {
-  bool interrupted = false;
-  return hrx_stream_synchronize_with(stream, NULL, &interrupted);
-}
-
-hrx_status_t hrx_stream_synchronize_hooked(hrx_stream_t* stream,
-                                           const hrx_wait_hook_t* hook,
-                                           bool* out_interrupted) {
-  return hrx_stream_synchronize_with(stream, hook, out_interrupted);
-}
-
-hrx_status_t hrx_stream_record_marker(hrx_stream_t* stream,
-                                      hrx_native_event_t* native_event) {
-  /* event_record never waits for queue space (backend.h): state_mutex,
-   * which no publisher holds while it waits, is enough. */
-  pthread_mutex_lock(&stream->state_mutex);
-  hrx_status_t status = stream->backend->vtable->event_record(
-      stream->backend, stream->queue, native_event, stream->last_ticket);
-  pthread_mutex_unlock(&stream->state_mutex);
-  return status;
+/* Records a native event at the end of the stream's queue (a plain record
+ * never waits for queue space, backend.h). */
+static hrx_status_t hrx_stream_record_marker(hrx_stream_t* stream,
+                                             hrx_native_event_t* native_event) {
+  return stream->backend->vtable->event_record(stream->backend, stream->queue,
+                                               native_event);
 }
 
 /* A timing record: on the host backend a command of the queue that may wait
@@ -903,10 +865,8 @@ hrx_status_t hrx_stream_record_marker(hrx_stream_t* stream,
  * publish_mutex. */
 static hrx_status_t hrx_submit_timing_record(hrx_backend_device_t* backend,
                                              hrx_native_queue_t* queue,
-                                             void* user_data,
-                                             hrx_ticket_t* out_ticket) {
-  (void)out_ticket;
-  return backend->vtable->event_record(backend, queue, user_data, 0);
+                                             void* user_data) {
+  return backend->vtable->event_record(backend, queue, user_data);
 }
 
 static hrx_status_t hrx_stream_record_new_event(hrx_stream_t* stream,
@@ -977,9 +937,7 @@ typedef struct {
 } hrx_wait_args_t;
 
 static hrx_status_t hrx_submit_wait(hrx_backend_device_t* backend,
-                                    hrx_native_queue_t* queue, void* user_data,
-                                    hrx_ticket_t* out_ticket) {
-  (void)out_ticket;
+                                    hrx_native_queue_t* queue, void* user_data) {
   hrx_wait_args_t* args = user_data;
   return backend->vtable->queue_wait_event(backend, queue, args->event);
 }

@@ -21,8 +21,7 @@ hrx_status_t hrx_stream_enter(hrx_stream_t* stream, const char* what);
  * stream's pending batch was published. */
 typedef hrx_status_t (*hrx_stream_submit_fn_t)(hrx_backend_device_t* backend,
                                                hrx_native_queue_t* queue,
-                                               void* user_data,
-                                               hrx_ticket_t* out_ticket);
+                                               void* user_data);
 typedef struct hrx_stream_command_s {
   hrx_stream_submit_fn_t submit;
   void* user_data;
@@ -40,11 +39,6 @@ typedef struct hrx_stream_command_s {
  * even when it failed or was not run (the stream keeps the failure). */
 hrx_status_t hrx_stream_submit(hrx_stream_t* stream,
                                const hrx_stream_command_t* command);
-
-/* Records `native_event` after the stream's published work, without
- * publishing or observing anything (the slices of a hooked wait). */
-hrx_status_t hrx_stream_record_marker(hrx_stream_t* stream,
-                                      hrx_native_event_t* native_event);
 
 /* Tells the batching policy that the calling thread observed work (a wait
  * of any kind): its next small command goes out at once instead of being

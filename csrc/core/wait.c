@@ -1,47 +1,45 @@
-/* Hooked waits: slices of the backends' timed waits, with the caller's
- * interrupt check between them. */
+/* Waits: the backends' timed waits, in the hook's slices with the caller's
+ * interrupt check between them, or whole (HRX_WAIT_FOREVER) without a
+ * hook. */
 #include "wait.h"
 
 #include "status.h"
-#include "stream.h"
 
 hrx_status_t hrx_wait_native_event(hrx_backend_device_t* backend,
                                    hrx_native_event_t* event,
                                    const hrx_wait_hook_t* hook,
                                    bool* out_interrupted) {
-  *out_interrupted = false;
+  if (out_interrupted) *out_interrupted = false;
+  uint64_t slice = hook ? hook->slice_ns : HRX_WAIT_FOREVER;
   for (;;) {
     bool done = false;
     HRX_RETURN_IF_ERROR(
-        backend->vtable->event_wait_for(backend, event, hook->slice_ns, &done));
+        backend->vtable->event_wait(backend, event, slice, &done));
     if (done) return NULL;
-    if (hook->interrupted(hook->user_data)) {
-      *out_interrupted = true;
+    if (hook && hook->interrupted(hook->user_data)) {
+      if (out_interrupted) *out_interrupted = true;
       return NULL;
     }
   }
 }
 
 hrx_status_t hrx_wait_queue(hrx_backend_device_t* backend,
-                            hrx_native_queue_t* queue, hrx_stream_t* stream,
+                            hrx_native_queue_t* queue,
                             const hrx_wait_hook_t* hook,
                             bool* out_interrupted) {
-  *out_interrupted = false;
+  if (out_interrupted) *out_interrupted = false;
+  uint64_t slice = hook ? hook->slice_ns : HRX_WAIT_FOREVER;
   bool done = false;
   HRX_RETURN_IF_ERROR(
-      backend->vtable->queue_wait_for(backend, queue, hook->slice_ns, &done));
+      backend->vtable->queue_wait(backend, queue, slice, &done));
   if (done) return NULL;
-  if (hook->interrupted(hook->user_data)) {
-    *out_interrupted = true;
+  if (hook && hook->interrupted(hook->user_data)) {
+    if (out_interrupted) *out_interrupted = true;
     return NULL;
   }
   hrx_native_event_t* marker = NULL;
   HRX_RETURN_IF_ERROR(backend->vtable->event_create(backend, &marker));
-  /* Without a stream: both backends record at the queue's current end
-   * whatever the ticket (backend.h). */
-  hrx_status_t status =
-      stream ? hrx_stream_record_marker(stream, marker)
-             : backend->vtable->event_record(backend, queue, marker, 0);
+  hrx_status_t status = backend->vtable->event_record(backend, queue, marker);
   if (!status) {
     status = hrx_wait_native_event(backend, marker, hook, out_interrupted);
   }

@@ -1,4 +1,4 @@
-/* Hooked waits (hrx_wait_hook_t, hrx.h): the slicing every *_hooked call
+/* Waits with a hook (hrx_wait_hook_t, hrx.h): the slicing every blocking wait
  * shares. Internal to the core. */
 #ifndef HRX_CORE_WAIT_H_
 #define HRX_CORE_WAIT_H_
@@ -7,16 +7,18 @@
 #include "hrx.h"
 
 /* Waits for the work submitted to `queue` so far. The first slice waits for
- * the queue itself; later ones for an event recorded after that slice (via
- * `stream` when given, so it snapshots the stream's published work), so
- * work that other threads keep adding cannot prolong the wait forever.
- * hook must not be NULL. */
+ * the queue itself; later ones for an event recorded at the queue's end
+ * after that slice, so work that other threads keep adding cannot prolong
+ * the wait forever.
+ * A NULL hook waits to the end, without slices. out_interrupted may be NULL
+ * (then the wait is not interrupted). */
 hrx_status_t hrx_wait_queue(hrx_backend_device_t* backend,
-                            hrx_native_queue_t* queue, hrx_stream_t* stream,
+                            hrx_native_queue_t* queue,
                             const hrx_wait_hook_t* hook,
                             bool* out_interrupted);
 
-/* Waits for a native event's last record in slices. hook must not be NULL. */
+/* Waits for a native event's last record, in slices when hook is not NULL
+ * (as hrx_wait_queue). */
 hrx_status_t hrx_wait_native_event(hrx_backend_device_t* backend,
                                    hrx_native_event_t* event,
                                    const hrx_wait_hook_t* hook,

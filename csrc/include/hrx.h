@@ -75,6 +75,24 @@ void hrx_status_free(hrx_status_t status);
  * callbacks that report failures to hrx (see hrx_host_fn_t). */
 hrx_status_t hrx_status_create(hrx_status_code_t code, const char* message);
 
+/* ------------------------------------------------------------------ waits */
+
+/* Every blocking wait (hrx_device_synchronize, hrx_stream_synchronize,
+ * hrx_event_synchronize, hrx_readback_wait, hrx_stream_read_blocking) takes
+ * a hook through which its caller can abandon it (the bindings raise
+ * KeyboardInterrupt this way). With a hook, the wait waits in slices of
+ * slice_ns and calls interrupted(user_data) between slices, from the
+ * waiting thread; when that returns true the wait returns at once with
+ * *out_interrupted set and no error. Nothing is cancelled: the work still
+ * runs to completion and the objects it uses stay alive until it has. A
+ * NULL hook waits to the end without slices; out_interrupted may be NULL
+ * (it is then not written). */
+typedef struct hrx_wait_hook_s {
+  uint64_t slice_ns;
+  bool (*interrupted)(void* user_data);
+  void* user_data;
+} hrx_wait_hook_t;
+
 /* ------------------------------------------------------------------ backends */
 
 /* Names of the compiled-in backends, in automatic-selection order
@@ -112,7 +130,7 @@ typedef struct hrx_device_info_s {
   /* How the backend was chosen when the live device was created: "backend
    * argument", "HRX_BACKEND", or "automatic" followed by why each earlier
    * backend was passed over (so a fallback to host is never silent). */
-  char selection[512];
+  char selection[2048];
   /* How a batch of small commands reaches the device (see
    * hrx_device_set_batching): "one ring slot per batch" (host), "PTX from
    * libnvrtc.so.13 for compute_90" (hip), or why there is no batch kernel
@@ -135,8 +153,10 @@ hrx_status_t hrx_device_query_free_memory(hrx_device_t* device,
  * done (fabric queues are synchronized through their own stream). Raises
  * the failures of the device's streams that no observation raised yet
  * (the first one's status, naming the others), which makes those streams
- * usable again. */
-hrx_status_t hrx_device_synchronize(hrx_device_t* device);
+ * usable again. Takes a wait hook (see "waits" above). */
+hrx_status_t hrx_device_synchronize(hrx_device_t* device,
+                                    const hrx_wait_hook_t* hook,
+                                    bool* out_interrupted);
 
 /* Makes a native stream of another library on this device (a cudaStream_t
  * or hipStream_t hrx did not create; NULL and the runtime's special
@@ -275,6 +295,28 @@ typedef struct hrx_connection_budget_s {
 /* Queues beyond the lanes' count * HRX_STREAM_LANE_COUNT that the
  * connection budget leaves room for (reserved and fabric queues). */
 #define HRX_CONNECTION_HEADROOM 4
+/* The connection budget a pool of `queue_count` queues per lane asks for
+ * (hrx_connection_budget_t.wanted): every lane's queues plus the headroom. */
+#define HRX_CONNECTIONS_WANTED(queue_count) \
+  ((queue_count) * HRX_STREAM_LANE_COUNT + HRX_CONNECTION_HEADROOM)
+
+/* What a backend's load found, for hrx.backends(). */
+typedef struct hrx_backend_info_s {
+  /* The runtime library the load settled on, as passed to dlopen: the one
+   * in use or, when its runtime refused, the first such library; "" for a
+   * backend without one or before its load (hrx_backend_probe loads). */
+  char library[256];
+  /* "nvidia" or "amd" for that library; "" when there is none. */
+  char platform[16];
+  /* Whether the platform has a connection budget variable; if so,
+   * `connections` describes it now (wanted: what the default pool asks). */
+  bool has_connections;
+  hrx_connection_budget_t connections;
+} hrx_backend_info_t;
+
+/* Describes backend `name` (all zero for an unknown name). Never loads
+ * anything. */
+void hrx_backend_query_info(const char* name, hrx_backend_info_t* out_info);
 
 typedef struct hrx_pool_stats_s {
   int queue_count;          /* per lane */
@@ -296,18 +338,6 @@ hrx_status_t hrx_device_query_pool_stats(hrx_device_t* device,
                                          hrx_pool_queue_stats_t* out_queues,
                                          int capacity,
                                          hrx_pool_stats_t* out_stats);
-
-/* Commands that streams of this live device have accepted since it was
- * opened, whether handed to a native queue at once or gathered into a
- * pending batch: every copy, fill, upload, read (download and its
- * completion event), event wait, event record and graph launch (a
- * completion gate of wait_completion is host state, not a command). A
- * rejected call adds nothing, so tests use it to check that bad input
- * submitted no work. It publishes pending batches first (batched commands
- * are counted once per batch, keeping the submission path free of a
- * device-wide counter).
- * Thread-safe; the benchmark driver's own native calls are not counted. */
-uint64_t hrx_device_commands_submitted(hrx_device_t* device);
 
 /* ------------------------------------------------------------------ buffer */
 
@@ -346,8 +376,11 @@ hrx_device_t* hrx_event_device(const hrx_event_t* event); /* borrowed */
 /* Whether the work the event snapshots is complete (never waits). An event
  * never recorded counts as complete. */
 hrx_status_t hrx_event_query(hrx_event_t* event, bool* out_done);
-/* Blocks until the work the event snapshots is complete. */
-hrx_status_t hrx_event_synchronize(hrx_event_t* event);
+/* Blocks until the work the event snapshots is complete (wait hook: see
+ * "waits" above). */
+hrx_status_t hrx_event_synchronize(hrx_event_t* event,
+                                   const hrx_wait_hook_t* hook,
+                                   bool* out_interrupted);
 /* Whether the event was recorded with timing (hrx_stream_record_timing_event). */
 bool hrx_event_timing(const hrx_event_t* event);
 /* Milliseconds from `start`'s completion to `end`'s (negative when end
@@ -437,12 +470,20 @@ void hrx_readback_release_deferred(hrx_readback_t* readback);
 uint64_t hrx_readback_length(const hrx_readback_t* readback);
 hrx_status_t hrx_readback_query(hrx_readback_t* readback, bool* out_done);
 /* Blocks until the read is complete, then returns the bytes (borrowed; valid
- * until the readback is released). */
+ * until the readback is released; written only when the read completed).
+ * Wait hook: see "waits" above. */
 hrx_status_t hrx_readback_wait(hrx_readback_t* readback,
-                               const uint8_t** out_bytes);
-/* Blocks; reads src into out (capacity bytes, at least src.length). */
+                               const hrx_wait_hook_t* hook,
+                               const uint8_t** out_bytes,
+                               bool* out_interrupted);
+/* Blocks; reads src into out (capacity bytes, at least src.length). Wait
+ * hook: see "waits" above; when interrupted, `out` is left unchanged or
+ * partly written, and the read's staging memory is returned once the read
+ * completes (the call does not wait for it). */
 hrx_status_t hrx_stream_read_blocking(hrx_stream_t* stream, hrx_view_t src,
-                                      void* out, uint64_t capacity);
+                                      void* out, uint64_t capacity,
+                                      const hrx_wait_hook_t* hook,
+                                      bool* out_interrupted);
 
 /* Publishes the stream's pending batch now, without creating an event or
  * waiting: afterwards everything the stream accepted is on its native
@@ -450,8 +491,11 @@ hrx_status_t hrx_stream_read_blocking(hrx_stream_t* stream, hrx_view_t src,
  * hrx_stream_native_handle). An observation point: raises a failure of
  * earlier commands. May block for queue space. */
 hrx_status_t hrx_stream_flush(hrx_stream_t* stream);
-/* Blocks until all work published on the stream is done. */
-hrx_status_t hrx_stream_synchronize(hrx_stream_t* stream);
+/* Blocks until all work published on the stream is done (wait hook: see
+ * "waits" above). */
+hrx_status_t hrx_stream_synchronize(hrx_stream_t* stream,
+                                    const hrx_wait_hook_t* hook,
+                                    bool* out_interrupted);
 /* An event that completes when all work published so far on the stream is
  * done. Never waits behind a producer blocked on a full queue. */
 hrx_status_t hrx_stream_record_event(hrx_stream_t* stream,
@@ -600,48 +644,6 @@ void* hrx_completion_payload(hrx_completion_t* completion);
  * come from a launch on any device. */
 hrx_status_t hrx_stream_wait_completion(hrx_stream_t* stream,
                                         hrx_completion_t* completion);
-
-/* ------------------------------------------------------------------ waits */
-
-/* How a caller abandons a blocking wait (the bindings use it to raise
- * KeyboardInterrupt during a long wait). A hooked wait waits in slices of
- * slice_ns and calls interrupted(user_data) between slices, from the waiting
- * thread; when it returns true the wait returns at once with
- * *out_interrupted set and no error. Nothing is cancelled: the work still
- * runs to completion and the objects it uses stay alive until it has. A NULL
- * hook waits without slices, like the unhooked call. */
-typedef struct hrx_wait_hook_s {
-  uint64_t slice_ns;
-  bool (*interrupted)(void* user_data);
-  void* user_data;
-} hrx_wait_hook_t;
-
-/* Blocks; hrx_device_synchronize with a hook. */
-hrx_status_t hrx_device_synchronize_hooked(hrx_device_t* device,
-                                           const hrx_wait_hook_t* hook,
-                                           bool* out_interrupted);
-/* Blocks; hrx_stream_synchronize with a hook. */
-hrx_status_t hrx_stream_synchronize_hooked(hrx_stream_t* stream,
-                                           const hrx_wait_hook_t* hook,
-                                           bool* out_interrupted);
-/* Blocks; hrx_event_synchronize with a hook. */
-hrx_status_t hrx_event_synchronize_hooked(hrx_event_t* event,
-                                          const hrx_wait_hook_t* hook,
-                                          bool* out_interrupted);
-/* Blocks; hrx_readback_wait with a hook (out_bytes is written only when the
- * read completed). */
-hrx_status_t hrx_readback_wait_hooked(hrx_readback_t* readback,
-                                      const hrx_wait_hook_t* hook,
-                                      const uint8_t** out_bytes,
-                                      bool* out_interrupted);
-/* Blocks; hrx_stream_read_blocking with a hook. When interrupted, `out` is
- * left unchanged or partly written, and the read's staging memory is
- * returned once the read completes (the call does not wait for it). */
-hrx_status_t hrx_stream_read_blocking_hooked(hrx_stream_t* stream,
-                                             hrx_view_t src, void* out,
-                                             uint64_t capacity,
-                                             const hrx_wait_hook_t* hook,
-                                             bool* out_interrupted);
 
 /* --------------------------------------------------------- non-blocking */
 

@@ -1,4 +1,4 @@
-/* hrx._hrx.bench_run: the C benchmark driver (csrc/core/bench.h) for
+/* hrx._hrx.bench_run: the C benchmark driver (csrc/bench/bench.h) for
  * hrx.bench. Arguments are checked here so that Python callers get
  * hrx.InvalidArgumentError (a ValueError) or TypeError naming the argument; the core checks them again. The
  * run holds no Python object and releases the GIL throughout. */
@@ -6,7 +6,7 @@
 
 #include "args.h"
 
-#include "core/bench.h"
+#include "bench/bench.h"
 
 /* Reads keyword `name` (NULL: not given, *out keeps its default) as an int in
  * [1, max]. Returns -1 with TypeError or ValueError set. */

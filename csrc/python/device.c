@@ -48,6 +48,42 @@ static int hrx_py_batching_arg(PyObject* value) {
   return value == Py_True;
 }
 
+/* Opening a hip device may set the connection budget variables in the C
+ * environment (hip_connections.h) with the GIL released. Copies their C
+ * values into os.environ, Python's own copy, by writing its mapping
+ * directly (os.environ[...] = would call putenv back into C). GIL held. */
+static int hrx_py_environ_follow_budget(void) {
+  static const char* const names[] = {"CUDA_DEVICE_MAX_CONNECTIONS",
+                                      "GPU_MAX_HW_QUEUES",
+                                      "HRX_CONNECTION_BUDGET_SET"};
+  PyObject* os = PyImport_ImportModule("os");
+  if (!os) return -1;
+  PyObject* environ = PyObject_GetAttrString(os, "environ");
+  Py_DECREF(os);
+  if (!environ) return -1;
+  PyObject* data = PyObject_GetAttrString(environ, "_data");
+  int result = data ? 0 : -1;
+  for (size_t i = 0; data && i < sizeof(names) / sizeof(names[0]); ++i) {
+    const char* value = getenv(names[i]);
+    PyObject* key = PyObject_CallMethod(environ, "encodekey", "s", names[i]);
+    PyObject* text =
+        value ? PyObject_CallMethod(environ, "encodevalue", "s", value) : NULL;
+    if (!key || (value && !text)) {
+      result = -1;
+    } else if (text) {
+      if (PyObject_SetItem(data, key, text) < 0) result = -1;
+    } else if (PyMapping_HasKey(data, key) && PyObject_DelItem(data, key) < 0) {
+      result = -1;
+    }
+    Py_XDECREF(key);
+    Py_XDECREF(text);
+    if (result < 0) break;
+  }
+  Py_XDECREF(data);
+  Py_DECREF(environ);
+  return result;
+}
+
 /* Device.open(index=0, backend=None, *, batching=None) and Device(...). */
 static PyObject* hrx_py_device_open_impl(PyTypeObject* type, PyObject* args,
                                          PyObject* kwargs) {
@@ -87,7 +123,9 @@ static PyObject* hrx_py_device_open_impl(PyTypeObject* type, PyObject* args,
   if (!status && batching >= 0) hrx_device_set_batching(device, batching);
   Py_END_ALLOW_THREADS
   if (status) return hrx_py_raise(state, status);
-  return hrx_py_device_wrap(state, device);
+  PyObject* wrapped = hrx_py_device_wrap(state, device);
+  if (wrapped && hrx_py_environ_follow_budget() < 0) Py_CLEAR(wrapped);
+  return wrapped;
 }
 
 static PyObject* hrx_py_device_new(PyTypeObject* type, PyObject* args,
@@ -273,7 +311,7 @@ static PyObject* hrx_py_device_synchronize(PyObject* self, PyObject* unused) {
   hrx_py_wait_t wait;
   hrx_py_wait_begin(&wait);
   hrx_status_t status =
-      hrx_device_synchronize_hooked(device, &wait.hook, &interrupted);
+      hrx_device_synchronize(device, &wait.hook, &interrupted);
   hrx_device_release(device);
   hrx_py_wait_end(&wait);
   if (status) return hrx_py_raise(hrx_py_state_from_type(Py_TYPE(self)), status);
@@ -408,16 +446,6 @@ static PyObject* hrx_py_device_pool_stats(PyObject* self, PyObject* unused) {
       (unsigned long long)stats.reserved_created, "reserved_refused",
       (unsigned long long)stats.reserved_refused, "connections", budget,
       "queues", list);
-}
-
-/* Device._commands_submitted(): a test hook (see
- * hrx_device_commands_submitted); not part of the public API. */
-static PyObject* hrx_py_device_commands_submitted(PyObject* self,
-                                                  PyObject* unused) {
-  (void)unused;
-  hrx_device_t* device = hrx_py_device_get(self);
-  if (!device) return NULL;
-  return PyLong_FromUnsignedLongLong(hrx_device_commands_submitted(device));
 }
 
 static PyObject* hrx_py_device_get_info(PyObject* self, void* closure) {
@@ -556,9 +584,6 @@ static PyMethodDef hrx_py_device_methods[] = {
      "allocate(nbytes) -> Buffer of device memory."},
     {"synchronize", hrx_py_device_synchronize, METH_NOARGS,
      "synchronize(): wait for all work on the pool's queues."},
-    {"_commands_submitted", hrx_py_device_commands_submitted, METH_NOARGS,
-     "_commands_submitted() -> int: commands this live device's streams "
-     "have handed to native queues (a test hook)."},
     {"pool_info", hrx_py_device_pool_info, METH_NOARGS,
      "pool_info() -> dict: queue_count, queues_created, next_slot, first_use, "
      "live_streams, fabric_queues."},

@@ -93,7 +93,7 @@ static PyObject* hrx_py_event_synchronize(PyObject* self, PyObject* unused) {
   hrx_py_wait_t wait;
   hrx_py_wait_begin(&wait);
   hrx_status_t status =
-      hrx_event_synchronize_hooked(event, &wait.hook, &interrupted);
+      hrx_event_synchronize(event, &wait.hook, &interrupted);
   hrx_event_release(event);
   hrx_py_wait_end(&wait);
   if (status) return hrx_py_raise(state, status);

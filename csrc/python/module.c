@@ -4,9 +4,6 @@
 #include <string.h>
 
 #include "args.h"
-#include "backends/fault/fault_backend.h"
-#include "backends/hip/hip_backend.h"
-#include "backends/hip/hip_connections.h"
 #include "objects.h"
 
 static struct PyModuleDef hrx_py_module_def;
@@ -124,23 +121,20 @@ static PyObject* hrx_py_backends(PyObject* module, PyObject* unused) {
     Py_BEGIN_ALLOW_THREADS
     available = hrx_backend_probe(names[i], reason, sizeof(reason));
     Py_END_ALLOW_THREADS
-    bool hip = strcmp(names[i], "hip") == 0;
-    const char* library = hip ? hrx_hip_loaded_library() : NULL;
-    const char* platform = hip ? hrx_hip_platform() : NULL;
-    PyObject* connections = Py_NewRef(Py_None);
-    if (hip && platform && hrx_hip_connections_variable(platform)) {
-      hrx_connection_budget_t budget;
-      hrx_hip_connections_current(platform, &budget);
-      Py_SETREF(connections, hrx_py_connection_budget(&budget));
-      if (!connections) {
-        Py_DECREF(list);
-        return NULL;
-      }
+    hrx_backend_info_t info;
+    hrx_backend_query_info(names[i], &info);
+    PyObject* connections = info.has_connections
+                                ? hrx_py_connection_budget(&info.connections)
+                                : Py_NewRef(Py_None);
+    if (!connections) {
+      Py_DECREF(list);
+      return NULL;
     }
     PyObject* entry = Py_BuildValue(
         "{s:s,s:O,s:s,s:z,s:z,s:N}", "name", names[i], "available",
         available ? Py_True : Py_False, "reason", available ? "" : reason,
-        "library", library, "platform", platform, "connections", connections);
+        "library", info.library[0] ? info.library : NULL, "platform",
+        info.platform[0] ? info.platform : NULL, "connections", connections);
     if (!entry || PyList_Append(list, entry) < 0) {
       Py_XDECREF(entry);
       Py_DECREF(list);
@@ -157,30 +151,14 @@ static PyObject* hrx_py_now_ns(PyObject* module, PyObject* unused) {
   return PyLong_FromUnsignedLongLong(hrx_now_ns());
 }
 
-/* Testing only: the fault wrapper's counts (csrc/backends/fault/). */
-static PyObject* hrx_py_testing_live_native_objects(PyObject* module,
-                                                    PyObject* unused) {
-  (void)module;
-  (void)unused;
-  hrx_fault_counts_t c;
-  hrx_fault_query_counts(&c);
-  return Py_BuildValue("{s:L,s:L,s:L,s:L,s:L,s:L,s:L,s:L}", "queues",
-                       (long long)c.queues, "events", (long long)c.events,
-                       "allocations", (long long)c.allocations,
-                       "host_allocations", (long long)c.host_allocations,
-                       "graphs", (long long)c.graphs, "devices",
-                       (long long)c.devices, "faults_injected",
-                       (long long)c.faults_injected, "native_commands",
-                       (long long)c.native_commands);
-}
-
 static PyMethodDef hrx_py_module_methods[] = {
     {"backends", hrx_py_backends, METH_NOARGS,
      "backends() -> list of {'name', 'available', 'reason', 'library', "
      "'platform', 'connections'}, in automatic selection order. "
      "library/platform name the runtime the hip backend loaded (None for "
      "host); connections describes the process's hardware connection "
-     "budget variable ({variable, value, wanted, source}; None for host)."},
+     "budget variable ({variable, value, wanted, source}; None for host). "
+     "Listing never sets that variable: opening a hip device does."},
     {"now_ns", hrx_py_now_ns, METH_NOARGS,
      "now_ns() -> int: the monotonic clock hrx times with, in ns."},
     {"bench_run", (PyCFunction)(void (*)(void))hrx_py_bench_run,
@@ -190,12 +168,6 @@ static PyMethodDef hrx_py_module_methods[] = {
     {"_interpreter_exiting", hrx_py_graph_interpreter_exiting, METH_NOARGS,
      "_interpreter_exiting(): called at exit (atexit); graph host callbacks "
      "still queued are skipped from then on."},
-    {"_testing_live_native_objects", hrx_py_testing_live_native_objects,
-     METH_NOARGS,
-     "_testing_live_native_objects() -> dict: TESTING ONLY, not API. Native "
-     "objects alive through the fault-injection wrapper ($HRX_FAULTS set "
-     "when the live device was created): queues, events, allocations, "
-     "host_allocations, graphs, devices, and faults_injected so far."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -209,6 +181,9 @@ static int hrx_py_module_exec(PyObject* module) {
   if (hrx_py_stream_register(module, state) < 0) return -1;
   if (hrx_py_completion_register(module, state) < 0) return -1;
   if (hrx_py_graph_register(module, state) < 0) return -1;
+#ifdef HRX_TESTING_BUILD
+  if (hrx_py_testing_register(module) < 0) return -1;
+#endif
   if (PyModule_AddIntConstant(module, "DEFAULT_STREAM_QUEUE_COUNT",
                               HRX_DEFAULT_STREAM_QUEUE_COUNT) < 0 ||
       PyModule_AddIntConstant(module, "MAX_STREAM_QUEUE_COUNT",

@@ -51,5 +51,9 @@ int hrx_py_completion_register(PyObject* module, hrx_py_state_t* state);
 /* Module-level functions defined outside module.c. */
 PyObject* hrx_py_bench_run(PyObject* module, PyObject* args, PyObject* kwargs);
 PyObject* hrx_py_graph_interpreter_exiting(PyObject* module, PyObject* unused);
+#ifdef HRX_TESTING_BUILD
+/* The testing build's module functions (testing.c). */
+int hrx_py_testing_register(PyObject* module);
+#endif
 
 #endif /* HRX_PYTHON_MODULE_H_ */

@@ -73,7 +73,7 @@ static PyObject* hrx_py_readback_wait(PyObject* self, PyObject* unused) {
   hrx_py_wait_t wait;
   hrx_py_wait_begin(&wait);
   hrx_status_t status =
-      hrx_readback_wait_hooked(owned, &wait.hook, &bytes, &interrupted);
+      hrx_readback_wait(owned, &wait.hook, &bytes, &interrupted);
   hrx_py_wait_end(&wait);
   if (status || interrupted) {
     /* Reattached, so wait() can be called again. */

@@ -358,7 +358,7 @@ static PyObject* hrx_py_stream_read_blocking(PyObject* self,
   hrx_py_wait_t wait;
   hrx_py_wait_begin(&wait);
   if (ok) {
-    status = hrx_stream_read_blocking_hooked(stream, src, out.data,
+    status = hrx_stream_read_blocking(stream, src, out.data,
                                              out.length, &wait.hook,
                                              &interrupted);
   }
@@ -379,7 +379,7 @@ static PyObject* hrx_py_stream_synchronize(PyObject* self, PyObject* unused) {
   hrx_py_wait_t wait;
   hrx_py_wait_begin(&wait);
   hrx_status_t status =
-      hrx_stream_synchronize_hooked(stream, &wait.hook, &interrupted);
+      hrx_stream_synchronize(stream, &wait.hook, &interrupted);
   hrx_py_release_held(stream, NULL, NULL, NULL);
   hrx_py_wait_end(&wait);
   if (status) return hrx_py_raise(state, status);

@@ -8,7 +8,7 @@
 #include "module.h"
 
 typedef struct hrx_py_wait_s {
-  hrx_wait_hook_t hook;     /* pass &wait.hook to a *_hooked call */
+  hrx_wait_hook_t hook;     /* pass &wait.hook to a blocking wait */
   PyThreadState* saved;     /* the thread state while the GIL is released */
   bool raised;              /* a signal handler raised: its error is set */
 } hrx_py_wait_t;

@@ -1,11 +1,18 @@
 """hrx.bench: the queue-pool benchmark.
 
-run(queues, ...)     one run in this process, one result line (a dict)
-sweep(...)           every (queue count, repeat) in a fresh process -> Results
+run(queues, ...)     one run in this process, one result line (a dict); a
+                     workload may be a function of this process
+sweep(...)           every (queue count, repeat) in a fresh process -> the
+                     Results of this sweep's own runs
 load(*paths)         Results of results files
 table(source)        the text report (table, ranges, decisive differences, default)
-Results              lines, table(), recommend(), plot(), HTML in notebooks
-workload             the contract of --workload module:function (your own rounds)
+Results              lines, table(), recommend(), plot(), to_dataframe(), HTML
+                     in notebooks
+workload             the contract of --workload (your own rounds)
+
+Sizes: ``preset="auto"`` (the default) applies the size rule of config.py:
+the quick sizes on the host backend (a CPU device), the reference protocol's
+on a GPU; ``preset="reference"`` always uses the reference sizes.
 """
 from .results import Results, load
 from .runner import run

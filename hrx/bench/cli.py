@@ -3,6 +3,7 @@
   hrx-bench run QUEUES [SAMPLES]   one run in this process; one JSON line on stdout
   hrx-bench sweep                  every (queue count, repeat) in a fresh process
                                    (--workload module:function adds your own work)
+  hrx-bench describe               the device a run opens, and why that backend
   hrx-bench table FILE...          the table, ranges, decisive differences, default
   hrx-bench plot FILE... --out P   the columns against queue count, as a PNG
 """
@@ -16,7 +17,7 @@ import sys
 import traceback
 from typing import Any, Dict, List, Optional, Sequence
 
-from .config import DEFAULT, QUICK, SIZE_FIELDS
+from .config import DEFAULT, QUICK, SIZE_FIELDS, SIZE_RULES
 from .drivers import DRIVERS
 from .workload import DEFAULT_STREAMS, WorkloadError
 
@@ -98,10 +99,14 @@ def _add_workload_options(parser: argparse.ArgumentParser) -> None:
 
 def _add_size_options(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group(
-        "sizes", f"default: the reference protocol; --quick: the CPU preset (bulk "
-                 f"{QUICK.bulk_copies}x{QUICK.bulk_bytes // 2 ** 20} MiB, {QUICK.small_copies} "
-                 f"small copies per lane); each option below overrides one value")
-    group.add_argument("--quick", action="store_true", help="the preset for CPU-only machines")
+        "sizes", f"default (--preset auto): the quick sizes on the host backend (a CPU "
+                 f"device: bulk {QUICK.bulk_copies}x{QUICK.bulk_bytes // 2 ** 20} MiB, "
+                 f"{QUICK.small_copies} small copies per lane), the reference protocol on a "
+                 f"GPU; each option below overrides one value")
+    group.add_argument("--preset", choices=SIZE_RULES, default="auto",
+                       help="auto (the rule above), reference (the reference protocol's "
+                            "sizes on any device) or quick")
+    group.add_argument("--quick", action="store_true", help="same as --preset quick")
     for name in SIZE_FIELDS:
         if name == "samples":
             continue
@@ -148,12 +153,19 @@ def build_parser() -> argparse.ArgumentParser:
                        help="seconds per child before it is killed and recorded as an error "
                             "(default 600; 0 = none)")
     sweep.add_argument("--resume", action="store_true",
-                       help="skip (queues, repeat, driver, batching) already recorded as "
-                            "successful")
+                       help="continue the sweep in --output: skip (queues, repeat, driver, "
+                            "batching) already recorded there as successful")
+    sweep.add_argument("--append", action="store_true",
+                       help="add this sweep's runs to an --output file that already holds "
+                            "lines (else refused: the table would aggregate both)")
     sweep.add_argument("--no-progress", action="store_true", help="no progress display on stderr")
     _add_device_options(sweep)
     _add_size_options(sweep)
     _add_workload_options(sweep)
+
+    describe = commands.add_parser(
+        "describe", help="open the device as a run would; print its info as one JSON line")
+    _add_device_options(describe)
 
     table = commands.add_parser("table", help="the table and analysis of results files")
     table.add_argument("files", nargs="+", metavar="FILE")
@@ -173,10 +185,15 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _command_run(args: argparse.Namespace) -> int:
-    from .config import resolve
+    from .config import check_size_rule, resolve_rule
     from .record import dumps_line
 
-    config = resolve(args.quick, dict(_sizes(args), samples=args.samples))
+    try:
+        rule = check_size_rule(args.preset, args.quick)
+    except ValueError as error:
+        sys.stderr.write(f"hrx-bench run: {error}\n")
+        return 2
+    overrides = dict(_sizes(args), samples=args.samples)
     fake = os.environ.get("HRX_BENCH_FAKE")
     stdout = sys.stdout
     saved = os.dup(1)
@@ -187,14 +204,16 @@ def _command_run(args: argparse.Namespace) -> int:
         if fake:
             from .fake import behave
 
-            text = behave(fake, args.queues, args.repeat, args.driver, config,
-                          batching=args.batching)
+            text = behave(fake, args.queues, args.repeat, args.driver,
+                          resolve_rule(rule, "fake", overrides), batching=args.batching,
+                          size_rule=rule)
         else:
             from .runner import run
 
-            text = dumps_line(run(args.queues, backend=args.backend, device=args.device,
-                                  driver=args.driver, batching=args.batching,
-                                  repeat=args.repeat, config=config,
+            text = dumps_line(run(args.queues, args.samples, backend=args.backend,
+                                  device=args.device, driver=args.driver,
+                                  batching=args.batching, repeat=args.repeat, preset=rule,
+                                  sizes=_sizes(args),
                                   workload=args.workload,
                                   workload_streams=args.workload_streams))
     except WorkloadError as error:
@@ -217,10 +236,31 @@ def _terminate(signum: int, frame: Any) -> None:
     raise KeyboardInterrupt
 
 
-def _command_sweep(args: argparse.Namespace) -> int:
-    from .sweep import ResultsFileError, default_output, sweep
+def _command_describe(args: argparse.Namespace) -> int:
+    import json
 
-    output = args.output or default_output()
+    if os.environ.get("HRX_BENCH_FAKE"):
+        from .fake import fake_info
+
+        info = fake_info()
+    else:
+        import hrx
+
+        try:
+            handle = hrx.Device.open(index=args.device, backend=args.backend)
+        except Exception as error:  # noqa: BLE001 - reported on stderr, status 2
+            sys.stderr.write(f"hrx-bench describe: {type(error).__name__}: {error}\n")
+            return 2
+        info = dict(handle.info)
+        handle.close()
+    sys.stdout.write(json.dumps(info) + "\n")
+    return 0
+
+
+def _command_sweep(args: argparse.Namespace) -> int:
+    from .sweep import ResultsFileError, SweepError, default_output, sweep
+
+    output = args.output if (args.output or args.resume) else default_output()
     # SIGTERM (kill, a batch system) ends the sweep like Ctrl-C: the running
     # child is killed and the file keeps whole lines.
     previous = signal.signal(signal.SIGTERM, _terminate)
@@ -228,10 +268,11 @@ def _command_sweep(args: argparse.Namespace) -> int:
         results = sweep(args.queues, args.repeats, args.samples, driver=args.driver,
                         batching=args.batching,
                         backend=args.backend, device=args.device, output=output,
-                        quick=args.quick, sizes=_sizes(args), timeout=args.timeout or None,
-                        resume=args.resume, progress=not args.no_progress,
+                        quick=args.quick, preset=args.preset, sizes=_sizes(args),
+                        timeout=args.timeout or None, resume=args.resume, append=args.append,
+                        progress=not args.no_progress,
                         workload=args.workload, workload_streams=args.workload_streams)
-    except WorkloadError as error:
+    except (WorkloadError, SweepError) as error:
         sys.stderr.write(f"hrx-bench sweep: {error}\n")
         return 2
     except KeyboardInterrupt:
@@ -282,6 +323,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     args = build_parser().parse_args(argv)
     handlers: Dict[str, Any] = {"run": _command_run, "sweep": _command_sweep,
                                 "table": _command_table, "plot": _command_plot,
+                                "describe": _command_describe,
                                 "compare": _command_compare}
     try:
         return int(handlers[args.command](args))

@@ -1,14 +1,37 @@
-"""The benchmark's sizes: one frozen value per run, with the reference
-protocol as the default and a smaller preset for CPU-only machines."""
+"""The benchmark's sizes: one frozen value per run, the reference protocol
+("default") and a smaller preset for CPU devices ("quick"), and the rule
+that picks one for a device.
+
+The size rule (``preset="auto"``, the default of ``run``, ``sweep`` and
+``hrx-bench``): a run on the **host** backend (a CPU device) uses the quick
+sizes; a run on any other backend (a GPU) uses the reference protocol.
+``preset="reference"`` (``--preset reference``) always uses the reference
+sizes, ``preset="quick"`` (``--quick``) always the quick ones. Every result
+line records the choice asked for (``size_rule``) and what it gave
+(``sizes.preset`` and every size).
+
+Why: the reference protocol is sized for a GPU that copies at hundreds to
+thousands of GB/s. Each round moves 16 lanes x 16 x 32 MiB = 8 GiB of bulk
+copies, and every loaded-latency sample (16 per round, in four variants)
+first queues 16 x 4 x 32 MiB = 2 GiB; a CPU copies at 5-50 GB/s, so one
+reference run takes minutes on a 2-core machine and the 15-process sweep
+more than half an hour. The quick sizes divide the bulk traffic by 128
+(4 x 1 MiB per lane and round, 1 MiB per queued loaded copy) and the small
+copies per lane by 4 (256); the lanes, retained streams, 4 KiB small copies,
+loaded copies per lane, warm-up and sample counts stay the reference's, so
+every column is measured the same way, with a working set (16 x 2 x 1 MiB of
+bulk buffers) that a CPU's caches and memory handle in milliseconds."""
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, fields, replace
 from typing import Any, Dict, Mapping, Optional
 
-__all__ = ["BenchConfig", "DEFAULT", "QUICK", "SIZE_FIELDS", "preset", "preset_name", "resolve"]
+__all__ = ["BenchConfig", "DEFAULT", "QUICK", "SIZE_FIELDS", "SIZE_RULES", "preset",
+           "preset_name", "resolve", "automatic_preset", "check_size_rule", "resolve_rule", "describe_sizes"]
 
 KiB = 1024
 MiB = 1024 * KiB
+GiB = 1024 * MiB
 
 
 @dataclass(frozen=True)
@@ -65,6 +88,37 @@ the whole run takes seconds on the host backend instead of minutes."""
 
 _PRESETS = {"default": DEFAULT, "quick": QUICK}
 
+SIZE_RULES = ("auto", "reference", "quick")
+"""The size choices: the rule above, the reference protocol, the quick preset."""
+
+
+def automatic_preset(backend: str) -> str:
+    """The preset the size rule gives a backend: "quick" for host (a CPU
+    device), "default" (the reference protocol) for every other backend."""
+    return "quick" if backend == "host" else "default"
+
+
+def check_size_rule(rule: str, quick: bool = False) -> str:
+    """The size choice ``rule`` (one of SIZE_RULES), with the older
+    ``quick=True`` meaning "quick". Raises ValueError for another name or
+    for ``quick=True`` with a rule other than "auto" or "quick"."""
+    if rule not in SIZE_RULES:
+        raise ValueError(f"preset must be one of {', '.join(SIZE_RULES)}; got {rule!r}")
+    if quick:
+        if rule not in ("auto", "quick"):
+            raise ValueError(f"quick=True contradicts preset={rule!r}")
+        return "quick"
+    return rule
+
+
+def resolve_rule(rule: str, backend: str,
+                 overrides: Optional[Mapping[str, Any]] = None) -> BenchConfig:
+    """The sizes that the size choice ``rule`` gives a run on ``backend``,
+    with the non-None ``overrides`` applied (as ``resolve``)."""
+    name = {"auto": automatic_preset(backend), "reference": "default",
+            "quick": "quick"}[check_size_rule(rule)]
+    return resolve(name == "quick", overrides)
+
 
 def preset(name: str) -> BenchConfig:
     """The named preset ("default" or "quick"); KeyError for another name."""
@@ -87,3 +141,20 @@ def preset_name(config: BenchConfig) -> str:
         if replace(config, samples=value.samples) == value:
             return name
     return "custom"
+
+
+def _bytes(size: int) -> str:
+    for unit, scale in (("GiB", GiB), ("MiB", MiB), ("KiB", KiB)):
+        if size >= scale and size % scale == 0:
+            return f"{size // scale} {unit}"
+    return f"{size} B"
+
+
+def describe_sizes(config: BenchConfig) -> str:
+    """The sizes in one line: per lane and round, the small and bulk copies,
+    then the lanes and rounds."""
+    return (f"per lane and round {config.small_copies} x {_bytes(config.small_bytes)} small and "
+            f"{config.bulk_copies} x {_bytes(config.bulk_bytes)} bulk copies, "
+            f"{config.loaded_copies} bulk copies queued per loaded probe; {config.lanes} lanes, "
+            f"{config.retained_streams} retained streams, {config.warmup} warm-up + "
+            f"{config.samples} measured rounds")

@@ -28,7 +28,7 @@ from typing import Any, Dict
 from .config import BenchConfig, preset_name
 from .record import build_record, dumps_line
 
-__all__ = ["ENV", "MODES", "mode_for", "behave"]
+__all__ = ["ENV", "MODES", "mode_for", "behave", "fake_info"]
 
 ENV = "HRX_BENCH_FAKE"
 MODES = ("ok", "slow", "crash", "hang", "sigint", "kill", "orphan", "garbage")
@@ -67,8 +67,14 @@ def _synthetic_result(queues: int, repeat: int, driver: str, config: BenchConfig
     }
 
 
+def fake_info() -> Dict[str, Any]:
+    """What ``hrx-bench describe`` prints for a fake device."""
+    return {"backend": "fake", "index": 0, "name": "fake device", "target": "fake",
+            "runtime": None, "selection": f"{ENV} is set: no device is opened"}
+
+
 def _synthetic_line(queues: int, repeat: int, driver: str, config: BenchConfig,
-                    batching: bool = True) -> Dict[str, Any]:
+                    batching: bool = True, size_rule: str = "auto") -> Dict[str, Any]:
     environment = {
         "device_name": "fake device", "backend": "fake", "target": "fake", "runtime": None,
         "driver_version": None, "cpu_model": None, "logical_cpus": 1, "ram_bytes": None,
@@ -83,11 +89,11 @@ def _synthetic_line(queues: int, repeat: int, driver: str, config: BenchConfig,
         _synthetic_result(queues, repeat, driver, config), repeat=repeat, target="fake",
         backend="fake", hrx_version=None, git_commit=None, timestamp="2000-01-01T00:00:00Z",
         environment=environment, memory=memory, preset=preset_name(config),
-        extra={"batching": None if driver == "raw" else bool(batching)})
+        extra={"batching": None if driver == "raw" else bool(batching), "size_rule": size_rule})
 
 
 def behave(spec: str, queues: int, repeat: int, driver: str, config: BenchConfig,
-           batching: bool = True) -> str:
+           batching: bool = True, size_rule: str = "auto") -> str:
     """Acts out the mode for (queues, repeat): returns the line to print for
     ok/slow/garbage; exits, hangs or signals itself for the others."""
     mode = mode_for(spec, queues, repeat)
@@ -98,7 +104,7 @@ def behave(spec: str, queues: int, repeat: int, driver: str, config: BenchConfig
     if mode == "slow":
         time.sleep(float(os.environ.get("HRX_BENCH_FAKE_SLEEP", "1")))
     if mode in ("ok", "slow"):
-        return dumps_line(_synthetic_line(queues, repeat, driver, config, batching))
+        return dumps_line(_synthetic_line(queues, repeat, driver, config, batching, size_rule))
     if mode == "garbage":
         return "this is not JSON"
     if mode == "crash":

@@ -63,6 +63,13 @@ class Progress:
             self.stream.write(text + "\n")
         self.stream.flush()
 
+    def header(self, lines: List[str]) -> None:
+        """Lines printed once before the first run (what is measured)."""
+        if self.enabled:
+            for text in lines:
+                self.stream.write(text + "\n")
+            self.stream.flush()
+
     def skip(self) -> None:
         """A run already recorded (resume)."""
         self.skipped += 1
@@ -70,14 +77,18 @@ class Progress:
     def start(self, queues: int, repeat: int, driver: str) -> None:
         self._show(self._line(queues, repeat, driver, "running"), final=False)
 
-    def finish(self, queues: int, repeat: int, driver: str, seconds: float, ok: bool) -> None:
+    def finish(self, queues: int, repeat: int, driver: str, seconds: float, ok: bool,
+               reason: str = "") -> None:
+        """A run ended; ``reason`` says why a failed one failed."""
         self.done += 1
         self._durations.append(seconds)
         if not ok:
             self.errors += 1
         state = f"{'ok' if ok else 'FAILED'} in {seconds:.1f} s"
-        self._show(self._line(queues, repeat, driver, state),
-                   final=(not self._live) or not ok or self.done + self.skipped == self.total)
+        text = self._line(queues, repeat, driver, state)
+        if reason:
+            text += f"\n    {reason}"
+        self._show(text, final=(not self._live) or not ok or self.done + self.skipped == self.total)
 
     def close(self) -> None:
         """Ends an in-place line (after an interruption)."""

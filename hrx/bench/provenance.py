@@ -7,7 +7,7 @@ import os
 import subprocess
 from typing import Optional, Tuple
 
-__all__ = ["hrx_version", "source_commit", "utc_timestamp", "package_root"]
+__all__ = ["hrx_version", "source_commit", "build_commit", "utc_timestamp", "package_root"]
 
 
 def package_root() -> str:
@@ -43,17 +43,30 @@ def _git(root: str, *args: str) -> Optional[str]:
     return done.stdout.strip() if done.returncode == 0 else None
 
 
+def build_commit() -> Tuple[Optional[str], Optional[bool]]:
+    """(commit, dirty) that the build of the installed package recorded
+    (hrx/_build_info.py, written by setup.py), or (None, None)."""
+    try:
+        from hrx import _build_info  # type: ignore[attr-defined]
+    except ImportError:
+        return None, None
+    commit = getattr(_build_info, "GIT_COMMIT", None)
+    dirty = getattr(_build_info, "GIT_DIRTY", None)
+    return (str(commit) if commit else None), (bool(dirty) if dirty is not None else None)
+
+
 def source_commit() -> Tuple[Optional[str], Optional[bool]]:
-    """(commit, dirty) of the git checkout the running hrx package lives in,
-    or (None, None) when it is not a checkout (an installed wheel, or a tree
-    without git). dirty: tracked files differ from the commit."""
+    """(commit, dirty) of the source the running hrx comes from: the git
+    checkout it lives in (an editable install, PYTHONPATH), else the commit
+    its build recorded (build_commit), else (None, None). dirty: tracked
+    files differed from the commit."""
     root = package_root()
     top = _git(root, "rev-parse", "--show-toplevel")
     if not top or os.path.realpath(top) != os.path.realpath(root):
-        return None, None
+        return build_commit()
     commit = _git(root, "rev-parse", "HEAD")
     if not commit:
-        return None, None
+        return build_commit()
     status = _git(root, "status", "--porcelain", "--untracked-files=no")
     return commit, (bool(status) if status is not None else None)
 

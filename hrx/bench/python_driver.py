@@ -1,6 +1,6 @@
 """The benchmark's cases through the public Python API (driver "python").
 
-It follows the native driver's protocol (csrc/core/bench.h) with Python
+It follows the native driver's protocol (csrc/bench/bench.h) with Python
 calls: the same streams, buffers, cases, round structure and output check,
 and returns the same dict shape as ``hrx._hrx.bench_run``. Its numbers
 include the cost of the Python layer and the GIL, which is the point: they
@@ -78,10 +78,11 @@ def _sync_all(lanes: Sequence[_Lane]) -> None:
         lane.stream.synchronize()
 
 
-def _small(config: BenchConfig, lanes: Sequence[_Lane]) -> List[int]:
+def _burst(config: BenchConfig, lanes: Sequence[_Lane], copies: int) -> List[int]:
+    """Rounds of `copies` copies on every lane in turn, then a sync of all."""
     def body() -> int:
         start = _now()
-        for _ in range(config.small_copies):
+        for _ in range(copies):
             for lane in lanes:
                 lane.copy()
         _sync_all(lanes)
@@ -124,17 +125,6 @@ def _threaded(config: BenchConfig, lanes: Sequence[_Lane]) -> List[int]:
         raise failures[0]
     durations = [max(ends[r]) - min(starts[r]) for r in range(rounds)]
     return durations[config.warmup:]
-
-
-def _bulk(config: BenchConfig, lanes: Sequence[_Lane]) -> List[int]:
-    def body() -> int:
-        start = _now()
-        for _ in range(config.bulk_copies):
-            for lane in lanes:
-                lane.copy()
-        _sync_all(lanes)
-        return _now() - start
-    return _rounds(config, body)
 
 
 def _idle(config: BenchConfig, lanes: Sequence[_Lane]) -> List[int]:
@@ -192,9 +182,9 @@ def run(device: Any, queues: int, config: BenchConfig) -> Dict[str, Any]:
         **config.as_dict(),
         "stream_creation_ns": int(stream_creation_ns),
     }
-    result["small_round_ns"] = _small(config, small)
+    result["small_round_ns"] = _burst(config, small, config.small_copies)
     result["threaded_round_ns"] = _threaded(config, small)
-    result["bulk_round_ns"] = _bulk(config, bulk)
+    result["bulk_round_ns"] = _burst(config, bulk, config.bulk_copies)
     result["idle_sample_ns"] = _idle(config, small)
     result["loaded_sample_ns"] = _loaded(config, small, bulk)
     _sync_all(small + bulk)

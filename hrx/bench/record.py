@@ -37,7 +37,7 @@ RAW_KEYS = ("small_round_ns", "threaded_round_ns", "bulk_round_ns",
 entries) duration arrays of a driver result, in nanoseconds."""
 
 PROBES = ("high", "reserved", "reserved_high")
-"""The loaded-latency probe variants of the native driver (csrc/core/bench.h):
+"""The loaded-latency probe variants of the native driver (csrc/bench/bench.h):
 the timed copy on a high-priority stream, on a reserved stream, on a
 reserved high-priority stream, while the bulk lanes keep the round-robin
 normal lane."""

@@ -11,7 +11,19 @@ from .lines import Unreadable, read_lines
 from .schema import is_error_line
 from .table import COLUMNS, Group, format_probe_table, format_table, format_value, group_lines
 
-__all__ = ["Results", "load", "as_results"]
+__all__ = ["Results", "load", "as_results", "failure_reason"]
+
+
+def failure_reason(line: Mapping[str, Any]) -> str:
+    """An error line's ``error`` and the failed child's own last error line
+    (the last non-empty line of its stderr), e.g. "the child exited with
+    status 1: hrx.InvalidArgumentError: unknown backend 'cuda'; ..."."""
+    error = str(line.get("error", ""))
+    rows = [row.strip() for row in str(line.get("stderr_tail") or "").splitlines()
+            if row.strip()]
+    if rows and rows[-1] not in error:
+        return f"{error}: {rows[-1]}"
+    return error
 
 PathLike = Union[str, "os.PathLike[str]"]
 
@@ -60,7 +72,9 @@ class Results:
         for candidate in groups:
             if candidate.label == group:
                 return candidate
-        raise KeyError(group)
+        labels = "; ".join(repr(g.label) for g in groups) or "none (no successful runs)"
+        raise KeyError(f"no group is labelled {group!r}; the groups are: {labels} "
+                       f"(Results.groups[i].label)")
 
     def failures(self, group: Group) -> Dict[int, int]:
         """Failed runs per queue count that may belong to ``group``: error
@@ -87,7 +101,7 @@ class Results:
             text.append(f"Failed runs: {len(self.errors)} (not aggregated)")
             for line in self.errors:
                 text.append(f"- queues {line.get('queues')} repeat {line.get('repeat')} driver "
-                            f"{line.get('driver')}: {line.get('error')}")
+                            f"{line.get('driver')}: {failure_reason(line)}")
         if self.unreadable:
             text.append(f"Unreadable lines: {len(self.unreadable)}")
             text += [f"- {item.path}:{item.number}: {item.reason}" for item in self.unreadable]
@@ -118,6 +132,30 @@ class Results:
             parts.append("\n".join(problems))
         return "\n".join(parts).rstrip() + "\n"
 
+    def to_dataframe(self) -> Any:
+        """A pandas DataFrame with one row per successful run: ``group`` (its
+        label), ``queues``, ``repeat``, ``driver``, ``backend``, ``target``,
+        then every table column in the table's units (headers as in the
+        table, e.g. "Bulk GB/s"). ``df.groupby(["group", "queues"]).median()``
+        gives the table's medians. Needs pandas (``pip install
+        'hrx[notebook]'``): ImportError saying so otherwise."""
+        try:
+            import pandas
+        except ImportError:
+            raise ImportError("Results.to_dataframe needs pandas: pip install pandas "
+                              "(or pip install 'hrx[notebook]')") from None
+        rows: List[Dict[str, Any]] = []
+        for group in self.groups:
+            for line in group.lines:
+                row: Dict[str, Any] = {
+                    "group": group.label, "queues": int(line["queues"]),
+                    "repeat": line.get("repeat"), "driver": line.get("driver"),
+                    "backend": line.get("backend"), "target": line.get("target")}
+                for column in group.columns:
+                    row[group.header(column)] = float(column.value(line))
+                rows.append(row)
+        return pandas.DataFrame(rows)
+
     def _repr_html_(self) -> str:
         out: List[str] = []
         for group in self.groups:
@@ -135,11 +173,11 @@ class Results:
                                              for cell in cells) + "</tr>")
             out.append(f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>")
             out.append("<p><small>median of runs; below: run-to-run min–max</small></p>")
-            advice = recommend(group, self.failures(group))
-            out.append(f"<pre>{html.escape(str(advice))}</pre>")
+            out.append(_advice_html(recommend(group, self.failures(group))))
         problems = self._problems()
         if problems:
-            out.append(f"<pre>{html.escape(chr(10).join(problems))}</pre>")
+            items = "".join(f"<li>{html.escape(text.lstrip('- '))}</li>" for text in problems[1:])
+            out.append(f"<p>{html.escape(problems[0])}</p><ul>{items}</ul>")
         return "".join(out) or "<p>No results.</p>"
 
     def plot(self, out: Optional[PathLike] = None, *, group: Optional[str] = None) -> Any:
@@ -158,6 +196,15 @@ class Results:
         if out is not None:
             drawn.savefig(os.fspath(out), dpi=110)
         return drawn
+
+
+def _advice_html(advice: Recommendation) -> str:
+    """The recommendation as wrapping HTML: the verdict in bold, the rule and
+    each reason as list items (no preformatted long lines)."""
+    text = str(advice).splitlines()
+    items = "".join(f"<li>{html.escape(row[2:] if row.startswith('- ') else row)}</li>"
+                    for row in text[1:])
+    return f"<p><b>{html.escape(text[0])}</b></p><ul>{items}</ul>"
 
 
 def load(*paths: PathLike) -> Results:

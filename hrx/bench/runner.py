@@ -4,12 +4,12 @@ from __future__ import annotations
 from typing import Any, Dict, Mapping, Optional
 
 from . import environment
-from .config import BenchConfig, preset_name, resolve
+from .config import BenchConfig, check_size_rule, preset_name, resolve_rule
 from .drivers import run_driver
 from .memory import MemoryProbe
 from .provenance import hrx_version, source_commit, utc_timestamp
 from .record import build_record
-from .workload import DEFAULT_STREAMS, load_workload, run_workload
+from .workload import DEFAULT_STREAMS, resolve_workload, run_workload
 
 __all__ = ["run"]
 
@@ -26,7 +26,8 @@ def run(
     sizes: Optional[Mapping[str, Optional[int]]] = None,
     repeat: int = 1,
     config: Optional[BenchConfig] = None,
-    workload: Optional[str] = None,
+    workload: Any = None,
+    preset: str = "auto",
     workload_streams: int = DEFAULT_STREAMS,
 ) -> Dict[str, Any]:
     """Opens device ``device`` of ``backend`` (None: hrx's automatic choice),
@@ -35,26 +36,35 @@ def run(
     record.build_record). The line records ``batching`` (None for the raw
     driver, which bypasses the stream layer).
 
-    The sizes are ``config`` if given, else the reference protocol (or the
-    quick preset) with ``sizes`` and ``samples`` applied. ``repeat`` is only
+    The sizes are ``config`` if given, else the preset that ``preset`` gives
+    the opened device (config.py: "auto" is the size rule, quick sizes on the
+    host backend and the reference protocol on a GPU; "reference"; "quick";
+    ``quick=True`` means "quick") with ``sizes`` and ``samples`` applied. The
+    line records ``preset`` as ``size_rule``. ``repeat`` is only
     recorded. The pool size can be set only before the device's first use, so
     nothing else in the process may hold that device while this runs; each
     call opens it afresh. For comparable numbers, run each queue count in a
     fresh process (``hrx.bench.sweep`` does).
 
-    ``workload`` (``module:function`` or ``file.py:function``, see
-    workload.py) adds the user's own rounds after the driver's cases, on
-    ``workload_streams`` pool streams; it is loaded before the device is
-    opened, so a bad name fails before any work."""
+    ``workload`` (``module:function``, ``file.py:function``, or a function
+    of this process such as one defined in a notebook; see workload.py) adds
+    the user's own rounds after the driver's cases, on ``workload_streams``
+    pool streams; it is loaded before the device is opened, so a bad name
+    fails before any work."""
     import hrx
 
-    if config is None:
-        config = resolve(quick, dict(sizes or {}, samples=samples))
-    function = load_workload(workload) if workload is not None else None
+    rule = check_size_rule(preset, quick)
+    overrides = dict(sizes or {}, samples=samples)
+    if workload is not None:
+        workload, function = resolve_workload(workload)
+    else:
+        function = None
     timestamp = utc_timestamp()
     handle = hrx.Device.open(index=device, backend=backend, batching=bool(batching))
     handle.set_stream_queue_count(queues)
     info = dict(handle.info)
+    if config is None:
+        config = resolve_rule(rule, str(info["backend"]), overrides)
     probe = MemoryProbe(handle)
     result = run_driver(driver, handle, queues, config)
     workload_line = None
@@ -66,7 +76,7 @@ def run(
     connections = dict(handle.pool_stats()["connections"])
     del handle
     commit, dirty = source_commit()
-    extra: Dict[str, Any] = {"git_dirty": dirty,
+    extra: Dict[str, Any] = {"git_dirty": dirty, "size_rule": rule,
                              "batching": None if driver == "raw" else bool(batching)}
     if "queues_used" in result:
         extra["queues_used"] = int(result["queues_used"])

@@ -126,6 +126,12 @@ RESULT_SCHEMA: Dict[str, Any] = {
         "git_commit": {"anyOf": [{"type": "null"},
                                  {"type": "string", "pattern": "^[0-9a-f]{40}$"}]},
         "git_dirty": {"type": ["boolean", "null"]},
+        # Where git_commit is null (lines measured before commits were
+        # recorded): the commit that added the line to the repository.
+        "committed_in": {"type": "string", "pattern": "^[0-9a-f]{40}$"},
+        # The size choice asked for (config.py); sizes.preset is what it gave.
+        # Absent in lines recorded before the size rule existed.
+        "size_rule": {"type": "string", "enum": ["auto", "reference", "quick"]},
         # Submission batching as run; null for the raw driver; absent in
         # lines recorded before batching existed.
         "batching": {"type": ["boolean", "null"]},

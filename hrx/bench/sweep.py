@@ -21,6 +21,14 @@ cannot take a line (a full disk), the partial line is removed and
 ResultsFileError is raised. In every case the file holds whole lines only,
 and ``resume=True`` later skips every (queues, repeat, driver) that it
 records as successful.
+
+Before any run. The output file must not hold lines already unless the
+call resumes that sweep or appends to it (else one table would silently
+mix two sweeps); resume needs the file. One fresh process opens the device
+as the children will (``hrx-bench describe``): an unknown backend or a
+missing device fails the sweep there, with that process's own error, and
+its ``info`` gives the first lines printed (device, runtime, why that
+backend) and the backend the size rule applies to.
 """
 from __future__ import annotations
 
@@ -34,22 +42,30 @@ import time
 from dataclasses import dataclass
 from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Set, Tuple
 
-from .config import SIZE_FIELDS, BenchConfig, resolve
+from .config import (SIZE_FIELDS, BenchConfig, check_size_rule, describe_sizes, preset_name,
+                     resolve_rule)
 from .drivers import DRIVERS
 from .lines import append_line, read_lines
 from .progress import Progress
 from .provenance import package_root, utc_timestamp
-from .results import Results, load
+from .results import Results, failure_reason
 from .schema import is_error_line, schema_errors
-from .workload import DEFAULT_STREAMS, load_workload
+from .workload import DEFAULT_STREAMS, check_importable
 
 __all__ = ["REFERENCE_QUEUES", "REFERENCE_ORDERS", "orders", "plan", "Step", "child_command",
-           "run_child", "sweep", "default_output", "STDERR_TAIL_CHARS", "ResultsFileError"]
+           "run_child", "sweep", "default_output", "STDERR_TAIL_CHARS", "ResultsFileError",
+           "SweepError", "describe_command", "describe_device", "header_lines",
+           "last_error_line"]
 
 REFERENCE_QUEUES = (1, 2, 4, 8, 16)
 REFERENCE_ORDERS = ((1, 2, 4, 8, 16), (16, 8, 4, 2, 1), (4, 1, 16, 2, 8))
 STDERR_TAIL_CHARS = 4000
 _OWN_GROUP = os.name == "posix"
+
+
+class SweepError(ValueError):
+    """The sweep cannot start as asked (its output file, backend or
+    device); raised before any run."""
 
 
 class ResultsFileError(OSError):
@@ -130,15 +146,16 @@ def plan(queues: Iterable[int], repeats: int, drivers: Sequence[str],
 
 def child_command(step: Step, config: BenchConfig, *, backend: Optional[str], device: int,
                   python: str = sys.executable, workload: Optional[str] = None,
-                  workload_streams: int = DEFAULT_STREAMS) -> List[str]:
+                  workload_streams: int = DEFAULT_STREAMS, preset: str = "auto") -> List[str]:
     """The command line of one child: ``python -P -m hrx.bench run Q
     SAMPLES`` with every size spelled out, so the child runs exactly
-    ``config``. ``-P`` keeps the working directory off ``sys.path``: run from
+    ``config``; ``preset`` is the size choice the child records
+    (``size_rule``). ``-P`` keeps the working directory off ``sys.path``: run from
     a source checkout, the child must still import the same (built) hrx as
     the parent, which ``_child_env`` puts first on PYTHONPATH."""
     command = [python, "-P", "-m", "hrx.bench", "run", str(step.queues), str(config.samples),
                "--repeat", str(step.repeat), "--driver", step.driver, "--device", str(device),
-               "--batching", "on" if step.batching else "off"]
+               "--batching", "on" if step.batching else "off", "--preset", preset]
     if backend:
         command += ["--backend", backend]
     if workload is not None:
@@ -301,14 +318,14 @@ def run_child(step: Step, command: Sequence[str], *, timeout: Optional[float],
 
 
 def _recorded(path: str, workload: Optional[str] = None
-              ) -> Set[Tuple[int, int, Optional[str], Optional[bool]]]:
-    """The steps ``path`` records as successful runs of ``workload`` (None:
-    runs without one)."""
+              ) -> Dict[Tuple[int, int, Optional[str], Optional[bool]], Dict[str, Any]]:
+    """The successful runs of ``workload`` (None: runs without one) that
+    ``path`` records, by step key (the last line of each key)."""
     if not os.path.exists(path):
-        return set()
+        return {}
     lines, _ = read_lines([path])
     return {(int(line["queues"]), int(line["repeat"]), line.get("driver"),
-             line.get("batching"))
+             line.get("batching")): line
             for line in lines
             if not is_error_line(line) and "queues" in line and "repeat" in line
             and (line.get("workload") or {}).get("name") == workload}
@@ -318,6 +335,89 @@ def default_output() -> str:
     """``hrx-sweep-<UTC time>.jsonl`` in the current directory."""
     now = datetime.datetime.now(datetime.timezone.utc)
     return f"hrx-sweep-{now.strftime('%Y%m%dT%H%M%SZ')}.jsonl"
+
+
+def _choose_output(output: Optional[str], resume: bool, append: bool) -> str:
+    """The results file, after the rules: resume needs an existing file; a
+    file that already holds lines takes more only with resume or append."""
+    if resume:
+        if output is None:
+            raise SweepError("resume needs the results file of the sweep to continue "
+                             "(output=..., --output FILE)")
+        if not os.path.exists(output):
+            raise SweepError(f"cannot resume: {output} does not exist (start the sweep "
+                             f"without resume to create it)")
+        return output
+    path = output or default_output()
+    if os.path.exists(path) and os.path.getsize(path) > 0 and not append:
+        raise SweepError(
+            f"{path} already holds the lines of an earlier sweep; pass resume=True "
+            f"(--resume) to finish that sweep, append=True (--append) to add this sweep's "
+            f"runs to it (the table then aggregates both), or choose another output file")
+    return path
+
+
+def describe_command(*, backend: Optional[str], device: int,
+                     python: str = sys.executable) -> List[str]:
+    """The command line of the child that opens the device and describes it
+    (``hrx-bench describe``)."""
+    command = [python, "-P", "-m", "hrx.bench", "describe", "--device", str(device)]
+    if backend:
+        command += ["--backend", backend]
+    return command
+
+
+def describe_device(*, backend: Optional[str], device: int, python: str = sys.executable,
+                    timeout: Optional[float] = 120.0) -> Dict[str, Any]:
+    """The device the sweep's children will open, as a fresh process opens
+    it: its ``info`` (backend, name, target, runtime, selection: why that
+    backend). Raises SweepError with the child's own last error line when
+    it cannot open the device (an unknown backend, no device)."""
+    command = describe_command(backend=backend, device=device, python=python)
+    try:
+        done = subprocess.run(command, capture_output=True, text=True, errors="replace",
+                              stdin=subprocess.DEVNULL, env=_child_env(), timeout=timeout,
+                              check=False)
+    except subprocess.TimeoutExpired:
+        raise SweepError(f"opening device {device} took more than {timeout:g} s") from None
+    texts = [text for text in done.stdout.splitlines() if text.strip()]
+    info: Any = None
+    if done.returncode == 0 and texts:
+        try:
+            info = json.loads(texts[-1])
+        except json.JSONDecodeError:
+            info = None
+    if not isinstance(info, dict) or "backend" not in info:
+        reason = last_error_line(done.stderr) or f"status {done.returncode}"
+        which = f"backend {backend!r}" if backend else "the automatic backend"
+        raise SweepError(f"cannot open device {device} of {which}: {reason}")
+    return info
+
+
+def last_error_line(text: str) -> str:
+    """The last non-empty line of a child's stderr (its error message)."""
+    rows = [row.strip() for row in (text or "").splitlines() if row.strip()]
+    return rows[-1] if rows else ""
+
+
+def header_lines(info: Mapping[str, Any], config: BenchConfig, rule: str, steps: int,
+                 path: str) -> List[str]:
+    """What the sweep prints first: the device, its runtime, why that
+    backend, the sizes and why, and the plan."""
+    backend = str(info.get("backend"))
+    why = {"auto": f"the size rule for the {backend} backend"
+                   + (" (a CPU device); --preset reference for the reference sizes"
+                      if backend == "host" else ""),
+           "reference": "asked for (--preset reference)",
+           "quick": "asked for (--quick)"}[rule]
+    return [
+        f"Device: {info.get('name')} (backend {backend}, device {info.get('index')}, "
+        f"target {info.get('target')})",
+        f"Runtime: {info.get('runtime')}",
+        f"Backend chosen by: {info.get('selection') or 'not reported'}",
+        f"Sizes: {preset_name(config)}, {describe_sizes(config)}; {why}",
+        f"Runs: {steps}, each in a fresh process, one after another; results: {path}",
+    ]
 
 
 def sweep(
@@ -331,50 +431,70 @@ def sweep(
     device: int = 0,
     output: Optional[str] = None,
     quick: bool = False,
+    preset: str = "auto",
     sizes: Optional[Mapping[str, Optional[int]]] = None,
     timeout: Optional[float] = 600.0,
     resume: bool = False,
+    append: bool = False,
     progress: bool = True,
     python: str = sys.executable,
     workload: Optional[str] = None,
     workload_streams: int = DEFAULT_STREAMS,
 ) -> Results:
-    """Runs the sweep and returns the Results of the whole output file.
+    """Runs the sweep and returns the Results of its own runs: the lines
+    this call wrote, plus with ``resume`` the lines of the steps it skipped.
 
     queues, repeats: the plan (see ``plan`` and the module docstring).
     driver: a name or a list of names ("native", "raw", "python").
     batching: True, False or a list of them; each driver but raw runs with
     each setting (hrx.Device.open(batching=...)).
-    samples, quick, sizes: the sizes, as for ``run``; every child gets them
-    explicitly. timeout: seconds per child (None: no limit). output: the
-    results file, appended to (default: ``default_output()``). resume: skip
-    steps the file records as successful. progress: the stderr display.
-    Raises KeyboardInterrupt after killing the running child, and
+    preset ("auto": the size rule of config.py, quick sizes on the host
+    backend and the reference protocol on a GPU; "reference"; "quick"),
+    quick (True means preset "quick"), samples, sizes: the sizes, as for
+    ``run``; the device is opened once in a fresh process first, to apply
+    the rule and to report which device, runtime and backend the sweep
+    measures and why; every child then gets every size explicitly.
+    timeout: seconds per child (None: no limit). output: the results file
+    (default: ``default_output()``); a file that already holds lines is
+    refused unless ``resume`` (skip the steps it records as successful; the
+    file must exist) or ``append`` (add this sweep's runs to it).
+    progress: the header and progress display on stderr. workload: a SPEC
+    (``file.py:function`` or ``module:function``) that a fresh process can
+    import. Raises SweepError (a ValueError) before any run for a bad
+    output, backend or device, WorkloadError for a bad workload,
+    KeyboardInterrupt after killing the running child, and
     ResultsFileError when the output file cannot take a line."""
     drivers = [driver] if isinstance(driver, str) else list(driver)
     batchings = [batching] if isinstance(batching, bool) else list(batching)
-    config = resolve(quick, dict(sizes or {}, samples=samples))
+    rule = check_size_rule(preset, quick)
+    overrides = dict(sizes or {}, samples=samples)
+    resolve_rule(rule, "host", overrides)   # bad size names or values fail here
     extra_path = None
     if workload is not None:
         if isinstance(workload_streams, bool) or not isinstance(workload_streams, int) \
                 or workload_streams < 1:
             raise ValueError(f"workload_streams must be an int >= 1, got {workload_streams!r}")
-        load_workload(workload)   # children inherit the working directory
+        check_importable(workload)   # children inherit the working directory
         extra_path = os.getcwd()
-    path = output or default_output()
     steps = plan(queues, repeats, drivers, batchings)
-    done = _recorded(path, workload) if resume else set()
+    path = _choose_output(output, resume, append)
+    info = describe_device(backend=backend, device=device, python=python)
+    config = resolve_rule(rule, str(info["backend"]), overrides)
+    done = _recorded(path, workload) if resume else {}
+    own: List[Dict[str, Any]] = []
     display = Progress(len(steps), repeats, enabled=progress)
+    display.header(header_lines(info, config, rule, len(steps), path))
     try:
         for step in steps:
             if step.key in done:
+                own.append(done[step.key])
                 display.skip()
                 continue
             display.start(step.queues, step.repeat, step.label)
             start = time.monotonic()
             command = child_command(step, config, backend=backend, device=device,
                                     python=python, workload=workload,
-                                    workload_streams=workload_streams)
+                                    workload_streams=workload_streams, preset=rule)
             line = run_child(step, command, timeout=timeout, backend=backend,
                              extra_path=extra_path)
             try:
@@ -383,8 +503,10 @@ def sweep(
                 raise ResultsFileError(
                     f"could not record (queues {step.queues}, repeat {step.repeat}, "
                     f"{step.label}) in {path}: {error}") from error
+            own.append(line)
             display.finish(step.queues, step.repeat, step.label, time.monotonic() - start,
-                           ok=not is_error_line(line))
+                           ok=not is_error_line(line),
+                           reason=failure_reason(line) if is_error_line(line) else "")
     finally:
         display.close()
-    return load(path)
+    return Results(own, sources=[path])

@@ -36,6 +36,14 @@ Result: the line gains ``workload``: ``{"name", "streams", "round_ns"
 columns "Workload round, ms" and "Workload p95, ms", and runs of different
 workloads are never aggregated together.
 
+In this process, ``hrx.bench.run(q, workload=function)`` also takes the
+function itself (e.g. one defined in a notebook); its lines record
+``module:qualified name``. A sweep runs every queue count in a fresh
+process, which can import only what a SPEC names: it refuses a function
+object and a function of ``__main__`` (a notebook's or script's own) with a
+WorkloadError that says to put the function in a file and pass
+``file.py:function``.
+
 Errors: a SPEC without ``:``, a module that cannot be imported, a missing or
 non-callable function are ``WorkloadError`` (a ValueError) raised before any
 work is done (the sweep checks it in the parent before starting children).
@@ -53,8 +61,8 @@ from typing import Any, Callable, Dict, List, Optional
 
 from .stats import median, p95
 
-__all__ = ["WorkloadError", "WorkloadStreams", "DEFAULT_STREAMS", "load_workload", "run_workload",
-           "summarize_workload"]
+__all__ = ["WorkloadError", "WorkloadStreams", "DEFAULT_STREAMS", "load_workload",
+           "resolve_workload", "check_importable", "callable_name", "run_workload", "summarize_workload"]
 
 DEFAULT_STREAMS = 16
 """Streams handed to a workload unless ``streams`` says otherwise."""
@@ -127,6 +135,47 @@ def load_workload(spec: str) -> Callable[[Any, List[Any]], Any]:
         raise WorkloadError(f"workload {spec!r} is a {type(function).__name__}, "
                             f"not a function")
     return function
+
+
+def check_importable(workload: Any) -> Callable[[Any, List[Any]], Any]:
+    """The function a sweep's children will import: ``workload`` must be a
+    SPEC whose function a fresh process can import. Raises WorkloadError
+    for a function object, a function of ``__main__``, and as
+    load_workload."""
+    advice = ("a sweep runs each queue count in a fresh Python process, which cannot "
+              "import a function defined in this notebook or script; write it to a file "
+              "(e.g. with %%writefile my_workload.py) and pass "
+              "workload='my_workload.py:function_name', or use hrx.bench.run(queues, "
+              "workload=function) to time it in this process")
+    if not isinstance(workload, str):
+        if callable(workload):
+            raise WorkloadError(f"workload {callable_name(workload)}: {advice}")
+        _split(workload)
+    function = load_workload(workload)
+    if _split(workload)[0] == "__main__" or getattr(function, "__module__", None) == "__main__":
+        raise WorkloadError(f"workload {workload!r} is defined in __main__: {advice}")
+    return function
+
+
+def callable_name(function: Callable[..., Any]) -> str:
+    """``module:qualified name`` of a function, the name its result lines
+    record (``__main__:my_round`` for one defined in a notebook)."""
+    module = getattr(function, "__module__", None) or "?"
+    name = getattr(function, "__qualname__", None) or type(function).__name__
+    return f"{module}:{name}"
+
+
+def resolve_workload(workload: Any) -> tuple[str, Callable[[Any, List[Any]], Any]]:
+    """(name, function) of a workload given as a SPEC string or as a
+    function of this process (``run`` only: a sweep's fresh processes cannot
+    import a function defined in a notebook or script). Raises WorkloadError
+    as load_workload does, and for anything else that is not callable."""
+    if isinstance(workload, str):
+        return workload, load_workload(workload)
+    if callable(workload):
+        return callable_name(workload), workload
+    raise WorkloadError(f"a workload is 'module:function', 'file.py:function' or a "
+                        f"function, not {type(workload).__name__}")
 
 
 def run_workload(spec: str, device: Any, *, streams: int = DEFAULT_STREAMS, warmup: int = 3,

@@ -27,6 +27,7 @@ static int hrx_test_failed = 0;
   } while (0)
 
 /* Checks a status's code (consuming it) and optionally a message part. */
+__attribute__((unused))
 static void check_status(hrx_status_t status, hrx_status_code_t code,
                          const char* part, const char* file, int line) {
   bool ok = hrx_status_code(status) == code &&

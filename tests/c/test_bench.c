@@ -1,4 +1,4 @@
-/* Tests of the queue-pool benchmark driver (csrc/core/bench.c) on the host
+/* Tests of the queue-pool benchmark driver (csrc/bench/bench.c) on the host
  * backend, with tiny sizes. The last line of output is "N passed, M failed";
  * the exit status is 0 only when M is 0. Arguments select tests by name
  * (substring). */
@@ -8,7 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "bench.h"
+#include "bench/bench.h"
 #include "hrx.h"
 
 static int hrx_test_failures; /* checks failed in the current test */

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "hrx.h"
+#include "testing/hrx_testing.h"
 
 #include "check.h"
 
@@ -143,7 +144,7 @@ static void test_stream_commands(void) {
   CHECK_OK(hrx_view_make(b, 3072, 1024, &tail));
   CHECK_OK(hrx_stream_copy(stream, tail, head));
   uint8_t out[4096];
-  CHECK_OK(hrx_stream_read_blocking(stream, whole(b), out, sizeof(out)));
+  CHECK_OK(hrx_stream_read_blocking(stream, whole(b), out, sizeof(out), NULL, NULL));
   bool ok = true;
   for (int i = 0; i < 4096; ++i) {
     uint8_t expected = i < 3072 ? 0x11 : (uint8_t)((i - 3072) * 7);
@@ -172,18 +173,18 @@ static void test_stream_commands(void) {
   CHECK_CODE(hrx_stream_fill(stream, wild, 1), HRX_STATUS_OUT_OF_RANGE, NULL);
   CHECK_CODE(hrx_stream_upload(stream, whole(b), pattern, 10),
              HRX_STATUS_INVALID_ARGUMENT, "lengths must be equal");
-  CHECK_CODE(hrx_stream_read_blocking(stream, whole(b), out, 10),
+  CHECK_CODE(hrx_stream_read_blocking(stream, whole(b), out, 10, NULL, NULL),
              HRX_STATUS_INVALID_ARGUMENT, "at least");
   /* One valid copy (adjacent ranges) was accepted among the refusals. */
   CHECK(hrx_device_commands_submitted(device) == accepted + 1);
   uint8_t again[4096];
-  CHECK_OK(hrx_stream_read_blocking(stream, whole(b), again, sizeof(again)));
+  CHECK_OK(hrx_stream_read_blocking(stream, whole(b), again, sizeof(again), NULL, NULL));
   CHECK(memcmp(out, again, sizeof(out)) == 0);
   /* Asynchronous read. */
   hrx_readback_t* readback = NULL;
   CHECK_OK(hrx_stream_read(stream, tail, &readback));
   const uint8_t* bytes = NULL;
-  CHECK_OK(hrx_readback_wait(readback, &bytes));
+  CHECK_OK(hrx_readback_wait(readback, NULL, &bytes, NULL));
   CHECK(hrx_readback_length(readback) == 1024 && bytes[1] == 7);
   hrx_readback_release(readback);
   /* Foreign device. */
@@ -219,7 +220,7 @@ static void test_stream_commands(void) {
   hrx_buffer_release(big_src);
   hrx_view_t probe = {big_dst, (8 << 20) - 4, 4};
   uint8_t last[4] = {0};
-  CHECK_OK(hrx_stream_read_blocking(stream, probe, last, 4));
+  CHECK_OK(hrx_stream_read_blocking(stream, probe, last, 4, NULL, NULL));
   CHECK(last[0] == 0x5a && last[3] == 0x5a);
   hrx_buffer_release(big_dst);
   hrx_buffer_release(a);
@@ -249,7 +250,7 @@ static void test_events_across_queues(void) {
   CHECK_OK(hrx_stream_copy(consumer, whole(copy), whole(big)));
   hrx_view_t end = {copy, (16 << 20) - 1, 1};
   uint8_t byte = 0;
-  CHECK_OK(hrx_stream_read_blocking(consumer, end, &byte, 1));
+  CHECK_OK(hrx_stream_read_blocking(consumer, end, &byte, 1, NULL, NULL));
   CHECK(byte == 4);
   bool done = false;
   CHECK_OK(hrx_event_query(event, &done));
@@ -259,7 +260,7 @@ static void test_events_across_queues(void) {
   hrx_stream_t* idle = NULL;
   CHECK_OK(hrx_stream_create(device, &idle));
   CHECK_OK(hrx_stream_record_event(idle, &event));
-  CHECK_OK(hrx_event_synchronize(event));
+  CHECK_OK(hrx_event_synchronize(event, NULL, NULL));
   hrx_event_release(event);
   hrx_stream_release(idle);
   hrx_buffer_release(big);
@@ -316,8 +317,8 @@ static void test_publication_rule(void) {
    * regardless. Either way the event covers only published work. */
   pthread_join(thread, NULL);
   CHECK(args.finished == 1);
-  CHECK_OK(hrx_event_synchronize(observed));
-  CHECK_OK(hrx_stream_synchronize(stream));
+  CHECK_OK(hrx_event_synchronize(observed, NULL, NULL));
+  CHECK_OK(hrx_stream_synchronize(stream, NULL, NULL));
   hrx_event_release(observed);
   hrx_event_release(gate_event);
   hrx_buffer_release(big);
@@ -349,7 +350,7 @@ static void* worker_main(void* arg) {
     }
   }
   uint8_t out[256];
-  hrx_status_t status = hrx_stream_read_blocking(args->stream, dst, out, 256);
+  hrx_status_t status = hrx_stream_read_blocking(args->stream, dst, out, 256, NULL, NULL);
   if (status || out[0] != (uint8_t)499 || out[255] != (uint8_t)499) {
     args->errors++;
   }
@@ -383,7 +384,7 @@ static void test_threads(const char* ring_capacity) {
     errors += args[i].errors;
   }
   CHECK(errors == 0);
-  CHECK_OK(hrx_device_synchronize(device));
+  CHECK_OK(hrx_device_synchronize(device, NULL, NULL));
   hrx_buffer_release(src);
   hrx_buffer_release(dst);
   for (int i = 0; i < 4; ++i) hrx_stream_release(streams[i]);

@@ -86,7 +86,7 @@ static void test_alloc_fault(void) {
   CHECK(counts.host_allocations == 0 && counts.events == 0);
   uint8_t out[64];
   CHECK_OK(hrx_stream_fill(stream, whole(a), 3));
-  CHECK_OK(hrx_stream_read_blocking(stream, whole(a), out, sizeof(out)));
+  CHECK_OK(hrx_stream_read_blocking(stream, whole(a), out, sizeof(out), NULL, NULL));
   CHECK(out[0] == 3 && out[63] == 3);
   hrx_stream_release(stream);
   hrx_buffer_release(a);
@@ -153,24 +153,24 @@ static void test_command_faults(bool batching) {
   CHECK_OK(hrx_stream_fill(stream, whole(dst), 0x22));  /* fill #2 fails */
   CHECK_OK(hrx_stream_fill(stream, whole(dst), 0x33));  /* not run */
   /* The synchronize fault (#1) is its own; the stored failure wins. */
-  CHECK_CODE(hrx_stream_synchronize(stream), HRX_STATUS_DEVICE_ERROR,
+  CHECK_CODE(hrx_stream_synchronize(stream, NULL, NULL), HRX_STATUS_DEVICE_ERROR,
              "command 2 of this stream (fill of 256 bytes) failed: "
              "injected fault: fill call #2");
-  CHECK_OK(hrx_stream_synchronize(stream));  /* raised once */
+  CHECK_OK(hrx_stream_synchronize(stream, NULL, NULL));  /* raised once */
   uint8_t out[256];
   uint8_t data[256];
   memset(data, 0x44, sizeof(data));
   CHECK_OK(hrx_stream_upload(stream, whole(src), data, sizeof(data)));
   CHECK_OK(hrx_stream_copy(stream, whole(dst), whole(src)));  /* not run */
-  CHECK_CODE(hrx_stream_read_blocking(stream, whole(dst), out, sizeof(out)),
+  CHECK_CODE(hrx_stream_read_blocking(stream, whole(dst), out, sizeof(out), NULL, NULL),
              HRX_STATUS_DEVICE_ERROR,
              "(upload of 256 bytes) failed: injected fault: upload call #1 "
              "failed (HRX_FAULTS); 1 later command of this stream was not run");
   /* A read fails at once for its own download (#1). */
-  CHECK_CODE(hrx_stream_read_blocking(stream, whole(src), out, sizeof(out)),
+  CHECK_CODE(hrx_stream_read_blocking(stream, whole(src), out, sizeof(out), NULL, NULL),
              HRX_STATUS_DEVICE_ERROR, "injected fault: download call #1");
   /* The upload was refused: src keeps its 0x11. */
-  CHECK_OK(hrx_stream_read_blocking(stream, whole(src), out, sizeof(out)));
+  CHECK_OK(hrx_stream_read_blocking(stream, whole(src), out, sizeof(out), NULL, NULL));
   CHECK(out[0] == 0x11 && out[255] == 0x11);
   CHECK_OK(hrx_stream_copy(stream, whole(dst), whole(src)));  /* copy #1 */
   CHECK_OK(hrx_stream_copy(stream, whole(src), whole(dst)));  /* #2 fails */
@@ -180,16 +180,16 @@ static void test_command_faults(bool batching) {
   CHECK(event == NULL);
   CHECK_OK(hrx_stream_record_event(stream, &event));
   CHECK_OK(hrx_stream_wait_event(stream, event));  /* wait_event #1 fails */
-  CHECK_CODE(hrx_event_synchronize(event), HRX_STATUS_DEVICE_ERROR,
+  CHECK_CODE(hrx_event_synchronize(event, NULL, NULL), HRX_STATUS_DEVICE_ERROR,
              "event_synchronize call #2");
   CHECK_OK(hrx_stream_wait_event(stream, event));  /* not run */
   /* A device synchronize raises a stream's failure too. */
-  CHECK_CODE(hrx_device_synchronize(device), HRX_STATUS_DEVICE_ERROR,
+  CHECK_CODE(hrx_device_synchronize(device, NULL, NULL), HRX_STATUS_DEVICE_ERROR,
              "(event wait) failed: injected fault: wait_event call #1");
   CHECK_OK(hrx_stream_wait_event(stream, event));
-  CHECK_OK(hrx_event_synchronize(event));
+  CHECK_OK(hrx_event_synchronize(event, NULL, NULL));
   hrx_event_release(event);
-  CHECK_OK(hrx_stream_read_blocking(stream, whole(dst), out, sizeof(out)));
+  CHECK_OK(hrx_stream_read_blocking(stream, whole(dst), out, sizeof(out), NULL, NULL));
   CHECK(out[0] == 0x11 && out[255] == 0x11);
   /* Nothing failed since: the release has nothing to report. */
   hrx_status_t unobserved = NULL;
@@ -253,7 +253,7 @@ static void test_event_faults(void) {
   hrx_fault_query_counts(&counts);
   CHECK(counts.events == 1 && counts.host_allocations == 1);
   uint8_t out[128];
-  CHECK_OK(hrx_stream_read_blocking(stream, whole(buffer), out, sizeof(out)));
+  CHECK_OK(hrx_stream_read_blocking(stream, whole(buffer), out, sizeof(out), NULL, NULL));
   CHECK(out[0] == 9 && out[127] == 9);
   hrx_fault_query_counts(&counts);
   CHECK(counts.events == 1 && counts.host_allocations == 1); /* reused */
@@ -279,19 +279,19 @@ static void test_batched_faults(void) {
   CHECK_OK(hrx_buffer_allocate(device, 96, &dst));
   CHECK_OK(hrx_stream_fill(stream, whole(src), 0xAB));
   CHECK_OK(hrx_stream_fill(stream, whole(dst), 0x00));
-  CHECK_OK(hrx_stream_synchronize(stream));
+  CHECK_OK(hrx_stream_synchronize(stream, NULL, NULL));
   CHECK_OK(hrx_stream_fill(stream, whole(big), 1)); /* keeps the queue busy */
   for (int i = 0; i < 6; ++i) {
     hrx_view_t to = {dst, (uint64_t)i * 16, 16};
     hrx_view_t from = {src, (uint64_t)i * 16, 16};
     CHECK_OK(hrx_stream_copy(stream, to, from));
   }
-  CHECK_CODE(hrx_stream_synchronize(stream), HRX_STATUS_DEVICE_ERROR,
+  CHECK_CODE(hrx_stream_synchronize(stream, NULL, NULL), HRX_STATUS_DEVICE_ERROR,
              "copy call #3 failed (HRX_FAULTS); 3 later commands of this "
              "stream were not run");
-  CHECK_OK(hrx_stream_synchronize(stream)); /* reported once */
+  CHECK_OK(hrx_stream_synchronize(stream, NULL, NULL)); /* reported once */
   uint8_t out[96];
-  CHECK_OK(hrx_stream_read_blocking(stream, whole(dst), out, sizeof(out)));
+  CHECK_OK(hrx_stream_read_blocking(stream, whole(dst), out, sizeof(out), NULL, NULL));
   for (int i = 0; i < 6; ++i) {
     CHECK(out[i * 16] == (i < 2 ? 0xAB : 0x00));
     CHECK(out[i * 16 + 15] == (i < 2 ? 0xAB : 0x00));
@@ -364,7 +364,7 @@ static long long test_repeated_faults(unsigned seed, int rounds,
           }
           if (!status && rand() % 2) {
             const uint8_t* got = NULL;
-            status = hrx_readback_wait(readback, &got);
+            status = hrx_readback_wait(readback, NULL, &got, NULL);
           }
           hrx_readback_release(readback);
           break;
@@ -377,8 +377,8 @@ static long long test_repeated_faults(unsigned seed, int rounds,
           if (event) status = hrx_stream_wait_event(streams[s], event);
           break;
         case 6:
-          status = rand() % 2 ? hrx_stream_synchronize(streams[s])
-                              : (event ? hrx_event_synchronize(event) : NULL);
+          status = rand() % 2 ? hrx_stream_synchronize(streams[s], NULL, NULL)
+                              : (event ? hrx_event_synchronize(event, NULL, NULL) : NULL);
           break;
         case 7:
           hrx_stream_release_checked(streams[s], &status);

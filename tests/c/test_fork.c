@@ -38,17 +38,17 @@ static int child(hrx_device_t* device, hrx_stream_t* stream,
   CHECK_FORKED(hrx_stream_fill(stream, whole(buffer), 1));
   hrx_view_t next = {buffer, sizeof(out), sizeof(out)};
   CHECK_FORKED(hrx_stream_copy(stream, next, head));
-  CHECK_FORKED(hrx_stream_synchronize(stream));
-  CHECK_FORKED(hrx_stream_read_blocking(stream, head, out, sizeof(out)));
+  CHECK_FORKED(hrx_stream_synchronize(stream, NULL, NULL));
+  CHECK_FORKED(hrx_stream_read_blocking(stream, head, out, sizeof(out), NULL, NULL));
   CHECK_FORKED(hrx_stream_create(device, &other));
   CHECK_FORKED(hrx_stream_create_dedicated(device, &other));
   CHECK_FORKED(hrx_buffer_allocate(device, 64, &more));
-  CHECK_FORKED(hrx_device_synchronize(device));
+  CHECK_FORKED(hrx_device_synchronize(device, NULL, NULL));
   CHECK_FORKED(hrx_device_set_stream_queue_count(device, 8));
   CHECK_FORKED(hrx_event_query(event, &done));
-  CHECK_FORKED(hrx_event_synchronize(event));
+  CHECK_FORKED(hrx_event_synchronize(event, NULL, NULL));
   CHECK_FORKED(hrx_stream_wait_event(stream, event));
-  CHECK_FORKED(hrx_readback_wait(readback, &bytes));
+  CHECK_FORKED(hrx_readback_wait(readback, NULL, &bytes, NULL));
   CHECK(other == NULL && more == NULL);
 #ifndef __SANITIZE_THREAD__
   /* A fresh device: not the parent's. (TSan cannot follow threads started
@@ -63,7 +63,7 @@ static int child(hrx_device_t* device, hrx_stream_t* stream,
   CHECK_OK(hrx_buffer_allocate(fresh, 64, &b));
   CHECK_OK(hrx_stream_fill(s, whole(b), 0x3c));
   hrx_view_t fresh_head = {b, 0, sizeof(out)};
-  CHECK_OK(hrx_stream_read_blocking(s, fresh_head, out, sizeof(out)));
+  CHECK_OK(hrx_stream_read_blocking(s, fresh_head, out, sizeof(out), NULL, NULL));
   CHECK(out[0] == 0x3c && out[15] == 0x3c);
   hrx_buffer_release(b);
   hrx_stream_release(s);
@@ -107,10 +107,10 @@ int main(void) {
   }
   /* The parent's objects still work. */
   const uint8_t* bytes = NULL;
-  CHECK_OK(hrx_readback_wait(readback, &bytes));
+  CHECK_OK(hrx_readback_wait(readback, NULL, &bytes, NULL));
   CHECK(bytes[0] == 63 && bytes[SIZE - 1] == 63);
   hrx_readback_release(readback);
-  CHECK_OK(hrx_event_synchronize(event));
+  CHECK_OK(hrx_event_synchronize(event, NULL, NULL));
   hrx_event_release(event);
   hrx_buffer_release(buffer);
   hrx_stream_release(stream);

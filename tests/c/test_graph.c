@@ -28,7 +28,7 @@ static hrx_view_t part(hrx_buffer_t* buffer, uint64_t offset,
 static uint8_t read_byte(hrx_stream_t* stream, hrx_buffer_t* buffer,
                          uint64_t offset) {
   uint8_t byte = 0;
-  CHECK_OK(hrx_stream_read_blocking(stream, part(buffer, offset, 1), &byte, 1));
+  CHECK_OK(hrx_stream_read_blocking(stream, part(buffer, offset, 1), &byte, 1, NULL, NULL));
   return byte;
 }
 
@@ -60,7 +60,7 @@ static hrx_status_t test_callback(void* user_data,
   pthread_mutex_unlock(&cb->log->mutex);
   if (cb->stream) {
     /* Calls that submit or wait are refused inside a callback. */
-    hrx_status_t status = hrx_stream_synchronize(cb->stream);
+    hrx_status_t status = hrx_stream_synchronize(cb->stream, NULL, NULL);
     cb->guard_code = hrx_status_code(status);
     hrx_status_free(status);
   }
@@ -284,7 +284,7 @@ static void test_callbacks(void) {
   hrx_graph_release(graph);
   /* The stream gives finished launches (and so the graph) back at its next
    * call; the graph owned the user data. */
-  CHECK_OK(hrx_stream_synchronize(stream));
+  CHECK_OK(hrx_stream_synchronize(stream, NULL, NULL));
   CHECK(atomic_load(&freed) == 3);
   log_free(log);
   hrx_buffer_release(a);
@@ -334,7 +334,7 @@ static void test_completion_ordering(void) {
   hrx_buffer_t* a = NULL;
   CHECK_OK(hrx_buffer_allocate(device, 1024, &a));
   CHECK_OK(hrx_stream_fill(s1, whole(a), 0));
-  CHECK_OK(hrx_stream_synchronize(s1));
+  CHECK_OK(hrx_stream_synchronize(s1, NULL, NULL));
   test_gate_t gate = {.open = false};
   pthread_mutex_init(&gate.mutex, NULL);
   pthread_cond_init(&gate.cond, NULL);
@@ -368,7 +368,7 @@ static void test_completion_ordering(void) {
   CHECK(hrx_completion_payload(completion) == NULL);
   /* Waiting for a done completion is free. */
   CHECK_OK(hrx_stream_wait_completion(s2, completion));
-  CHECK_OK(hrx_stream_synchronize(s2));
+  CHECK_OK(hrx_stream_synchronize(s2, NULL, NULL));
   hrx_completion_release(completion);
   CHECK(atomic_load(&gate.entered) == 1);
 

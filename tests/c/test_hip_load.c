@@ -159,6 +159,24 @@ typedef struct device_fixture_s {
   const hrx_backend_vtable_t* vt;
 } device_fixture_t;
 
+/* A queue of the normal lane, and a wait for all of a queue's work. */
+static hrx_status_t create_queue(device_fixture_t* f,
+                                 hrx_native_queue_t** out_queue) {
+  int native_priority = 0;
+  return f->vt->queue_create(f->device, HRX_STREAM_PRIORITY_NORMAL, out_queue,
+                             &native_priority);
+}
+
+static hrx_status_t sync_queue(device_fixture_t* f, hrx_native_queue_t* queue) {
+  bool done = false;
+  return f->vt->queue_wait(f->device, queue, HRX_WAIT_FOREVER, &done);
+}
+
+static hrx_status_t sync_event(device_fixture_t* f, hrx_native_event_t* event) {
+  bool done = false;
+  return f->vt->event_wait(f->device, event, HRX_WAIT_FOREVER, &done);
+}
+
 static uint8_t pattern_byte(uint64_t seed, uint64_t i) {
   return (uint8_t)((i * 131u + seed * 7u + (i >> 9)) & 0xff);
 }
@@ -171,8 +189,7 @@ static int upload_pattern(device_fixture_t* f, hrx_native_queue_t* queue,
   uint8_t* host = malloc(length);
   if (!host) return 1;
   for (uint64_t i = 0; i < length; ++i) host[i] = pattern_byte(seed, i);
-  hrx_status_t status = f->vt->upload(f->device, queue, dst, host, length,
-                                      NULL);
+  hrx_status_t status = f->vt->upload(f->device, queue, dst, host, length);
   memset(host, 0xEE, length);
   free(host);
   CHECK_OK(status);
@@ -186,8 +203,8 @@ static int expect_pattern(device_fixture_t* f, hrx_native_queue_t* queue,
   void* host = NULL;
   CHECK_OK(f->vt->host_alloc(f->device, length, &host));
   memset(host, 0, length);
-  CHECK_OK(f->vt->download(f->device, queue, host, src, length, NULL));
-  CHECK_OK(f->vt->queue_synchronize(f->device, queue));
+  CHECK_OK(f->vt->download(f->device, queue, host, src, length));
+  CHECK_OK(sync_queue(f, queue));
   const uint8_t* bytes = host;
   uint64_t bad = 0;
   for (uint64_t i = 0; i < length; ++i) {
@@ -213,8 +230,8 @@ static int expect_slots(device_fixture_t* f, hrx_native_queue_t* queue,
   uint64_t length = slot * (uint64_t)count;
   void* host = NULL;
   CHECK_OK(f->vt->host_alloc(f->device, length, &host));
-  CHECK_OK(f->vt->download(f->device, queue, host, region, length, NULL));
-  CHECK_OK(f->vt->queue_synchronize(f->device, queue));
+  CHECK_OK(f->vt->download(f->device, queue, host, region, length));
+  CHECK_OK(sync_queue(f, queue));
   const uint8_t* bytes = host;
   int bad_slots = 0;
   for (int k = 0; k < count; ++k) {
@@ -245,7 +262,7 @@ static void* upload_thread_main(void* arg) {
   device_fixture_t* f = t->fixture;
   hrx_native_queue_t* queue = t->shared_queue;
   hrx_status_t status =
-      queue ? NULL : f->vt->queue_create(f->device, &queue);
+      queue ? NULL : create_queue(f, &queue);
   if (status) {
     fprintf(stderr, "thread queue_create: %s\n", hrx_status_message(status));
     hrx_status_free(status);
@@ -258,7 +275,7 @@ static void* upload_thread_main(void* arg) {
       host[i] = pattern_byte(t->seed + (uint64_t)k, i);
     }
     status = f->vt->upload(f->device, queue, t->region + (uint64_t)k * t->slot,
-                           host, t->slot, NULL);
+                           host, t->slot);
     if (status) {
       fprintf(stderr, "thread upload: %s\n", hrx_status_message(status));
       hrx_status_free(status);
@@ -285,7 +302,7 @@ static int exercise_batches(device_fixture_t* f, hrx_native_queue_t* queue) {
   CHECK_OK(f->vt->alloc(f->device, size, (void**)&a));
   CHECK_OK(f->vt->alloc(f->device, size, (void**)&b));
   if (upload_pattern(f, queue, a, size, 11)) return 1;
-  CHECK_OK(f->vt->fill(f->device, queue, b, 0, size, NULL));
+  CHECK_OK(f->vt->fill(f->device, queue, b, 0, size));
   uint8_t* model = calloc(1, size);
   uint8_t* source = malloc(size);
   for (uint64_t i = 0; i < size; ++i) source[i] = pattern_byte(11, i);
@@ -298,7 +315,7 @@ static int exercise_batches(device_fixture_t* f, hrx_native_queue_t* queue) {
                                  .kind = HRX_BATCH_COPY};
   }
   memcpy(model, source, 4096);
-  CHECK_OK(f->vt->batch_submit(f->device, queue, c, n, NULL, &published));
+  CHECK_OK(f->vt->batch_submit(f->device, queue, c, n, &published));
   CHECK(published == n, "published %u of %u", published, n);
   /* 2: dependent commands, in order. */
   n = 0;
@@ -324,7 +341,7 @@ static int exercise_batches(device_fixture_t* f, hrx_native_queue_t* queue) {
   HRX_ADD_FILL(30001, 99, 0xc3);
   HRX_ADD_COPY(65536, 65536, 65536);        /* 4 chunks in one block */
   for (int k = 0; k < 100; ++k) HRX_ADD_COPY(200000 + 17 * k, 5000 + k, 33);
-  CHECK_OK(f->vt->batch_submit(f->device, queue, c, n, NULL, &published));
+  CHECK_OK(f->vt->batch_submit(f->device, queue, c, n, &published));
   CHECK(published == n, "published %u of %u", published, n);
   /* 3: independent commands, parallel mode, multi-chunk. */
   n = 0;
@@ -334,12 +351,12 @@ static int exercise_batches(device_fixture_t* f, hrx_native_queue_t* queue) {
   HRX_ADD_COPY(600003, 600001, 12345);
 #undef HRX_ADD_COPY
 #undef HRX_ADD_FILL
-  CHECK_OK(f->vt->batch_submit(f->device, queue, c, n, NULL, &published));
-  CHECK_OK(f->vt->queue_synchronize(f->device, queue));
+  CHECK_OK(f->vt->batch_submit(f->device, queue, c, n, &published));
+  CHECK_OK(sync_queue(f, queue));
   uint8_t* host = NULL;
   CHECK_OK(f->vt->host_alloc(f->device, size, (void**)&host));
-  CHECK_OK(f->vt->download(f->device, queue, host, b, size, NULL));
-  CHECK_OK(f->vt->queue_synchronize(f->device, queue));
+  CHECK_OK(f->vt->download(f->device, queue, host, b, size));
+  CHECK_OK(sync_queue(f, queue));
   uint64_t bad = 0;
   for (uint64_t i = 0; i < size; ++i) {
     if (host[i] != model[i]) {
@@ -409,8 +426,8 @@ static int scenario_device(void) {
 
   hrx_native_queue_t* q1 = NULL;
   hrx_native_queue_t* q2 = NULL;
-  CHECK_OK(f.vt->queue_create(f.device, &q1));
-  CHECK_OK(f.vt->queue_create(f.device, &q2));
+  CHECK_OK(create_queue(&f, &q1));
+  CHECK_OK(create_queue(&f, &q2));
   CHECK(f.vt->queue_native_handle(q1) != NULL, "null native handle");
   CHECK(f.vt->queue_native_handle(q1) != f.vt->queue_native_handle(q2),
         "queues share a stream");
@@ -427,7 +444,7 @@ static int scenario_device(void) {
   for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); ++i) {
     uint64_t n = sizes[i];
     if (upload_pattern(&f, q1, a, n, i)) return 1;
-    CHECK_OK(f.vt->copy(f.device, q1, b, a, n, NULL));
+    CHECK_OK(f.vt->copy(f.device, q1, b, a, n));
     char what[64];
     snprintf(what, sizeof(what), "upload+copy of %llu bytes",
              (unsigned long long)n);
@@ -439,15 +456,15 @@ static int scenario_device(void) {
     const uint64_t n = 8u << 20;
     hrx_native_event_t* event = NULL;
     CHECK_OK(f.vt->event_create(f.device, &event));
-    CHECK_OK(f.vt->fill(f.device, q1, a, 0x5A, n, NULL));
-    CHECK_OK(f.vt->event_record(f.device, q1, event, 0));
+    CHECK_OK(f.vt->fill(f.device, q1, a, 0x5A, n));
+    CHECK_OK(f.vt->event_record(f.device, q1, event));
     CHECK_OK(f.vt->queue_wait_event(f.device, q2, event));
-    CHECK_OK(f.vt->copy(f.device, q2, b, a, n, NULL));
+    CHECK_OK(f.vt->copy(f.device, q2, b, a, n));
     void* host = NULL;
     CHECK_OK(f.vt->host_alloc(f.device, n, &host));
-    CHECK_OK(f.vt->download(f.device, q2, host, b, n, NULL));
-    CHECK_OK(f.vt->event_record(f.device, q2, event, 0));
-    CHECK_OK(f.vt->event_synchronize(f.device, event));
+    CHECK_OK(f.vt->download(f.device, q2, host, b, n));
+    CHECK_OK(f.vt->event_record(f.device, q2, event));
+    CHECK_OK(sync_event(&f, event));
     bool done = false;
     CHECK_OK(f.vt->event_query(f.device, event, &done));
     CHECK(done, "event not done after synchronize");
@@ -473,19 +490,18 @@ static int scenario_device(void) {
     const uint64_t backlog_bytes = 1ull << 30;
     CHECK_OK(f.vt->alloc(f.device, backlog_bytes, &backlog));
     for (int k = 0; k < 8; ++k) {
-      CHECK_OK(f.vt->fill(f.device, q1, backlog, (uint8_t)k, backlog_bytes,
-                          NULL));
+      CHECK_OK(f.vt->fill(f.device, q1, backlog, (uint8_t)k, backlog_bytes));
     }
     uint8_t* host = malloc(slot);
     uint64_t start = now_ns();
     for (int k = 0; k < uploads; ++k) {
       for (uint64_t i = 0; i < slot; ++i) host[i] = pattern_byte(1000 + k, i);
       CHECK_OK(f.vt->upload(f.device, q1, region + (uint64_t)k * slot, host,
-                            slot, NULL));
+                            slot));
     }
     uint64_t elapsed = now_ns() - start;
     free(host);
-    CHECK_OK(f.vt->queue_synchronize(f.device, q1));
+    CHECK_OK(sync_queue(&f, q1));
     printf("%d uploads of 4 KiB behind a backlog: %.2f us each (host time, "
            "incl. making the pattern)\n",
            uploads, (double)elapsed / uploads / 1000.0);
@@ -528,9 +544,9 @@ static int scenario_device(void) {
     static uint64_t samples[kSamples];
     for (int k = 0; k < kSamples; ++k) {
       uint64_t t0 = now_ns();
-      CHECK_OK(f.vt->copy(f.device, q1, b, a, 4096, NULL));
-      CHECK_OK(f.vt->event_record(f.device, q1, event, 0));
-      CHECK_OK(f.vt->event_synchronize(f.device, event));
+      CHECK_OK(f.vt->copy(f.device, q1, b, a, 4096));
+      CHECK_OK(f.vt->event_record(f.device, q1, event));
+      CHECK_OK(sync_event(&f, event));
       samples[k] = now_ns() - t0;
     }
     for (int i = 1; i < kSamples; ++i) {
@@ -566,13 +582,13 @@ static int scenario_device(void) {
     hrx_native_graph_t* graph = NULL;
     CHECK_OK(f.vt->graph_create(f.device, nodes, 3, &graph));
     for (int round = 0; round < 2; ++round) {
-      CHECK_OK(f.vt->fill(f.device, q1, b, 0, n, NULL));
-      CHECK_OK(f.vt->graph_launch(f.device, q1, graph, NULL));
+      CHECK_OK(f.vt->fill(f.device, q1, b, 0, n));
+      CHECK_OK(f.vt->graph_launch(f.device, q1, graph));
     }
     uint8_t* host = NULL;
     CHECK_OK(f.vt->host_alloc(f.device, n, (void**)&host));
-    CHECK_OK(f.vt->download(f.device, q1, host, b, n, NULL));
-    CHECK_OK(f.vt->queue_synchronize(f.device, q1));
+    CHECK_OK(f.vt->download(f.device, q1, host, b, n));
+    CHECK_OK(sync_queue(&f, q1));
     uint64_t bad = 0;
     for (uint64_t i = 0; i < n; ++i) bad += host[i] != (i < 16 ? 0x22 : 0x11);
     CHECK(bad == 0, "native graph: %llu bytes differ", (unsigned long long)bad);
@@ -589,31 +605,29 @@ static int scenario_device(void) {
     CHECK_OK(f.vt->graph_create(f.device, copies, kCopies, &batch));
     uint64_t t0 = now_ns();
     for (int r = 0; r < kRounds; ++r) {
-      CHECK_OK(f.vt->graph_launch(f.device, q1, batch, NULL));
+      CHECK_OK(f.vt->graph_launch(f.device, q1, batch));
     }
     uint64_t graph_ns = now_ns() - t0;
-    CHECK_OK(f.vt->queue_synchronize(f.device, q1));
+    CHECK_OK(sync_queue(&f, q1));
     t0 = now_ns();
     for (int r = 0; r < kRounds; ++r) {
       for (int k = 0; k < kCopies; ++k) {
-        CHECK_OK(f.vt->copy(f.device, q1, copies[k].dst, copies[k].src, 4096,
-                            NULL));
+        CHECK_OK(f.vt->copy(f.device, q1, copies[k].dst, copies[k].src, 4096));
       }
     }
     uint64_t copy_ns = now_ns() - t0;
-    CHECK_OK(f.vt->queue_synchronize(f.device, q1));
+    CHECK_OK(sync_queue(&f, q1));
     printf("64 x 4 KiB copies: one native graph launch %.1f us, 64 copy "
            "calls %.1f us (host time per round)\n",
            graph_ns / 1000.0 / kRounds, copy_ns / 1000.0 / kRounds);
     /* A host function blocks the queue's later work until it returns. */
     static atomic_int host_calls;
     atomic_store(&host_calls, 0);
-    CHECK_OK(f.vt->fill(f.device, q1, a, 0x33, n, NULL));
-    CHECK_OK(f.vt->queue_host_call(f.device, q1, count_host_call, &host_calls,
-                                   NULL));
-    CHECK_OK(f.vt->copy(f.device, q1, b, a, n, NULL));
-    CHECK_OK(f.vt->download(f.device, q1, host, b, n, NULL));
-    CHECK_OK(f.vt->queue_synchronize(f.device, q1));
+    CHECK_OK(f.vt->fill(f.device, q1, a, 0x33, n));
+    CHECK_OK(f.vt->queue_host_call(f.device, q1, count_host_call, &host_calls));
+    CHECK_OK(f.vt->copy(f.device, q1, b, a, n));
+    CHECK_OK(f.vt->download(f.device, q1, host, b, n));
+    CHECK_OK(sync_queue(&f, q1));
     CHECK(atomic_load(&host_calls) == 1, "host function ran %d times",
           atomic_load(&host_calls));
     CHECK(host[0] == 0x33 && host[n - 1] == 0x33, "copy after host function");

@@ -35,8 +35,7 @@ static hrx_native_queue_t* lane_queue(hrx_backend_device_t* device,
                                       int priority) {
   hrx_native_queue_t* queue = NULL;
   int native = -1;
-  CHECK_OK(device->vtable->queue_create_with_priority(device, priority, &queue,
-                                                      &native));
+  CHECK_OK(device->vtable->queue_create(device, priority, &queue, &native));
   return queue;
 }
 
@@ -149,14 +148,14 @@ static void arena_close(arena_t* arena) {
 static void fill(arena_t* arena, hrx_native_queue_t* queue, int at,
                  uint8_t byte) {
   CHECK_OK(arena->device->vtable->fill(arena->device, queue,
-                                       arena->bytes + at, byte, 1, NULL));
+                                       arena->bytes + at, byte, 1));
 }
 
 /* Occupies the only engine with `copies` big copies on `queue`. */
 static void keep_busy(arena_t* arena, hrx_native_queue_t* queue, int copies) {
   for (int i = 0; i < copies; ++i) {
     CHECK_OK(arena->device->vtable->copy(arena->device, queue, arena->dst,
-                                         arena->src, BIG, NULL));
+                                         arena->src, BIG));
   }
 }
 
@@ -222,10 +221,9 @@ static void test_strict_lane_precedence(void) {
   memset(&gate, 0, sizeof(gate));
   hrx_native_event_t* event = NULL;
   CHECK_OK(device->vtable->event_create(device, &event));
-  hrx_ticket_t ticket = 0;
   CHECK_OK(device->vtable->queue_host_call(device, gate_queue, wait_for_gate,
-                                           &gate, &ticket));
-  CHECK_OK(device->vtable->event_record(device, gate_queue, event, ticket));
+                                           &gate));
+  CHECK_OK(device->vtable->event_record(device, gate_queue, event));
   hrx_native_queue_t* lanes[] = {low, normal, high};
   for (int i = 0; i < 3; ++i) {
     CHECK_OK(device->vtable->queue_wait_event(device, lanes[i], event));
@@ -256,7 +254,7 @@ static void test_strict_lane_precedence(void) {
 static void check_done(hrx_backend_device_t* device,
                        hrx_native_queue_t* queue) {
   bool done = false;
-  CHECK_OK(device->vtable->queue_wait_for(device, queue, 30 * SECOND, &done));
+  CHECK_OK(device->vtable->queue_wait(device, queue, 30 * SECOND, &done));
   CHECK(done);
 }
 
@@ -274,11 +272,11 @@ static void test_blocking_host_functions(const char* engines, int pairs) {
   }
   for (int p = 0; p < pairs; ++p) {
     CHECK_OK(device->vtable->queue_host_call(device, queues[2 * p],
-                                             wait_for_gate, &gates[p], NULL));
+                                             wait_for_gate, &gates[p]));
   }
   for (int p = 0; p < pairs; ++p) {
     CHECK_OK(device->vtable->queue_host_call(
-        device, queues[2 * p + 1], release_gate, &gates[p], NULL));
+        device, queues[2 * p + 1], release_gate, &gates[p]));
   }
   for (int i = 0; i < 2 * pairs; ++i) check_done(device, queues[i]);
   for (int p = 0; p < pairs; ++p) CHECK(atomic_load(&gates[p].saw_release));
@@ -301,10 +299,9 @@ static void test_event_wait_does_not_hold_an_engine(void) {
   hrx_native_event_t* event = NULL;
   CHECK_OK(device->vtable->event_create(device, &event));
   keep_busy(&arena, busy, 1);
-  hrx_ticket_t ticket = 0;
   CHECK_OK(device->vtable->queue_host_call(device, source, release_gate,
-                                           &gate, &ticket));
-  CHECK_OK(device->vtable->event_record(device, source, event, ticket));
+                                           &gate));
+  CHECK_OK(device->vtable->event_record(device, source, event));
   CHECK_OK(device->vtable->queue_wait_event(device, waiter, event));
   fill(&arena, waiter, 0, 7);
   CHECK(poll_idle(device, waiter, 30 * SECOND));
@@ -331,18 +328,17 @@ static void test_chained_event_waits(void) {
   for (int i = 0; i < 2; ++i) {
     CHECK_OK(device->vtable->event_create(device, &events[i]));
   }
-  hrx_ticket_t ticket = 0;
   /* The low queue runs last by precedence and is the chain's root. */
   CHECK_OK(device->vtable->queue_host_call(device, queues[2], release_gate,
-                                           &gate, &ticket));
-  CHECK_OK(device->vtable->event_record(device, queues[2], events[0], ticket));
+                                           &gate));
+  CHECK_OK(device->vtable->event_record(device, queues[2], events[0]));
   CHECK_OK(device->vtable->queue_wait_event(device, queues[1], events[0]));
   CHECK_OK(device->vtable->queue_host_call(device, queues[1], release_gate,
-                                           &gate, &ticket));
-  CHECK_OK(device->vtable->event_record(device, queues[1], events[1], ticket));
+                                           &gate));
+  CHECK_OK(device->vtable->event_record(device, queues[1], events[1]));
   CHECK_OK(device->vtable->queue_wait_event(device, queues[0], events[1]));
   CHECK_OK(device->vtable->queue_host_call(device, queues[0], release_gate,
-                                           &gate, NULL));
+                                           &gate));
   for (int i = 0; i < 3; ++i) CHECK(poll_idle(device, queues[i], 30 * SECOND));
   CHECK(atomic_load(&gate.order) == 3);
   for (int i = 0; i < 2; ++i) device->vtable->event_destroy(device, events[i]);

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "backend_registry.h"
 #include "backends/hip/hip_connections.h"
 #include "hrx.h"
 
@@ -232,7 +233,7 @@ static void test_stats_and_least_loaded(void) {
   CHECK_OK(hrx_view_make(src, 0, big, &vs));
   CHECK_OK(hrx_view_make(dst, 0, big, &vd));
   CHECK_OK(hrx_stream_fill(b, vs, 7));
-  CHECK_OK(hrx_stream_synchronize(b));
+  CHECK_OK(hrx_stream_synchronize(b, NULL, NULL));
   /* Queue 0 gets a backlog; queue 1 is idle. */
   for (int i = 0; i < 16; ++i) CHECK_OK(hrx_stream_copy(a, vd, vs));
   hrx_stream_t* c = create(device, HRX_STREAM_PRIORITY_NORMAL, false);
@@ -246,7 +247,7 @@ static void test_stats_and_least_loaded(void) {
   CHECK(stats_buffer[1].commands_submitted == 1);
   CHECK(stats_buffer[1].bytes_submitted == big);
   CHECK(stats_buffer[1].streams == 2 && stats_buffer[1].streams_assigned == 2);
-  CHECK_OK(hrx_stream_synchronize(a));
+  CHECK_OK(hrx_stream_synchronize(a, NULL, NULL));
   stats = query(device);
   CHECK(stats_buffer[0].commands_in_flight == 0);
   CHECK(stats_buffer[0].bytes_in_flight == 0);
@@ -258,11 +259,11 @@ static void test_stats_and_least_loaded(void) {
   hrx_view_t small;
   CHECK_OK(hrx_view_make(dst, 0, sizeof(bytes), &small));
   CHECK_OK(hrx_stream_upload(d, small, bytes, sizeof(bytes)));
-  CHECK_OK(hrx_stream_read_blocking(d, small, bytes, sizeof(bytes)));
+  CHECK_OK(hrx_stream_read_blocking(d, small, bytes, sizeof(bytes), NULL, NULL));
   hrx_event_t* event = NULL;
   CHECK_OK(hrx_stream_record_event(c, &event));
   CHECK_OK(hrx_stream_wait_event(d, event));
-  CHECK_OK(hrx_stream_synchronize(d));
+  CHECK_OK(hrx_stream_synchronize(d, NULL, NULL));
   stats = query(device);
   CHECK(stats_buffer[0].commands_submitted == 16 + 3);
   CHECK(stats_buffer[0].bytes_submitted == 16 * big + 2 * sizeof(bytes));
@@ -321,6 +322,35 @@ static void test_connection_rule(void) {
   CHECK(strcmp(budget.source, "not applicable") == 0);
 }
 
+/* Probing the hip backend (what listing backends does) loads the runtime
+ * where one is installed (Debian's libamdhip64 without a GPU here) and
+ * leaves the environment alone: only opening a device applies the budget. */
+static void test_probe_leaves_the_budget_alone(void) {
+  unsetenv("CUDA_DEVICE_MAX_CONNECTIONS");
+  unsetenv("GPU_MAX_HW_QUEUES");
+  unsetenv("HRX_CONNECTION_BUDGET_SET");
+  char reason[1024];
+  bool available = hrx_backend_probe("hip", reason, sizeof(reason));
+  CHECK(getenv("CUDA_DEVICE_MAX_CONNECTIONS") == NULL);
+  CHECK(getenv("GPU_MAX_HW_QUEUES") == NULL);
+  CHECK(getenv("HRX_CONNECTION_BUDGET_SET") == NULL);
+  setenv("GPU_MAX_HW_QUEUES", "3", 1);
+  hrx_backend_probe("hip", reason, sizeof(reason));
+  CHECK(strcmp(getenv("GPU_MAX_HW_QUEUES"), "3") == 0);
+  unsetenv("GPU_MAX_HW_QUEUES");
+  /* Without a hip device the automatic choice opens host and applies
+   * nothing. */
+  const char* chosen = getenv("HRX_BACKEND");
+  if (!available && !(chosen && *chosen)) {
+    hrx_device_t* device = NULL;
+    CHECK_OK(hrx_device_open(NULL, 0, &device));
+    CHECK(getenv("CUDA_DEVICE_MAX_CONNECTIONS") == NULL);
+    CHECK(getenv("GPU_MAX_HW_QUEUES") == NULL);
+    CHECK(getenv("HRX_CONNECTION_BUDGET_SET") == NULL);
+    if (device) hrx_device_release(device);
+  }
+}
+
 /* Under the fault wrapper (HRX_FAULTS) lane and reserved queues are
  * created through it: a refused one leaves nothing, the next works and
  * keeps its lane's native priority; queue queries pass through. */
@@ -356,7 +386,7 @@ static void test_fault_wrapper_forwards(void) {
   hrx_view_t view;
   CHECK_OK(hrx_view_make(buffer, 0, 4096, &view));
   CHECK_OK(hrx_stream_fill(high, view, 1));
-  CHECK_OK(hrx_stream_synchronize(high));
+  CHECK_OK(hrx_stream_synchronize(high, NULL, NULL));
   stats = query(device);
   CHECK(stats_buffer[0].commands_submitted == 1 &&
         stats_buffer[0].commands_in_flight == 0);
@@ -375,6 +405,7 @@ int main(void) {
   test_policy_setting();
   test_stats_and_least_loaded();
   test_connection_rule();
+  test_probe_leaves_the_budget_alone();
   test_fault_wrapper_forwards();
   printf("%d passed, %d failed\n", hrx_test_passed, hrx_test_failed);
   return hrx_test_failed ? 1 : 0;

@@ -48,7 +48,8 @@ static void test_nonblocking_submits(void) {
   CHECK_OK(hrx_stream_wait_event(stream, event));
   CHECK(hrx_thread_set_nonblocking(false) == true);
   uint8_t out[64];
-  CHECK_OK(hrx_stream_read_blocking(stream, whole(buffer), out, 64));
+  CHECK_OK(hrx_stream_read_blocking(stream, whole(buffer), out, 64,
+                                   NULL, NULL));
   CHECK(out[0] == 7 && out[31] == 7 && out[32] == 9 && out[63] == 9);
   hrx_event_release(event);
   hrx_buffer_release(buffer);
@@ -87,7 +88,7 @@ static void test_full_queue_would_block(void) {
   hrx_thread_set_nonblocking(false);
   CHECK(hrx_device_commands_submitted(device) == before);
   CHECK_OK(hrx_stream_fill(stream, whole(small), 1));
-  CHECK_OK(hrx_stream_synchronize(stream));
+  CHECK_OK(hrx_stream_synchronize(stream, NULL, NULL));
   CHECK_OK(hrx_stream_query(stream, &done));
   CHECK(done);
   hrx_buffer_release(big);
@@ -122,9 +123,10 @@ static void test_would_block_is_not_a_fault_call(void) {
   hrx_fault_query_counts(&after);
   CHECK(after.native_commands == before.native_commands);
   CHECK_OK(hrx_stream_fill(stream, whole(small), 1));
-  CHECK_OK(hrx_stream_synchronize(stream));
+  CHECK_OK(hrx_stream_synchronize(stream, NULL, NULL));
   CHECK_OK(hrx_stream_fill(stream, whole(small), 2));
-  CHECK_CODE(hrx_stream_synchronize(stream), HRX_STATUS_DEVICE_ERROR,
+  CHECK_CODE(hrx_stream_synchronize(stream, NULL, NULL),
+             HRX_STATUS_DEVICE_ERROR,
              "fill call #5 failed");
   hrx_buffer_release(big);
   hrx_buffer_release(small);
@@ -171,9 +173,10 @@ static void test_batches_would_block(void) {
   hrx_thread_set_nonblocking(false);
   CHECK_OK(hrx_stream_fill(stream, part(buffer, 256, 64), 5));
   CHECK_OK(hrx_stream_record_event(stream, &event));
-  CHECK_OK(hrx_event_synchronize(event));
+  CHECK_OK(hrx_event_synchronize(event, NULL, NULL));
   uint8_t out[320];
-  CHECK_OK(hrx_stream_read_blocking(stream, part(buffer, 0, 320), out, 320));
+  CHECK_OK(hrx_stream_read_blocking(stream, part(buffer, 0, 320), out, 320,
+                                     NULL, NULL));
   bool right = true;
   for (int i = 0; i < 320; ++i) right = right && out[i] == i / 64 + 1;
   CHECK(right);
@@ -222,14 +225,14 @@ static void test_graphs_and_callbacks_would_block(void) {
   bool done = false;
   CHECK_OK(hrx_completion_wait(completion, -1, &done));
   CHECK(done);
-  CHECK_OK(hrx_stream_synchronize(stream));
+  CHECK_OK(hrx_stream_synchronize(stream, NULL, NULL));
   hrx_thread_set_nonblocking(true);
   CHECK_OK(hrx_stream_fill(stream, whole(buffer), 1));
   /* The host backend has no native graphs. */
   CHECK_CODE(hrx_graph_launch(graph, stream, NULL), HRX_STATUS_WOULD_BLOCK,
              "node by node");
   hrx_thread_set_nonblocking(false);
-  CHECK_OK(hrx_stream_synchronize(stream));
+  CHECK_OK(hrx_stream_synchronize(stream, NULL, NULL));
   hrx_completion_release(completion);
   hrx_graph_release(graph);
   hrx_buffer_release(buffer);
@@ -263,7 +266,7 @@ static void test_timing_events(void) {
     CHECK_CODE(hrx_event_elapsed_ms(start, end, &ms),
                HRX_STATUS_FAILED_PRECONDITION, "not complete");
   }
-  CHECK_OK(hrx_event_synchronize(end));
+  CHECK_OK(hrx_event_synchronize(end, NULL, NULL));
   CHECK_OK(hrx_event_elapsed_ms(start, end, &ms));
   /* Two 256 MiB fills take well over a microsecond, and under a minute. */
   CHECK(ms > 0.001 && ms < 60000.0);
@@ -309,7 +312,8 @@ static void* nonblocking_worker(void* arg) {
     hrx_status_free(status);
   }
   uint8_t out[4096];
-  hrx_status_free(hrx_stream_read_blocking(stream, whole(buffer), out, 4096));
+  hrx_status_free(hrx_stream_read_blocking(stream, whole(buffer), out, 4096,
+                                           NULL, NULL));
   worker->right = true;
   for (int slot = 0; slot < 64; ++slot) {
     /* Rounds 0..199 wrote slot round % 64; the last to write a slot: */
@@ -379,7 +383,7 @@ static void test_deferred_releases_would_block(void) {
   hrx_thread_set_nonblocking(true);
   CHECK_OK(hrx_stream_upload(stream, whole(buffer), data, 64));
   hrx_thread_set_nonblocking(false);
-  CHECK_OK(hrx_stream_synchronize(stream));
+  CHECK_OK(hrx_stream_synchronize(stream, NULL, NULL));
   hrx_buffer_release(buffer);
   hrx_stream_release(stream);
   hrx_device_release(device);

@@ -84,7 +84,7 @@ static void fixture_close(fixture_t* f) {
   hrx_readback_release(f->pending);
   uint8_t tail[16];
   hrx_view_t last = {f->dst, CHUNK - 16, 16};
-  CHECK_OK(hrx_stream_read_blocking(f->stream, last, tail, sizeof(tail)));
+  CHECK_OK(hrx_stream_read_blocking(f->stream, last, tail, sizeof(tail), NULL, NULL));
   CHECK(tail[0] == 0x5a && tail[15] == 0x5a);
   hrx_buffer_release(f->src);
   hrx_buffer_release(f->dst);
@@ -102,12 +102,12 @@ typedef hrx_status_t (*wait_fn_t)(fixture_t* f, const hrx_wait_hook_t* hook,
 
 static hrx_status_t wait_stream(fixture_t* f, const hrx_wait_hook_t* hook,
                                 bool* out_interrupted) {
-  return hrx_stream_synchronize_hooked(f->stream, hook, out_interrupted);
+  return hrx_stream_synchronize(f->stream, hook, out_interrupted);
 }
 
 static hrx_status_t wait_device(fixture_t* f, const hrx_wait_hook_t* hook,
                                 bool* out_interrupted) {
-  return hrx_device_synchronize_hooked(f->device, hook, out_interrupted);
+  return hrx_device_synchronize(f->device, hook, out_interrupted);
 }
 
 static hrx_status_t wait_event(fixture_t* f, const hrx_wait_hook_t* hook,
@@ -115,7 +115,7 @@ static hrx_status_t wait_event(fixture_t* f, const hrx_wait_hook_t* hook,
   hrx_event_t* event = NULL;
   hrx_status_t status = hrx_stream_record_event(f->stream, &event);
   if (status) return status;
-  status = hrx_event_synchronize_hooked(event, hook, out_interrupted);
+  status = hrx_event_synchronize(event, hook, out_interrupted);
   hrx_event_release(event);
   return status;
 }
@@ -126,7 +126,7 @@ static hrx_status_t wait_readback(fixture_t* f, const hrx_wait_hook_t* hook,
   hrx_status_t status = hrx_stream_read(f->stream, whole(f->dst), &readback);
   if (status) return status;
   const uint8_t* bytes = NULL;
-  status = hrx_readback_wait_hooked(readback, hook, &bytes, out_interrupted);
+  status = hrx_readback_wait(readback, hook, &bytes, out_interrupted);
   if (!status && !*out_interrupted) CHECK(bytes && bytes[0] == 0x5a);
   if (!status && *out_interrupted) {
     CHECK(bytes == NULL);
@@ -148,7 +148,7 @@ static hrx_status_t wait_read_blocking(fixture_t* f,
   static uint8_t out[16];
   memset(out, 0, sizeof(out));
   hrx_view_t head = {f->dst, 0, sizeof(out)};
-  hrx_status_t status = hrx_stream_read_blocking_hooked(
+  hrx_status_t status = hrx_stream_read_blocking(
       f->stream, head, out, sizeof(out), hook, out_interrupted);
   if (!status && !*out_interrupted) CHECK(out[0] == 0x5a);
   if (!status && *out_interrupted) {

@@ -275,23 +275,18 @@ static hrx_status_t hrx_fault_query_free_memory(hrx_backend_device_t* base,
 
 /* ---------------------------------------------------------------- queues */
 
-/* queue_create, or queue_create_with_priority when out_native_priority is
- * not NULL; both are the "queue_create" fault. */
-static hrx_status_t hrx_fault_queue_make(hrx_backend_device_t* base,
-                                         int priority,
-                                         hrx_native_queue_t** out_queue,
-                                         int* out_native_priority) {
+static hrx_status_t hrx_fault_queue_create(hrx_backend_device_t* base,
+                                           int priority,
+                                           hrx_native_queue_t** out_queue,
+                                           int* out_native_priority) {
   HRX_RETURN_IF_ERROR(hrx_fault_check(base, HRX_FAULT_QUEUE_CREATE));
   hrx_fault_queue_t* queue = calloc(1, sizeof(*queue));
   if (!queue) {
     return hrx_make_status(HRX_STATUS_OUT_OF_MEMORY,
                            "cannot allocate a fault-wrapper queue");
   }
-  hrx_status_t status =
-      out_native_priority
-          ? HRX_INNER_VT(base)->queue_create_with_priority(
-                HRX_INNER(base), priority, &queue->inner, out_native_priority)
-          : HRX_INNER_VT(base)->queue_create(HRX_INNER(base), &queue->inner);
+  hrx_status_t status = HRX_INNER_VT(base)->queue_create(
+      HRX_INNER(base), priority, &queue->inner, out_native_priority);
   if (status) {
     free(queue);
     return status;
@@ -300,17 +295,6 @@ static hrx_status_t hrx_fault_queue_make(hrx_backend_device_t* base,
   atomic_fetch_add(&hrx_fault_live_queues, 1);
   *out_queue = (hrx_native_queue_t*)queue;
   return NULL;
-}
-
-static hrx_status_t hrx_fault_queue_create(hrx_backend_device_t* base,
-                                           hrx_native_queue_t** out_queue) {
-  return hrx_fault_queue_make(base, 0, out_queue, NULL);
-}
-
-static hrx_status_t hrx_fault_queue_create_with_priority(
-    hrx_backend_device_t* base, int priority, hrx_native_queue_t** out_queue,
-    int* out_native_priority) {
-  return hrx_fault_queue_make(base, priority, out_queue, out_native_priority);
 }
 
 /* Queue queries and the connection budget pass through (no faults). */
@@ -341,13 +325,6 @@ static void hrx_fault_queue_destroy(hrx_backend_device_t* base,
 static void* hrx_fault_queue_native_handle(hrx_native_queue_t* queue) {
   hrx_fault_queue_t* wrapped = hrx_fault_queue_of(queue);
   return wrapped->device->vtable->queue_native_handle(wrapped->inner);
-}
-
-static hrx_status_t hrx_fault_queue_synchronize(hrx_backend_device_t* base,
-                                                hrx_native_queue_t* queue) {
-  HRX_RETURN_IF_ERROR(hrx_fault_check(base, HRX_FAULT_SYNCHRONIZE));
-  return HRX_INNER_VT(base)->queue_synchronize(HRX_INNER(base),
-                                               HRX_INNER_QUEUE(queue));
 }
 
 /* ---------------------------------------------------------------- memory */
@@ -385,45 +362,41 @@ static void hrx_fault_host_free(hrx_backend_device_t* base, void* ptr) {
 
 static hrx_status_t hrx_fault_copy(hrx_backend_device_t* base,
                                    hrx_native_queue_t* queue, void* dst,
-                                   const void* src, uint64_t length,
-                                   hrx_ticket_t* out_ticket) {
+                                   const void* src, uint64_t length) {
   HRX_RETURN_IF_ERROR(hrx_fault_check(base, HRX_FAULT_COPY));
   return hrx_fault_finish(
       base, HRX_FAULT_COPY, true,
       HRX_INNER_VT(base)->copy(HRX_INNER(base), HRX_INNER_QUEUE(queue), dst,
-                               src, length, out_ticket));
+                               src, length));
 }
 
 static hrx_status_t hrx_fault_fill(hrx_backend_device_t* base,
                                    hrx_native_queue_t* queue, void* dst,
-                                   uint8_t byte, uint64_t length,
-                                   hrx_ticket_t* out_ticket) {
+                                   uint8_t byte, uint64_t length) {
   HRX_RETURN_IF_ERROR(hrx_fault_check(base, HRX_FAULT_FILL));
   return hrx_fault_finish(
       base, HRX_FAULT_FILL, true,
       HRX_INNER_VT(base)->fill(HRX_INNER(base), HRX_INNER_QUEUE(queue), dst,
-                               byte, length, out_ticket));
+                               byte, length));
 }
 
 static hrx_status_t hrx_fault_upload(hrx_backend_device_t* base,
                                      hrx_native_queue_t* queue, void* dst,
-                                     const void* host_src, uint64_t length,
-                                     hrx_ticket_t* out_ticket) {
+                                     const void* host_src, uint64_t length) {
   HRX_RETURN_IF_ERROR(hrx_fault_check(base, HRX_FAULT_UPLOAD));
   return hrx_fault_finish(
       base, HRX_FAULT_UPLOAD, false,
       HRX_INNER_VT(base)->upload(HRX_INNER(base), HRX_INNER_QUEUE(queue), dst,
-                                 host_src, length, out_ticket));
+                                 host_src, length));
 }
 
 static hrx_status_t hrx_fault_download(hrx_backend_device_t* base,
                                        hrx_native_queue_t* queue,
                                        void* host_dst, const void* src,
-                                       uint64_t length,
-                                       hrx_ticket_t* out_ticket) {
+                                       uint64_t length) {
   HRX_RETURN_IF_ERROR(hrx_fault_check(base, HRX_FAULT_DOWNLOAD));
   return HRX_INNER_VT(base)->download(HRX_INNER(base), HRX_INNER_QUEUE(queue),
-                                      host_dst, src, length, out_ticket);
+                                      host_dst, src, length);
 }
 
 /* ---------------------------------------------------------------- events */
@@ -470,13 +443,12 @@ static void hrx_fault_event_destroy(hrx_backend_device_t* base,
 
 static hrx_status_t hrx_fault_event_record(hrx_backend_device_t* base,
                                            hrx_native_queue_t* queue,
-                                           hrx_native_event_t* event,
-                                           hrx_ticket_t ticket) {
+                                           hrx_native_event_t* event) {
   HRX_RETURN_IF_ERROR(hrx_fault_check(base, HRX_FAULT_EVENT_RECORD));
   return hrx_fault_finish(
       base, HRX_FAULT_EVENT_RECORD, false,
       HRX_INNER_VT(base)->event_record(HRX_INNER(base),
-                                       HRX_INNER_QUEUE(queue), event, ticket));
+                                       HRX_INNER_QUEUE(queue), event));
 }
 
 static hrx_status_t hrx_fault_queue_wait_event(hrx_backend_device_t* base,
@@ -495,12 +467,6 @@ static hrx_status_t hrx_fault_event_query(hrx_backend_device_t* base,
   return HRX_INNER_VT(base)->event_query(HRX_INNER(base), event, out_done);
 }
 
-static hrx_status_t hrx_fault_event_synchronize(hrx_backend_device_t* base,
-                                                hrx_native_event_t* event) {
-  HRX_RETURN_IF_ERROR(hrx_fault_check(base, HRX_FAULT_EVENT_SYNCHRONIZE));
-  return HRX_INNER_VT(base)->event_synchronize(HRX_INNER(base), event);
-}
-
 /* A batch counts one copy or fill call per command. A fault at command i
  * publishes the commands before it (as the inner backend would when it
  * fails part-way) and fails the rest. */
@@ -508,7 +474,6 @@ static hrx_status_t hrx_fault_batch_submit(hrx_backend_device_t* base,
                                            hrx_native_queue_t* queue,
                                            const hrx_batch_command_t* commands,
                                            uint32_t count,
-                                           hrx_ticket_t* out_ticket,
                                            uint32_t* out_published) {
   *out_published = 0;
   hrx_backend_device_t* inner = HRX_INNER(base);
@@ -525,14 +490,14 @@ static hrx_status_t hrx_fault_batch_submit(hrx_backend_device_t* base,
   if (good) atomic_fetch_add(&hrx_fault_native_commands, 1);
   if (good >= 2) {
     status = inner->vtable->batch_submit(inner, native, commands, good,
-                                         out_ticket, out_published);
+                                         out_published);
   } else if (good == 1) {
     const hrx_batch_command_t* c = &commands[0];
     status = c->kind == HRX_BATCH_FILL
                  ? inner->vtable->fill(inner, native, c->dst, c->byte,
-                                       c->length, out_ticket)
+                                       c->length)
                  : inner->vtable->copy(inner, native, c->dst, c->src,
-                                       c->length, out_ticket);
+                                       c->length);
     if (!status) *out_published = 1;
   }
   if (status) {
@@ -542,21 +507,14 @@ static hrx_status_t hrx_fault_batch_submit(hrx_backend_device_t* base,
   return fault;
 }
 
-static bool hrx_fault_queue_idle(hrx_backend_device_t* base,
-                                 hrx_native_queue_t* queue) {
-  return HRX_INNER_VT(base)->queue_idle(HRX_INNER(base),
-                                        HRX_INNER_QUEUE(queue));
-}
-
 /* Host functions and native graphs pass through (no faults of their own);
  * graphs are counted. */
 static hrx_status_t hrx_fault_queue_host_call(hrx_backend_device_t* base,
                                               hrx_native_queue_t* queue,
                                               hrx_queue_host_fn_t fn,
-                                              void* user_data,
-                                              hrx_ticket_t* out_ticket) {
+                                              void* user_data) {
   return HRX_INNER_VT(base)->queue_host_call(
-      HRX_INNER(base), HRX_INNER_QUEUE(queue), fn, user_data, out_ticket);
+      HRX_INNER(base), HRX_INNER_QUEUE(queue), fn, user_data);
 }
 
 static hrx_status_t hrx_fault_graph_create(hrx_backend_device_t* base,
@@ -571,11 +529,9 @@ static hrx_status_t hrx_fault_graph_create(hrx_backend_device_t* base,
 
 static hrx_status_t hrx_fault_graph_launch(hrx_backend_device_t* base,
                                            hrx_native_queue_t* queue,
-                                           hrx_native_graph_t* graph,
-                                           hrx_ticket_t* out_ticket) {
+                                           hrx_native_graph_t* graph) {
   return HRX_INNER_VT(base)->graph_launch(HRX_INNER(base),
-                                          HRX_INNER_QUEUE(queue), graph,
-                                          out_ticket);
+                                          HRX_INNER_QUEUE(queue), graph);
 }
 
 static void hrx_fault_graph_destroy(hrx_backend_device_t* base,
@@ -584,23 +540,22 @@ static void hrx_fault_graph_destroy(hrx_backend_device_t* base,
   atomic_fetch_sub(&hrx_fault_live_graphs, 1);
 }
 
-/* Timed waits count as calls of synchronize / event_synchronize. */
-static hrx_status_t hrx_fault_queue_wait_for(hrx_backend_device_t* base,
-                                             hrx_native_queue_t* queue,
-                                             uint64_t timeout_ns,
-                                             bool* out_done) {
+/* Waits count as calls of synchronize / event_synchronize (each slice of
+ * a sliced wait, and a whole wait once). */
+static hrx_status_t hrx_fault_queue_wait(hrx_backend_device_t* base,
+                                         hrx_native_queue_t* queue,
+                                         uint64_t timeout_ns, bool* out_done) {
   HRX_RETURN_IF_ERROR(hrx_fault_check(base, HRX_FAULT_SYNCHRONIZE));
-  return HRX_INNER_VT(base)->queue_wait_for(
+  return HRX_INNER_VT(base)->queue_wait(
       HRX_INNER(base), HRX_INNER_QUEUE(queue), timeout_ns, out_done);
 }
 
-static hrx_status_t hrx_fault_event_wait_for(hrx_backend_device_t* base,
-                                             hrx_native_event_t* event,
-                                             uint64_t timeout_ns,
-                                             bool* out_done) {
+static hrx_status_t hrx_fault_event_wait(hrx_backend_device_t* base,
+                                         hrx_native_event_t* event,
+                                         uint64_t timeout_ns, bool* out_done) {
   HRX_RETURN_IF_ERROR(hrx_fault_check(base, HRX_FAULT_EVENT_SYNCHRONIZE));
-  return HRX_INNER_VT(base)->event_wait_for(HRX_INNER(base), event, timeout_ns,
-                                            out_done);
+  return HRX_INNER_VT(base)->event_wait(HRX_INNER(base), event, timeout_ns,
+                                        out_done);
 }
 
 static const hrx_backend_vtable_t hrx_fault_vtable = {
@@ -609,12 +564,10 @@ static const hrx_backend_vtable_t hrx_fault_vtable = {
     .query_free_memory = hrx_fault_query_free_memory,
     .queue_create = hrx_fault_queue_create,
     .queue_destroy = hrx_fault_queue_destroy,
-    .queue_create_with_priority = hrx_fault_queue_create_with_priority,
     .queue_query = hrx_fault_queue_query,
     .plan_connections = hrx_fault_plan_connections,
     .query_connections = hrx_fault_query_connections,
     .queue_native_handle = hrx_fault_queue_native_handle,
-    .queue_synchronize = hrx_fault_queue_synchronize,
     .alloc = hrx_fault_alloc,
     .free = hrx_fault_free,
     .host_alloc = hrx_fault_host_alloc,
@@ -628,15 +581,13 @@ static const hrx_backend_vtable_t hrx_fault_vtable = {
     .event_record = hrx_fault_event_record,
     .queue_wait_event = hrx_fault_queue_wait_event,
     .event_query = hrx_fault_event_query,
-    .event_synchronize = hrx_fault_event_synchronize,
     .batch_submit = hrx_fault_batch_submit,
-    .queue_idle = hrx_fault_queue_idle,
     .queue_host_call = hrx_fault_queue_host_call,
     .graph_create = hrx_fault_graph_create,
     .graph_launch = hrx_fault_graph_launch,
     .graph_destroy = hrx_fault_graph_destroy,
-    .queue_wait_for = hrx_fault_queue_wait_for,
-    .event_wait_for = hrx_fault_event_wait_for,
+    .queue_wait = hrx_fault_queue_wait,
+    .event_wait = hrx_fault_event_wait,
     .event_create_timing = hrx_fault_event_create_timing,
     .event_elapsed_ms = hrx_fault_event_elapsed_ms,
     .foreign_stream_wait_event = hrx_fault_foreign_stream_wait_event,
@@ -658,11 +609,6 @@ hrx_status_t hrx_fault_wrap(const char* spec, hrx_backend_device_t* inner,
    * the core takes the same paths as without the wrapper. */
   device->vtable = hrx_fault_vtable;
   if (!inner->vtable->batch_submit) device->vtable.batch_submit = NULL;
-  if (!inner->vtable->queue_idle) device->vtable.queue_idle = NULL;
-  if (!inner->vtable->queue_create_with_priority) {
-    device->vtable.queue_create_with_priority = NULL;
-  }
-  if (!inner->vtable->queue_query) device->vtable.queue_query = NULL;
   if (!inner->vtable->foreign_stream_wait_event) {
     device->vtable.foreign_stream_wait_event = NULL;
   }

@@ -26,6 +26,7 @@
 #define HRX_BACKENDS_FAULT_FAULT_BACKEND_H_
 
 #include "backends/backend.h"
+#include "testing/hrx_testing.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -42,24 +43,6 @@ hrx_status_t hrx_fault_wrap_from_env(hrx_backend_device_t** inout_device);
  * switch. */
 hrx_status_t hrx_fault_wrap(const char* spec, hrx_backend_device_t* inner,
                             hrx_backend_device_t** out_device);
-
-/* Native objects alive through every fault wrapper of the process: created
- * and not yet destroyed or freed. Testing only. */
-typedef struct hrx_fault_counts_s {
-  int64_t queues;
-  int64_t events;
-  int64_t allocations;       /* alloc */
-  int64_t host_allocations;  /* host_alloc */
-  int64_t graphs;            /* native graphs (graph_create) */
-  int64_t devices;           /* wrapped backend devices */
-  int64_t faults_injected;   /* calls failed on purpose so far */
-  /* Copies, fills and batches handed to the wrapped backend so far: a
-   * batch of N commands is one (so with batching on, commands accepted
-   * exceed this). */
-  int64_t native_commands;
-} hrx_fault_counts_t;
-
-void hrx_fault_query_counts(hrx_fault_counts_t* out_counts);
 
 #ifdef __cplusplus
 }

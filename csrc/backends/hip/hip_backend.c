@@ -20,6 +20,8 @@
 #include "backends/hip/hip_connections.h"
 #include "backends/hip/hip_dynamic.h"
 #include "backends/hip/hip_staging.h"
+#include "core/clock.h"
+#include "core/environment.h"
 
 typedef struct hrx_hip_device_s {
   hrx_backend_device_t base;  /* first member */
@@ -35,7 +37,7 @@ typedef struct hrx_hip_device_s {
   pthread_mutex_t context_mutex;
   atomic_bool context_ready;
   int connections_wanted;
-  hrx_connection_budget_t connections;  /* as applied; valid once ready */
+  hrx_connection_budget_t connections;  /* as applied by device_open */
   bool priority_range;          /* the runtime reported one */
   int priority_least;           /* numerically largest (CUDA: 0) */
   int priority_greatest;        /* numerically smallest (H200: -5) */
@@ -59,9 +61,11 @@ static bool hrx_hip_nvidia(void) {
   return hrx_hip_rt.platform == &hrx_hip_platform_nvidia;
 }
 
+/* A malformed HRX_BATCHING fails the device's open in the core. */
 static bool hrx_hip_batching_starts_on(void) {
-  const char* batching = getenv("HRX_BATCHING");
-  return !(batching && strcmp(batching, "0") == 0);
+  bool on = true;
+  hrx_status_free(hrx_env_switch("HRX_BATCHING", true, &on));
+  return on;
 }
 
 /* Creates the native context once: applies the connection budget (NVIDIA),
@@ -71,8 +75,7 @@ static hrx_status_t hrx_hip_activate(hrx_hip_device_t* device) {
   hrx_status_t status = NULL;
   pthread_mutex_lock(&device->context_mutex);
   if (!atomic_load(&device->context_ready)) {
-    /* The budget was applied when the runtime loaded (hip_dynamic.c). */
-    device->connections = hrx_hip_rt.load_connections;
+    /* The budget was applied by device_open, before the context. */
     device->connections.wanted = device->connections_wanted;
     status = hrx_hip_make_current(device->index);
     if (!status && hrx_hip_rt.sym.DeviceGetStreamPriorityRange) {
@@ -257,21 +260,38 @@ static hrx_status_t hrx_hip_device_open(int index,
                            "hip device %d does not exist (%d devices)", index,
                            count);
   }
-  /* NVIDIA: no context yet (hrx_hip_activate). AMD: the runtime read its
-   * budget when it loaded; the device is made current for hipMemGetInfo. */
-  if (!hrx_hip_nvidia()) HRX_RETURN_IF_ERROR(hrx_hip_make_current(index));
   hrx_hip_device_t* device = calloc(1, sizeof(*device));
   if (!device) {
     return hrx_make_status(HRX_STATUS_OUT_OF_MEMORY,
                            "cannot allocate a hip device");
+  }
+  /* Opening a device is what applies the connection budget (listing
+   * backends never does), now, before this device's native context exists:
+   * NVIDIA creates it in hrx_hip_activate, AMD when the device is made
+   * current below. AMD: sized for the default pool. NVIDIA: the driver's
+   * maximum, since priority lanes and reserved queues only help when
+   * streams get connections of their own. A value the user set is kept. */
+  hrx_hip_connections_apply(
+      hrx_hip_rt.platform->id,
+      hrx_hip_nvidia()
+          ? HRX_HIP_CUDA_MAX_CONNECTIONS
+          : HRX_CONNECTIONS_WANTED(HRX_DEFAULT_STREAM_QUEUE_COUNT),
+      &device->connections);
+  /* NVIDIA: no context yet (hrx_hip_activate). AMD: the device is made
+   * current for hipMemGetInfo. */
+  if (!hrx_hip_nvidia()) {
+    hrx_status_t current = hrx_hip_make_current(index);
+    if (current) {
+      free(device);
+      return current;
+    }
   }
   device->base.vtable = &hrx_hip_vtable;
   device->index = index;
   pthread_mutex_init(&device->context_mutex, NULL);
   atomic_init(&device->context_ready, false);
   device->connections_wanted =
-      HRX_DEFAULT_STREAM_QUEUE_COUNT * HRX_STREAM_LANE_COUNT +
-      HRX_CONNECTION_HEADROOM;
+      HRX_CONNECTIONS_WANTED(HRX_DEFAULT_STREAM_QUEUE_COUNT);
   hrx_status_t status = hrx_hip_describe(index, &device->info);
   if (!status) status = hrx_hip_staging_create(&device->staging);
   if (!status) {
@@ -343,19 +363,6 @@ static hrx_status_t hrx_hip_query_free_memory(hrx_backend_device_t* base,
 
 /* ---------------------------------------------------------------- queues */
 
-static hrx_status_t hrx_hip_queue_create(hrx_backend_device_t* base,
-                                         hrx_native_queue_t** out_queue) {
-  HRX_RETURN_IF_ERROR(hrx_hip_enter(base));
-  hrx_hip_stream_t stream = NULL;
-  hrx_hip_error_t err = hrx_hip_rt.sym.StreamCreateWithFlags(
-      &stream, hrx_hip_rt.platform->stream_non_blocking);
-  if (!hrx_hip_ok(err)) {
-    return HRX_HIP_ERROR(RESOURCE_EXHAUSTED, StreamCreateWithFlags, err);
-  }
-  *out_queue = (hrx_native_queue_t*)stream;
-  return NULL;
-}
-
 /* The runtime's priority for a lane: high = greatest, low = least, normal
  * = 0 within the range (CUDA's range is [greatest, 0], so there low and
  * normal are the same; HIP's is usually [-1, 1]). */
@@ -370,24 +377,29 @@ static int hrx_hip_native_priority(const hrx_hip_device_t* device,
   return 0 < lo ? lo : 0 > hi ? hi : 0;
 }
 
-static hrx_status_t hrx_hip_queue_create_lane(hrx_backend_device_t* base,
-                                              int priority,
-                                              hrx_native_queue_t** out_queue,
-                                              int* out_native_priority) {
+static hrx_status_t hrx_hip_queue_create(hrx_backend_device_t* base,
+                                         int priority,
+                                         hrx_native_queue_t** out_queue,
+                                         int* out_native_priority) {
   HRX_RETURN_IF_ERROR(hrx_hip_enter(base));
   hrx_hip_device_t* device = hrx_hip_device_cast(base);
+  hrx_hip_stream_t stream = NULL;
+  hrx_hip_error_t err;
+  int native = 0;
   if (!device->priority_range || !hrx_hip_rt.sym.StreamCreateWithPriority) {
     /* No priorities here: every lane gets a plain stream. */
-    HRX_RETURN_IF_ERROR(hrx_hip_queue_create(base, out_queue));
-    *out_native_priority = 0;
-    return NULL;
-  }
-  int native = hrx_hip_native_priority(device, priority);
-  hrx_hip_stream_t stream = NULL;
-  hrx_hip_error_t err = hrx_hip_rt.sym.StreamCreateWithPriority(
-      &stream, hrx_hip_rt.platform->stream_non_blocking, native);
-  if (!hrx_hip_ok(err)) {
-    return HRX_HIP_ERROR(RESOURCE_EXHAUSTED, StreamCreateWithPriority, err);
+    err = hrx_hip_rt.sym.StreamCreateWithFlags(
+        &stream, hrx_hip_rt.platform->stream_non_blocking);
+    if (!hrx_hip_ok(err)) {
+      return HRX_HIP_ERROR(RESOURCE_EXHAUSTED, StreamCreateWithFlags, err);
+    }
+  } else {
+    native = hrx_hip_native_priority(device, priority);
+    err = hrx_hip_rt.sym.StreamCreateWithPriority(
+        &stream, hrx_hip_rt.platform->stream_non_blocking, native);
+    if (!hrx_hip_ok(err)) {
+      return HRX_HIP_ERROR(RESOURCE_EXHAUSTED, StreamCreateWithPriority, err);
+    }
   }
   *out_queue = (hrx_native_queue_t*)stream;
   *out_native_priority = native;
@@ -426,12 +438,8 @@ static void hrx_hip_query_connections(hrx_backend_device_t* base,
                                       hrx_connection_budget_t* out_budget) {
   hrx_hip_device_t* device = hrx_hip_device_cast(base);
   pthread_mutex_lock(&device->context_mutex);
-  if (atomic_load(&device->context_ready)) {
-    *out_budget = device->connections;
-  } else {
-    *out_budget = hrx_hip_rt.load_connections;
-    out_budget->wanted = device->connections_wanted;
-  }
+  *out_budget = device->connections;
+  out_budget->wanted = device->connections_wanted;
   pthread_mutex_unlock(&device->context_mutex);
 }
 
@@ -447,17 +455,6 @@ static void hrx_hip_queue_destroy(hrx_backend_device_t* base,
 
 static void* hrx_hip_queue_native_handle(hrx_native_queue_t* queue) {
   return (void*)queue;
-}
-
-static hrx_status_t hrx_hip_queue_synchronize(hrx_backend_device_t* base,
-                                              hrx_native_queue_t* queue) {
-  HRX_RETURN_IF_ERROR(hrx_hip_enter(base));
-  hrx_hip_error_t err =
-      hrx_hip_rt.sym.StreamSynchronize(hrx_hip_stream_of(queue));
-  if (!hrx_hip_ok(err)) {
-    return HRX_HIP_ERROR(DEVICE_ERROR, StreamSynchronize, err);
-  }
-  return NULL;
 }
 
 /* ---------------------------------------------------------------- memory */
@@ -503,52 +500,44 @@ static void hrx_hip_host_free(hrx_backend_device_t* base, void* ptr) {
 
 static hrx_status_t hrx_hip_copy(hrx_backend_device_t* base,
                                  hrx_native_queue_t* queue, void* dst,
-                                 const void* src, uint64_t length,
-                                 hrx_ticket_t* out_ticket) {
+                                 const void* src, uint64_t length) {
   HRX_RETURN_IF_ERROR(hrx_hip_enter(base));
   hrx_hip_error_t err = hrx_hip_rt.sym.MemcpyAsync(
       dst, src, (size_t)length, hrx_hip_rt.platform->memcpy_device_to_device,
       hrx_hip_stream_of(queue));
   if (!hrx_hip_ok(err)) return HRX_HIP_ERROR(DEVICE_ERROR, MemcpyAsync, err);
-  if (out_ticket) *out_ticket = 0;
   return NULL;
 }
 
 static hrx_status_t hrx_hip_fill(hrx_backend_device_t* base,
                                  hrx_native_queue_t* queue, void* dst,
-                                 uint8_t byte, uint64_t length,
-                                 hrx_ticket_t* out_ticket) {
+                                 uint8_t byte, uint64_t length) {
   HRX_RETURN_IF_ERROR(hrx_hip_enter(base));
   hrx_hip_error_t err = hrx_hip_rt.sym.MemsetAsync(
       dst, (int)byte, (size_t)length, hrx_hip_stream_of(queue));
   if (!hrx_hip_ok(err)) return HRX_HIP_ERROR(DEVICE_ERROR, MemsetAsync, err);
-  if (out_ticket) *out_ticket = 0;
   return NULL;
 }
 
 static hrx_status_t hrx_hip_upload(hrx_backend_device_t* base,
                                    hrx_native_queue_t* queue, void* dst,
-                                   const void* host_src, uint64_t length,
-                                   hrx_ticket_t* out_ticket) {
+                                   const void* host_src, uint64_t length) {
   HRX_RETURN_IF_ERROR(hrx_hip_enter(base));
   HRX_RETURN_IF_ERROR(hrx_hip_staging_upload(hrx_hip_device_cast(base)->staging,
                                              hrx_hip_stream_of(queue), dst,
                                              host_src, length));
-  if (out_ticket) *out_ticket = 0;
   return NULL;
 }
 
 static hrx_status_t hrx_hip_download(hrx_backend_device_t* base,
                                      hrx_native_queue_t* queue,
                                      void* host_dst, const void* src,
-                                     uint64_t length,
-                                     hrx_ticket_t* out_ticket) {
+                                     uint64_t length) {
   HRX_RETURN_IF_ERROR(hrx_hip_enter(base));
   hrx_hip_error_t err = hrx_hip_rt.sym.MemcpyAsync(
       host_dst, src, (size_t)length,
       hrx_hip_rt.platform->memcpy_device_to_host, hrx_hip_stream_of(queue));
   if (!hrx_hip_ok(err)) return HRX_HIP_ERROR(DEVICE_ERROR, MemcpyAsync, err);
-  if (out_ticket) *out_ticket = 0;
   return NULL;
 }
 
@@ -609,12 +598,9 @@ static void hrx_hip_event_destroy(hrx_backend_device_t* base,
   hrx_hip_rt.sym.EventDestroy(hrx_hip_event_of(event));
 }
 
-/* The ticket is ignored: recording at the stream's end covers it. */
 static hrx_status_t hrx_hip_event_record(hrx_backend_device_t* base,
                                          hrx_native_queue_t* queue,
-                                         hrx_native_event_t* event,
-                                         hrx_ticket_t ticket) {
-  (void)ticket;
+                                         hrx_native_event_t* event) {
   HRX_RETURN_IF_ERROR(hrx_hip_enter(base));
   hrx_hip_error_t err = hrx_hip_rt.sym.EventRecord(hrx_hip_event_of(event),
                                                    hrx_hip_stream_of(queue));
@@ -648,12 +634,6 @@ static hrx_status_t hrx_hip_event_query(hrx_backend_device_t* base,
   return NULL;
 }
 
-static uint64_t hrx_hip_now_ns(void) {
-  struct timespec now;
-  clock_gettime(CLOCK_MONOTONIC, &now);
-  return (uint64_t)now.tv_sec * 1000000000ull + (uint64_t)now.tv_nsec;
-}
-
 /* Polls for a bounded HRX_HIP_EVENT_SPIN_NS before the runtime's own wait,
  * so that work finishing within a few microseconds is seen at once. */
 #define HRX_HIP_EVENT_SPIN_NS 20000ull
@@ -670,18 +650,17 @@ static hrx_status_t hrx_hip_foreign_stream_wait_event(
   return NULL;
 }
 
-static hrx_status_t hrx_hip_event_synchronize(hrx_backend_device_t* base,
-                                              hrx_native_event_t* event) {
-  HRX_RETURN_IF_ERROR(hrx_hip_enter(base));
+/* event_wait with no limit (the caller entered the device). */
+static hrx_status_t hrx_hip_event_wait_forever(hrx_native_event_t* event) {
   hrx_hip_event_t native = hrx_hip_event_of(event);
-  uint64_t deadline = hrx_hip_now_ns() + HRX_HIP_EVENT_SPIN_NS;
+  uint64_t deadline = hrx_now_ns() + HRX_HIP_EVENT_SPIN_NS;
   for (;;) {
     hrx_hip_error_t err = hrx_hip_rt.sym.EventQuery(native);
     if (hrx_hip_ok(err)) return NULL;
     if (err != hrx_hip_rt.platform->error_not_ready) {
       return HRX_HIP_ERROR(DEVICE_ERROR, EventQuery, err);
     }
-    if (hrx_hip_now_ns() >= deadline) break;
+    if (hrx_now_ns() >= deadline) break;
   }
   hrx_hip_error_t err = hrx_hip_rt.sym.EventSynchronize(native);
   if (!hrx_hip_ok(err)) {
@@ -698,10 +677,8 @@ static hrx_status_t hrx_hip_batch_submit(hrx_backend_device_t* base,
                                          hrx_native_queue_t* queue,
                                          const hrx_batch_command_t* commands,
                                          uint32_t count,
-                                         hrx_ticket_t* out_ticket,
                                          uint32_t* out_published) {
   *out_published = 0;
-  if (out_ticket) *out_ticket = 0;
   HRX_RETURN_IF_ERROR(hrx_hip_enter(base));
   hrx_hip_device_t* device = hrx_hip_device_cast(base);
   /* A command too large for the kernel's grid sends the batch natively. */
@@ -720,24 +697,12 @@ static hrx_status_t hrx_hip_batch_submit(hrx_backend_device_t* base,
     const hrx_batch_command_t* c = &commands[i];
     hrx_status_t status =
         c->kind == HRX_BATCH_FILL
-            ? hrx_hip_fill(base, queue, c->dst, c->byte, c->length, NULL)
-            : hrx_hip_copy(base, queue, c->dst, c->src, c->length, NULL);
+            ? hrx_hip_fill(base, queue, c->dst, c->byte, c->length)
+            : hrx_hip_copy(base, queue, c->dst, c->src, c->length);
     if (status) return status;
     ++*out_published;
   }
   return NULL;
-}
-
-/* cudaStreamQuery / hipStreamQuery: success means all work is done. */
-static bool hrx_hip_queue_idle(hrx_backend_device_t* base,
-                               hrx_native_queue_t* queue) {
-  if (!hrx_hip_rt.sym.StreamQuery) return false;
-  hrx_status_t status = hrx_hip_enter(base);
-  if (status) {
-    hrx_status_free(status);
-    return false;
-  }
-  return hrx_hip_ok(hrx_hip_rt.sym.StreamQuery(hrx_hip_stream_of(queue)));
 }
 
 /* ----------------------------------------------------- host functions */
@@ -747,8 +712,7 @@ static bool hrx_hip_queue_idle(hrx_backend_device_t* base,
 static hrx_status_t hrx_hip_queue_host_call(hrx_backend_device_t* base,
                                             hrx_native_queue_t* queue,
                                             hrx_queue_host_fn_t fn,
-                                            void* user_data,
-                                            hrx_ticket_t* out_ticket) {
+                                            void* user_data) {
   if (!hrx_hip_rt.sym.LaunchHostFunc) {
     return hrx_make_status(HRX_STATUS_UNAVAILABLE,
                            "the %s has no LaunchHostFunc entry point, so "
@@ -761,7 +725,6 @@ static hrx_status_t hrx_hip_queue_host_call(hrx_backend_device_t* base,
   if (!hrx_hip_ok(err)) {
     return HRX_HIP_ERROR(DEVICE_ERROR, LaunchHostFunc, err);
   }
-  if (out_ticket) *out_ticket = 0;
   return NULL;
 }
 
@@ -871,13 +834,11 @@ static hrx_status_t hrx_hip_graph_create(hrx_backend_device_t* base,
 
 static hrx_status_t hrx_hip_graph_launch(hrx_backend_device_t* base,
                                          hrx_native_queue_t* queue,
-                                         hrx_native_graph_t* graph,
-                                         hrx_ticket_t* out_ticket) {
+                                         hrx_native_graph_t* graph) {
   HRX_RETURN_IF_ERROR(hrx_hip_enter(base));
   hrx_hip_error_t err = hrx_hip_rt.sym.GraphLaunch(
       hrx_hip_graph_exec_of(graph), hrx_hip_stream_of(queue));
   if (!hrx_hip_ok(err)) return HRX_HIP_ERROR(DEVICE_ERROR, GraphLaunch, err);
-  if (out_ticket) *out_ticket = 0;
   return NULL;
 }
 
@@ -901,7 +862,7 @@ static void hrx_hip_graph_destroy(hrx_backend_device_t* base,
 
 static hrx_status_t hrx_hip_poll(bool is_event, void* handle,
                                  uint64_t timeout_ns, bool* out_done) {
-  uint64_t start = hrx_hip_now_ns();
+  uint64_t start = hrx_now_ns();
   uint64_t sleep_ns = 5000;
   for (;;) {
     hrx_hip_error_t err =
@@ -915,7 +876,7 @@ static hrx_status_t hrx_hip_poll(bool is_event, void* handle,
       return is_event ? HRX_HIP_ERROR(DEVICE_ERROR, EventQuery, err)
                       : HRX_HIP_ERROR(DEVICE_ERROR, StreamQuery, err);
     }
-    uint64_t elapsed = hrx_hip_now_ns() - start;
+    uint64_t elapsed = hrx_now_ns() - start;
     if (elapsed >= timeout_ns) {
       *out_done = false;
       return NULL;
@@ -923,18 +884,25 @@ static hrx_status_t hrx_hip_poll(bool is_event, void* handle,
     if (elapsed < HRX_HIP_WAIT_SPIN_NS) continue;
     uint64_t left = timeout_ns - elapsed;
     uint64_t nap = sleep_ns < left ? sleep_ns : left;
-    struct timespec ts = {.tv_sec = (time_t)(nap / 1000000000u),
-                          .tv_nsec = (long)(nap % 1000000000u)};
+    struct timespec ts = hrx_clock_timespec(nap);
     nanosleep(&ts, NULL);
     if (sleep_ns < 100000) sleep_ns *= 2;
   }
 }
 
-static hrx_status_t hrx_hip_queue_wait_for(hrx_backend_device_t* base,
-                                           hrx_native_queue_t* queue,
-                                           uint64_t timeout_ns,
-                                           bool* out_done) {
+static hrx_status_t hrx_hip_queue_wait(hrx_backend_device_t* base,
+                                       hrx_native_queue_t* queue,
+                                       uint64_t timeout_ns, bool* out_done) {
   HRX_RETURN_IF_ERROR(hrx_hip_enter(base));
+  if (timeout_ns == HRX_WAIT_FOREVER) {
+    hrx_hip_error_t err =
+        hrx_hip_rt.sym.StreamSynchronize(hrx_hip_stream_of(queue));
+    if (!hrx_hip_ok(err)) {
+      return HRX_HIP_ERROR(DEVICE_ERROR, StreamSynchronize, err);
+    }
+    *out_done = true;
+    return NULL;
+  }
   if (!hrx_hip_rt.sym.StreamQuery) {
     /* Without a stream query the caller waits on an event it records. */
     *out_done = false;
@@ -943,11 +911,14 @@ static hrx_status_t hrx_hip_queue_wait_for(hrx_backend_device_t* base,
   return hrx_hip_poll(false, (void*)queue, timeout_ns, out_done);
 }
 
-static hrx_status_t hrx_hip_event_wait_for(hrx_backend_device_t* base,
-                                           hrx_native_event_t* event,
-                                           uint64_t timeout_ns,
-                                           bool* out_done) {
+static hrx_status_t hrx_hip_event_wait(hrx_backend_device_t* base,
+                                       hrx_native_event_t* event,
+                                       uint64_t timeout_ns, bool* out_done) {
   HRX_RETURN_IF_ERROR(hrx_hip_enter(base));
+  if (timeout_ns == HRX_WAIT_FOREVER) {
+    *out_done = true;
+    return hrx_hip_event_wait_forever(event);
+  }
   return hrx_hip_poll(true, (void*)event, timeout_ns, out_done);
 }
 
@@ -959,12 +930,10 @@ static const hrx_backend_vtable_t hrx_hip_vtable = {
     .query_free_memory = hrx_hip_query_free_memory,
     .queue_create = hrx_hip_queue_create,
     .queue_destroy = hrx_hip_queue_destroy,
-    .queue_create_with_priority = hrx_hip_queue_create_lane,
     .queue_query = hrx_hip_queue_query,
     .plan_connections = hrx_hip_plan_connections,
     .query_connections = hrx_hip_query_connections,
     .queue_native_handle = hrx_hip_queue_native_handle,
-    .queue_synchronize = hrx_hip_queue_synchronize,
     .alloc = hrx_hip_alloc,
     .free = hrx_hip_free,
     .host_alloc = hrx_hip_host_alloc,
@@ -981,19 +950,31 @@ static const hrx_backend_vtable_t hrx_hip_vtable = {
     .event_record = hrx_hip_event_record,
     .queue_wait_event = hrx_hip_queue_wait_event,
     .event_query = hrx_hip_event_query,
-    .event_synchronize = hrx_hip_event_synchronize,
     .batch_submit = hrx_hip_batch_submit,
-    .queue_idle = hrx_hip_queue_idle,
     .queue_host_call = hrx_hip_queue_host_call,
     .graph_create = hrx_hip_graph_create,
     .graph_launch = hrx_hip_graph_launch,
     .graph_destroy = hrx_hip_graph_destroy,
-    .queue_wait_for = hrx_hip_queue_wait_for,
-    .event_wait_for = hrx_hip_event_wait_for,
+    .queue_wait = hrx_hip_queue_wait,
+    .event_wait = hrx_hip_event_wait,
 };
+
+static void hrx_hip_describe_backend(hrx_backend_info_t* out_info) {
+  const char* library = hrx_hip_loaded_library();
+  const char* platform = hrx_hip_platform();
+  snprintf(out_info->library, sizeof(out_info->library), "%s",
+           library ? library : "");
+  snprintf(out_info->platform, sizeof(out_info->platform), "%s",
+           platform ? platform : "");
+  if (platform && hrx_hip_connections_variable(platform)) {
+    out_info->has_connections = true;
+    hrx_hip_connections_current(platform, &out_info->connections);
+  }
+}
 
 const hrx_backend_t hrx_hip_backend = {
     .name = "hip",
     .load = hrx_hip_load,
     .device_open = hrx_hip_device_open,
+    .describe = hrx_hip_describe_backend,
 };

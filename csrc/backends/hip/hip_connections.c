@@ -1,10 +1,11 @@
 #include "backends/hip/hip_connections.h"
 
-#include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "core/environment.h"
 
 static pthread_mutex_t hrx_hip_connections_mutex = PTHREAD_MUTEX_INITIALIZER;
 
@@ -60,10 +61,8 @@ static const char* hrx_hip_connections_user_value(const char* variable) {
 }
 
 static int hrx_hip_connections_parse(const char* text) {
-  char* end = NULL;
-  errno = 0;
-  long value = strtol(text, &end, 10);
-  if (errno || !end || *end || value < 0 || value > 1 << 20) return 0;
+  int64_t value = 0;
+  hrx_env_parse_int(text, 0, 1 << 20, &value);
   return (int)value;
 }
 
@@ -108,8 +107,7 @@ void hrx_hip_connections_preview(const char* platform_id, int wanted,
 void hrx_hip_connections_current(const char* platform_id,
                                  hrx_connection_budget_t* out_budget) {
   memset(out_budget, 0, sizeof(*out_budget));
-  out_budget->wanted = HRX_DEFAULT_STREAM_QUEUE_COUNT * HRX_STREAM_LANE_COUNT +
-                       HRX_CONNECTION_HEADROOM;
+  out_budget->wanted = HRX_CONNECTIONS_WANTED(HRX_DEFAULT_STREAM_QUEUE_COUNT);
   const char* variable = hrx_hip_connections_variable(platform_id);
   if (!variable) {
     snprintf(out_budget->source, sizeof(out_budget->source), "not applicable");

@@ -3,18 +3,20 @@
  * 32; AMD: GPU_MAX_HW_QUEUES, default 4) the runtime spreads its streams
  * over. Streams beyond it share hardware queues, so a high-priority or
  * reserved stream can still wait behind bulk work of another stream
- * (reference/h200-measurements.md). The runtime reads the variable once,
- * when it initializes (its first API call): measured on an H200, a value
- * set after cuInit but before the context was created had no effect.
+ * (reference/h200-measurements.md). The runtime reads the variable when
+ * it creates its context, so hrx applies the budget when a hip device is
+ * opened, before that device's context exists; listing or probing backends
+ * (hrx_backend_probe, hrx.backends()) never touches the environment.
  *
- * Rule: a value the user already set is respected as is ("user"); else hrx
- * sets the variable when it loads the runtime ("hrx"): on NVIDIA to the
- * maximum, on AMD to what the default pool wants (count * lanes +
- * headroom), clamped to [1, max]. The
- * variable is process-wide: a context created earlier by another library
- * keeps the value it was created with. hrx marks its own value in
- * HRX_CONNECTION_BUDGET_SET ("VARIABLE=value"), so a child process that
- * inherits it resizes it rather than mistaking it for the user's.
+ * Rule: a value the user already set is respected as is ("user"); else
+ * opening a device sets the variable ("hrx"): on NVIDIA to the maximum, on
+ * AMD to what the default pool wants (count * lanes + headroom), clamped
+ * to [1, max]. The variable is process-wide: a context created earlier by
+ * another library keeps the value it was created with. hrx marks its own
+ * value in HRX_CONNECTION_BUDGET_SET ("VARIABLE=value"), so a child process
+ * that inherits it resizes it rather than mistaking it for the user's. The
+ * Python binding copies both into os.environ after an open (the C
+ * environment is the truth; os.environ is Python's copy of it).
  *
  * Thread-safe (one mutex guards the variable and what hrx set). */
 #ifndef HRX_BACKENDS_HIP_HIP_CONNECTIONS_H_

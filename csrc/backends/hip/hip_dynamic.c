@@ -1,5 +1,4 @@
 #include "backends/hip/hip_dynamic.h"
-#include "backends/hip/hip_connections.h"
 
 #include <dlfcn.h>
 #include <glob.h>
@@ -234,19 +233,9 @@ static hrx_hip_attempt_t hrx_hip_try_library(hrx_hip_search_t* search,
     return HRX_HIP_ATTEMPT_REFUSED;
   }
 
-  /* Both runtimes read their connection variable when they initialize, at
-   * this first call, before any device handle (and so any pool setting)
-   * exists. AMD: sized for the default pool. NVIDIA: the driver's maximum
-   * (32): measured on an H200, a value set later (before the context, after
-   * cuInit) had no effect, and priority lanes and reserved queues only help
-   * when streams get connections of their own. */
-  hrx_hip_connections_apply(
-      platform->id,
-      platform == &hrx_hip_platform_amd
-          ? HRX_DEFAULT_STREAM_QUEUE_COUNT * HRX_STREAM_LANE_COUNT +
-                HRX_CONNECTION_HEADROOM
-          : HRX_HIP_CUDA_MAX_CONNECTIONS,
-      &rt->load_connections);
+  /* Loading (and so listing backends) leaves the process environment
+   * alone: the connection budget is applied by opening a device
+   * (hip_backend.c). */
   int count = 0;
   hrx_hip_error_t err = rt->sym.GetDeviceCount(&count);
   hrx_hip_attempt_t result = HRX_HIP_ATTEMPT_OK;

@@ -79,9 +79,6 @@ typedef struct hrx_hip_runtime_s {
   int device_count;        /* > 0 */
   int runtime_version;     /* 0 if the query failed */
   int driver_version;      /* 0 if the query failed */
-  /* AMD: GPU_MAX_HW_QUEUES as applied before the runtime's first call
-   * (hip_connections.h), sized for the default pool. */
-  hrx_connection_budget_t load_connections;
 } hrx_hip_runtime_t;
 
 /* Valid once hrx_hip_runtime_load() has succeeded. */

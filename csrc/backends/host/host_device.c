@@ -25,7 +25,6 @@
  * Replaced (refused, naming the replacement):
  *   HRX_HOST_SPIN_US         per-queue worker spin; now
  *                            HRX_HOST_ENGINE_SPIN_US */
-#include <errno.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdio.h>
@@ -35,6 +34,7 @@
 #include <unistd.h>
 
 #include "backends/backend.h"
+#include "core/environment.h"
 #include "core/status.h"
 #include "host_queue.h"
 
@@ -64,30 +64,6 @@ typedef struct hrx_host_event_s {
 } hrx_host_event_t;
 
 #define HRX_HOST_EVENT(e) ((hrx_host_event_t*)(e))
-
-/* Reads an integer variable into *out_value: `fallback` when unset or
- * empty, an error naming the variable when it is not an integer in
- * [min, max]. *out_set (may be NULL) says whether it was set. */
-static hrx_status_t hrx_host_env_long(const char* name, long fallback,
-                                      long min, long max, long* out_value,
-                                      bool* out_set) {
-  const char* text = getenv(name);
-  if (out_set) *out_set = text && *text;
-  if (!text || !*text) {
-    *out_value = fallback;
-    return NULL;
-  }
-  char* end = NULL;
-  errno = 0;
-  long value = strtol(text, &end, 10);
-  if (errno || end == text || *end || value < min || value > max) {
-    return hrx_make_status(HRX_STATUS_INVALID_ARGUMENT,
-                           "%s must be an integer from %ld to %ld, got '%.64s'",
-                           name, min, max, text);
-  }
-  *out_value = value;
-  return NULL;
-}
 
 /* Variables the backend no longer reads, each with what replaced it: set,
  * they are refused rather than silently ignored. */
@@ -188,10 +164,9 @@ static hrx_host_lane_t hrx_host_lane_of(int priority) {
   }
 }
 
-static hrx_status_t hrx_host_queue_create_lane(hrx_backend_device_t* base,
-                                               int priority,
-                                               hrx_native_queue_t** out,
-                                               int* out_native_priority) {
+static hrx_status_t hrx_host_queue_create_native(
+    hrx_backend_device_t* base, int priority, hrx_native_queue_t** out,
+    int* out_native_priority) {
   hrx_host_device_t* device = hrx_host_device_cast(base);
   hrx_status_t status = NULL;
   pthread_mutex_lock(&device->mutex);
@@ -230,12 +205,6 @@ static hrx_status_t hrx_host_queue_create_lane(hrx_backend_device_t* base,
   }
   pthread_mutex_unlock(&device->mutex);
   return status;
-}
-
-static hrx_status_t hrx_host_queue_create_native(hrx_backend_device_t* base,
-                                                 hrx_native_queue_t** out) {
-  return hrx_host_queue_create_lane(base, HRX_STREAM_PRIORITY_NORMAL, out,
-                                    NULL);
 }
 
 /* Exact: the queue's tickets count the pending commands. */
@@ -289,28 +258,31 @@ static void* hrx_host_queue_native_handle(hrx_native_queue_t* queue) {
   return queue;
 }
 
-static hrx_status_t hrx_host_queue_synchronize(hrx_backend_device_t* base,
-                                               hrx_native_queue_t* native) {
-  (void)base;
-  hrx_host_queue_t* queue = HRX_HOST_QUEUE(native);
-  hrx_host_queue_wait(queue, hrx_host_queue_tail(queue));
-  return NULL;
-}
-
 /* A deadline timeout_ns from now, saturating. */
 static uint64_t hrx_host_deadline(uint64_t timeout_ns) {
   uint64_t now = hrx_now_ns();
   return timeout_ns > UINT64_MAX - 1 - now ? UINT64_MAX - 1 : now + timeout_ns;
 }
 
-static hrx_status_t hrx_host_queue_wait_for(hrx_backend_device_t* base,
-                                            hrx_native_queue_t* native,
-                                            uint64_t timeout_ns,
-                                            bool* out_done) {
+/* Waits for `ticket` of `queue`: to the end, or until the timeout. */
+static bool hrx_host_wait_ticket(hrx_host_queue_t* queue, uint64_t ticket,
+                                 uint64_t timeout_ns) {
+  if (timeout_ns != HRX_WAIT_FOREVER) {
+    return hrx_host_queue_wait_until(queue, ticket,
+                                     hrx_host_deadline(timeout_ns));
+  }
+  hrx_host_queue_wait(queue, ticket);
+  return true;
+}
+
+static hrx_status_t hrx_host_queue_wait_native(hrx_backend_device_t* base,
+                                               hrx_native_queue_t* native,
+                                               uint64_t timeout_ns,
+                                               bool* out_done) {
   (void)base;
   hrx_host_queue_t* queue = HRX_HOST_QUEUE(native);
-  *out_done = hrx_host_queue_wait_until(queue, hrx_host_queue_tail(queue),
-                                        hrx_host_deadline(timeout_ns));
+  *out_done =
+      hrx_host_wait_ticket(queue, hrx_host_queue_tail(queue), timeout_ns);
   return NULL;
 }
 
@@ -372,39 +344,32 @@ static void hrx_host_host_free(hrx_backend_device_t* base, void* ptr) {
 }
 
 static hrx_status_t hrx_host_submit(hrx_native_queue_t* native,
-                                    const hrx_host_command_t* command,
-                                    hrx_ticket_t* out_ticket) {
+                                    const hrx_host_command_t* command) {
   uint64_t ticket = 0;
-  HRX_RETURN_IF_ERROR(
-      hrx_host_queue_submit(HRX_HOST_QUEUE(native), command, &ticket));
-  if (out_ticket) *out_ticket = ticket;
-  return NULL;
+  return hrx_host_queue_submit(HRX_HOST_QUEUE(native), command, &ticket);
 }
 
 static hrx_status_t hrx_host_copy(hrx_backend_device_t* base,
                                   hrx_native_queue_t* queue, void* dst,
-                                  const void* src, uint64_t length,
-                                  hrx_ticket_t* out_ticket) {
+                                  const void* src, uint64_t length) {
   (void)base;
   hrx_host_command_t command = {.kind = HRX_HOST_COMMAND_COPY,
                                 .dst = dst, .src = src, .length = length};
-  return hrx_host_submit(queue, &command, out_ticket);
+  return hrx_host_submit(queue, &command);
 }
 
 static hrx_status_t hrx_host_fill(hrx_backend_device_t* base,
                                   hrx_native_queue_t* queue, void* dst,
-                                  uint8_t byte, uint64_t length,
-                                  hrx_ticket_t* out_ticket) {
+                                  uint8_t byte, uint64_t length) {
   (void)base;
   hrx_host_command_t command = {.kind = HRX_HOST_COMMAND_FILL,
                                 .dst = dst, .byte = byte, .length = length};
-  return hrx_host_submit(queue, &command, out_ticket);
+  return hrx_host_submit(queue, &command);
 }
 
 static hrx_status_t hrx_host_upload(hrx_backend_device_t* base,
                                     hrx_native_queue_t* queue, void* dst,
-                                    const void* host_src, uint64_t length,
-                                    hrx_ticket_t* out_ticket) {
+                                    const void* host_src, uint64_t length) {
   (void)base;
   /* The caller may reuse host_src as soon as we return: stage a copy. */
   void* staging = malloc(length);
@@ -417,15 +382,14 @@ static hrx_status_t hrx_host_upload(hrx_backend_device_t* base,
   hrx_host_command_t command = {.kind = HRX_HOST_COMMAND_COPY, .dst = dst,
                                 .src = staging, .length = length,
                                 .owned = staging};
-  return hrx_host_submit(queue, &command, out_ticket);
+  return hrx_host_submit(queue, &command);
 }
 
 static hrx_status_t hrx_host_download(hrx_backend_device_t* base,
                                       hrx_native_queue_t* queue,
                                       void* host_dst, const void* src,
-                                      uint64_t length,
-                                      hrx_ticket_t* out_ticket) {
-  return hrx_host_copy(base, queue, host_dst, src, length, out_ticket);
+                                      uint64_t length) {
+  return hrx_host_copy(base, queue, host_dst, src, length);
 }
 
 /* One ring slot per batch: it runs the commands in order. */
@@ -433,7 +397,6 @@ static hrx_status_t hrx_host_batch_submit(hrx_backend_device_t* base,
                                           hrx_native_queue_t* queue,
                                           const hrx_batch_command_t* commands,
                                           uint32_t count,
-                                          hrx_ticket_t* out_ticket,
                                           uint32_t* out_published) {
   (void)base;
   *out_published = 0;
@@ -446,28 +409,20 @@ static hrx_status_t hrx_host_batch_submit(hrx_backend_device_t* base,
   hrx_host_command_t command = {.kind = HRX_HOST_COMMAND_BATCH,
                                 .batch = copy, .length = count,
                                 .owned = copy};
-  hrx_status_t status = hrx_host_submit(queue, &command, out_ticket);
+  hrx_status_t status = hrx_host_submit(queue, &command);
   if (!status) *out_published = count;
   return status;
-}
-
-static bool hrx_host_queue_idle(hrx_backend_device_t* base,
-                                hrx_native_queue_t* native) {
-  (void)base;
-  hrx_host_queue_t* queue = HRX_HOST_QUEUE(native);
-  return hrx_host_queue_is_complete(queue, hrx_host_queue_tail(queue));
 }
 
 /* Runs on an engine thread only (host_queue.h). */
 static hrx_status_t hrx_host_queue_host_call(hrx_backend_device_t* base,
                                              hrx_native_queue_t* queue,
                                              hrx_queue_host_fn_t fn,
-                                             void* user_data,
-                                             hrx_ticket_t* out_ticket) {
+                                             void* user_data) {
   (void)base;
   hrx_host_command_t command = {.kind = HRX_HOST_COMMAND_HOST,
                                 .host_fn = fn, .host_arg = user_data};
-  return hrx_host_submit(queue, &command, out_ticket);
+  return hrx_host_submit(queue, &command);
 }
 
 static hrx_status_t hrx_host_event_create(hrx_backend_device_t* base,
@@ -499,14 +454,11 @@ static void hrx_host_event_destroy(hrx_backend_device_t* base,
   free(event);
 }
 
-/* Records at the queue's current end: every command accepted so far, which
- * includes the ticket the core names. */
+/* Records at the queue's current end: every command accepted so far. */
 static hrx_status_t hrx_host_event_record(hrx_backend_device_t* base,
                                           hrx_native_queue_t* native,
-                                          hrx_native_event_t* native_event,
-                                          hrx_ticket_t ticket) {
+                                          hrx_native_event_t* native_event) {
   (void)base;
-  (void)ticket;
   hrx_host_queue_t* queue = HRX_HOST_QUEUE(native);
   hrx_host_event_t* event = HRX_HOST_EVENT(native_event);
   hrx_host_stamp_t* stamp = NULL;
@@ -599,7 +551,7 @@ static hrx_status_t hrx_host_queue_wait_event(hrx_backend_device_t* base,
   }
   hrx_host_command_t command = {.kind = HRX_HOST_COMMAND_WAIT,
                                 .wait_queue = target, .wait_ticket = ticket};
-  return hrx_host_submit(queue, &command, NULL);
+  return hrx_host_submit(queue, &command);
 }
 
 static hrx_status_t hrx_host_event_query(hrx_backend_device_t* base,
@@ -614,31 +566,16 @@ static hrx_status_t hrx_host_event_query(hrx_backend_device_t* base,
   return NULL;
 }
 
-static hrx_status_t hrx_host_event_synchronize(hrx_backend_device_t* base,
-                                               hrx_native_event_t* native_event) {
-  (void)base;
-  uint64_t ticket = 0;
-  hrx_host_queue_t* queue =
-      hrx_host_event_snapshot(HRX_HOST_EVENT(native_event), &ticket);
-  if (queue) {
-    hrx_host_queue_wait(queue, ticket);
-    hrx_host_queue_release(queue);
-  }
-  return NULL;
-}
-
-static hrx_status_t hrx_host_event_wait_for(hrx_backend_device_t* base,
-                                            hrx_native_event_t* native_event,
-                                            uint64_t timeout_ns,
-                                            bool* out_done) {
+static hrx_status_t hrx_host_event_wait(hrx_backend_device_t* base,
+                                        hrx_native_event_t* native_event,
+                                        uint64_t timeout_ns, bool* out_done) {
   (void)base;
   uint64_t ticket = 0;
   hrx_host_queue_t* queue =
       hrx_host_event_snapshot(HRX_HOST_EVENT(native_event), &ticket);
   *out_done = true;
   if (queue) {
-    *out_done = hrx_host_queue_wait_until(queue, ticket,
-                                          hrx_host_deadline(timeout_ns));
+    *out_done = hrx_host_wait_ticket(queue, ticket, timeout_ns);
     hrx_host_queue_release(queue);
   }
   return NULL;
@@ -650,12 +587,10 @@ static const hrx_backend_vtable_t hrx_host_vtable = {
     .query_free_memory = hrx_host_query_free_memory,
     .queue_create = hrx_host_queue_create_native,
     .queue_destroy = hrx_host_queue_destroy_native,
-    .queue_create_with_priority = hrx_host_queue_create_lane,
     .queue_query = hrx_host_queue_query,
     .plan_connections = hrx_host_plan_connections,
     .query_connections = hrx_host_query_connections,
     .queue_native_handle = hrx_host_queue_native_handle,
-    .queue_synchronize = hrx_host_queue_synchronize,
     .alloc = hrx_host_alloc,
     .free = hrx_host_free,
     .host_alloc = hrx_host_alloc,
@@ -669,46 +604,43 @@ static const hrx_backend_vtable_t hrx_host_vtable = {
     .event_record = hrx_host_event_record,
     .queue_wait_event = hrx_host_queue_wait_event,
     .event_query = hrx_host_event_query,
-    .event_synchronize = hrx_host_event_synchronize,
     .batch_submit = hrx_host_batch_submit,
-    .queue_idle = hrx_host_queue_idle,
     .queue_host_call = hrx_host_queue_host_call,
     /* No native graphs: the core submits a graph's nodes in order. */
-    .queue_wait_for = hrx_host_queue_wait_for,
-    .event_wait_for = hrx_host_event_wait_for,
+    .queue_wait = hrx_host_queue_wait_native,
+    .event_wait = hrx_host_event_wait,
     .event_create_timing = hrx_host_event_create_timing,
     .event_elapsed_ms = hrx_host_event_elapsed_ms,
 };
 
 static hrx_status_t hrx_host_load(int* out_device_count) {
-  long count = 1;
-  HRX_RETURN_IF_ERROR(
-      hrx_host_env_long("HRX_HOST_DEVICE_COUNT", 1, 1, 64, &count, NULL));
+  int64_t count = 1;
+  HRX_RETURN_IF_ERROR(hrx_env_int("HRX_HOST_DEVICE_COUNT", 1, 1, 64, &count));
   *out_device_count = (int)count;
   return NULL;
 }
 
 /* The device's settings from the environment (see the top of this file). */
 typedef struct hrx_host_settings_s {
-  long max_queues;
-  long ring_capacity;
-  long engines;
+  int64_t max_queues;
+  int64_t ring_capacity;
+  int64_t engines;
   bool engines_from_user;
-  long spin_us;
+  int64_t spin_us;
 } hrx_host_settings_t;
 
 static hrx_status_t hrx_host_read_settings(hrx_host_settings_t* out) {
   HRX_RETURN_IF_ERROR(hrx_host_check_replaced_variables());
-  HRX_RETURN_IF_ERROR(hrx_host_env_long("HRX_HOST_MAX_QUEUES", 0, 0, 1 << 20,
-                                        &out->max_queues, NULL));
-  HRX_RETURN_IF_ERROR(hrx_host_env_long("HRX_HOST_RING_CAPACITY", 1024, 2,
-                                        1 << 20, &out->ring_capacity, NULL));
-  HRX_RETURN_IF_ERROR(hrx_host_env_long("HRX_HOST_ENGINES",
-                                        hrx_host_usable_cpus(), 1, 1024,
-                                        &out->engines,
-                                        &out->engines_from_user));
-  return hrx_host_env_long("HRX_HOST_ENGINE_SPIN_US", 50, 0, 1000000,
-                           &out->spin_us, NULL);
+  HRX_RETURN_IF_ERROR(hrx_env_int("HRX_HOST_MAX_QUEUES", 0, 0, 1 << 20,
+                                  &out->max_queues));
+  HRX_RETURN_IF_ERROR(hrx_env_int("HRX_HOST_RING_CAPACITY", 1024, 2, 1 << 20,
+                                  &out->ring_capacity));
+  HRX_RETURN_IF_ERROR(hrx_env_int("HRX_HOST_ENGINES", hrx_host_usable_cpus(),
+                                  1, 1024, &out->engines));
+  const char* engines = getenv("HRX_HOST_ENGINES");
+  out->engines_from_user = engines && *engines;
+  return hrx_env_int("HRX_HOST_ENGINE_SPIN_US", 50, 0, 1000000,
+                     &out->spin_us);
 }
 
 static hrx_status_t hrx_host_device_open(int index,

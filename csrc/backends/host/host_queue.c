@@ -7,6 +7,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "core/clock.h"
 #include "core/nonblocking.h"
 #include "core/status.h"
 
@@ -374,8 +375,7 @@ static bool hrx_host_queue_park_locked(hrx_host_queue_t* queue,
     pthread_cond_wait(&queue->progress_cond, &queue->mutex);
     return true;
   }
-  struct timespec until = {.tv_sec = (time_t)(deadline / 1000000000u),
-                           .tv_nsec = (long)(deadline % 1000000000u)};
+  struct timespec until = hrx_clock_timespec(deadline);
   return pthread_cond_timedwait(&queue->progress_cond, &queue->mutex,
                                 &until) != ETIMEDOUT;
 }
@@ -458,11 +458,7 @@ hrx_status_t hrx_host_queue_create(uint32_t capacity,
   queue->mask = rounded - 1;
   pthread_mutex_init(&queue->mutex, NULL);
   /* Timed waits measure deadlines on hrx_now_ns's clock. */
-  pthread_condattr_t progress_attr;
-  pthread_condattr_init(&progress_attr);
-  pthread_condattr_setclock(&progress_attr, CLOCK_MONOTONIC);
-  pthread_cond_init(&queue->progress_cond, &progress_attr);
-  pthread_condattr_destroy(&progress_attr);
+  hrx_clock_cond_init(&queue->progress_cond);
   *out_queue = queue;
   return NULL;
 }

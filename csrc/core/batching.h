@@ -1,7 +1,39 @@
-/* The flusher: one thread per live device that publishes pending batches
+/* Submission batching, in one place: the settings a live device reads from
+ * the environment, publication of a gathered batch through the backend, and
+ * the flusher thread that publishes batches nobody else does. The stream's
+ * side (when a command joins the pending batch, when the batch is
+ * published) is in stream.c, on the stream's own state. Internal to the
+ * core.
+ *
+ * Lock order (a thread holding one may take only the later ones):
+ *   1. the stream's publish_mutex (one publication at a time per stream;
+ *      may wait for queue space);
+ *   2. the stream's state_mutex (the failure state; never held
+ *      across a wait for queue space);
+ *   3. the stream's batch_mutex (the pending batch; held only to append to
+ *      it or move it out);
+ *   4. the flusher's list mutex (the streams with pending work).
+ * The flusher thread never publishes while it holds its list mutex, and
+ * only try-locks a stream's publish_mutex (a stream busy publishing is
+ * retried at the next delay).
+ *
+ * Environment (read when a live device is created):
+ *   HRX_BATCHING             0 turns batching off for new live devices
+ *                            (default 1; hrx_device_set_batching changes it
+ *                            on a live device)
+ *   HRX_BATCH_DELAY_US       the longest a command waits unpublished when
+ *                            nothing else publishes it (default 20, 1..10000000)
+ *   HRX_BATCH_MAX_COMMANDS   commands per batch (default and maximum
+ *                            HRX_BATCH_MAX_COMMANDS; at least 2)
+ *   HRX_BATCH_MAX_COPY_BYTES copies and fills above this go to the runtime's
+ *                            own copy, one native call each (default 65536,
+ *                            at most HRX_BATCH_MAX_COMMAND_BYTES); a batch
+ *                            is also published once it holds 2 MiB
+ *
+ * The flusher: one thread per live device that publishes pending batches
  * whose oldest command has waited `delay_ns`, so batched work reaches its
  * queue within a bounded delay even when the program submits nothing more
- * and never synchronizes. Internal to the core.
+ * and never synchronizes.
  *
  * Entries (streams) join the list the first time they batch and leave it
  * when they are released. The flusher never publishes while it holds its
@@ -21,14 +53,48 @@
  * after its first command while the thread is sleeping towards a deadline,
  * within two delays while it polls, and within the delay plus the
  * wake-up while it was parked. Thread-safe. Never touches Python. */
-#ifndef HRX_CORE_FLUSHER_H_
-#define HRX_CORE_FLUSHER_H_
+#ifndef HRX_CORE_BATCHING_H_
+#define HRX_CORE_BATCHING_H_
 
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "backends/backend.h"
 #include "hrx.h"
+
+/* ------------------------------------------------------------- batches */
+
+typedef struct hrx_batch_settings_s {
+  bool enabled;                /* initial value of the device's switch */
+  uint64_t delay_ns;
+  uint32_t max_commands;       /* [2, HRX_BATCH_MAX_COMMANDS] */
+  uint64_t max_command_bytes;  /* larger commands are never batched */
+  uint64_t max_batch_bytes;    /* a batch is published once it holds this */
+} hrx_batch_settings_t;
+
+/* Reads the variables above (environment.h: a malformed or out-of-range
+ * value is INVALID_ARGUMENT naming it, and the device does not open). */
+hrx_status_t hrx_batch_settings_from_environment(
+    hrx_batch_settings_t* out_settings);
+
+/* Submits one command with the backend's copy() or fill(). */
+hrx_status_t hrx_batch_submit_one(hrx_backend_device_t* backend,
+                                  hrx_native_queue_t* queue,
+                                  const hrx_batch_command_t* command);
+
+/* Publishes commands[0..count) in order: one command through copy()/fill(),
+ * more through the backend's batch_submit when it has one, else one call
+ * each. Stops at the first command that cannot be published: returns its
+ * failure with *out_failed_index set to its index; the commands before it
+ * were published, the ones from it on were not. */
+hrx_status_t hrx_batch_publish(hrx_backend_device_t* backend,
+                               hrx_native_queue_t* queue,
+                               const hrx_batch_command_t* commands,
+                               uint32_t count,
+                               uint32_t* out_failed_index);
+
+/* ------------------------------------------------------------- flusher */
 
 typedef struct hrx_flusher_s hrx_flusher_t;
 typedef struct hrx_flush_entry_s hrx_flush_entry_t;
@@ -77,4 +143,4 @@ void hrx_flusher_remove(hrx_flusher_t* flusher, hrx_flush_entry_t* entry);
  * every command accepted so far is on a queue). */
 void hrx_flusher_publish_all(hrx_flusher_t* flusher);
 
-#endif /* HRX_CORE_FLUSHER_H_ */
+#endif /* HRX_CORE_BATCHING_H_ */

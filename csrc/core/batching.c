@@ -1,4 +1,4 @@
-#include "flusher.h"
+#include "batching.h"
 
 #include <pthread.h>
 #include <sched.h>
@@ -8,8 +8,78 @@
 #include <sys/prctl.h>
 #endif
 
+#include "core/clock.h"
+#include "core/environment.h"
 #include "nonblocking.h"
 #include "status.h"
+
+/* ------------------------------------------------------------- batches */
+
+hrx_status_t hrx_batch_settings_from_environment(
+    hrx_batch_settings_t* out_settings) {
+  bool enabled = true;
+  int64_t delay_us = 0;
+  int64_t max_commands = 0;
+  int64_t max_command_bytes = 0;
+  HRX_RETURN_IF_ERROR(hrx_env_switch("HRX_BATCHING", true, &enabled));
+  HRX_RETURN_IF_ERROR(
+      hrx_env_int("HRX_BATCH_DELAY_US", 20, 1, 10000000, &delay_us));
+  HRX_RETURN_IF_ERROR(hrx_env_int("HRX_BATCH_MAX_COMMANDS",
+                                  HRX_BATCH_MAX_COMMANDS, 2,
+                                  HRX_BATCH_MAX_COMMANDS, &max_commands));
+  HRX_RETURN_IF_ERROR(hrx_env_int("HRX_BATCH_MAX_COPY_BYTES", 64 << 10, 1,
+                                  (int64_t)HRX_BATCH_MAX_COMMAND_BYTES,
+                                  &max_command_bytes));
+  out_settings->enabled = enabled;
+  out_settings->delay_ns = (uint64_t)delay_us * 1000u;
+  out_settings->max_commands = (uint32_t)max_commands;
+  out_settings->max_command_bytes = (uint64_t)max_command_bytes;
+  out_settings->max_batch_bytes = 2u << 20;
+  return NULL;
+}
+
+hrx_status_t hrx_batch_submit_one(hrx_backend_device_t* backend,
+                                  hrx_native_queue_t* queue,
+                                  const hrx_batch_command_t* command) {
+  if (command->kind == HRX_BATCH_FILL) {
+    return backend->vtable->fill(backend, queue, command->dst, command->byte,
+                                 command->length);
+  }
+  return backend->vtable->copy(backend, queue, command->dst, command->src,
+                               command->length);
+}
+
+hrx_status_t hrx_batch_publish(hrx_backend_device_t* backend,
+                               hrx_native_queue_t* queue,
+                               const hrx_batch_command_t* commands,
+                               uint32_t count,
+                               uint32_t* out_failed_index) {
+  uint32_t done = 0;
+  while (done < count) {
+    uint32_t rest = count - done;
+    uint32_t published = 0;
+    hrx_status_t status;
+    if (rest >= 2 && backend->vtable->batch_submit) {
+      status = backend->vtable->batch_submit(backend, queue, commands + done,
+                                             rest, &published);
+    } else {
+      status = hrx_batch_submit_one(backend, queue, &commands[done]);
+      published = status ? 0 : 1;
+    }
+    done += published;
+    if (status) {
+      /* The commands after the failed one must not run: they could read
+       * what it should have written. */
+      *out_failed_index = done;
+      return status;
+    }
+  }
+  return NULL;
+}
+
+/* ------------------------------------------------------------- flusher */
+
+
 
 /* How long the thread keeps polling after the last pending batch before it
  * parks (then the next batch costs its producer one wake-up). */
@@ -35,11 +105,7 @@ hrx_status_t hrx_flusher_create(uint64_t delay_ns,
                            "cannot allocate the batch flusher");
   }
   pthread_mutex_init(&flusher->mutex, NULL);
-  pthread_condattr_t attr;
-  pthread_condattr_init(&attr);
-  pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
-  pthread_cond_init(&flusher->wake_cond, &attr);
-  pthread_condattr_destroy(&attr);
+  hrx_clock_cond_init(&flusher->wake_cond);
   pthread_cond_init(&flusher->released_cond, NULL);
   flusher->delay_ns = delay_ns;
   atomic_init(&flusher->parked, false);
@@ -145,8 +211,7 @@ static bool hrx_flusher_any_pending_locked(hrx_flusher_t* flusher) {
 /* Sleeps until `until` (hrx_now_ns time), releasing the mutex meanwhile;
  * hrx_flusher_destroy's signal cuts the sleep short. */
 static void hrx_flusher_sleep_locked(hrx_flusher_t* flusher, uint64_t until) {
-  struct timespec ts = {.tv_sec = (time_t)(until / 1000000000ull),
-                        .tv_nsec = (long)(until % 1000000000ull)};
+  struct timespec ts = hrx_clock_timespec(until);
   if (!flusher->stopping) {
     pthread_cond_timedwait(&flusher->wake_cond, &flusher->mutex, &ts);
   }

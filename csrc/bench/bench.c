@@ -1,4 +1,4 @@
-#include "bench.h"
+#include "bench/bench.h"
 
 #include <pthread.h>
 #include <stdbool.h>
@@ -6,8 +6,7 @@
 #include <string.h>
 
 #include "backends/backend.h"
-#include "device.h"
-#include "status.h"
+#include "core/status.h"
 
 /* Bytes of every destination compared with the expected pattern. */
 #define HRX_BENCH_CHECK_BYTES 64
@@ -103,7 +102,7 @@ static hrx_status_t hrx_bench_native_copy(hrx_bench_t* bench,
 static hrx_status_t hrx_bench_native_sync(hrx_bench_t* bench,
                                           hrx_bench_lane_t* lane) {
   (void)bench;
-  return hrx_stream_synchronize(lane->stream);
+  return hrx_stream_synchronize(lane->stream, NULL, NULL);
 }
 
 static hrx_status_t hrx_bench_native_fill(hrx_bench_t* bench,
@@ -134,7 +133,7 @@ static hrx_status_t hrx_bench_native_read(hrx_bench_t* bench,
   (void)bench;
   hrx_view_t view;
   HRX_RETURN_IF_ERROR(hrx_view_make(buffer, 0, length, &view));
-  return hrx_stream_read_blocking(lane->stream, view, out, length);
+  return hrx_stream_read_blocking(lane->stream, view, out, length, NULL, NULL);
 }
 
 static const hrx_bench_ops_t hrx_bench_native_ops = {
@@ -155,7 +154,9 @@ static hrx_status_t hrx_bench_raw_open_stream(hrx_bench_t* bench, int index,
   int slot = index % bench->queue_count;
   if (!bench->queues[slot]) {
     hrx_native_queue_t* queue = NULL;
-    HRX_RETURN_IF_ERROR(bench->vtable->queue_create(bench->backend, &queue));
+    int native_priority = 0;
+    HRX_RETURN_IF_ERROR(bench->vtable->queue_create(
+        bench->backend, HRX_STREAM_PRIORITY_NORMAL, &queue, &native_priority));
     bench->queues[slot] = queue;
   }
   if (lane) lane->queue = bench->queues[slot];
@@ -165,12 +166,14 @@ static hrx_status_t hrx_bench_raw_open_stream(hrx_bench_t* bench, int index,
 static hrx_status_t hrx_bench_raw_copy(hrx_bench_t* bench,
                                        hrx_bench_lane_t* lane) {
   return bench->vtable->copy(bench->backend, lane->queue, lane->dst_ptr,
-                             lane->src_ptr, lane->bytes, NULL);
+                             lane->src_ptr, lane->bytes);
 }
 
 static hrx_status_t hrx_bench_raw_sync(hrx_bench_t* bench,
                                        hrx_bench_lane_t* lane) {
-  return bench->vtable->queue_synchronize(bench->backend, lane->queue);
+  bool done = false;
+  return bench->vtable->queue_wait(bench->backend, lane->queue,
+                                   HRX_WAIT_FOREVER, &done);
 }
 
 static hrx_status_t hrx_bench_raw_fill(hrx_bench_t* bench,
@@ -178,7 +181,7 @@ static hrx_status_t hrx_bench_raw_fill(hrx_bench_t* bench,
                                        hrx_buffer_t* buffer, uint8_t byte) {
   return bench->vtable->fill(bench->backend, lane->queue,
                              hrx_buffer_native_pointer(buffer), byte,
-                             hrx_buffer_size(buffer), NULL);
+                             hrx_buffer_size(buffer));
 }
 
 static hrx_status_t hrx_bench_raw_upload(hrx_bench_t* bench,
@@ -186,8 +189,7 @@ static hrx_status_t hrx_bench_raw_upload(hrx_bench_t* bench,
                                          hrx_buffer_t* buffer,
                                          const void* data, uint64_t length) {
   return bench->vtable->upload(bench->backend, lane->queue,
-                               hrx_buffer_native_pointer(buffer), data, length,
-                               NULL);
+                               hrx_buffer_native_pointer(buffer), data, length);
 }
 
 /* Not thread-safe: shares bench->staging. Only used by the output check. */
@@ -197,9 +199,8 @@ static hrx_status_t hrx_bench_raw_read(hrx_bench_t* bench,
                                        uint64_t length) {
   HRX_RETURN_IF_ERROR(bench->vtable->download(
       bench->backend, lane->queue, bench->staging,
-      hrx_buffer_native_pointer(buffer), length, NULL));
-  HRX_RETURN_IF_ERROR(
-      bench->vtable->queue_synchronize(bench->backend, lane->queue));
+      hrx_buffer_native_pointer(buffer), length));
+  HRX_RETURN_IF_ERROR(hrx_bench_raw_sync(bench, lane));
   memcpy(out, bench->staging, (size_t)length);
   return NULL;
 }
@@ -523,7 +524,7 @@ static void hrx_bench_teardown(hrx_bench_t* bench) {
     for (int i = 0; i < lanes; ++i) {
       hrx_bench_lane_t* lane = &set[i];
       if (lane->stream) {
-        hrx_status_free(hrx_stream_synchronize(lane->stream));
+        hrx_status_free(hrx_stream_synchronize(lane->stream, NULL, NULL));
         hrx_stream_release(lane->stream);
       }
       hrx_buffer_release(lane->src);
@@ -533,7 +534,7 @@ static void hrx_bench_teardown(hrx_bench_t* bench) {
   for (int v = 0; v < HRX_BENCH_PROBE_COUNT; ++v) {
     hrx_bench_lane_t* lane = &bench->probes[v];
     if (lane->stream) {
-      hrx_status_free(hrx_stream_synchronize(lane->stream));
+      hrx_status_free(hrx_stream_synchronize(lane->stream, NULL, NULL));
       hrx_stream_release(lane->stream);
     }
     hrx_buffer_release(lane->src);

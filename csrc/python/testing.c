@@ -1,0 +1,49 @@
+/* The testing build's module functions (HRX_TESTING_BUILD, see setup.py),
+ * in the spirit of CPython's _testcapi: what the test suite observes beyond
+ * the API. Not compiled into what `pip install .` gives a user. */
+#ifdef HRX_TESTING_BUILD
+#include "module.h"
+
+#include "testing/hrx_testing.h"
+
+/* The fault wrapper's counts (hrx_fault_query_counts). */
+static PyObject* hrx_py_testing_live_native_objects(PyObject* module,
+                                                    PyObject* unused) {
+  (void)module;
+  (void)unused;
+  hrx_fault_counts_t c;
+  hrx_fault_query_counts(&c);
+  return Py_BuildValue("{s:L,s:L,s:L,s:L,s:L,s:L,s:L,s:L}", "queues",
+                       (long long)c.queues, "events", (long long)c.events,
+                       "allocations", (long long)c.allocations,
+                       "host_allocations", (long long)c.host_allocations,
+                       "graphs", (long long)c.graphs, "devices",
+                       (long long)c.devices, "faults_injected",
+                       (long long)c.faults_injected, "native_commands",
+                       (long long)c.native_commands);
+}
+
+static PyObject* hrx_py_testing_commands_submitted(PyObject* module,
+                                                   PyObject* object) {
+  hrx_device_t* device = hrx_py_device_unwrap(hrx_py_state(module), object);
+  if (!device) return NULL;
+  return PyLong_FromUnsignedLongLong(hrx_device_commands_submitted(device));
+}
+
+static PyMethodDef hrx_py_testing_methods[] = {
+    {"_testing_live_native_objects", hrx_py_testing_live_native_objects,
+     METH_NOARGS,
+     "_testing_live_native_objects() -> dict: native objects alive through "
+     "the fault-injection wrapper ($HRX_FAULTS set when the live device was "
+     "created): queues, events, allocations, host_allocations, graphs, "
+     "devices, faults_injected and native_commands so far."},
+    {"_testing_commands_submitted", hrx_py_testing_commands_submitted, METH_O,
+     "_testing_commands_submitted(device) -> int: commands the live "
+     "device's streams have accepted (hrx_device_commands_submitted)."},
+    {NULL, NULL, 0, NULL},
+};
+
+int hrx_py_testing_register(PyObject* module) {
+  return PyModule_AddFunctions(module, hrx_py_testing_methods);
+}
+#endif /* HRX_TESTING_BUILD */

@@ -1,0 +1,50 @@
+/* The C API of the testing build (HRX_TESTING_BUILD, see setup.py): what
+ * the tests observe beyond the public header. Built into the testing
+ * extension and the C tests only, never into what `pip install .` gives a
+ * user. Fault injection ($HRX_FAULTS) is the other part of that build:
+ * backends/fault/fault_backend.h. */
+#ifndef HRX_TESTING_HRX_TESTING_H_
+#define HRX_TESTING_HRX_TESTING_H_
+
+#include "hrx.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Commands that streams of this live device have accepted since it was
+ * opened, whether handed to a native queue at once or gathered into a
+ * pending batch: every copy, fill, upload, read (download and its
+ * completion event), event wait, event record and graph launch (a
+ * completion gate of wait_completion is host state, not a command). A
+ * rejected call adds nothing, so tests use it to check that bad input
+ * submitted no work. It publishes pending batches first (batched commands
+ * are counted once per batch, keeping the submission path free of a
+ * device-wide counter).
+ * Thread-safe; the benchmark driver's own native calls are not counted. */
+uint64_t hrx_device_commands_submitted(hrx_device_t* device);
+
+/* Native objects alive through every fault wrapper of the process: created
+ * and not yet destroyed or freed. The fault wrapper
+ * (backends/fault/fault_backend.h) keeps them. */
+typedef struct hrx_fault_counts_s {
+  int64_t queues;
+  int64_t events;
+  int64_t allocations;       /* alloc */
+  int64_t host_allocations;  /* host_alloc */
+  int64_t graphs;            /* native graphs (graph_create) */
+  int64_t devices;           /* wrapped backend devices */
+  int64_t faults_injected;   /* calls failed on purpose so far */
+  /* Copies, fills and batches handed to the wrapped backend so far: a
+   * batch of N commands is one (so with batching on, commands accepted
+   * exceed this). */
+  int64_t native_commands;
+} hrx_fault_counts_t;
+
+void hrx_fault_query_counts(hrx_fault_counts_t* out_counts);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* HRX_TESTING_HRX_TESTING_H_ */

@@ -1,0 +1,110 @@
+"""examples/queue_counts.ipynb, executed headless with a real Jupyter
+kernel (nbclient + ipykernel), with small parameters; its outputs are
+checked cell by cell."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.python_only
+
+NOTEBOOK = Path(__file__).resolve().parent.parent / "examples" / "queue_counts.ipynb"
+TINY = {"small_copies": 2, "bulk_bytes": 4096, "bulk_copies": 1, "loaded_copies": 1,
+        "warmup": 1}
+
+
+def _text(cell, output_type=None, name=None) -> str:
+    parts = []
+    for output in cell.get("outputs", []):
+        if output_type and output["output_type"] != output_type:
+            continue
+        if name and output.get("name") != name:
+            continue
+        if output["output_type"] == "stream":
+            parts.append(output["text"])
+        elif "data" in output:
+            parts.append(output["data"].get("text/plain", ""))
+    return "".join(parts)
+
+
+def _data(cell, mime: str) -> str:
+    found = [output["data"][mime] for output in cell.get("outputs", [])
+             if mime in output.get("data", {})]
+    assert found, f"no {mime} output in cell:\n{cell.source}\n{cell.get('outputs')}"
+    return found[0]
+
+
+@pytest.fixture(scope="module")
+def executed(tmp_path_factory):
+    # Imported here, not at collection: the sanitizer stage collects this
+    # file without running it. pip install '.[test]' installs all three.
+    import ipykernel  # noqa: F401 - the kernel nbclient starts
+    import nbclient
+    import nbformat
+
+    work = tmp_path_factory.mktemp("notebook")
+    notebook = nbformat.read(NOTEBOOK, as_version=4)
+    parameters = [cell for cell in notebook.cells if "parameters" in cell.metadata.get("tags", [])]
+    assert len(parameters) == 1, "the notebook has one cell tagged 'parameters'"
+    parameters[0].source += (
+        "\n# test values\nQUEUES = [1, 2]\nREPEATS = 1\nSAMPLES = 2\nPRESET = 'quick'\n"
+        f"SIZES = {TINY!r}\nWORKLOAD_FILE = {str(work / 'workload.py')!r}\n")
+    client = nbclient.NotebookClient(notebook, timeout=600, kernel_name="python3",
+                                     resources={"metadata": {"path": str(work)}})
+    client.execute()
+    return notebook, work
+
+
+def _cell(notebook, fragment: str):
+    matches = [cell for cell in notebook.cells
+               if cell.cell_type == "code" and fragment in cell.source]
+    assert len(matches) == 1, fragment
+    return matches[0]
+
+
+def test_the_sweep_cell_names_the_device_and_shows_the_table(executed):
+    notebook, work = executed
+    cell = _cell(notebook, "results = hrx.bench.sweep(")
+    stderr = _text(cell, "stream", "stderr")
+    assert "Device: " in stderr and "Backend chosen by: " in stderr and "Runtime: " in stderr
+    html = _data(cell, "text/html")
+    assert html.count("<tr>") == 1 + 2          # the header and queue counts 1 and 2
+    assert "<pre>" not in html and "Recommended default" in html
+    written = list(work.glob("queue-counts-*.jsonl"))
+    written = [path for path in written if "workload" not in path.name]
+    assert len(written) == 1
+    assert len(written[0].read_text().splitlines()) == 2
+
+
+def test_the_recommendation_dataframe_and_plot_cells(executed):
+    notebook, _ = executed
+    advice = _text(_cell(notebook, "advice = results.recommend()"), "stream", "stdout")
+    assert "Recommended default: " in advice and "recommended pool size: " in advice
+    frame = _data(_cell(notebook, "frame = results.to_dataframe()"), "text/html")
+    assert "queues" in frame and "Bulk GB/s" in frame
+    png = _data(_cell(notebook, "results.plot()"), "image/png")
+    assert len(png) > 1000          # base64 of a real figure, shown inline
+
+
+def test_a_notebook_workload_runs_in_process_and_the_sweep_explains_the_file_path(executed):
+    notebook, work = executed
+    ran = _text(_cell(notebook, "line = hrx.bench.run("), "stream", "stdout")
+    assert ran.startswith("__main__:copy_round on 2 queues: median round ")
+    refused = _text(_cell(notebook, "hrx.bench.sweep(QUEUES, 1, workload=copy_round)"),
+                    "stream", "stdout")
+    assert "fresh Python process" in refused
+    assert "%%writefile" in refused
+    table = _text(_cell(notebook, "with_workload = hrx.bench.sweep("), "stream", "stdout")
+    assert "Workload round, ms" in table
+    lines = [json.loads(text) for text in
+             next(work.glob("queue-counts-*-workload.jsonl")).read_text().splitlines()]
+    assert [line["workload"]["name"] for line in lines] == [f"{work / 'workload.py'}:copy_round"] * 2
+
+
+def test_no_cell_raised(executed):
+    notebook, _ = executed
+    for cell in notebook.cells:
+        for output in cell.get("outputs", []):
+            assert output["output_type"] != "error", (cell.source, output)
