@@ -36,7 +36,7 @@ $(VPY):
 venv: $(VPY)
 
 test: $(VPY)
-	$(VPY) -m pip install -q '.[test]' setuptools
+	$(VPY) -m pip install -q '.[test]' 'setuptools>=77'
 	$(MAKE) testing-build
 	$(MAKE) -C tests/c
 	cd tests && PYTHONPATH=$(TESTING_PKG) ../$(VPY) -m pytest -q \
