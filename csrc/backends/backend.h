@@ -41,6 +41,13 @@ typedef struct hrx_backend_s {
   /* Optional (NULL: nothing to add): fills the parts of
    * hrx_backend_query_info beyond the zeroed defaults. Never loads. */
   void (*describe)(hrx_backend_info_t* out_info);
+  /* Whether a host function run by queue_host_call may itself call the
+   * runtime (query an event, ask for free memory). False where the runtime
+   * forbids runtime calls inside host functions (cudaLaunchHostFunc and
+   * hipLaunchHostFunc do: such a call fails, e.g. with
+   * cudaErrorNotPermitted); the core then refuses the queries that reach the
+   * runtime inside host callbacks (entry.h). */
+  bool host_functions_may_call_runtime;
 } hrx_backend_t;
 
 /* The backend device under a live device (borrowed; lives as long as the

@@ -926,4 +926,7 @@ const hrx_backend_t hrx_hip_backend = {
     .load = hrx_hip_load,
     .device_open = hrx_hip_device_open,
     .describe = hrx_hip_describe_backend,
+    /* cudaLaunchHostFunc / hipLaunchHostFunc: "host functions must not make
+     * any CUDA API calls" (the runtime answers cudaErrorNotPermitted). */
+    .host_functions_may_call_runtime = false,
 };

@@ -606,4 +606,5 @@ const hrx_backend_t hrx_host_backend = {
     .name = "host",
     .load = hrx_host_load,
     .device_open = hrx_host_device_open,
+    .host_functions_may_call_runtime = true,
 };
