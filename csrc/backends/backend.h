@@ -34,8 +34,11 @@ typedef struct hrx_backend_s {
   const char* name;
   /* Loads the runtime once per process (thread-safe, idempotent) and returns
    * the number of devices. A failure explains why the backend is unusable:
-   * UNAVAILABLE with the loader's or runtime's message. */
-  hrx_status_t (*load)(int* out_device_count);
+   * UNAVAILABLE with the loader's or runtime's message. `opening`: the load
+   * is made to open a device (hrx_backend_select), not to list or probe; a
+   * runtime that reads process settings only when it starts (hip: the
+   * connection budget) gets them applied first, and only then. */
+  hrx_status_t (*load)(bool opening, int* out_device_count);
   /* Opens device `index` (already checked against the count). */
   hrx_status_t (*device_open)(int index, hrx_backend_device_t** out_device);
   /* Optional (NULL: nothing to add): fills the parts of

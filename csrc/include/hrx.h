@@ -278,8 +278,12 @@ typedef struct hrx_connection_budget_s {
   char variable[40];  /* the environment variable; "" when none applies */
   int wanted;         /* what the pool asks for: count * lanes + headroom */
   int value;          /* in effect (or to be applied); 0 when none applies */
-  /* "user" (already set, respected), "hrx" (set by hrx when it loaded the
-   * runtime), "unset" (nothing set it), "not applicable". */
+  /* "user" (already set, respected), "hrx" (set by hrx right before the
+   * runtime started, because a device open started it), "unset" (nothing
+   * set it), "runtime-started" (a device's budget when the runtime had
+   * already been started with nothing set, e.g. by listing backends first:
+   * the runtime reads the variable only when it starts, so it runs with its
+   * default and hrx set nothing; value 0), "not applicable". */
   char source[24];
 } hrx_connection_budget_t;
 
