@@ -569,7 +569,7 @@ hrx_status_t hrx_device_query_pool_stats(hrx_device_t* device,
                                          hrx_pool_queue_stats_t* out_queues,
                                          int capacity,
                                          hrx_pool_stats_t* out_stats) {
-  HRX_RETURN_IF_ERROR(hrx_entry_check(device, HRX_ENTRY_QUERY,
+  HRX_RETURN_IF_ERROR(hrx_entry_check(device, HRX_ENTRY_RUNTIME_QUERY,
                                       "querying pool statistics"));
   return hrx_queue_pool_stats(&device->pool, out_queues, capacity, out_stats);
 }
