@@ -197,18 +197,23 @@ void hrx_hip_connections_withdraw(const hrx_hip_connections_saved_t* saved) {
   pthread_mutex_unlock(&hrx_hip_connections_mutex);
 }
 
-bool hrx_hip_connections_at_start(hrx_connection_budget_t* out_budget) {
+/* Copies *recorded to *out when *present, under the mutex. */
+static bool hrx_hip_connections_read(const bool* present,
+                                     const hrx_connection_budget_t* recorded,
+                                     hrx_connection_budget_t* out) {
   pthread_mutex_lock(&hrx_hip_connections_mutex);
-  bool started = hrx_hip_connections_started;
-  if (started) *out_budget = hrx_hip_connections_start;
+  bool found = *present;
+  if (found) *out = *recorded;
   pthread_mutex_unlock(&hrx_hip_connections_mutex);
-  return started;
+  return found;
+}
+
+bool hrx_hip_connections_at_start(hrx_connection_budget_t* out_budget) {
+  return hrx_hip_connections_read(&hrx_hip_connections_started,
+                                  &hrx_hip_connections_start, out_budget);
 }
 
 bool hrx_hip_connections_last_start(hrx_connection_budget_t* out_budget) {
-  pthread_mutex_lock(&hrx_hip_connections_mutex);
-  bool attempted = hrx_hip_connections_attempted;
-  if (attempted) *out_budget = hrx_hip_connections_attempt;
-  pthread_mutex_unlock(&hrx_hip_connections_mutex);
-  return attempted;
+  return hrx_hip_connections_read(&hrx_hip_connections_attempted,
+                                  &hrx_hip_connections_attempt, out_budget);
 }
