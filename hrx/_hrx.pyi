@@ -42,7 +42,9 @@ class _ConnectionBudget(TypedDict):
     variable: str | None
     value: int | None  # in effect or to be applied; None when unset / n/a
     wanted: int  # what the pool asks for: count * 3 lanes + 4
-    # "user", "hrx", "pending", "unset" (backends() only), "not applicable"
+    # "user", "hrx", "pending", "unset" (backends() only), "runtime-started"
+    # (a hip device opened after the runtime started with nothing set: no
+    # budget could take effect; value None), "not applicable"
     source: str
 
 class _PoolQueueStats(TypedDict):

@@ -1,7 +1,8 @@
 """The hardware connection budget (CUDA_DEVICE_MAX_CONNECTIONS on NVIDIA,
-GPU_MAX_HW_QUEUES on AMD) is applied by opening a hip device, never by listing
-or probing backends, and os.environ agrees with the C environment after
-either. Each case runs in a fresh interpreter: the variables are
+GPU_MAX_HW_QUEUES on AMD) is applied by opening a hip device, right before
+the runtime's first call, never by listing or probing backends; an open
+after a listing started the runtime reports that the budget could not take
+effect. os.environ agrees with the C environment after either. Each case runs in a fresh interpreter: the variables are
 process-wide."""
 
 import textwrap
@@ -88,22 +89,25 @@ def test_automatic_open_without_hip_leaves_the_environment_alone():
 
 @pytest.mark.skipif(not _hip_available(), reason="needs a hip device (GPU)")
 @pytest.mark.parametrize("user", [None, "8"], ids=["hrx-sets", "user-set"])
-def test_opening_a_hip_device_applies_it_and_os_environ_agrees(user):
+def test_opening_a_hip_device_first_applies_it_and_os_environ_agrees(user):
+    """The open starts the runtime: the budget is applied right before the
+    runtime's first call, where the runtime reads it."""
     out = _run(f"""
     user = {user!r}
-    platform = next(b for b in hrx.backends() if b["name"] == "hip")["platform"]
-    variable = {{"nvidia": "CUDA_DEVICE_MAX_CONNECTIONS",
-                "amd": "GPU_MAX_HW_QUEUES"}}[platform]
-    if user:
-        os.environ[variable] = user
+    if user:   # both: the platform is not known before the open
+        os.environ["CUDA_DEVICE_MAX_CONNECTIONS"] = user
+        os.environ["GPU_MAX_HW_QUEUES"] = user
     assert c_env() == py_env()
-    d = hrx.Device.open(0, backend="hip")
+    d = hrx.Device.open(0, backend="hip")   # no listing before it
+    variable = {{"nvidia": "CUDA_DEVICE_MAX_CONNECTIONS",
+                "amd": "GPU_MAX_HW_QUEUES"}}[d.info["platform"]]
     after = c_env()
     assert after == py_env(), ("os.environ disagrees with C", after, py_env())
     budget = d.pool_stats()["connections"]
     assert budget["variable"] == variable, budget
     if user:
         assert after[variable] == user and budget["source"] == "user", budget
+        assert budget["value"] == int(user), budget
         assert after["HRX_CONNECTION_BUDGET_SET"] is None, after
     else:
         assert budget["source"] == "hrx", budget
@@ -112,6 +116,24 @@ def test_opening_a_hip_device_applies_it_and_os_environ_agrees(user):
             variable + "=" + after[variable]), after
     report = next(b for b in hrx.backends() if b["name"] == "hip")
     assert report["connections"]["source"] == budget["source"], report
+    print("ok")
+    """, backend="hip")
+    assert out.strip() == "ok"
+
+
+@pytest.mark.skipif(not _hip_available(), reason="needs a hip device (GPU)")
+def test_opening_after_a_listing_started_the_runtime_reports_no_effect():
+    """hrx.backends() started the runtime with nothing set: the runtime read
+    the variable then, so the open sets nothing and says so."""
+    out = _run("""
+    listed = next(b for b in hrx.backends() if b["name"] == "hip")
+    assert listed["connections"]["source"] == "unset", listed
+    before = c_env()
+    d = hrx.Device.open(0, backend="hip")
+    assert c_env() == py_env() == before, (c_env(), py_env(), before)
+    budget = d.pool_stats()["connections"]
+    assert budget["source"] == "runtime-started", budget
+    assert budget["value"] is None, budget   # the runtime's default
     print("ok")
     """, backend="hip")
     assert out.strip() == "ok"

@@ -10,6 +10,9 @@ from __future__ import annotations
 
 
 def test_waiting_calls_in_a_callback_are_refused(fresh):
+    """Waits are refused in a callback on every backend; queries that ask
+    the runtime are refused on hip only, where the CUDA and HIP runtimes
+    forbid runtime calls inside host functions."""
     out = fresh("""
         dev = hrx.Device.open(0, backend=backend)
         s = dev.stream(); b = dev.allocate(64); s.fill(b, 7); s.synchronize()
@@ -34,12 +37,42 @@ def test_waiting_calls_in_a_callback_are_refused(fresh):
                 except hrx.FailedPreconditionError as e:
                     assert "host callback" in str(e), str(e)
                     refused.append(name)
-            assert ev.query() and pending.done()   # queries are allowed
+            # Answered by the core alone: allowed on every backend.
+            h = hrx.Graph(dev); h.fill(b, 3); h.close()
+            # Answered by the runtime: allowed where host functions may call
+            # it (host); the CUDA and HIP runtimes forbid that (hip).
+            queries = {
+                "Event.query": ev.query,
+                "Readback.done": pending.done,
+                "free_memory": lambda: dev.free_memory,
+                "pool_stats": dev.pool_stats,
+            }
+            for name, call in queries.items():
+                try:
+                    answers[name] = call()
+                except hrx.FailedPreconditionError as e:
+                    assert "host callback" in str(e), str(e)
+                    assert "forbids runtime calls inside host functions" in \
+                        str(e), str(e)
+                    refused_queries.append(name)
+        answers = {}
+        refused_queries = []
         g = hrx.Graph(dev); g.callback(cb)
         c = g.launch(s)
         assert c.wait(timeout=20), "the callback's queue hung"
         c.result()
         assert len(refused) == 8, refused
+        if backend == "hip":
+            assert refused_queries == ["Event.query", "Readback.done",
+                                       "free_memory", "pool_stats"], \
+                refused_queries
+        else:
+            assert refused_queries == [], refused_queries
+            assert answers["Event.query"] and answers["Readback.done"]
+            assert answers["free_memory"] > 0
+            assert answers["pool_stats"]["queue_count"] >= 1
+        # Outside the callback the same queries answer on every backend.
+        assert ev.query() and pending.done() and dev.free_memory > 0
         assert (pending.wait() == 7).all()
         for obj in (pending, ev, g, s, b, dev):
             obj.close()

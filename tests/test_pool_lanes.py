@@ -310,14 +310,14 @@ def _nvidia() -> bool:
 @pytest.mark.parametrize("user", [None, "8"])
 def test_nvidia_budget_applied_before_the_context(user):
     # The CUDA context must not exist before the first queue; hrx asks for
-    # the driver's maximum connections when it opens the device, and a
-    # user's value is kept.
+    # the driver's maximum connections when it opens the device (right
+    # before the runtime's first call, which starts the driver: a value set
+    # after that has no effect), and a user's value is kept.
     env = {"HRX_CONNECTION_BUDGET_SET": ""}
     env["CUDA_DEVICE_MAX_CONNECTIONS"] = user or ""
     out = run_fresh("""
     import ctypes
     cuda = ctypes.CDLL("libcuda.so.1")
-    assert cuda.cuInit(0) == 0
     def context_active():
         dev = ctypes.c_int()
         assert cuda.cuDeviceGet(ctypes.byref(dev), 0) == 0
@@ -325,7 +325,8 @@ def test_nvidia_budget_applied_before_the_context(user):
         assert cuda.cuDevicePrimaryCtxGetState(
             dev, ctypes.byref(flags), ctypes.byref(active)) == 0
         return bool(active.value)
-    d = hrx.Device.open(0, backend="hip")
+    d = hrx.Device.open(0, backend="hip")   # the driver starts in here
+    assert cuda.cuInit(0) == 0
     assert d.info["total_memory"] > 0
     d.set_stream_queue_count(16)
     assert not context_active(), "the context exists before the first queue"
@@ -345,6 +346,6 @@ def test_nvidia_budget_applied_before_the_context(user):
         assert (before_source, source, value, variable) == \
             ("user", "user", "8", "8"), out
     else:
-        # Set when the device opens, before its context exists.
+        # Set when the device opens, before the runtime's first call.
         assert (before_source, before_value) == ("hrx", "32"), out
         assert (source, value, variable) == ("hrx", "32", "32"), out

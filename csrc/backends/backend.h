@@ -41,13 +41,23 @@ typedef struct hrx_backend_s {
   const char* name;
   /* Loads the runtime once per process (thread-safe, idempotent) and returns
    * the number of devices. A failure explains why the backend is unusable:
-   * UNAVAILABLE with the loader's or runtime's message. */
-  hrx_status_t (*load)(int* out_device_count);
+   * UNAVAILABLE with the loader's or runtime's message. `opening`: the load
+   * is made to open a device (hrx_backend_select), not to list or probe; a
+   * runtime that reads process settings only when it starts (hip: the
+   * connection budget) gets them applied first, and only then. */
+  hrx_status_t (*load)(bool opening, int* out_device_count);
   /* Opens device `index` (already checked against the count). */
   hrx_status_t (*device_open)(int index, hrx_backend_device_t** out_device);
   /* Optional (NULL: nothing to add): fills the parts of
    * hrx_backend_query_info beyond the zeroed defaults. Never loads. */
   void (*describe)(hrx_backend_info_t* out_info);
+  /* Whether a host function run by queue_host_call may itself call the
+   * runtime (query an event, ask for free memory). False where the runtime
+   * forbids runtime calls inside host functions (cudaLaunchHostFunc and
+   * hipLaunchHostFunc do: such a call fails, e.g. with
+   * cudaErrorNotPermitted); the core then refuses the queries that reach the
+   * runtime inside host callbacks (entry.h). */
+  bool host_functions_may_call_runtime;
 } hrx_backend_t;
 
 /* The backend device under a live device (borrowed; lives as long as the

@@ -29,10 +29,12 @@ static hrx_status_t hrx_backend_unknown(const char* name, const char* origin) {
                          name, origin);
 }
 
-/* Loads `backend` and checks that it has device `index`. */
-static hrx_status_t hrx_backend_check(const hrx_backend_t* backend, int index) {
+/* Loads `backend` (for an open or a listing, see hrx_backend_t.load) and
+ * checks that it has device `index`. */
+static hrx_status_t hrx_backend_check(const hrx_backend_t* backend, int index,
+                                      bool opening) {
   int count = 0;
-  HRX_RETURN_IF_ERROR(backend->load(&count));
+  HRX_RETURN_IF_ERROR(backend->load(opening, &count));
   if (index < 0 || index >= count) {
     return hrx_make_status(HRX_STATUS_OUT_OF_RANGE,
                            "device index %d is out of range: backend '%s' has "
@@ -46,7 +48,7 @@ static hrx_status_t hrx_backend_check(const hrx_backend_t* backend, int index) {
 bool hrx_backend_probe(const char* name, char* out_reason,
                        size_t reason_capacity) {
   const hrx_backend_t* backend = hrx_backend_lookup(name);
-  hrx_status_t status = backend ? hrx_backend_check(backend, 0)
+  hrx_status_t status = backend ? hrx_backend_check(backend, 0, false)
                                 : hrx_backend_unknown(name ? name : "(null)", "");
   if (out_reason && reason_capacity) {
     snprintf(out_reason, reason_capacity, "%s", hrx_status_message(status));
@@ -78,7 +80,7 @@ hrx_status_t hrx_backend_select(const char* name, int index,
   if (name && *name) {
     const hrx_backend_t* backend = hrx_backend_lookup(name);
     if (!backend) return hrx_backend_unknown(name, origin);
-    HRX_RETURN_IF_ERROR(hrx_backend_check(backend, index));
+    HRX_RETURN_IF_ERROR(hrx_backend_check(backend, index, true));
     *out_backend = backend;
     snprintf(out_note, capacity, "%s", how);
     return NULL;
@@ -86,7 +88,7 @@ hrx_status_t hrx_backend_select(const char* name, int index,
   /* Automatic: the first backend that has the device. */
   char reasons[2048] = "";
   for (int i = 0; i < HRX_BACKEND_COUNT; ++i) {
-    hrx_status_t status = hrx_backend_check(hrx_backends[i], index);
+    hrx_status_t status = hrx_backend_check(hrx_backends[i], index, true);
     if (!status) {
       *out_backend = hrx_backends[i];
       snprintf(out_note, capacity, "automatic%s%s", reasons[0] ? "; passed over " : "",

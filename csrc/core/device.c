@@ -414,6 +414,10 @@ hrx_staging_pool_t* hrx_device_staging(hrx_device_t* device) {
   return device->staging;
 }
 
+bool hrx_device_callbacks_may_call_runtime(const hrx_device_t* device) {
+  return device->backend_type->host_functions_may_call_runtime;
+}
+
 hrx_backend_device_t* hrx_device_backend(hrx_device_t* device) {
   return device->backend;
 }
@@ -468,7 +472,7 @@ hrx_status_t hrx_device_query_info(hrx_device_t* device,
 
 hrx_status_t hrx_device_query_free_memory(hrx_device_t* device,
                                           uint64_t* out_free_bytes) {
-  HRX_RETURN_IF_ERROR(hrx_entry_check(device, HRX_ENTRY_QUERY,
+  HRX_RETURN_IF_ERROR(hrx_entry_check(device, HRX_ENTRY_RUNTIME_QUERY,
                                       "querying free memory"));
   return device->backend->vtable->query_free_memory(device->backend,
                                                     out_free_bytes);
@@ -567,7 +571,7 @@ hrx_status_t hrx_device_query_pool_stats(hrx_device_t* device,
                                          hrx_pool_queue_stats_t* out_queues,
                                          int capacity,
                                          hrx_pool_stats_t* out_stats) {
-  HRX_RETURN_IF_ERROR(hrx_entry_check(device, HRX_ENTRY_QUERY,
+  HRX_RETURN_IF_ERROR(hrx_entry_check(device, HRX_ENTRY_RUNTIME_QUERY,
                                       "querying pool statistics"));
   return hrx_queue_pool_stats(&device->pool, out_queues, capacity, out_stats);
 }

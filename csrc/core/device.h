@@ -36,6 +36,10 @@ hrx_status_t hrx_device_check_same(hrx_device_t* expected,
                                    const char* holder, const char* rule);
 /* Whether the device was opened before this process was forked (fork.h). */
 bool hrx_device_is_stale(const hrx_device_t* device);
+
+/* Whether host callbacks of this device's queues may call its runtime (the
+ * backend's host_functions_may_call_runtime). */
+bool hrx_device_callbacks_may_call_runtime(const hrx_device_t* device);
 /* NULL, or the FAILED_PRECONDITION naming fork for a stale device. Every
  * call that reaches the backend or takes a device lock checks it first. */
 hrx_status_t hrx_device_check_process(const hrx_device_t* device);

@@ -19,6 +19,18 @@ hrx_status_t hrx_entry_check(hrx_device_t* device, hrx_entry_kind_t kind,
   if (device) HRX_RETURN_IF_ERROR(hrx_device_check_process(device));
   if (hrx_entry_in_host_callback) {
     if (kind == HRX_ENTRY_QUERY) return NULL;
+    if (kind == HRX_ENTRY_RUNTIME_QUERY) {
+      if (device == NULL || hrx_device_callbacks_may_call_runtime(device)) {
+        return NULL;
+      }
+      return hrx_make_status(
+          HRX_STATUS_FAILED_PRECONDITION,
+          "%s is not allowed inside a graph host callback on this backend: "
+          "its runtime forbids runtime calls inside host functions "
+          "(cudaLaunchHostFunc, hipLaunchHostFunc); query after the launch's "
+          "completion instead",
+          what);
+    }
     return hrx_make_status(
         HRX_STATUS_FAILED_PRECONDITION,
         "%s is not allowed inside a graph host callback: the queue running "

@@ -7,7 +7,14 @@
  * - a thread that is running a host callback may not wait: it runs on (or
  *   for) a native queue, and that queue waits for the callback to return.
  *   Calls that may block (submit, allocate, read, synchronize, wait) are
- *   refused there with FAILED_PRECONDITION; queries are allowed;
+ *   refused there with FAILED_PRECONDITION; calls answered by the core
+ *   alone (graph building) are allowed;
+ * - queries that ask the runtime (an event's or a read's state, free
+ *   memory, pool statistics: they query the queues) are allowed in a host callback only where the backend lets host
+ *   functions call the runtime (host: yes). The CUDA and HIP runtimes forbid
+ *   any runtime call inside a host function (cudaLaunchHostFunc,
+ *   hipLaunchHostFunc), so on hip they are refused with
+ *   FAILED_PRECONDITION saying so;
  * - releases made on a host-callback thread (garbage collection included)
  *   are deferred: the reference goes to the device's deferred-release list,
  *   which the next entry from another thread drains (and a helper thread
@@ -27,10 +34,14 @@
 #include "hrx.h"
 
 typedef enum hrx_entry_kind_e {
-  /* Never waits for device work or queue space: allowed in callbacks. */
+  /* Never waits and never calls the runtime: allowed in callbacks. */
   HRX_ENTRY_QUERY = 0,
   /* May wait (submission, allocation, reads, synchronization). */
   HRX_ENTRY_BLOCKING = 1,
+  /* Never waits but asks the runtime (event and read state, free memory,
+   * pool statistics): allowed in callbacks where the device's backend
+   * permits runtime calls inside host functions. */
+  HRX_ENTRY_RUNTIME_QUERY = 2,
 } hrx_entry_kind_t;
 
 /* NULL when the call may proceed; otherwise the refusal, naming `what`

@@ -111,7 +111,8 @@ hrx_native_event_t* hrx_event_native(hrx_event_t* event) {
 
 hrx_status_t hrx_event_query(hrx_event_t* event, bool* out_done) {
   HRX_RETURN_IF_ERROR(
-      hrx_entry_check(event->device, HRX_ENTRY_QUERY, "querying an event"));
+      hrx_entry_check(event->device, HRX_ENTRY_RUNTIME_QUERY,
+                      "querying an event"));
   hrx_backend_device_t* backend = hrx_device_backend(event->device);
   return backend->vtable->event_query(backend, event->native, out_done);
 }

@@ -118,7 +118,7 @@ uint64_t hrx_readback_length(const hrx_readback_t* readback) {
 }
 
 hrx_status_t hrx_readback_query(hrx_readback_t* readback, bool* out_done) {
-  HRX_RETURN_IF_ERROR(hrx_entry_check(readback->device, HRX_ENTRY_QUERY,
+  HRX_RETURN_IF_ERROR(hrx_entry_check(readback->device, HRX_ENTRY_RUNTIME_QUERY,
                                       "querying a read"));
   hrx_backend_device_t* backend = hrx_device_backend(readback->device);
   return backend->vtable->event_query(backend, readback->block->event,

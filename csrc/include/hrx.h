@@ -19,7 +19,12 @@
  *   synchronize, create a stream, open a device) fails with
  *   FAILED_PRECONDITION, and releases are deferred to another thread (the
  *   next hrx call from a thread that is not running a callback, or a
- *   helper thread); queries are allowed.
+ *   helper thread). Calls the core answers alone (building a graph) are
+ *   allowed; queries that ask the runtime (an event's or a read's state,
+ *   free memory, pool statistics) are allowed on the host backend only:
+ *   the CUDA and HIP runtimes forbid runtime calls inside host functions
+ *   (cudaLaunchHostFunc, hipLaunchHostFunc), so on hip they fail with
+ *   FAILED_PRECONDITION inside a callback.
  *
  * Failures (the same with submission batching on and off):
  * - A command (copy, fill, upload, event wait) that the device refuses
@@ -287,8 +292,12 @@ typedef struct hrx_connection_budget_s {
   char variable[40];  /* the environment variable; "" when none applies */
   int wanted;         /* what the pool asks for: count * lanes + headroom */
   int value;          /* in effect (or to be applied); 0 when none applies */
-  /* "user" (already set, respected), "hrx" (set by hrx when it loaded the
-   * runtime), "unset" (nothing set it), "not applicable". */
+  /* "user" (already set, respected), "hrx" (set by hrx right before the
+   * runtime started, because a device open started it), "unset" (nothing
+   * set it), "runtime-started" (a device's budget when the runtime had
+   * already been started with nothing set, e.g. by listing backends first:
+   * the runtime reads the variable only when it starts, so it runs with its
+   * default and hrx set nothing; value 0), "not applicable". */
   char source[24];
 } hrx_connection_budget_t;
 
@@ -543,7 +552,8 @@ hrx_status_t hrx_stream_query(hrx_stream_t* stream, bool* out_done);
  * complete; nodes that depend on them start after they return. A callback
  * may not call hrx functions that submit, allocate, read or wait (they fail
  * with FAILED_PRECONDITION there: the queue that runs the callback waits
- * for it); releases it makes (a garbage collector included) are deferred to
+ * for it), nor, on hip, query an event's or a read's state, free memory or
+ * pool statistics (the runtime forbids runtime calls inside host functions); releases it makes (a garbage collector included) are deferred to
  * another thread (see the conventions at the top). Nor should it wait for
  * other threads' hrx calls: freeing device memory (a buffer's last release)
  * waits for all of the device's queued work, callbacks included, as

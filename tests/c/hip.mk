@@ -64,6 +64,8 @@ hip-load: $(HIP_TEST_LOAD)
 	env -u HRX_PYTHON_SITE_DIRS $(HIP_TEST_LOAD) \
 	  amd-no-device $(HIP_AMD_LIBRARY)
 	env -u HRX_PYTHON_SITE_DIRS $(HIP_TEST_LOAD) \
+	  amd-no-device-opening $(HIP_AMD_LIBRARY)
+	env -u HRX_PYTHON_SITE_DIRS $(HIP_TEST_LOAD) \
 	  missing-library $(HIP_MISSING_LIBRARY)
 	env -u HRX_RTC_LIBRARY $(HIP_TEST_LOAD) amd-compile $(HIP_AMD_LIBRARY)
 

@@ -5,6 +5,10 @@
  *       HRX_HIP_LIBRARY=LIBRARY names a real libamdhip64 on a machine without
  *       an AMD GPU: UNAVAILABLE, naming the library and the runtime's
  *       "no device" error; no crash.
+ *   test_hip_load amd-no-device-opening LIBRARY
+ *       The same, loaded for a device open: GPU_MAX_HW_QUEUES is applied
+ *       right before the runtime's first call, and withdrawn when that
+ *       runtime refuses.
  *   test_hip_load missing-library PATH
  *       HRX_HIP_LIBRARY=PATH does not exist: UNAVAILABLE naming PATH.
  *   test_hip_load amd-compile LIBRARY
@@ -28,6 +32,7 @@
 #include "backends/backend.h"
 #include "backends/hip/hip_backend.h"
 #include "backends/hip/hip_batch.h"
+#include "backends/hip/hip_connections.h"
 #include "core/status.h"
 
 static int failures;
@@ -65,9 +70,9 @@ static uint64_t now_ns(void) {
 /* Expects load() to fail with UNAVAILABLE, twice (the second from the
  * kept result), and device_open to fail the same way. Returns the message
  * of the first failure (caller frees) or NULL. */
-static char* expect_unavailable(void) {
+static char* expect_unavailable(bool opening) {
   int count = -1;
-  hrx_status_t status = hrx_hip_backend.load(&count);
+  hrx_status_t status = hrx_hip_backend.load(opening, &count);
   CHECK(status != NULL, "load succeeded with %d devices", count);
   if (!status) return NULL;
   CHECK(hrx_status_code(status) == HRX_STATUS_UNAVAILABLE, "code %s: %s",
@@ -79,7 +84,7 @@ static char* expect_unavailable(void) {
          message);
   hrx_status_free(status);
 
-  status = hrx_hip_backend.load(&count);
+  status = hrx_hip_backend.load(opening, &count);
   CHECK(status && hrx_status_code(status) == HRX_STATUS_UNAVAILABLE &&
             strcmp(hrx_status_message(status), message) == 0,
         "second load differs: %s", hrx_status_message(status));
@@ -95,9 +100,42 @@ static char* expect_unavailable(void) {
   return message;
 }
 
-static int scenario_amd_no_device(const char* library) {
+/* The connection budget around the runtime's first call (hipGetDeviceCount,
+ * which refuses here): a load for an open applied GPU_MAX_HW_QUEUES right
+ * before it, a listing load did not; the refused runtime's value is
+ * withdrawn either way, leaving the environment as it was. */
+static void check_budget_at_start(bool opening) {
+  hrx_connection_budget_t seen;
+  memset(&seen, 0, sizeof(seen));
+  CHECK(hrx_hip_connections_last_start(&seen), "no runtime start recorded");
+  CHECK(strcmp(seen.variable, "GPU_MAX_HW_QUEUES") == 0, "variable %s",
+        seen.variable);
+  if (opening) {
+    CHECK(strcmp(seen.source, "hrx") == 0 &&
+              seen.value == HRX_CONNECTIONS_WANTED(
+                                HRX_DEFAULT_STREAM_QUEUE_COUNT),
+          "an open's load started the runtime with %s=%d (%s)",
+          seen.variable, seen.value, seen.source);
+  } else {
+    CHECK(strcmp(seen.source, "unset") == 0 && seen.value == 0,
+          "a listing load set %s=%d (%s)", seen.variable, seen.value,
+          seen.source);
+  }
+  hrx_connection_budget_t now;
+  CHECK(!hrx_hip_connections_at_start(&now),
+        "a refused runtime is reported as started (%s)", now.source);
+  CHECK(getenv("GPU_MAX_HW_QUEUES") == NULL, "left GPU_MAX_HW_QUEUES=%s",
+        getenv("GPU_MAX_HW_QUEUES"));
+  CHECK(getenv("HRX_CONNECTION_BUDGET_SET") == NULL,
+        "left HRX_CONNECTION_BUDGET_SET=%s",
+        getenv("HRX_CONNECTION_BUDGET_SET"));
+}
+
+static int scenario_amd_no_device(const char* library, bool opening) {
   setenv("HRX_HIP_LIBRARY", library, 1);
-  char* message = expect_unavailable();
+  unsetenv("GPU_MAX_HW_QUEUES");
+  unsetenv("HRX_CONNECTION_BUDGET_SET");
+  char* message = expect_unavailable(opening);
   if (!message) return 1;
   CHECK(strstr(message, library) != NULL, "library not named: %s", message);
   CHECK(strstr(message, "loaded, but hipGetDeviceCount") != NULL,
@@ -111,12 +149,13 @@ static int scenario_amd_no_device(const char* library) {
   const char* platform = hrx_hip_platform();
   CHECK(platform && strcmp(platform, "amd") == 0, "hrx_hip_platform: %s",
         platform ? platform : "(null)");
+  check_budget_at_start(opening);
   return 0;
 }
 
 static int scenario_missing_library(const char* path) {
   setenv("HRX_HIP_LIBRARY", path, 1);
-  char* message = expect_unavailable();
+  char* message = expect_unavailable(true);
   if (!message) return 1;
   CHECK(strstr(message, "HRX_HIP_LIBRARY") != NULL, "variable not named: %s",
         message);
@@ -388,7 +427,7 @@ static void count_host_call(void* user_data) {
 
 static int scenario_device(void) {
   int count = 0;
-  CHECK_OK(hrx_hip_backend.load(&count));
+  CHECK_OK(hrx_hip_backend.load(true, &count));
   printf("library %s, platform %s, %d device(s)\n", hrx_hip_loaded_library(),
          hrx_hip_platform(), count);
   CHECK(count >= 1, "count %d", count);
@@ -665,7 +704,9 @@ static int scenario_device(void) {
 int main(int argc, char** argv) {
   int rc = 2;
   if (argc == 3 && strcmp(argv[1], "amd-no-device") == 0) {
-    rc = scenario_amd_no_device(argv[2]);
+    rc = scenario_amd_no_device(argv[2], false);
+  } else if (argc == 3 && strcmp(argv[1], "amd-no-device-opening") == 0) {
+    rc = scenario_amd_no_device(argv[2], true);
   } else if (argc == 3 && strcmp(argv[1], "missing-library") == 0) {
     rc = scenario_missing_library(argv[2]);
   } else if (argc == 3 && strcmp(argv[1], "amd-compile") == 0) {
@@ -674,7 +715,8 @@ int main(int argc, char** argv) {
     rc = scenario_device();
   } else {
     fprintf(stderr,
-            "usage: %s amd-no-device LIBRARY | missing-library PATH | "
+            "usage: %s amd-no-device LIBRARY | amd-no-device-opening "
+            "LIBRARY | missing-library PATH | "
             "amd-compile LIBRARY | device\n",
             argv[0]);
     return 2;

@@ -117,7 +117,7 @@ static void test_environment_is_checked(void) {
                 "use HRX_HOST_ENGINE_SPIN_US");
   setenv("HRX_HOST_DEVICE_COUNT", "none", 1);
   int count = 0;
-  CHECK_CODE(hrx_host_backend.load(&count), HRX_STATUS_INVALID_ARGUMENT,
+  CHECK_CODE(hrx_host_backend.load(false, &count), HRX_STATUS_INVALID_ARGUMENT,
              "HRX_HOST_DEVICE_COUNT must be an integer from 1 to 64");
   unsetenv("HRX_HOST_DEVICE_COUNT");
 }

@@ -37,7 +37,7 @@ typedef struct hrx_hip_device_s {
   pthread_mutex_t context_mutex;
   atomic_bool context_ready;
   int connections_wanted;
-  hrx_connection_budget_t connections;  /* as applied by device_open */
+  hrx_connection_budget_t connections;  /* what the runtime started with */
   bool priority_range;          /* the runtime reported one */
   int priority_least;           /* numerically largest (CUDA: 0) */
   int priority_greatest;        /* numerically smallest (H200: -5) */
@@ -68,14 +68,14 @@ static bool hrx_hip_batching_starts_on(void) {
   return on;
 }
 
-/* Creates the native context once: applies the connection budget (NVIDIA),
- * makes the device current (cudaSetDevice creates the primary context
- * since CUDA 12) and reads the stream priority range. */
+/* Creates the native context once: makes the device current (cudaSetDevice
+ * creates the primary context since CUDA 12) and reads the stream priority
+ * range. */
 static hrx_status_t hrx_hip_activate(hrx_hip_device_t* device) {
   hrx_status_t status = NULL;
   pthread_mutex_lock(&device->context_mutex);
   if (!atomic_load(&device->context_ready)) {
-    /* The budget was applied by device_open, before the context. */
+    /* The budget took effect (or not) when the runtime started. */
     device->connections.wanted = device->connections_wanted;
     status = hrx_hip_make_current(device->index);
     if (!status && hrx_hip_rt.sym.DeviceGetStreamPriorityRange) {
@@ -108,8 +108,8 @@ static hrx_status_t hrx_hip_enter(hrx_backend_device_t* base) {
 
 /* ------------------------------------------------------------------ load */
 
-static hrx_status_t hrx_hip_load(int* out_device_count) {
-  return hrx_hip_runtime_load(out_device_count);
+static hrx_status_t hrx_hip_load(bool opening, int* out_device_count) {
+  return hrx_hip_runtime_load(opening, out_device_count);
 }
 
 const char* hrx_hip_loaded_library(void) { return hrx_hip_runtime_library(); }
@@ -251,10 +251,23 @@ static hrx_status_t hrx_hip_describe(int index, hrx_device_info_t* info) {
   return NULL;
 }
 
+/* The budget in effect for the runtime, as a device reports it. */
+static void hrx_hip_device_budget(hrx_connection_budget_t* out_budget) {
+  memset(out_budget, 0, sizeof(*out_budget));
+  if (!hrx_hip_connections_at_start(out_budget)) {
+    snprintf(out_budget->source, sizeof(out_budget->source), "not applicable");
+    return;
+  }
+  if (strcmp(out_budget->source, "unset") == 0) {
+    snprintf(out_budget->source, sizeof(out_budget->source),
+             "runtime-started");
+  }
+}
+
 static hrx_status_t hrx_hip_device_open(int index,
                                         hrx_backend_device_t** out_device) {
   int count = 0;
-  HRX_RETURN_IF_ERROR(hrx_hip_runtime_load(&count));
+  HRX_RETURN_IF_ERROR(hrx_hip_runtime_load(true, &count));
   if (index < 0 || index >= count) {
     return hrx_make_status(HRX_STATUS_OUT_OF_RANGE,
                            "hip device %d does not exist (%d devices)", index,
@@ -265,18 +278,11 @@ static hrx_status_t hrx_hip_device_open(int index,
     return hrx_make_status(HRX_STATUS_OUT_OF_MEMORY,
                            "cannot allocate a hip device");
   }
-  /* Opening a device is what applies the connection budget (listing
-   * backends never does), now, before this device's native context exists:
-   * NVIDIA creates it in hrx_hip_activate, AMD when the device is made
-   * current below. AMD: sized for the default pool. NVIDIA: the driver's
-   * maximum, since priority lanes and reserved queues only help when
-   * streams get connections of their own. A value the user set is kept. */
-  hrx_hip_connections_apply(
-      hrx_hip_rt.platform->id,
-      hrx_hip_nvidia()
-          ? HRX_HIP_CUDA_MAX_CONNECTIONS
-          : HRX_CONNECTIONS_WANTED(HRX_DEFAULT_STREAM_QUEUE_COUNT),
-      &device->connections);
+  /* The connection budget was applied (or not) when the runtime started
+   * (hrx_hip_runtime_load, hip_connections.h): report what the runtime
+   * started with. With nothing set then (a listing started it), the open
+   * can no longer give the budget an effect: "runtime-started". */
+  hrx_hip_device_budget(&device->connections);
   /* NVIDIA: no context yet (hrx_hip_activate). AMD: the device is made
    * current for hipMemGetInfo. */
   if (!hrx_hip_nvidia()) {
@@ -428,8 +434,8 @@ static hrx_status_t hrx_hip_queue_query(hrx_backend_device_t* base,
 static void hrx_hip_plan_connections(hrx_backend_device_t* base, int wanted) {
   hrx_hip_device_t* device = hrx_hip_device_cast(base);
   pthread_mutex_lock(&device->context_mutex);
-  /* Once the context exists the budget is fixed; the plan is kept only to
-   * report what the pool would have wanted. */
+  /* The budget was fixed when the runtime started; the plan is kept only
+   * to report what the pool would have wanted. */
   device->connections_wanted = wanted;
   pthread_mutex_unlock(&device->context_mutex);
 }
@@ -968,7 +974,11 @@ static void hrx_hip_describe_backend(hrx_backend_info_t* out_info) {
            platform ? platform : "");
   if (platform && hrx_hip_connections_variable(platform)) {
     out_info->has_connections = true;
-    hrx_hip_connections_current(platform, &out_info->connections);
+    /* Once the runtime has started, what it started with; before, the
+     * variable as it is now. */
+    if (!hrx_hip_connections_at_start(&out_info->connections)) {
+      hrx_hip_connections_current(platform, &out_info->connections);
+    }
   }
 }
 
@@ -977,4 +987,7 @@ const hrx_backend_t hrx_hip_backend = {
     .load = hrx_hip_load,
     .device_open = hrx_hip_device_open,
     .describe = hrx_hip_describe_backend,
+    /* cudaLaunchHostFunc / hipLaunchHostFunc: "host functions must not make
+     * any CUDA API calls" (the runtime answers cudaErrorNotPermitted). */
+    .host_functions_may_call_runtime = false,
 };

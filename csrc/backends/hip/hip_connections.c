@@ -126,3 +126,94 @@ void hrx_hip_connections_current(const char* platform_id,
   }
   pthread_mutex_unlock(&hrx_hip_connections_mutex);
 }
+
+int hrx_hip_connections_open_wanted(const char* platform_id) {
+  if (platform_id && strcmp(platform_id, "nvidia") == 0) {
+    return HRX_HIP_CUDA_MAX_CONNECTIONS;
+  }
+  return HRX_CONNECTIONS_WANTED(HRX_DEFAULT_STREAM_QUEUE_COUNT);
+}
+
+/* What the runtime saw when it started; hrx_hip_connections_mutex. */
+static bool hrx_hip_connections_started = false;
+static hrx_connection_budget_t hrx_hip_connections_start;
+/* What the last runtime to start (refused ones included) saw. */
+static bool hrx_hip_connections_attempted = false;
+static hrx_connection_budget_t hrx_hip_connections_attempt;
+
+static void hrx_hip_connections_save_one(const char* name, bool* out_had,
+                                         char* out_text, size_t capacity) {
+  const char* text = getenv(name);
+  *out_had = text != NULL;
+  snprintf(out_text, capacity, "%s", text ? text : "");
+}
+
+void hrx_hip_connections_before_start(const char* platform_id, bool opening,
+                                      hrx_hip_connections_saved_t* out_saved) {
+  memset(out_saved, 0, sizeof(*out_saved));
+  const char* variable = hrx_hip_connections_variable(platform_id);
+  if (!variable) return;
+  pthread_mutex_lock(&hrx_hip_connections_mutex);
+  out_saved->variable = variable;
+  hrx_hip_connections_save_one(variable, &out_saved->had_value,
+                               out_saved->value, sizeof(out_saved->value));
+  hrx_hip_connections_save_one(HRX_HIP_CONNECTIONS_MARKER,
+                               &out_saved->had_marker, out_saved->marker,
+                               sizeof(out_saved->marker));
+  pthread_mutex_unlock(&hrx_hip_connections_mutex);
+  hrx_connection_budget_t start;
+  if (opening) {
+    hrx_hip_connections_apply(
+        platform_id, hrx_hip_connections_open_wanted(platform_id), &start);
+  } else {
+    hrx_hip_connections_current(platform_id, &start);
+  }
+  start.wanted = hrx_hip_connections_open_wanted(platform_id);
+  pthread_mutex_lock(&hrx_hip_connections_mutex);
+  hrx_hip_connections_start = start;
+  hrx_hip_connections_started = true;
+  hrx_hip_connections_attempt = start;
+  hrx_hip_connections_attempted = true;
+  pthread_mutex_unlock(&hrx_hip_connections_mutex);
+}
+
+static void hrx_hip_connections_restore_one(const char* name, bool had,
+                                            const char* text) {
+  if (had) {
+    setenv(name, text, 1);
+  } else {
+    unsetenv(name);
+  }
+}
+
+void hrx_hip_connections_withdraw(const hrx_hip_connections_saved_t* saved) {
+  if (!saved->variable) return;
+  pthread_mutex_lock(&hrx_hip_connections_mutex);
+  hrx_hip_connections_restore_one(saved->variable, saved->had_value,
+                                  saved->value);
+  hrx_hip_connections_restore_one(HRX_HIP_CONNECTIONS_MARKER,
+                                  saved->had_marker, saved->marker);
+  hrx_hip_connections_started = false;
+  pthread_mutex_unlock(&hrx_hip_connections_mutex);
+}
+
+/* Copies *recorded to *out when *present, under the mutex. */
+static bool hrx_hip_connections_read(const bool* present,
+                                     const hrx_connection_budget_t* recorded,
+                                     hrx_connection_budget_t* out) {
+  pthread_mutex_lock(&hrx_hip_connections_mutex);
+  bool found = *present;
+  if (found) *out = *recorded;
+  pthread_mutex_unlock(&hrx_hip_connections_mutex);
+  return found;
+}
+
+bool hrx_hip_connections_at_start(hrx_connection_budget_t* out_budget) {
+  return hrx_hip_connections_read(&hrx_hip_connections_started,
+                                  &hrx_hip_connections_start, out_budget);
+}
+
+bool hrx_hip_connections_last_start(hrx_connection_budget_t* out_budget) {
+  return hrx_hip_connections_read(&hrx_hip_connections_attempted,
+                                  &hrx_hip_connections_attempt, out_budget);
+}

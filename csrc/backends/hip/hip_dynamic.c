@@ -11,6 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "backends/hip/hip_connections.h"
+
 const hrx_hip_platform_t hrx_hip_platform_amd = {
     .id = "amd",
     .runtime_label = "HIP runtime",
@@ -53,6 +55,10 @@ hrx_hip_runtime_t hrx_hip_rt;
 
 /* The outcome of the one search, kept to answer every later load() call. */
 static pthread_once_t hrx_hip_load_once_control = PTHREAD_ONCE_INIT;
+/* The `opening` argument of the hrx_hip_runtime_load call on this thread:
+ * pthread_once runs the search on the first caller's thread, which reads
+ * its own value. */
+static _Thread_local bool hrx_hip_load_opening = false;
 /* The process that loaded the runtime: a forked child cannot use it (the
  * CUDA and HIP runtimes do not support fork() after initialization). */
 static pid_t hrx_hip_load_pid;
@@ -233,9 +239,13 @@ static hrx_hip_attempt_t hrx_hip_try_library(hrx_hip_search_t* search,
     return HRX_HIP_ATTEMPT_REFUSED;
   }
 
-  /* Loading (and so listing backends) leaves the process environment
-   * alone: the connection budget is applied by opening a device
-   * (hip_backend.c). */
+  /* The runtime's first call, where it reads the connection budget
+   * variable: a load made by opening a device applies the budget just
+   * before it; a load made by listing backends leaves the process
+   * environment alone (hip_connections.h). */
+  hrx_hip_connections_saved_t saved;
+  hrx_hip_connections_before_start(platform->id, hrx_hip_load_opening,
+                                   &saved);
   int count = 0;
   hrx_hip_error_t err = rt->sym.GetDeviceCount(&count);
   hrx_hip_attempt_t result = HRX_HIP_ATTEMPT_OK;
@@ -258,6 +268,8 @@ static hrx_hip_attempt_t hrx_hip_try_library(hrx_hip_search_t* search,
       rt->driver_version = 0;
     }
   }
+  /* A refused runtime's library is skipped: the next one starts afresh. */
+  if (result != HRX_HIP_ATTEMPT_OK) hrx_hip_connections_withdraw(&saved);
   return result;
 }
 
@@ -380,8 +392,10 @@ static void hrx_hip_load_once(void) {
   }
 }
 
-hrx_status_t hrx_hip_runtime_load(int* out_device_count) {
+hrx_status_t hrx_hip_runtime_load(bool opening, int* out_device_count) {
+  hrx_hip_load_opening = opening;
   pthread_once(&hrx_hip_load_once_control, hrx_hip_load_once);
+  hrx_hip_load_opening = false;
   if (hrx_hip_load_code != HRX_STATUS_OK) {
     return hrx_make_status(hrx_hip_load_code, "%s", hrx_hip_load_message);
   }

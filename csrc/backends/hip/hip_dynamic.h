@@ -98,8 +98,11 @@ static inline bool hrx_hip_ok(hrx_hip_error_t error) {
  * that loads but misses a required symbol or reports no device is skipped
  * for the next candidate. Failure: UNAVAILABLE, naming every library tried
  * with the loader's or the runtime's message; the same status (a fresh
- * copy) is returned on every later call. */
-hrx_status_t hrx_hip_runtime_load(int* out_device_count);
+ * copy) is returned on every later call. `opening`: the call opens a
+ * device; if it is the one that starts the runtime, the connection budget
+ * is applied right before the runtime's first call (hip_connections.h);
+ * a listing call (false) leaves the environment alone. */
+hrx_status_t hrx_hip_runtime_load(bool opening, int* out_device_count);
 
 /* The library the load settled on: the one in use after success, or the one
  * whose runtime refused (no device, failed call, missing symbol) named by the

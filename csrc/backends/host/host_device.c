@@ -613,7 +613,8 @@ static const hrx_backend_vtable_t hrx_host_vtable = {
     .event_elapsed_ms = hrx_host_event_elapsed_ms,
 };
 
-static hrx_status_t hrx_host_load(int* out_device_count) {
+static hrx_status_t hrx_host_load(bool opening, int* out_device_count) {
+  (void)opening;
   int64_t count = 1;
   HRX_RETURN_IF_ERROR(hrx_env_int("HRX_HOST_DEVICE_COUNT", 1, 1, 64, &count));
   *out_device_count = (int)count;
@@ -673,4 +674,5 @@ const hrx_backend_t hrx_host_backend = {
     .name = "host",
     .load = hrx_host_load,
     .device_open = hrx_host_device_open,
+    .host_functions_may_call_runtime = true,
 };
