@@ -70,7 +70,7 @@ hrx_status_t hrx_event_elapsed_ms(hrx_event_t* start, hrx_event_t* end,
         "record_event(timing=True)",
         start->timing ? "end" : "start");
   }
-  HRX_RETURN_IF_ERROR(hrx_entry_check(end->device, HRX_ENTRY_QUERY,
+  HRX_RETURN_IF_ERROR(hrx_entry_check(end->device, HRX_ENTRY_RUNTIME_QUERY,
                                       "measuring elapsed time"));
   hrx_backend_device_t* backend = hrx_device_backend(end->device);
   return backend->vtable->event_elapsed_ms(backend, start->native, end->native,

@@ -912,7 +912,8 @@ hrx_status_t hrx_stream_record_timing_event(hrx_stream_t* stream,
 
 hrx_status_t hrx_stream_query(hrx_stream_t* stream, bool* out_done) {
   HRX_RETURN_IF_ERROR(
-      hrx_entry_check(stream->device, HRX_ENTRY_QUERY, "querying a stream"));
+      hrx_entry_check(stream->device, HRX_ENTRY_RUNTIME_QUERY,
+                      "querying a stream"));
   /* Accepted commands not yet on the queue: not done, and nothing here
    * waits for them. A lone command still being handed over is not accepted
    * before its call returns. */
