@@ -20,8 +20,9 @@
  *   FAILED_PRECONDITION, and releases are deferred to another thread (the
  *   next hrx call from a thread that is not running a callback, or a
  *   helper thread). Calls the core answers alone (building a graph) are
- *   allowed; queries that ask the runtime (an event's or a read's state,
- *   free memory, pool statistics) are allowed on the host backend only:
+ *   allowed; queries that ask the runtime (an event's, a stream's or a
+ *   read's state, elapsed time, free memory, pool statistics) are allowed
+ *   on the host backend only:
  *   the CUDA and HIP runtimes forbid runtime calls inside host functions
  *   (cudaLaunchHostFunc, hipLaunchHostFunc), so on hip they fail with
  *   FAILED_PRECONDITION inside a callback.
@@ -552,8 +553,8 @@ hrx_status_t hrx_stream_query(hrx_stream_t* stream, bool* out_done);
  * complete; nodes that depend on them start after they return. A callback
  * may not call hrx functions that submit, allocate, read or wait (they fail
  * with FAILED_PRECONDITION there: the queue that runs the callback waits
- * for it), nor, on hip, query an event's or a read's state, free memory or
- * pool statistics (the runtime forbids runtime calls inside host functions); releases it makes (a garbage collector included) are deferred to
+ * for it), nor, on hip, query an event's, a stream's or a read's state,
+ * elapsed time, free memory or pool statistics (the runtime forbids runtime calls inside host functions); releases it makes (a garbage collector included) are deferred to
  * another thread (see the conventions at the top). Nor should it wait for
  * other threads' hrx calls: freeing device memory (a buffer's last release)
  * waits for all of the device's queued work, callbacks included, as
