@@ -9,7 +9,7 @@ stub-only helpers (typed dicts, type variables).
 import builtins
 from types import TracebackType
 from collections.abc import Callable, Iterable
-from typing import Any, Final, Literal, Protocol, TypedDict, TypeVar, final
+from typing import Any, Final, Literal, NoReturn, Protocol, TypedDict, TypeVar, final
 
 import numpy
 import numpy.typing
@@ -264,6 +264,9 @@ class Stream:
     round-robin for the stream's life. Not instantiable: use Device.stream()
     or Stream.open()."""
 
+    def __new__(cls, *args: Any, **kwargs: Any) -> NoReturn:
+        """Refuses with a TypeError that says how to get a stream."""
+
     @classmethod
     def open(cls, index: int = 0, backend: str | None = None) -> Stream:
         """A pool stream of that live device (always an hrx.Stream)."""
@@ -297,8 +300,18 @@ class Stream:
         """Publishes the stream's pending batch now, without an event or a
         wait; raises an earlier command's failure like synchronize()."""
 
-    def record_event(self) -> Event:
-        """An event for the work published so far."""
+    def record_event(self, *, timing: bool = False) -> Event:
+        """An event for the work published so far; with timing=True it also
+        notes when that work completed (Event.elapsed_time)."""
+
+    def query(self) -> bool:
+        """Whether all work the stream accepted is done; never waits (False
+        while work waits in a pending batch; on a shared queue, other
+        streams' earlier work counts too)."""
+
+    def __cuda_stream__(self) -> tuple[int, int]:
+        """The CUDA stream protocol, (0, cudaStream_t handle). Only on NVIDIA
+        GPUs; elsewhere the attribute is absent (AttributeError says why)."""
 
     def wait_event(self, event: Event, /) -> None:
         """Later work on this stream's queue waits for event (device-side)."""
@@ -361,6 +374,9 @@ class Buffer:
     """Device memory, or a view (byte range) of it, usable by every stream
     of its device. Not instantiable: use Device.allocate or Stream.allocate."""
 
+    def __new__(cls, *args: Any, **kwargs: Any) -> NoReturn:
+        """Refuses with a TypeError that says how to allocate a buffer."""
+
     def slice(self, offset: int, length: int) -> Buffer:
         """A view [offset, offset + length) of this view, bounds-checked."""
 
@@ -394,8 +410,20 @@ class Buffer:
         """This view as a 1-D uint8 DLPack tensor, without a copy; the
         consumer holds a reference to the memory until it frees the tensor.
         A versioned (1.0) capsule when max_version asks for major >= 1.
-        Unless stream is -1, waits for work already submitted to the
-        device's pool queues. copy=True is a BufferError."""
+        Unless stream is -1, the consumer's stream (None: the default
+        stream) waits on the device, through events, for the work already
+        submitted to the device's pool queues (host memory: the host waits
+        for it). copy=True is a BufferError."""
+
+    def __array__(self, *args: Any, **kwargs: Any) -> NoReturn:
+        """Refuses: numpy cannot view device memory; use Stream.read."""
+
+    @property
+    def __cuda_array_interface__(self) -> dict[str, Any]:
+        """The CUDA Array Interface v3 (1-D uint8), for Numba and CuPy; its
+        stream is the legacy default stream, made to wait for the device's
+        submitted work. Only on NVIDIA GPUs; elsewhere the attribute is
+        absent (AttributeError says why)."""
 
     def __dlpack_device__(self) -> tuple[int, int]:
         """(1, 0) on the host backend; (2, ordinal) for CUDA and
@@ -425,6 +453,15 @@ class Event:
 
     def query(self) -> bool:
         """Whether the recorded work is done."""
+
+    def elapsed_time(self, end: Event, /) -> float:
+        """Milliseconds from this event's completion to end's (as
+        torch.cuda.Event.elapsed_time); both recorded with timing=True on
+        one device and complete. Never waits."""
+
+    @property
+    def timing(self) -> bool:
+        """Whether the event was recorded with timing=True."""
 
     def synchronize(self) -> None:
         """Waits until the recorded work is done."""

@@ -717,6 +717,32 @@ case("record-event-argument", "Stream.record_event", "an argument",
      "TypeError", lambda c: c.stream.record_event(1))
 case("record-event-closed", "Stream.record_event", "closed Stream",
      "FailedPreconditionError", lambda c: c.closed_stream.record_event())
+case("record-event-timing-int", "Stream.record_event", "timing=1 (int)",
+     "TypeError", lambda c: c.stream.record_event(timing=1))
+case("record-event-unknown-keyword", "Stream.record_event",
+     "unknown keyword clock=True", "TypeError",
+     lambda c: c.stream.record_event(clock=True))
+case("stream-query-argument", "Stream.query", "an argument", "TypeError",
+     lambda c: c.stream.query(1))
+case("stream-query-closed", "Stream.query", "closed Stream",
+     "FailedPreconditionError", lambda c: c.closed_stream.query())
+case("elapsed-time-not-event", "Event.elapsed_time", "end 3 (int)",
+     "TypeError", lambda c: c.event.elapsed_time(3))
+case("elapsed-time-no-timing", "Event.elapsed_time",
+     "events recorded without timing", "InvalidArgumentError",
+     lambda c: c.event.elapsed_time(c.event))
+case("elapsed-time-closed", "Event.elapsed_time", "closed end Event",
+     "FailedPreconditionError", lambda c: c.event.elapsed_time(c.closed_event))
+case("elapsed-time-foreign", "Event.elapsed_time", "Event of another device",
+     "InvalidArgumentError", lambda c: c.event.elapsed_time(c.foreign_event),
+     needs=(FOREIGN,))
+case("stream-constructor", "Stream()", "direct construction", "TypeError",
+     lambda c: c.hrx.Stream())
+case("buffer-constructor", "Buffer()", "direct construction", "TypeError",
+     lambda c: c.hrx.Buffer())
+case("buffer-numpy-asarray", "numpy.asarray(Buffer)",
+     "device memory numpy cannot view", "TypeError",
+     lambda c: c.np.asarray(c.a))
 case("stream-synchronize-argument", "Stream.synchronize", "an argument",
      "TypeError", lambda c: c.stream.synchronize(1))
 case("stream-synchronize-closed", "Stream.synchronize", "closed Stream",

@@ -112,10 +112,34 @@ def test_accepted_stream_and_device_arguments(host):
     assert capsule_name(buffer.__dlpack__(copy=None))
 
 
-def test_host_memory_refuses_a_stream(host):
+@pytest.mark.parametrize("value", [0, 1, 2, 0x7F0000001000])
+def test_host_memory_takes_the_stream_values_of_hip(host, value):
+    """Code written for a GPU passes its consumer stream; host memory takes
+    every value the hip backend takes and orders by waiting on the host."""
+    stream = host.stream()
+    buffer = host.allocate(64 << 20)
+    for fill in range(1, 5):
+        stream.fill(buffer, fill)
+    capsule = buffer.__dlpack__(stream=value)
+    assert capsule_name(capsule) == "dltensor"
+    assert stream.query()
+
+
+def test_stream_minus_one_leaves_ordering_to_the_caller(host):
+    stream = host.stream()
+    buffer = host.allocate(64 << 20)
+    for fill in range(1, 9):
+        stream.fill(buffer, fill)
+    buffer.__dlpack__(stream=-1)
+    assert not stream.query()  # eight 64 MiB fills are still running
+    stream.synchronize()
+
+
+@pytest.mark.parametrize("value", [-2, -100])
+def test_stream_below_minus_one_is_refused(host, value):
     buffer = host.allocate(8)
-    with pytest.raises(hrx.InvalidArgumentError, match="stream=None"):
-        buffer.__dlpack__(stream=1)
+    with pytest.raises(hrx.InvalidArgumentError, match="a stream must be -1"):
+        buffer.__dlpack__(stream=value)
 
 
 def test_unconsumed_capsule_keeps_the_buffer_alive(fresh_host):

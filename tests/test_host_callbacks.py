@@ -18,6 +18,7 @@ def test_waiting_calls_in_a_callback_are_refused(fresh):
         s = dev.stream(); b = dev.allocate(64); s.fill(b, 7); s.synchronize()
         pending = s.read(b)
         ev = s.record_event()
+        t0 = s.record_event(timing=True); t1 = s.record_event(timing=True)
         refused = []
         def cb():
             calls = {
@@ -46,6 +47,8 @@ def test_waiting_calls_in_a_callback_are_refused(fresh):
                 "Readback.done": pending.done,
                 "free_memory": lambda: dev.free_memory,
                 "pool_stats": dev.pool_stats,
+                "Stream.query": s.query,
+                "Event.elapsed_time": lambda: t0.elapsed_time(t1),
             }
             for name, call in queries.items():
                 try:
@@ -64,17 +67,20 @@ def test_waiting_calls_in_a_callback_are_refused(fresh):
         assert len(refused) == 8, refused
         if backend == "hip":
             assert refused_queries == ["Event.query", "Readback.done",
-                                       "free_memory", "pool_stats"], \
+                                       "free_memory", "pool_stats",
+                                       "Stream.query",
+                                       "Event.elapsed_time"], \
                 refused_queries
         else:
             assert refused_queries == [], refused_queries
             assert answers["Event.query"] and answers["Readback.done"]
             assert answers["free_memory"] > 0
             assert answers["pool_stats"]["queue_count"] >= 1
+            assert answers["Event.elapsed_time"] >= 0
         # Outside the callback the same queries answer on every backend.
         assert ev.query() and pending.done() and dev.free_memory > 0
         assert (pending.wait() == 7).all()
-        for obj in (pending, ev, g, s, b, dev):
+        for obj in (pending, ev, t0, t1, g, s, b, dev):
             obj.close()
         print("ok")
     """, timeout=60)

@@ -24,9 +24,11 @@ ALLOWED = {
               "core/status.h"},
     "python": {"hrx.h", "bench/bench.h"},
     "backends/host": {"hrx.h", "backends/backend.h", "core/status.h",
-                      "core/environment.h", "core/clock.h"},
+                      "core/environment.h", "core/clock.h",
+                      "core/nonblocking.h"},
     "backends/hip": {"hrx.h", "backends/backend.h", "core/status.h",
-                     "core/environment.h", "core/clock.h"},
+                     "core/environment.h", "core/clock.h",
+                     "core/nonblocking.h"},
 }
 # Reached only from inside #ifdef HRX_TESTING_BUILD.
 TESTING_ONLY = {"testing/hrx_testing.h", "backends/fault/fault_backend.h"}

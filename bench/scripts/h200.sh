@@ -23,10 +23,14 @@
 #   read-latency     a 64-byte read_blocking idle and beside another stream's
 #                    64 x 1 GiB backlog, against an idle copy + synchronize
 #                    (bench/scripts/read_latency.py)
-#   conformance      the hip device test, the whole Python suite on hip, then
-#                    the conformance files with batching off (the test stages
-#                    run against the testing build of the extension, made in
-#                    build/testing after the install: make testing-build)
+#   python-threads   small copies from 1 and 16 Python threads: the python
+#                    driver at 8 queues (3 fresh processes) beside PyTorch
+#                    and CuPy streams, in one run (python_threads.py)
+#   conformance      the hip device test and the CUDA header checks, the
+#                    whole Python suite on hip, then the conformance files
+#                    with batching off (the test stages run against the
+#                    testing build of the extension, made in build/testing
+#                    after the install: make testing-build)
 #   model-random     the bad-input catalogue and the model-based random
 #                    programs on hip ($PROFILE, default thorough; needs
 #                    hypothesis, see below)
@@ -51,7 +55,7 @@ mkdir -p "$OUT"
 export PYTHONUNBUFFERED=1
 export PYTHONSAFEPATH=1   # import the installed hrx, not ./hrx (no extension there)
 STAGES="sweep sweep-raw sweep-python connections workload submission-cost \
-quick-batching read-latency conformance model-random load"
+quick-batching read-latency python-threads conformance model-random load"
 if [ $# -eq 0 ]; then
   echo "usage: bash bench/scripts/h200.sh STAGE [STAGE...]; stages: $STAGES" >&2
   exit 2
@@ -114,8 +118,8 @@ PY
 
 conformance() (
   export PYTHONPATH=$PWD/build/testing
-  echo "\$ make -s -f tests/c/hip.mk hip-device"
-  timeout 60 make -s -f tests/c/hip.mk hip-device 2>&1 | tail -12
+  echo "\$ make -s -f tests/c/hip.mk hip-device hip-constants-cuda"
+  timeout 90 make -s -f tests/c/hip.mk hip-device hip-constants-cuda 2>&1 | tail -12
   cd tests || return
   echo "\$ HRX_BACKEND=hip HRX_TEST_BACKENDS=hip python3 -m pytest -q -rs -p no:cacheprovider ."
   HRX_BACKEND=hip HRX_TEST_BACKENDS=hip timeout 330 python3 -m pytest -q -rs \
@@ -181,6 +185,10 @@ for stage in "$@"; do
     read-latency)
       python3 -P bench/scripts/read_latency.py --backend hip \
         --backlog-bytes 1073741824 --backlog-copies 64 >"$OUT/read-latency.txt"
+      echo "exit status $?" ;;
+    python-threads)
+      python3 -P bench/scripts/python_threads.py --backend hip --queues 8 \
+        --repeat 3 --output "$OUT/python-threads.jsonl" >"$OUT/python-threads.txt"
       echo "exit status $?" ;;
     conformance)  conformance ;;
     model-random) model_random ;;

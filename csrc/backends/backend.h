@@ -8,6 +8,13 @@
  * Threading: every entry point may be called from any thread, concurrently,
  * including on the same queue. A backend never calls back into the core and
  * never touches Python.
+ *
+ * Non-blocking mode (core/nonblocking.h, read with hrx_nonblocking()): when
+ * the calling thread is in it, a command (copy, fill, upload, download,
+ * queue_wait_event, queue_host_call, batch_submit, graph_launch, a timing
+ * event_record) that would wait for queue space, staging memory or a
+ * one-time native allocation returns HRX_STATUS_WOULD_BLOCK having
+ * submitted nothing.
  */
 #ifndef HRX_BACKENDS_BACKEND_H_
 #define HRX_BACKENDS_BACKEND_H_
@@ -247,6 +254,27 @@ struct hrx_backend_vtable_s {
   hrx_status_t (*event_wait)(hrx_backend_device_t* device,
                              hrx_native_event_t* event, uint64_t timeout_ns,
                              bool* out_done);
+
+  /* Timing events (optional: both or neither). event_create_timing makes
+   * an event that also notes when the work before each record completed
+   * (hip: an event created with timing; host: each record is a command
+   * that reads the worker's clock, so it may wait for queue space).
+   * event_elapsed_ms: milliseconds between two such events' last records;
+   * FAILED_PRECONDITION when either was never recorded or is not complete
+   * (it never waits). */
+  hrx_status_t (*event_create_timing)(hrx_backend_device_t* device,
+                                      hrx_native_event_t** out_event);
+  hrx_status_t (*event_elapsed_ms)(hrx_backend_device_t* device,
+                                   hrx_native_event_t* start,
+                                   hrx_native_event_t* end, double* out_ms);
+
+  /* Optional: makes a native stream of the runtime that the backend did
+   * not create (a handle another library made, or a special handle of the
+   * runtime, NULL included) wait on the device for the event's last
+   * record. NULL where the backend has no such streams (host). */
+  hrx_status_t (*foreign_stream_wait_event)(hrx_backend_device_t* device,
+                                            void* foreign_stream,
+                                            hrx_native_event_t* event);
 };
 
 #ifdef __cplusplus

@@ -1,6 +1,7 @@
 #include "batching.h"
 
 #include <pthread.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <time.h>
 #ifdef __linux__
@@ -9,6 +10,7 @@
 
 #include "core/clock.h"
 #include "core/environment.h"
+#include "nonblocking.h"
 #include "status.h"
 
 /* ------------------------------------------------------------- batches */
@@ -253,9 +255,23 @@ static void* hrx_flusher_main(void* arg) {
   return NULL;
 }
 
+bool hrx_flusher_watching(hrx_flusher_t* flusher, hrx_flush_entry_t* entry) {
+  return atomic_load(&entry->listed) && !atomic_load(&flusher->parked);
+}
+
 hrx_status_t hrx_flusher_notify(hrx_flusher_t* flusher,
                                 hrx_flush_entry_t* entry) {
-  if (atomic_load(&entry->listed) && !atomic_load(&flusher->parked)) {
+  if (hrx_flusher_watching(flusher, entry)) return NULL;
+  if (hrx_nonblocking() && atomic_load(&entry->listed)) {
+    /* The thread parked after the producer saw it awake. Retry until the
+     * lock is free (then signal) or the thread is awake again, never
+     * sleeping on a holder of the mutex, which might be blocked. */
+    while (pthread_mutex_trylock(&flusher->mutex) != 0) {
+      if (!atomic_load(&flusher->parked)) return NULL;
+      sched_yield();
+    }
+    pthread_cond_signal(&flusher->wake_cond);
+    pthread_mutex_unlock(&flusher->mutex);
     return NULL;
   }
   hrx_status_t status = NULL;

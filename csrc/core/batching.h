@@ -129,6 +129,12 @@ void hrx_flusher_destroy(hrx_flusher_t* flusher);
  * the thread cannot be started; the caller then publishes by itself. */
 hrx_status_t hrx_flusher_notify(hrx_flusher_t* flusher,
                                 hrx_flush_entry_t* entry);
+/* Whether `entry` is listed and the thread awake, so that a batch started
+ * now needs no listing (lock-free). A non-blocking producer (nonblocking.h)
+ * starts a batch only then: its hrx_flusher_notify then never waits for a
+ * holder of the mutex, at most for the thread's own short critical
+ * sections while the thread parks. */
+bool hrx_flusher_watching(hrx_flusher_t* flusher, hrx_flush_entry_t* entry);
 /* Unlists the entry and waits until no publisher holds it (no callback
  * runs on it after this returns). */
 void hrx_flusher_remove(hrx_flusher_t* flusher, hrx_flush_entry_t* entry);

@@ -228,13 +228,15 @@ void hrx_device_release(hrx_device_t* device) {
   free(device);
 }
 
+bool hrx_device_has_deferred_releases(hrx_device_t* device) {
+  return atomic_load_explicit(&device->has_releases, memory_order_acquire) ||
+         atomic_load_explicit(&device->draining, memory_order_acquire);
+}
+
 void hrx_device_run_deferred_releases(hrx_device_t* device) {
   /* Inside a drain, the outer call finishes the list. */
   if (hrx_device_drain_depth) return;
-  if (!atomic_load_explicit(&device->has_releases, memory_order_acquire) &&
-      !atomic_load_explicit(&device->draining, memory_order_acquire)) {
-    return;
-  }
+  if (!hrx_device_has_deferred_releases(device)) return;
   hrx_device_drain_depth++;
   pthread_mutex_lock(&device->release_mutex);
   for (;;) {

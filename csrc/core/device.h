@@ -56,6 +56,8 @@ void hrx_device_defer_release(hrx_device_t* device,
                               void (*release)(void* object), void* object);
 /* Runs the deferred releases (the caller is not a callback thread). */
 void hrx_device_run_deferred_releases(hrx_device_t* device);
+/* Whether deferred releases wait to be run or are running (lock-free). */
+bool hrx_device_has_deferred_releases(hrx_device_t* device);
 
 /* Streams holding a failure that no observation has raised yet, so that
  * hrx_device_synchronize raises them too. A stream lists its link when it

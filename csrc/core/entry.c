@@ -2,6 +2,7 @@
 #include "entry.h"
 
 #include "device.h"
+#include "nonblocking.h"
 #include "status.h"
 
 /* Set while this thread runs a host callback. */
@@ -36,6 +37,19 @@ hrx_status_t hrx_entry_check(hrx_device_t* device, hrx_entry_kind_t kind,
         "the callback waits for it to return; do this after the launch's "
         "completion instead",
         what);
+  }
+  if (hrx_nonblocking()) {
+    if (kind == HRX_ENTRY_QUERY) return NULL;
+    /* nonblocking.h: a callback may need the caller's global lock, and a
+     * deferred release may wait for queued work; a blocking retry runs
+     * them. */
+    if (hrx_host_callbacks_in_flight()) {
+      return hrx_would_block("host callbacks in flight");
+    }
+    if (device && hrx_device_has_deferred_releases(device)) {
+      return hrx_would_block("deferred releases to be run");
+    }
+    return NULL;
   }
   if (device) hrx_device_run_deferred_releases(device);
   return NULL;

@@ -18,7 +18,12 @@
  * - releases made on a host-callback thread (garbage collection included)
  *   are deferred: the reference goes to the device's deferred-release list,
  *   which the next entry from another thread drains (and a helper thread
- *   when no such call comes), never the callback's own queue.
+ *   when no such call comes), never the callback's own queue;
+ * - in the calling thread's non-blocking mode (nonblocking.h), a call that
+ *   may block is refused with WOULD_BLOCK, before it does anything, while
+ *   host callbacks are in flight or deferred releases of the device wait or
+ *   run; otherwise it (and any query) goes on without running deferred
+ *   releases.
  *
  * Thread-safe. */
 #ifndef HRX_CORE_ENTRY_H_

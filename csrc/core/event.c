@@ -14,24 +14,67 @@ struct hrx_event_s {
   atomic_int ref_count;
   hrx_device_t* device;          /* retained */
   hrx_native_event_t* native;    /* owned */
+  bool timing;                   /* created with event_create_timing */
 };
 
-hrx_status_t hrx_event_create(hrx_device_t* device, hrx_event_t** out_event) {
+static hrx_status_t hrx_event_create_with(hrx_device_t* device, bool timing,
+                                          hrx_event_t** out_event) {
+  hrx_backend_device_t* backend = hrx_device_backend(device);
+  if (timing && !backend->vtable->event_create_timing) {
+    return hrx_make_status(HRX_STATUS_UNAVAILABLE,
+                           "this backend has no timing events");
+  }
   hrx_event_t* event = calloc(1, sizeof(*event));
   if (!event) {
     return hrx_make_status(HRX_STATUS_OUT_OF_MEMORY, "cannot allocate event");
   }
-  hrx_backend_device_t* backend = hrx_device_backend(device);
-  hrx_status_t status = backend->vtable->event_create(backend, &event->native);
+  hrx_status_t status =
+      timing ? backend->vtable->event_create_timing(backend, &event->native)
+             : backend->vtable->event_create(backend, &event->native);
   if (status) {
     free(event);
     return status;
   }
   atomic_init(&event->ref_count, 1);
   event->device = device;
+  event->timing = timing;
   hrx_device_retain(device);
   *out_event = event;
   return NULL;
+}
+
+hrx_status_t hrx_event_create(hrx_device_t* device, hrx_event_t** out_event) {
+  return hrx_event_create_with(device, false, out_event);
+}
+
+hrx_status_t hrx_event_create_timing(hrx_device_t* device,
+                                     hrx_event_t** out_event) {
+  return hrx_event_create_with(device, true, out_event);
+}
+
+bool hrx_event_timing(const hrx_event_t* event) { return event->timing; }
+
+hrx_status_t hrx_event_elapsed_ms(hrx_event_t* start, hrx_event_t* end,
+                                  double* out_ms) {
+  if (!start || !end) {
+    return hrx_make_status(HRX_STATUS_INVALID_ARGUMENT,
+                           "elapsed time needs a start and an end event");
+  }
+  HRX_RETURN_IF_ERROR(hrx_device_check_same(
+      end->device, start->device, "the start event", "the end event belongs to",
+      "elapsed time is measured between events of one device"));
+  if (!start->timing || !end->timing) {
+    return hrx_make_status(
+        HRX_STATUS_INVALID_ARGUMENT,
+        "the %s event was recorded without timing; record both with "
+        "record_event(timing=True)",
+        start->timing ? "end" : "start");
+  }
+  HRX_RETURN_IF_ERROR(hrx_entry_check(end->device, HRX_ENTRY_RUNTIME_QUERY,
+                                      "measuring elapsed time"));
+  hrx_backend_device_t* backend = hrx_device_backend(end->device);
+  return backend->vtable->event_elapsed_ms(backend, start->native, end->native,
+                                           out_ms);
 }
 
 void hrx_event_retain(hrx_event_t* event) {

@@ -20,6 +20,7 @@
 #include "completion.h"
 #include "device.h"
 #include "entry.h"
+#include "nonblocking.h"
 #include "status.h"
 #include "stream.h"
 #include "wait.h"
@@ -581,6 +582,7 @@ static void hrx_graph_run_call(void* user_data) {
     hrx_completion_run(call->launch->completion, call->node->fn,
                        call->node->user_data);
   } else {
+    hrx_host_callbacks_queued(-1);
     hrx_completion_finish(call->launch->completion);
   }
 }
@@ -653,6 +655,16 @@ hrx_status_t hrx_graph_launch(hrx_graph_t* graph, hrx_stream_t* stream,
       hrx_stream_device(stream), graph->device, "the graph",
       "the stream runs on", "a graph launches only on streams of its device"));
   HRX_RETURN_IF_ERROR(hrx_stream_enter(stream, "launching a graph"));
+  if (hrx_nonblocking()) {
+    /* Sealing may instantiate a native graph; a launch node by node could
+     * find the queue full part-way, when nothing can be taken back. */
+    if (!atomic_load(&graph->sealed)) {
+      return hrx_would_block("the graph's first launch to prepare it");
+    }
+    if (!graph->native) {
+      return hrx_would_block("a launch node by node");
+    }
+  }
   HRX_RETURN_IF_ERROR(hrx_graph_seal(graph));
 
   hrx_graph_submit_args_t args = {graph, NULL};
@@ -684,12 +696,17 @@ hrx_status_t hrx_graph_launch(hrx_graph_t* graph, hrx_stream_t* stream,
     }
     launch->calls[k] = (hrx_graph_call_t){launch, NULL};
     args.launch = launch;
+    /* Until the final marker runs (nonblocking.h). */
+    hrx_host_callbacks_queued(1);
   }
   hrx_stream_command_t command = {.submit = hrx_graph_submit,
                                   .user_data = &args,
                                   .what = "graph launch",
                                   .observes = true};
   hrx_status_t status = hrx_stream_submit(stream, &command);
+  /* A failed launch never reaches its final marker (the nodes it did
+   * submit have run: hrx_graph_submit waited for them). */
+  if (status && args.launch) hrx_host_callbacks_queued(-1);
   if (!status && completion) {
     status = hrx_stream_track_completion(stream, completion);
     if (status) {

@@ -89,6 +89,7 @@ const char* hrx_status_code_name(hrx_status_code_t code) {
     case HRX_STATUS_OUT_OF_RANGE: return "OUT_OF_RANGE";
     case HRX_STATUS_FAILED_PRECONDITION: return "FAILED_PRECONDITION";
     case HRX_STATUS_DEVICE_ERROR: return "DEVICE_ERROR";
+    case HRX_STATUS_WOULD_BLOCK: return "WOULD_BLOCK";
   }
   return "UNKNOWN";
 }

@@ -40,6 +40,15 @@
  *   of publishing one command per launch (each stream alone would look
  *   quiet and idle by the time the thread comes back to it).
  *
+ * Non-blocking mode (nonblocking.h): publish_mutex is only taken when free
+ * (batch_mutex and state_mutex, never held across a wait, are taken as
+ * usual); a command or record_event that would publish a pending batch
+ * first (or fill one), start a batch while the flusher is not awake and
+ * watching the stream, or find the queue full reports WOULD_BLOCK before
+ * it is numbered or counted, so that it never fails the stream and its
+ * blocking retry is the only one accepted. A lone command is numbered once
+ * the backend took it (hrx_stream_run_locked).
+ *
  * Completions: `gate` lists the completions that wait_completion named; every
  * later command, record_event and synchronize first waits on the host until
  * they are done (no lock is held while waiting, and a completion only
@@ -61,6 +70,7 @@
 #include "device.h"
 #include "entry.h"
 #include "event.h"
+#include "nonblocking.h"
 #include "queue_pool.h"
 #include "status.h"
 #include "wait.h"
@@ -478,19 +488,45 @@ static void hrx_stream_publish_batch_locked(hrx_stream_t* stream,
   }
 }
 
+/* Whether commands the stream accepted are not on its queue yet: a pending
+ * batch, or one moved out whose publication is in progress. */
+static bool hrx_stream_has_unpublished(hrx_stream_t* stream) {
+  pthread_mutex_lock(&stream->batch_mutex);
+  bool unpublished = stream->pending_count != 0 || stream->batch_in_flight;
+  pthread_mutex_unlock(&stream->batch_mutex);
+  return unpublished;
+}
+
 /* Publishes the pending batch, and lets a batch publication in progress
  * (perhaps by another thread that moved this thread's commands out) end:
  * afterwards every command accepted so far is on the queue. Takes no lock
  * a producer of a lone command holds while it waits for queue space: such
- * a command is not accepted before its call returns. */
-static void hrx_stream_publish_pending(hrx_stream_t* stream) {
-  pthread_mutex_lock(&stream->batch_mutex);
-  bool pending = stream->pending_count != 0 || stream->batch_in_flight;
-  pthread_mutex_unlock(&stream->batch_mutex);
-  if (!pending) return;
+ * a command is not accepted before its call returns. In non-blocking mode:
+ * WOULD_BLOCK instead when there is anything to publish or wait for. */
+static hrx_status_t hrx_stream_publish_pending(hrx_stream_t* stream) {
+  if (!hrx_stream_has_unpublished(stream)) return NULL;
+  if (hrx_nonblocking()) {
+    return hrx_would_block("the stream's pending batch to be published");
+  }
   pthread_mutex_lock(&stream->publish_mutex);
   hrx_stream_publish_locked(stream);
   pthread_mutex_unlock(&stream->publish_mutex);
+  return NULL;
+}
+
+/* Takes publish_mutex for a lone command and publishes the pending batch
+ * first. In non-blocking mode: WOULD_BLOCK (not locked) when another
+ * publisher holds the lock or a batch is pending. */
+static hrx_status_t hrx_stream_lock_published(hrx_stream_t* stream) {
+  if (!hrx_nonblocking_lock(&stream->publish_mutex)) {
+    return hrx_would_block("the stream's publication lock");
+  }
+  if (hrx_nonblocking() && hrx_stream_has_unpublished(stream)) {
+    pthread_mutex_unlock(&stream->publish_mutex);
+    return hrx_would_block("the stream's pending batch to be published");
+  }
+  hrx_stream_publish_locked(stream);
+  return NULL;
 }
 
 /* Numbers and counts one command accepted outside a batch. */
@@ -504,19 +540,25 @@ static uint64_t hrx_stream_accept_one(hrx_stream_t* stream) {
 
 /* Runs one command outside a batch with publish_mutex held (the pending
  * batch already published): not run on a failed stream; a failure fails the
- * stream, or is returned when the command is an observation point. */
+ * stream, or is returned when the command is an observation point. A
+ * WOULD_BLOCK of the backend (non-blocking mode) is returned as it is, with
+ * nothing accepted: such a command is numbered once the backend took it. */
 static hrx_status_t hrx_stream_run_locked(hrx_stream_t* stream,
                                           const hrx_stream_command_t* command) {
   if (command->observes) {
     HRX_RETURN_IF_ERROR(hrx_stream_take_failure(stream));
   }
-  uint64_t number = hrx_stream_accept_one(stream);
+  bool nonblocking = hrx_nonblocking();
+  uint64_t number = nonblocking ? 0 : hrx_stream_accept_one(stream);
   if (atomic_load(&stream->failed)) {
+    if (nonblocking) hrx_stream_accept_one(stream);
     hrx_stream_skip(stream, 1);
     return NULL;
   }
   hrx_status_t status =
       command->submit(stream->backend, stream->queue, command->user_data);
+  if (hrx_status_code(status) == HRX_STATUS_WOULD_BLOCK) return status;
+  if (nonblocking) number = hrx_stream_accept_one(stream);
   if (!status) {
     hrx_stream_count_published(stream, 1, command->bytes);
     return NULL;
@@ -531,6 +573,12 @@ static hrx_status_t hrx_stream_run_locked(hrx_stream_t* stream,
 hrx_status_t hrx_stream_enter(hrx_stream_t* stream, const char* what) {
   HRX_RETURN_IF_ERROR(hrx_entry_check(stream->device, HRX_ENTRY_BLOCKING,
                                       what));
+  if (hrx_nonblocking()) {
+    if (atomic_load(&stream->gate.count)) {
+      return hrx_would_block("a completion named by wait_completion");
+    }
+    return NULL; /* finished launches are given back by a blocking call */
+  }
   hrx_completion_list_wait(&stream->gate);
   hrx_completion_list_prune(&stream->launches);
   return NULL;
@@ -540,8 +588,7 @@ hrx_status_t hrx_stream_submit(hrx_stream_t* stream,
                                const hrx_stream_command_t* command) {
   /* Every command the stream accepted before this one is published first,
    * so the queue sees them in order. */
-  pthread_mutex_lock(&stream->publish_mutex);
-  hrx_stream_publish_locked(stream);
+  HRX_RETURN_IF_ERROR(hrx_stream_lock_published(stream));
   hrx_status_t status = hrx_stream_run_locked(stream, command);
   pthread_mutex_unlock(&stream->publish_mutex);
   return status;
@@ -574,19 +621,22 @@ void hrx_stream_thread_observed(void) { hrx_thread_observed = true; }
 /* The idle path: with nothing pending on the stream and either `urgent`
  * (the thread just observed) or the stream quiet too and its queue idle,
  * the command goes out alone at once (*out_published). Otherwise nothing
- * happens. */
-static void hrx_stream_publish_if_idle(hrx_stream_t* stream,
-                                       const hrx_batch_command_t* command,
-                                       uint64_t now, bool urgent,
-                                       bool* out_published) {
+ * happens. Returns only a WOULD_BLOCK of the lone command (non-blocking
+ * mode; nothing happened then either). */
+static hrx_status_t hrx_stream_publish_if_idle(
+    hrx_stream_t* stream, const hrx_batch_command_t* command, uint64_t now,
+    bool urgent, bool* out_published) {
   const hrx_batch_settings_t* settings =
       hrx_device_batch_settings(stream->device);
   const hrx_backend_vtable_t* vtable = stream->backend->vtable;
-  pthread_mutex_lock(&stream->publish_mutex);
+  /* In non-blocking mode a publication in progress means the queue is not
+   * idle: batch. */
+  if (!hrx_nonblocking_lock(&stream->publish_mutex)) return NULL;
   pthread_mutex_lock(&stream->batch_mutex);
   bool empty = stream->pending_count == 0;
   bool quiet = now - stream->last_batchable_ns > settings->delay_ns;
   pthread_mutex_unlock(&stream->batch_mutex);
+  hrx_status_t blocked = NULL;
   uint64_t pending = UINT64_MAX;  /* an error leaves it busy */
   if (empty && !urgent && quiet) {
     hrx_status_free(vtable->queue_query(stream->backend, stream->queue,
@@ -594,13 +644,16 @@ static void hrx_stream_publish_if_idle(hrx_stream_t* stream,
   }
   if (empty && (urgent || (quiet && pending == 0))) {
     hrx_stream_command_t lone = hrx_stream_batchable_command(command);
-    hrx_status_free(hrx_stream_run_locked(stream, &lone)); /* not observing */
-    pthread_mutex_lock(&stream->batch_mutex);
-    stream->last_batchable_ns = now;
-    pthread_mutex_unlock(&stream->batch_mutex);
-    *out_published = true;
+    blocked = hrx_stream_run_locked(stream, &lone); /* not observing */
+    if (!blocked) {
+      pthread_mutex_lock(&stream->batch_mutex);
+      stream->last_batchable_ns = now;
+      pthread_mutex_unlock(&stream->batch_mutex);
+      *out_published = true;
+    }
   }
   pthread_mutex_unlock(&stream->publish_mutex);
+  return blocked;
 }
 
 /* A small copy or fill: published alone at once when the queue is idle and
@@ -620,23 +673,52 @@ static hrx_status_t hrx_stream_enqueue(hrx_stream_t* stream,
   bool urgent = hrx_thread_observed;
   bool thread_quiet =
       urgent || now - hrx_thread_last_batchable_ns > settings->delay_ns;
+  /* Restored when the command reports WOULD_BLOCK, so that the repeated
+   * call takes the same decision. */
+  uint64_t thread_last_before = hrx_thread_last_batchable_ns;
   hrx_thread_last_batchable_ns = now;
   hrx_thread_observed = false;
+  hrx_status_t blocked = NULL;
   if (thread_quiet) {
     bool published = false;
-    hrx_stream_publish_if_idle(stream, command, now, urgent, &published);
+    blocked =
+        hrx_stream_publish_if_idle(stream, command, now, urgent, &published);
     if (published) return NULL;
   }
+  bool nonblocking = hrx_nonblocking();
   bool started = false;
   bool full = false;
   for (;;) {
+    if (blocked) break;
     pthread_mutex_lock(&stream->batch_mutex);
     if (stream->pending_count < HRX_BATCH_MAX_COMMANDS) break;
     /* Full and not yet moved out by whoever filled it: publish it here. */
     pthread_mutex_unlock(&stream->batch_mutex);
+    if (nonblocking) {
+      blocked = hrx_would_block("a full batch to be published");
+      break;
+    }
     pthread_mutex_lock(&stream->publish_mutex);
     hrx_stream_publish_locked(stream);
     pthread_mutex_unlock(&stream->publish_mutex);
+  }
+  if (!blocked && nonblocking) {
+    /* This command would fill the batch (then it must be published), or
+     * start one that the flusher might not see without its mutex. */
+    if (stream->pending_count + 1 >= settings->max_commands ||
+        stream->pending_bytes + command->length >= settings->max_batch_bytes) {
+      blocked = hrx_would_block("a full batch to be published");
+    } else if (stream->pending_count == 0 &&
+               !hrx_flusher_watching(hrx_device_flusher(stream->device),
+                                     &stream->flush_entry)) {
+      blocked = hrx_would_block("the batch deadline thread to be woken");
+    }
+    if (blocked) pthread_mutex_unlock(&stream->batch_mutex);
+  }
+  if (blocked) {
+    hrx_thread_last_batchable_ns = thread_last_before;
+    hrx_thread_observed = urgent;
+    return blocked;
   }
   if (stream->pending_count == 0) {
     if (!stream->pending) {
@@ -741,7 +823,7 @@ hrx_status_t hrx_stream_upload(hrx_stream_t* stream, hrx_view_t dst,
 
 hrx_status_t hrx_stream_flush(hrx_stream_t* stream) {
   HRX_RETURN_IF_ERROR(hrx_stream_enter(stream, "flushing a stream"));
-  hrx_stream_publish_pending(stream);
+  HRX_RETURN_IF_ERROR(hrx_stream_publish_pending(stream));
   return hrx_stream_take_failure(stream);
 }
 
@@ -770,24 +852,85 @@ hrx_status_t hrx_stream_synchronize(hrx_stream_t* stream,
   return status;
 }
 
-hrx_status_t hrx_stream_record_event(hrx_stream_t* stream,
-                                     hrx_event_t** out_event) {
+/* Records a native event at the end of the stream's queue (a plain record
+ * never waits for queue space, backend.h). */
+static hrx_status_t hrx_stream_record_marker(hrx_stream_t* stream,
+                                             hrx_native_event_t* native_event) {
+  return stream->backend->vtable->event_record(stream->backend, stream->queue,
+                                               native_event);
+}
+
+/* A timing record: on the host backend a command of the queue that may wait
+ * for queue space (backend.h), so it goes out as a lone command under
+ * publish_mutex. */
+static hrx_status_t hrx_submit_timing_record(hrx_backend_device_t* backend,
+                                             hrx_native_queue_t* queue,
+                                             void* user_data) {
+  return backend->vtable->event_record(backend, queue, user_data);
+}
+
+static hrx_status_t hrx_stream_record_new_event(hrx_stream_t* stream,
+                                                bool timing,
+                                                hrx_event_t** out_event) {
   HRX_RETURN_IF_ERROR(hrx_stream_enter(stream, "recording an event"));
+  HRX_RETURN_IF_ERROR(hrx_stream_publish_pending(stream));
   hrx_thread_observed = true;
-  hrx_stream_publish_pending(stream);
   HRX_RETURN_IF_ERROR(hrx_stream_take_failure(stream));
   hrx_event_t* event = NULL;
-  HRX_RETURN_IF_ERROR(hrx_event_create(stream->device, &event));
-  hrx_status_t status =
-      stream->backend->vtable->event_record(stream->backend, stream->queue,
-                                            hrx_event_native(event));
+  HRX_RETURN_IF_ERROR(timing ? hrx_event_create_timing(stream->device, &event)
+                             : hrx_event_create(stream->device, &event));
+  hrx_status_t status = NULL;
+  if (timing) {
+    /* Counted as accepted by hrx_stream_submit; observes, so that its
+     * failure is this call's. */
+    hrx_stream_command_t command = {.submit = hrx_submit_timing_record,
+                                    .user_data = hrx_event_native(event),
+                                    .what = "timing event record",
+                                    .observes = true};
+    status = hrx_stream_submit(stream, &command);
+  } else {
+    status = hrx_stream_record_marker(stream, hrx_event_native(event));
+    if (!status) hrx_device_count_commands(stream->device, 1);
+  }
   if (status) {
     hrx_event_release(event);
     return status;
   }
-  hrx_device_count_commands(stream->device, 1);
   *out_event = event;
   return NULL;
+}
+
+hrx_status_t hrx_stream_record_event(hrx_stream_t* stream,
+                                     hrx_event_t** out_event) {
+  return hrx_stream_record_new_event(stream, false, out_event);
+}
+
+hrx_status_t hrx_stream_record_timing_event(hrx_stream_t* stream,
+                                            hrx_event_t** out_event) {
+  return hrx_stream_record_new_event(stream, true, out_event);
+}
+
+hrx_status_t hrx_stream_query(hrx_stream_t* stream, bool* out_done) {
+  HRX_RETURN_IF_ERROR(
+      hrx_entry_check(stream->device, HRX_ENTRY_RUNTIME_QUERY,
+                      "querying a stream"));
+  /* Accepted commands not yet on the queue: not done, and nothing here
+   * waits for them. A lone command still being handed over is not accepted
+   * before its call returns. */
+  if (hrx_stream_has_unpublished(stream)) {
+    *out_done = false;
+    return NULL;
+  }
+  /* A native event at the stream's published work. */
+  const hrx_backend_vtable_t* vtable = stream->backend->vtable;
+  hrx_native_event_t* probe = NULL;
+  HRX_RETURN_IF_ERROR(vtable->event_create(stream->backend, &probe));
+  hrx_status_t status = hrx_stream_record_marker(stream, probe);
+  bool done = false;
+  if (!status) status = vtable->event_query(stream->backend, probe, &done);
+  vtable->event_destroy(stream->backend, probe);
+  if (!status) *out_done = done;
+  return status;
 }
 
 typedef struct {

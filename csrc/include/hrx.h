@@ -20,8 +20,9 @@
  *   FAILED_PRECONDITION, and releases are deferred to another thread (the
  *   next hrx call from a thread that is not running a callback, or a
  *   helper thread). Calls the core answers alone (building a graph) are
- *   allowed; queries that ask the runtime (an event's or a read's state,
- *   free memory, pool statistics) are allowed on the host backend only:
+ *   allowed; queries that ask the runtime (an event's, a stream's or a
+ *   read's state, elapsed time, free memory, pool statistics) are allowed
+ *   on the host backend only:
  *   the CUDA and HIP runtimes forbid runtime calls inside host functions
  *   (cudaLaunchHostFunc, hipLaunchHostFunc), so on hip they fail with
  *   FAILED_PRECONDITION inside a callback.
@@ -64,6 +65,9 @@ typedef enum hrx_status_code_e {
   HRX_STATUS_OUT_OF_RANGE = 6,
   HRX_STATUS_FAILED_PRECONDITION = 7,
   HRX_STATUS_DEVICE_ERROR = 8,
+  /* Only in non-blocking mode (hrx_thread_set_nonblocking): the call would
+   * have had to wait, and did nothing. */
+  HRX_STATUS_WOULD_BLOCK = 9,
 } hrx_status_code_t;
 
 typedef struct hrx_status_s* hrx_status_t;
@@ -159,6 +163,17 @@ hrx_status_t hrx_device_query_free_memory(hrx_device_t* device,
 hrx_status_t hrx_device_synchronize(hrx_device_t* device,
                                     const hrx_wait_hook_t* hook,
                                     bool* out_interrupted);
+
+/* Makes a native stream of another library on this device (a cudaStream_t
+ * or hipStream_t hrx did not create; NULL and the runtime's special
+ * handles, such as cudaStreamLegacy (1) and cudaStreamPerThread (2), are
+ * accepted) wait, on the device, for all work submitted so far to the
+ * device's pool queues, without blocking the host (the hip backend records
+ * an event at the end of each pool queue that has been created and makes
+ * the stream wait for it). On a backend without such streams (host) it
+ * blocks until that work is done instead, like hrx_device_synchronize. */
+hrx_status_t hrx_device_order_foreign_stream(hrx_device_t* device,
+                                             void* foreign_stream);
 
 /* Submission batching (on by default; HRX_BATCHING=0 turns it off for
  * devices opened afterwards). While it is on, small copies and fills on a
@@ -368,12 +383,24 @@ typedef struct hrx_event_s hrx_event_t;
 void hrx_event_retain(hrx_event_t* event);
 void hrx_event_release(hrx_event_t* event);
 hrx_device_t* hrx_event_device(const hrx_event_t* event); /* borrowed */
+/* Whether the work the event snapshots is complete (never waits). An event
+ * never recorded counts as complete. */
 hrx_status_t hrx_event_query(hrx_event_t* event, bool* out_done);
 /* Blocks until the work the event snapshots is complete (wait hook: see
  * "waits" above). */
 hrx_status_t hrx_event_synchronize(hrx_event_t* event,
                                    const hrx_wait_hook_t* hook,
                                    bool* out_interrupted);
+/* Whether the event was recorded with timing (hrx_stream_record_timing_event). */
+bool hrx_event_timing(const hrx_event_t* event);
+/* Milliseconds from `start`'s completion to `end`'s (negative when end
+ * completed first). Both must be timing events of the same device
+ * (INVALID_ARGUMENT otherwise) and complete (FAILED_PRECONDITION while
+ * either is not; it never waits). The clock: the device's event timer on
+ * hip, the host queue worker's monotonic clock as it passes the record on
+ * the host backend. */
+hrx_status_t hrx_event_elapsed_ms(hrx_event_t* start, hrx_event_t* end,
+                                  double* out_ms);
 
 /* ------------------------------------------------------------------ stream */
 
@@ -483,9 +510,21 @@ hrx_status_t hrx_stream_synchronize(hrx_stream_t* stream,
  * done. Never waits behind a producer blocked on a full queue. */
 hrx_status_t hrx_stream_record_event(hrx_stream_t* stream,
                                      hrx_event_t** out_event);
+/* hrx_stream_record_event with an event that also notes when it completed
+ * (see hrx_event_elapsed_ms). Unlike a plain record it is a command of the
+ * stream (numbered in failure messages like one); on the host backend it
+ * is a command of the queue and may wait for queue space. */
+hrx_status_t hrx_stream_record_timing_event(hrx_stream_t* stream,
+                                            hrx_event_t** out_event);
 /* Device-side wait: later work on the stream (and on every stream sharing
  * its queue) starts after the event completes. */
 hrx_status_t hrx_stream_wait_event(hrx_stream_t* stream, hrx_event_t* event);
+/* Whether all work the stream has accepted is complete; never waits and
+ * publishes nothing. False while commands wait in a pending batch or a
+ * batch publication is in progress (a lone command is accepted when its
+ * call returns). The answer comes from the stream's queue as a whole, so
+ * work of other streams sharing it can make it false for longer. */
+hrx_status_t hrx_stream_query(hrx_stream_t* stream, bool* out_done);
 
 /* ------------------------------------------------------------------ graph */
 
@@ -514,8 +553,8 @@ hrx_status_t hrx_stream_wait_event(hrx_stream_t* stream, hrx_event_t* event);
  * complete; nodes that depend on them start after they return. A callback
  * may not call hrx functions that submit, allocate, read or wait (they fail
  * with FAILED_PRECONDITION there: the queue that runs the callback waits
- * for it), nor, on hip, query an event's or a read's state, free memory or
- * pool statistics (the runtime forbids runtime calls inside host functions); releases it makes (a garbage collector included) are deferred to
+ * for it), nor, on hip, query an event's, a stream's or a read's state,
+ * elapsed time, free memory or pool statistics (the runtime forbids runtime calls inside host functions); releases it makes (a garbage collector included) are deferred to
  * another thread (see the conventions at the top). Nor should it wait for
  * other threads' hrx calls: freeing device memory (a buffer's last release)
  * waits for all of the device's queued work, callbacks included, as
@@ -616,6 +655,30 @@ void* hrx_completion_payload(hrx_completion_t* completion);
  * come from a launch on any device. */
 hrx_status_t hrx_stream_wait_completion(hrx_stream_t* stream,
                                         hrx_completion_t* completion);
+
+/* --------------------------------------------------------- non-blocking */
+
+/* Sets the calling thread's non-blocking submission mode; returns the
+ * previous setting. For bindings that hold a global lock around calls
+ * (Python's GIL): they submit with the lock held in this mode and release
+ * the lock only to repeat a call that reported HRX_STATUS_WOULD_BLOCK.
+ *
+ * While it is on, the submissions hrx_stream_copy, _fill, _upload,
+ * _wait_event, _record_event, _record_timing_event and hrx_graph_launch
+ * either finish without waiting for another thread or return
+ * HRX_STATUS_WOULD_BLOCK before anything is submitted, counted or changed;
+ * the same call made again with the mode off then does the work. They
+ * report it when the call would wait for queue space, for a lock that a
+ * producer may hold while it waits, for a completion named by
+ * hrx_stream_wait_completion, for host callbacks in flight (which may need
+ * the caller's global lock), for a full pending batch to be published,
+ * for one-time preparation (a graph's first launch, staging memory), or
+ * for deferred releases (made on host-callback threads) to be run. A
+ * WOULD_BLOCK is never a stream failure: the command was not accepted, not
+ * numbered and not counted. Other calls that may block also report it at
+ * their start while host callbacks are in flight or deferred releases are
+ * pending; past that they ignore the mode. */
+bool hrx_thread_set_nonblocking(bool nonblocking);
 
 /* ------------------------------------------------------------------ time */
 

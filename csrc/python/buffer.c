@@ -230,6 +230,62 @@ static PyObject* hrx_py_buffer_get_device(PyObject* self, void* closure) {
   return hrx_py_device_wrap(hrx_py_state_from_type(Py_TYPE(self)), device);
 }
 
+/* The CUDA Array Interface, version 3: this view as a 1-D uint8 array.
+ * Its stream is the legacy default stream (1), made to wait first, on the
+ * device, for the work already submitted to the pool queues: a consumer
+ * that orders its stream after `stream` (as the interface asks) then runs
+ * after that work. */
+static PyObject* hrx_py_buffer_get_cuda_array_interface(PyObject* self,
+                                                        void* closure) {
+  (void)closure;
+  hrx_py_buffer_t* buffer = hrx_py_buffer_get(self);
+  if (!buffer) return NULL;
+  hrx_py_state_t* state = hrx_py_state_from_type(Py_TYPE(self));
+  hrx_device_t* device = hrx_buffer_device(buffer->buffer);
+  if (hrx_py_require_cuda(device, "__cuda_array_interface__") < 0) return NULL;
+  enum { legacy_default_stream = 1 };
+  hrx_status_t status;
+  hrx_buffer_t* held = buffer->buffer;
+  hrx_buffer_retain(held);
+  Py_BEGIN_ALLOW_THREADS
+  status = hrx_device_order_foreign_stream(
+      device, (void*)(uintptr_t)legacy_default_stream);
+  hrx_buffer_release(held);
+  Py_END_ALLOW_THREADS
+  if (status) return hrx_py_raise(state, status);
+  void* data = (uint8_t*)hrx_buffer_native_pointer(buffer->buffer) +
+               buffer->offset;
+  return Py_BuildValue(
+      "{s:(K),s:s,s:(NO),s:i,s:O,s:i}", "shape",
+      (unsigned long long)buffer->length, "typestr", "|u1", "data",
+      PyLong_FromVoidPtr(data), Py_False, "version", 3, "strides", Py_None,
+      "stream", legacy_default_stream);
+}
+
+/* numpy.asarray(buffer) would otherwise make a 0-d object array. */
+static PyObject* hrx_py_buffer_array(PyObject* self, PyObject* args,
+                                     PyObject* kwargs) {
+  (void)self;
+  (void)args;
+  (void)kwargs;
+  PyErr_SetString(PyExc_TypeError,
+                  "an hrx.Buffer is device memory that numpy cannot view; "
+                  "copy it to host memory with stream.read(buffer).wait() "
+                  "or stream.read_blocking(buffer, out)");
+  return NULL;
+}
+
+static PyObject* hrx_py_buffer_new(PyTypeObject* type, PyObject* args,
+                                   PyObject* kwargs) {
+  (void)type;
+  (void)args;
+  (void)kwargs;
+  PyErr_SetString(PyExc_TypeError,
+                  "hrx.Buffer cannot be created directly; allocate one with "
+                  "device.allocate(nbytes) or stream.allocate(nbytes)");
+  return NULL;
+}
+
 static PyObject* hrx_py_buffer_get_closed(PyObject* self, void* closure) {
   (void)closure;
   return PyBool_FromLong(((hrx_py_buffer_t*)self)->buffer == NULL);
@@ -273,8 +329,12 @@ static PyMethodDef hrx_py_buffer_methods[] = {
      "__dlpack__(*, stream=None, max_version=None, dl_device=None, "
      "copy=None) -> capsule: this view as a 1-D uint8 DLPack tensor, without "
      "a copy; the consumer keeps the memory alive. Unless stream is -1, "
-     "work already submitted to the device's pool queues is waited for "
-     "first."},
+     "the consumer's stream (None: the default stream) is made to wait on "
+     "the device, through events, for the work already submitted to the "
+     "device's pool queues; for host memory the host waits for it."},
+    {"__array__", (PyCFunction)(void (*)(void))hrx_py_buffer_array,
+     METH_VARARGS | METH_KEYWORDS,
+     "Refuses: numpy cannot view device memory (use stream.read)."},
     {"__dlpack_device__", hrx_py_buffer_dlpack_device, METH_NOARGS,
      "__dlpack_device__() -> (device_type, device_id): (1, 0) on the host "
      "backend, (2, ordinal) for CUDA and (10, ordinal) for ROCm memory."},
@@ -291,12 +351,20 @@ static PyGetSetDef hrx_py_buffer_getset[] = {
     {"device", hrx_py_buffer_get_device, NULL, "the buffer's device", NULL},
     {"closed", hrx_py_buffer_get_closed, NULL, "whether close() was called",
      NULL},
+    {"__cuda_array_interface__", hrx_py_buffer_get_cuda_array_interface, NULL,
+     "the CUDA Array Interface (version 3) of this view as 1-D uint8, for "
+     "Numba and CuPy. Its stream is the legacy default stream, made to wait "
+     "for the work already submitted to the device's pool queues. Only on "
+     "NVIDIA GPUs; elsewhere the attribute is absent (AttributeError says "
+     "why).",
+     NULL},
     {NULL, NULL, NULL, NULL, NULL},
 };
 
 static PyType_Slot hrx_py_buffer_slots[] = {
     {Py_tp_doc, "Device memory (or a view of it), usable by every stream of "
                 "its device. Create with Device.allocate or Stream.allocate."},
+    {Py_tp_new, hrx_py_buffer_new},
     {Py_tp_dealloc, hrx_py_buffer_dealloc},
     {Py_tp_traverse, hrx_py_buffer_traverse},
     {Py_tp_methods, hrx_py_buffer_methods},
@@ -311,7 +379,7 @@ static PyType_Spec hrx_py_buffer_spec = {
     .name = "hrx.Buffer",
     .basicsize = sizeof(hrx_py_buffer_t),
     .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC |
-             Py_TPFLAGS_IMMUTABLETYPE | Py_TPFLAGS_DISALLOW_INSTANTIATION,
+             Py_TPFLAGS_IMMUTABLETYPE,
     .slots = hrx_py_buffer_slots,
 };
 

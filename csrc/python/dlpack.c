@@ -193,21 +193,24 @@ static int hrx_dl_int_pair(hrx_py_state_t* state, PyObject* object,
   return 0;
 }
 
-/* The array API's stream argument: which values the device type accepts.
- * CUDA: None (legacy default stream), 1 (legacy default), 2 (per-thread
- * default), a stream handle > 2, or -1 (no synchronization); 0 is
- * ambiguous and refused. ROCm: None or 0 (default stream), a handle > 2,
- * or -1; 1 and 2 have no meaning there. CPU: None only. */
-static int hrx_dl_check_stream(hrx_py_state_t* state, PyObject* object,
-                               int32_t device_type, bool* out_synchronize) {
-  *out_synchronize = true;
+/* The array API's stream argument: the consumer's stream, which is made to
+ * wait for the device's submitted work (*out_order) on the device, through
+ * native events (*out_stream is its handle; NULL is the runtime's default
+ * stream). CUDA: None (default stream), 1 (legacy default), 2 (per-thread
+ * default), a stream handle > 2, or -1 (no ordering: the caller orders);
+ * 0 is ambiguous and refused. ROCm: None or 0 (default stream), a handle
+ * > 2, or -1; 1 and 2 have no meaning there. Host memory (CPU) accepts
+ * every value either accepts, and orders by waiting on the host. */
+static int hrx_dl_consumer_stream(hrx_py_state_t* state, PyObject* object,
+                                  int32_t device_type, bool* out_order,
+                                  void** out_stream) {
+  *out_order = true;
+  *out_stream = NULL;
   if (object == Py_None) return 0;
   int64_t stream = 0;
   if (hrx_py_arg_int64(state, object, "stream", &stream) < 0) return -1;
   const char* problem = NULL;
-  if (device_type == HRX_DL_CPU) {
-    problem = "memory of the host backend takes stream=None";
-  } else if (stream < -1) {
+  if (stream < -1) {
     problem = "a stream must be -1, a documented default or a stream handle";
   } else if (device_type == HRX_DL_CUDA && stream == 0) {
     problem = "stream=0 is ambiguous for CUDA: pass 1 (legacy default "
@@ -221,7 +224,8 @@ static int hrx_dl_check_stream(hrx_py_state_t* state, PyObject* object,
                  "__dlpack__ stream %lld: %s", (long long)stream, problem);
     return -1;
   }
-  *out_synchronize = stream != -1;
+  *out_order = stream != -1;
+  if (stream > 0) *out_stream = (void*)(uintptr_t)stream;
   return 0;
 }
 
@@ -259,9 +263,10 @@ PyObject* hrx_py_buffer_dlpack(PyObject* self, PyObject* args,
   hrx_device_t* device = hrx_buffer_device(handle->buffer);
   hrx_dl_device_t dl_device;
   if (hrx_dl_device_of(state, device, &dl_device) < 0) return NULL;
-  bool synchronize = true;
-  if (hrx_dl_check_stream(state, stream_object, dl_device.device_type,
-                          &synchronize) < 0) {
+  bool order = true;
+  void* consumer = NULL;
+  if (hrx_dl_consumer_stream(state, stream_object, dl_device.device_type,
+                             &order, &consumer) < 0) {
     return NULL;
   }
   if (device_object != Py_None &&
@@ -315,12 +320,14 @@ PyObject* hrx_py_buffer_dlpack(PyObject* self, PyObject* args,
     managed->deleter = hrx_dl_legacy_deleter;
     pointer = managed;
   }
-  /* The consumer may read at once: work already submitted that touches
-   * the memory must be done (stream -1: the caller orders it). */
-  if (synchronize) {
+  /* The consumer's work on its stream must start after the work already
+   * submitted that may touch the memory: its stream waits for the pool
+   * queues on the device (host memory: the host waits); stream -1: the
+   * caller orders it. */
+  if (order) {
     hrx_status_t status;
     Py_BEGIN_ALLOW_THREADS
-    status = hrx_device_synchronize(device, NULL, NULL);
+    status = hrx_device_order_foreign_stream(device, consumer);
     Py_END_ALLOW_THREADS
     if (status) {
       hrx_dl_export_free(export);

@@ -69,6 +69,20 @@ static PyObject* hrx_py_event_query(PyObject* self, PyObject* unused) {
   return PyBool_FromLong(done);
 }
 
+/* elapsed_time(end): milliseconds from this event to `end`, as PyTorch's
+ * torch.cuda.Event.elapsed_time. */
+static PyObject* hrx_py_event_elapsed_time(PyObject* self, PyObject* end_obj) {
+  hrx_py_state_t* state;
+  hrx_event_t* start = hrx_py_event_get(self, &state);
+  if (!start) return NULL;
+  hrx_event_t* end = hrx_py_event_unwrap(state, end_obj);
+  if (!end) return NULL;
+  double ms = 0;
+  hrx_status_t status = hrx_event_elapsed_ms(start, end, &ms);
+  if (status) return hrx_py_raise(state, status);
+  return PyFloat_FromDouble(ms);
+}
+
 static PyObject* hrx_py_event_synchronize(PyObject* self, PyObject* unused) {
   (void)unused;
   hrx_py_state_t* state;
@@ -110,6 +124,14 @@ static PyObject* hrx_py_event_get_device(PyObject* self, void* closure) {
   return hrx_py_device_wrap(state, device);
 }
 
+static PyObject* hrx_py_event_get_timing(PyObject* self, void* closure) {
+  (void)closure;
+  hrx_py_state_t* state;
+  hrx_event_t* event = hrx_py_event_get(self, &state);
+  if (!event) return NULL;
+  return PyBool_FromLong(hrx_event_timing(event));
+}
+
 static PyObject* hrx_py_event_get_closed(PyObject* self, void* closure) {
   (void)closure;
   return PyBool_FromLong(((hrx_py_event_t*)self)->event == NULL);
@@ -118,6 +140,11 @@ static PyObject* hrx_py_event_get_closed(PyObject* self, void* closure) {
 static PyMethodDef hrx_py_event_methods[] = {
     {"query", hrx_py_event_query, METH_NOARGS,
      "query() -> bool: whether the recorded work is done."},
+    {"elapsed_time", hrx_py_event_elapsed_time, METH_O,
+     "elapsed_time(end) -> float: milliseconds from this event's completion "
+     "to end's (as torch.cuda.Event.elapsed_time). Both must be recorded "
+     "with record_event(timing=True) on one device and be complete; it "
+     "never waits."},
     {"synchronize", hrx_py_event_synchronize, METH_NOARGS,
      "synchronize(): wait until the recorded work is done."},
     {"close", hrx_py_event_close, METH_NOARGS, "close(): drop this event."},
@@ -128,6 +155,8 @@ static PyMethodDef hrx_py_event_methods[] = {
 
 static PyGetSetDef hrx_py_event_getset[] = {
     {"device", hrx_py_event_get_device, NULL, "the event's device", NULL},
+    {"timing", hrx_py_event_get_timing, NULL,
+     "whether the event was recorded with timing=True", NULL},
     {"closed", hrx_py_event_get_closed, NULL, "whether close() was called",
      NULL},
     {NULL, NULL, NULL, NULL, NULL},

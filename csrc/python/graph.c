@@ -5,6 +5,7 @@
 
 #include "args.h"
 #include "objects.h"
+#include "submit.h"
 
 /* ------------------------------------------------------------ trampoline */
 
@@ -427,19 +428,15 @@ static PyObject* hrx_py_graph_launch(PyObject* self, PyObject* stream_object) {
   hrx_py_state_t* state = hrx_py_state_from_type(Py_TYPE(self));
   hrx_stream_t* stream = hrx_py_stream_unwrap(state, stream_object);
   if (!stream) return NULL;
-  hrx_graph_t* graph = hrx_py_graph_hold(state, self);
-  if (!graph) return NULL;
+  hrx_py_submission_t s = {.kind = HRX_PY_SUBMIT_GRAPH_LAUNCH};
+  s.graph = hrx_py_graph_hold(state, self);
+  if (!s.graph) return NULL;
   hrx_stream_retain(stream);
-  hrx_completion_t* completion = NULL;
-  hrx_status_t status;
-  Py_BEGIN_ALLOW_THREADS
-  status = hrx_graph_launch(graph, stream, &completion);
-  hrx_stream_release(stream);
-  hrx_graph_release(graph);
-  Py_END_ALLOW_THREADS
+  s.stream = stream;
+  hrx_status_t status = hrx_py_submit(&s, true);
   if (status) return hrx_py_raise(state, status);
-  if (!completion) Py_RETURN_NONE;
-  return hrx_py_completion_wrap(state, completion);
+  if (!s.out_completion) Py_RETURN_NONE;
+  return hrx_py_completion_wrap(state, s.out_completion);
 }
 
 static PyObject* hrx_py_graph_close(PyObject* self, PyObject* unused) {

@@ -91,6 +91,11 @@ hrx_event_t* hrx_py_event_unwrap(hrx_py_state_t* state, PyObject* object);
 void hrx_py_release_held(hrx_stream_t* stream, hrx_buffer_t* first,
                          hrx_buffer_t* second, hrx_event_t* event);
 
+/* 0 when the device is the hip backend on NVIDIA (the CUDA protocols
+ * apply); else -1 with AttributeError saying that `what` does not apply to
+ * this device. */
+int hrx_py_require_cuda(hrx_device_t* device, const char* what);
+
 /* Raises hrx.FailedPreconditionError("<what> is closed"). */
 void hrx_py_raise_closed(hrx_py_state_t* state, const char* what);
 

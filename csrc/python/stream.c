@@ -1,11 +1,13 @@
 /* hrx.Stream (a pool stream) and hrx.fabric.Queue (a stream on a native
- * queue of its own, outside the pool). Every call that can block (queue
- * space, waits, large host copies) runs with the GIL released. */
+ * queue of its own, outside the pool). Submissions keep the GIL unless the
+ * core says they would wait (submit.h); waits and large host copies run
+ * with the GIL released. */
 #include <string.h>
 
 #include "args.h"
 #include "dlpack.h"
 #include "objects.h"
+#include "submit.h"
 #include "wait.h"
 
 PyObject* hrx_py_stream_wrap(hrx_py_state_t* state, PyTypeObject* type,
@@ -146,16 +148,13 @@ static PyObject* hrx_py_stream_copy(PyObject* self, PyObject* const* args,
                  nargs);
     return NULL;
   }
-  hrx_stream_t* stream = hrx_py_stream_hold(self);
-  if (!stream) return NULL;
-  hrx_view_t dst = {0}, src = {0};
-  hrx_status_t status = NULL;
-  bool ok = hrx_py_buffer_view(state, args[0], "copy destination", &dst) == 0 &&
-            hrx_py_buffer_view(state, args[1], "copy source", &src) == 0;
-  Py_BEGIN_ALLOW_THREADS
-  if (ok) status = hrx_stream_copy(stream, dst, src);
-  hrx_py_release_held(stream, dst.buffer, src.buffer, NULL);
-  Py_END_ALLOW_THREADS
+  hrx_py_submission_t s = {.kind = HRX_PY_SUBMIT_COPY};
+  s.stream = hrx_py_stream_hold(self);
+  if (!s.stream) return NULL;
+  bool ok =
+      hrx_py_buffer_view(state, args[0], "copy destination", &s.dst) == 0 &&
+      hrx_py_buffer_view(state, args[1], "copy source", &s.src) == 0;
+  hrx_status_t status = hrx_py_submit(&s, ok);
   if (!ok) return NULL;
   if (status) return hrx_py_raise(state, status);
   Py_RETURN_NONE;
@@ -177,15 +176,12 @@ static PyObject* hrx_py_stream_fill(PyObject* self, PyObject* const* args,
                  (long long)byte);
     return NULL;
   }
-  hrx_stream_t* stream = hrx_py_stream_hold(self);
-  if (!stream) return NULL;
-  hrx_view_t dst = {0};
-  hrx_status_t status = NULL;
-  bool ok = hrx_py_buffer_view(state, args[0], "fill destination", &dst) == 0;
-  Py_BEGIN_ALLOW_THREADS
-  if (ok) status = hrx_stream_fill(stream, dst, (uint8_t)byte);
-  hrx_py_release_held(stream, dst.buffer, NULL, NULL);
-  Py_END_ALLOW_THREADS
+  hrx_py_submission_t s = {.kind = HRX_PY_SUBMIT_FILL, .byte = (uint8_t)byte};
+  s.stream = hrx_py_stream_hold(self);
+  if (!s.stream) return NULL;
+  bool ok =
+      hrx_py_buffer_view(state, args[0], "fill destination", &s.dst) == 0;
+  hrx_status_t status = hrx_py_submit(&s, ok);
   if (!ok) return NULL;
   if (status) return hrx_py_raise(state, status);
   Py_RETURN_NONE;
@@ -309,15 +305,13 @@ static PyObject* hrx_py_stream_upload(PyObject* self, PyObject* const* args,
       0) {
     return NULL;
   }
-  hrx_stream_t* stream = hrx_py_stream_hold(self);
-  hrx_view_t dst = {0};
-  hrx_status_t status = NULL;
-  bool ok = stream &&
-            hrx_py_buffer_view(state, args[0], "upload destination", &dst) == 0;
-  Py_BEGIN_ALLOW_THREADS
-  if (ok) status = hrx_stream_upload(stream, dst, data.data, data.length);
-  hrx_py_release_held(stream, dst.buffer, NULL, NULL);
-  Py_END_ALLOW_THREADS
+  hrx_py_submission_t s = {.kind = HRX_PY_SUBMIT_UPLOAD,
+                           .data = data.data,
+                           .length = data.length};
+  s.stream = hrx_py_stream_hold(self);
+  bool ok = s.stream && hrx_py_buffer_view(state, args[0],
+                                           "upload destination", &s.dst) == 0;
+  hrx_status_t status = hrx_py_submit(&s, ok);
   hrx_py_host_memory_release(&data);
   if (!ok) return NULL;
   if (status) return hrx_py_raise(state, status);
@@ -407,33 +401,59 @@ static PyObject* hrx_py_stream_flush(PyObject* self, PyObject* unused) {
   Py_RETURN_NONE;
 }
 
-static PyObject* hrx_py_stream_record_event(PyObject* self, PyObject* unused) {
-  (void)unused;
+/* record_event(timing=False) -> Event */
+static PyObject* hrx_py_stream_record_event(PyObject* self,
+                                            PyObject* const* args,
+                                            Py_ssize_t nargs,
+                                            PyObject* kwnames) {
   hrx_py_state_t* state = hrx_py_state_from_type(Py_TYPE(self));
-  hrx_stream_t* stream = hrx_py_stream_hold(self);
-  if (!stream) return NULL;
-  hrx_event_t* event = NULL;
-  hrx_status_t status;
-  Py_BEGIN_ALLOW_THREADS
-  status = hrx_stream_record_event(stream, &event);
-  hrx_py_release_held(stream, NULL, NULL, NULL);
-  Py_END_ALLOW_THREADS
+  PyObject* timing = Py_False;
+  Py_ssize_t total = nargs + (kwnames ? PyTuple_GET_SIZE(kwnames) : 0);
+  if (nargs > 0 || total > 1 ||
+      (kwnames && total == 1 &&
+       PyUnicode_CompareWithASCIIString(PyTuple_GET_ITEM(kwnames, 0),
+                                        "timing") != 0)) {
+    PyErr_SetString(PyExc_TypeError,
+                    "record_event() takes only the keyword argument "
+                    "timing=True/False");
+    return NULL;
+  }
+  if (total == 1) timing = args[0];
+  if (!PyBool_Check(timing)) {
+    PyErr_Format(PyExc_TypeError, "timing must be True or False, not %.100s",
+                 Py_TYPE(timing)->tp_name);
+    return NULL;
+  }
+  hrx_py_submission_t s = {.kind = HRX_PY_SUBMIT_RECORD_EVENT,
+                           .timing = timing == Py_True};
+  s.stream = hrx_py_stream_hold(self);
+  if (!s.stream) return NULL;
+  hrx_status_t status = hrx_py_submit(&s, true);
   if (status) return hrx_py_raise(state, status);
-  return hrx_py_event_wrap(state, event);
+  return hrx_py_event_wrap(state, s.out_event);
+}
+
+static PyObject* hrx_py_stream_query(PyObject* self, PyObject* unused) {
+  (void)unused;
+  hrx_py_state_t* state;
+  hrx_stream_t* stream = hrx_py_stream_get(self, &state);
+  if (!stream) return NULL;
+  bool done = false;
+  hrx_status_t status = hrx_stream_query(stream, &done);
+  if (status) return hrx_py_raise(state, status);
+  return PyBool_FromLong(done);
 }
 
 static PyObject* hrx_py_stream_wait_event(PyObject* self, PyObject* event_obj) {
   hrx_py_state_t* state = hrx_py_state_from_type(Py_TYPE(self));
-  hrx_stream_t* stream = hrx_py_stream_hold(self);
-  if (!stream) return NULL;
-  hrx_event_t* event = hrx_py_event_unwrap(state, event_obj);
-  hrx_event_retain(event);
-  hrx_status_t status = NULL;
-  Py_BEGIN_ALLOW_THREADS
-  if (event) status = hrx_stream_wait_event(stream, event);
-  hrx_py_release_held(stream, NULL, NULL, event);
-  Py_END_ALLOW_THREADS
-  if (!event) return NULL;
+  hrx_py_submission_t s = {.kind = HRX_PY_SUBMIT_WAIT_EVENT};
+  s.stream = hrx_py_stream_hold(self);
+  if (!s.stream) return NULL;
+  s.event = hrx_py_event_unwrap(state, event_obj);
+  hrx_event_retain(s.event);
+  bool ok = s.event != NULL;
+  hrx_status_t status = hrx_py_submit(&s, ok);
+  if (!ok) return NULL;
   if (status) return hrx_py_raise(state, status);
   Py_RETURN_NONE;
 }
@@ -501,6 +521,50 @@ static PyObject* hrx_py_stream_get_native_handle(PyObject* self,
   return PyLong_FromVoidPtr(hrx_stream_native_handle(stream));
 }
 
+/* Whether the device's memory and streams are CUDA's (the hip backend on
+ * NVIDIA), where the CUDA protocols apply; else AttributeError saying so
+ * (hasattr() is then False, as for an object without the protocol). */
+int hrx_py_require_cuda(hrx_device_t* device, const char* what) {
+  hrx_device_info_t info;
+  hrx_status_t status = hrx_device_query_info(device, &info);
+  bool cuda = !status && strcmp(info.platform, "nvidia") == 0;
+  hrx_status_free(status);
+  if (cuda) return 0;
+  PyErr_Format(PyExc_AttributeError,
+               "%s applies only to the hip backend on NVIDIA GPUs (CUDA); "
+               "this device is %s (%s)%s",
+               what, info.backend, info.platform,
+               strcmp(info.platform, "amd") == 0
+                   ? "; use __dlpack__ or native_handle instead"
+                   : "; use __dlpack__ instead");
+  return -1;
+}
+
+/* The CUDA stream protocol: __cuda_stream__() -> (0, cudaStream_t). */
+static PyObject* hrx_py_stream_cuda_stream(PyObject* self, PyObject* unused) {
+  (void)unused;
+  hrx_py_state_t* state;
+  hrx_stream_t* stream = hrx_py_stream_get(self, &state);
+  if (!stream) return NULL;
+  return Py_BuildValue("(iN)", 0,
+                       PyLong_FromVoidPtr(hrx_stream_native_handle(stream)));
+}
+
+static PyMethodDef hrx_py_stream_cuda_stream_def = {
+    "__cuda_stream__", hrx_py_stream_cuda_stream, METH_NOARGS,
+    "__cuda_stream__() -> (0, handle): the CUDA stream protocol."};
+
+static PyObject* hrx_py_stream_get_cuda_stream(PyObject* self, void* closure) {
+  (void)closure;
+  hrx_py_state_t* state;
+  hrx_stream_t* stream = hrx_py_stream_get(self, &state);
+  if (!stream) return NULL;
+  if (hrx_py_require_cuda(hrx_stream_device(stream), "__cuda_stream__") < 0) {
+    return NULL;
+  }
+  return PyCFunction_New(&hrx_py_stream_cuda_stream_def, self);
+}
+
 static PyObject* hrx_py_stream_get_closed(PyObject* self, void* closure) {
   (void)closure;
   return PyBool_FromLong(((hrx_py_stream_t*)self)->stream == NULL);
@@ -550,8 +614,15 @@ static PyMethodDef hrx_py_stream_methods[] = {
      "a wait, so that everything submitted so far is on its native queue "
      "(before launching other work on native_handle). Raises an earlier "
      "command's failure like synchronize()."},
-    {"record_event", hrx_py_stream_record_event, METH_NOARGS,
-     "record_event() -> Event for the work published so far."},
+    {"record_event", (PyCFunction)(void (*)(void))hrx_py_stream_record_event,
+     METH_FASTCALL | METH_KEYWORDS,
+     "record_event(timing=False) -> Event for the work published so far. "
+     "With timing=True the event also notes when that work completed, for "
+     "Event.elapsed_time."},
+    {"query", hrx_py_stream_query, METH_NOARGS,
+     "query() -> bool: whether all work the stream accepted is done (never "
+     "waits; False while work waits in a pending batch; on a shared queue, "
+     "other streams' earlier work counts too)."},
     {"wait_event", hrx_py_stream_wait_event, METH_O,
      "wait_event(event): later work on this stream's queue waits for event "
      "(a device-side wait; it also holds back streams sharing the queue)."},
@@ -581,10 +652,27 @@ static PyGetSetDef hrx_py_stream_getset[] = {
      "the native queue handle as an int (hipStream_t / cudaStream_t)", NULL},
     {"closed", hrx_py_stream_get_closed, NULL, "whether close() was called",
      NULL},
+    {"__cuda_stream__", hrx_py_stream_get_cuda_stream, NULL,
+     "__cuda_stream__() -> (0, cudaStream_t handle): the CUDA stream "
+     "protocol (cuda.core, CuPy, PyTorch). Only on NVIDIA GPUs; elsewhere "
+     "the attribute is absent (AttributeError says why).",
+     NULL},
     {NULL, NULL, NULL, NULL, NULL},
 };
 
+static PyObject* hrx_py_stream_new(PyTypeObject* type, PyObject* args,
+                                   PyObject* kwargs) {
+  (void)type;
+  (void)args;
+  (void)kwargs;
+  PyErr_SetString(PyExc_TypeError,
+                  "hrx.Stream cannot be created directly; get one with "
+                  "device.stream() (or hrx.Stream.open(index, backend))");
+  return NULL;
+}
+
 static PyType_Slot hrx_py_stream_slots[] = {
+    {Py_tp_new, hrx_py_stream_new},
     {Py_tp_doc, "An ordered stream of device work on one native queue of the "
                 "device's pool, assigned round-robin for the stream's life. "
                 "Create with Device.stream() or Stream.open()."},
@@ -600,7 +688,7 @@ static PyType_Spec hrx_py_stream_spec = {
     .name = "hrx.Stream",
     .basicsize = sizeof(hrx_py_stream_t),
     .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_BASETYPE |
-             Py_TPFLAGS_IMMUTABLETYPE | Py_TPFLAGS_DISALLOW_INSTANTIATION,
+             Py_TPFLAGS_IMMUTABLETYPE,
     .slots = hrx_py_stream_slots,
 };
 

@@ -134,6 +134,8 @@ _Static_assert(HRX_HIP_CUDA_STREAM_NON_BLOCKING == cudaStreamNonBlocking,
                "cudaStreamNonBlocking");
 _Static_assert(HRX_HIP_CUDA_EVENT_DISABLE_TIMING == cudaEventDisableTiming,
                "cudaEventDisableTiming");
+_Static_assert(HRX_HIP_CUDA_EVENT_DEFAULT == cudaEventDefault,
+               "cudaEventDefault");
 _Static_assert(HRX_HIP_CUDA_HOST_ALLOC_DEFAULT == cudaHostAllocDefault,
                "cudaHostAllocDefault");
 _Static_assert(HRX_HIP_CUDA_MEMCPY_HOST_TO_DEVICE == cudaMemcpyHostToDevice,
@@ -200,6 +202,8 @@ _Static_assert(HRX_HIP_AMD_STREAM_NON_BLOCKING == hipStreamNonBlocking,
                "hipStreamNonBlocking");
 _Static_assert(HRX_HIP_AMD_EVENT_DISABLE_TIMING == hipEventDisableTiming,
                "hipEventDisableTiming");
+_Static_assert(HRX_HIP_AMD_EVENT_DEFAULT == hipEventDefault,
+               "hipEventDefault");
 _Static_assert(HRX_HIP_AMD_HOST_ALLOC_DEFAULT == hipHostMallocDefault,
                "hipHostMallocDefault");
 _Static_assert(HRX_HIP_AMD_MEMCPY_HOST_TO_DEVICE == hipMemcpyHostToDevice,

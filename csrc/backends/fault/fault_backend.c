@@ -238,6 +238,21 @@ static hrx_status_t hrx_fault_check(hrx_backend_device_t* base,
                          hrx_fault_op_names[op], (unsigned long long)call);
 }
 
+/* The end of a checked call: an answer of WOULD_BLOCK from the inner
+ * backend (the caller's non-blocking mode) means the call did nothing, so
+ * it is taken back from the schedule's count, and a native command
+ * (`command`) is counted only when it was made. Returns `status`. */
+static hrx_status_t hrx_fault_finish(hrx_backend_device_t* base,
+                                     hrx_fault_op_t op, bool command,
+                                     hrx_status_t status) {
+  if (hrx_status_code(status) == HRX_STATUS_WOULD_BLOCK) {
+    atomic_fetch_sub(&hrx_fault_cast(base)->calls[op], 1);
+  } else if (command) {
+    atomic_fetch_add(&hrx_fault_native_commands, 1);
+  }
+  return status;
+}
+
 /* ---------------------------------------------------------------- device */
 
 static void hrx_fault_destroy(hrx_backend_device_t* base) {
@@ -349,26 +364,30 @@ static hrx_status_t hrx_fault_copy(hrx_backend_device_t* base,
                                    hrx_native_queue_t* queue, void* dst,
                                    const void* src, uint64_t length) {
   HRX_RETURN_IF_ERROR(hrx_fault_check(base, HRX_FAULT_COPY));
-  atomic_fetch_add(&hrx_fault_native_commands, 1);
-  return HRX_INNER_VT(base)->copy(HRX_INNER(base), HRX_INNER_QUEUE(queue), dst,
-                                  src, length);
+  return hrx_fault_finish(
+      base, HRX_FAULT_COPY, true,
+      HRX_INNER_VT(base)->copy(HRX_INNER(base), HRX_INNER_QUEUE(queue), dst,
+                               src, length));
 }
 
 static hrx_status_t hrx_fault_fill(hrx_backend_device_t* base,
                                    hrx_native_queue_t* queue, void* dst,
                                    uint8_t byte, uint64_t length) {
   HRX_RETURN_IF_ERROR(hrx_fault_check(base, HRX_FAULT_FILL));
-  atomic_fetch_add(&hrx_fault_native_commands, 1);
-  return HRX_INNER_VT(base)->fill(HRX_INNER(base), HRX_INNER_QUEUE(queue), dst,
-                                  byte, length);
+  return hrx_fault_finish(
+      base, HRX_FAULT_FILL, true,
+      HRX_INNER_VT(base)->fill(HRX_INNER(base), HRX_INNER_QUEUE(queue), dst,
+                               byte, length));
 }
 
 static hrx_status_t hrx_fault_upload(hrx_backend_device_t* base,
                                      hrx_native_queue_t* queue, void* dst,
                                      const void* host_src, uint64_t length) {
   HRX_RETURN_IF_ERROR(hrx_fault_check(base, HRX_FAULT_UPLOAD));
-  return HRX_INNER_VT(base)->upload(HRX_INNER(base), HRX_INNER_QUEUE(queue),
-                                    dst, host_src, length);
+  return hrx_fault_finish(
+      base, HRX_FAULT_UPLOAD, false,
+      HRX_INNER_VT(base)->upload(HRX_INNER(base), HRX_INNER_QUEUE(queue), dst,
+                                 host_src, length));
 }
 
 static hrx_status_t hrx_fault_download(hrx_backend_device_t* base,
@@ -391,6 +410,31 @@ static hrx_status_t hrx_fault_event_create(hrx_backend_device_t* base,
   return NULL;
 }
 
+static hrx_status_t hrx_fault_event_create_timing(
+    hrx_backend_device_t* base, hrx_native_event_t** out_event) {
+  HRX_RETURN_IF_ERROR(hrx_fault_check(base, HRX_FAULT_EVENT_CREATE));
+  HRX_RETURN_IF_ERROR(
+      HRX_INNER_VT(base)->event_create_timing(HRX_INNER(base), out_event));
+  atomic_fetch_add(&hrx_fault_live_events, 1);
+  return NULL;
+}
+
+static hrx_status_t hrx_fault_event_elapsed_ms(hrx_backend_device_t* base,
+                                               hrx_native_event_t* start,
+                                               hrx_native_event_t* end,
+                                               double* out_ms) {
+  return HRX_INNER_VT(base)->event_elapsed_ms(HRX_INNER(base), start, end,
+                                              out_ms);
+}
+
+static hrx_status_t hrx_fault_foreign_stream_wait_event(
+    hrx_backend_device_t* base, void* foreign_stream,
+    hrx_native_event_t* event) {
+  HRX_RETURN_IF_ERROR(hrx_fault_check(base, HRX_FAULT_WAIT_EVENT));
+  return HRX_INNER_VT(base)->foreign_stream_wait_event(HRX_INNER(base),
+                                                       foreign_stream, event);
+}
+
 static void hrx_fault_event_destroy(hrx_backend_device_t* base,
                                     hrx_native_event_t* event) {
   HRX_INNER_VT(base)->event_destroy(HRX_INNER(base), event);
@@ -401,16 +445,20 @@ static hrx_status_t hrx_fault_event_record(hrx_backend_device_t* base,
                                            hrx_native_queue_t* queue,
                                            hrx_native_event_t* event) {
   HRX_RETURN_IF_ERROR(hrx_fault_check(base, HRX_FAULT_EVENT_RECORD));
-  return HRX_INNER_VT(base)->event_record(HRX_INNER(base),
-                                          HRX_INNER_QUEUE(queue), event);
+  return hrx_fault_finish(
+      base, HRX_FAULT_EVENT_RECORD, false,
+      HRX_INNER_VT(base)->event_record(HRX_INNER(base),
+                                       HRX_INNER_QUEUE(queue), event));
 }
 
 static hrx_status_t hrx_fault_queue_wait_event(hrx_backend_device_t* base,
                                                hrx_native_queue_t* queue,
                                                hrx_native_event_t* event) {
   HRX_RETURN_IF_ERROR(hrx_fault_check(base, HRX_FAULT_WAIT_EVENT));
-  return HRX_INNER_VT(base)->queue_wait_event(HRX_INNER(base),
-                                              HRX_INNER_QUEUE(queue), event);
+  return hrx_fault_finish(
+      base, HRX_FAULT_WAIT_EVENT, false,
+      HRX_INNER_VT(base)->queue_wait_event(HRX_INNER(base),
+                                           HRX_INNER_QUEUE(queue), event));
 }
 
 static hrx_status_t hrx_fault_event_query(hrx_backend_device_t* base,
@@ -540,6 +588,9 @@ static const hrx_backend_vtable_t hrx_fault_vtable = {
     .graph_destroy = hrx_fault_graph_destroy,
     .queue_wait = hrx_fault_queue_wait,
     .event_wait = hrx_fault_event_wait,
+    .event_create_timing = hrx_fault_event_create_timing,
+    .event_elapsed_ms = hrx_fault_event_elapsed_ms,
+    .foreign_stream_wait_event = hrx_fault_foreign_stream_wait_event,
 };
 
 hrx_status_t hrx_fault_wrap(const char* spec, hrx_backend_device_t* inner,
@@ -558,6 +609,13 @@ hrx_status_t hrx_fault_wrap(const char* spec, hrx_backend_device_t* inner,
    * the core takes the same paths as without the wrapper. */
   device->vtable = hrx_fault_vtable;
   if (!inner->vtable->batch_submit) device->vtable.batch_submit = NULL;
+  if (!inner->vtable->foreign_stream_wait_event) {
+    device->vtable.foreign_stream_wait_event = NULL;
+  }
+  if (!inner->vtable->event_create_timing) {
+    device->vtable.event_create_timing = NULL;
+    device->vtable.event_elapsed_ms = NULL;
+  }
   if (!inner->vtable->plan_connections) device->vtable.plan_connections = NULL;
   if (!inner->vtable->query_connections) {
     device->vtable.query_connections = NULL;

@@ -549,16 +549,52 @@ static hrx_status_t hrx_hip_download(hrx_backend_device_t* base,
 
 /* ---------------------------------------------------------------- events */
 
-static hrx_status_t hrx_hip_event_create(hrx_backend_device_t* base,
-                                         hrx_native_event_t** out_event) {
+static hrx_status_t hrx_hip_event_create_flags(hrx_backend_device_t* base,
+                                               unsigned int flags,
+                                               hrx_native_event_t** out_event) {
   HRX_RETURN_IF_ERROR(hrx_hip_enter(base));
   hrx_hip_event_t event = NULL;
-  hrx_hip_error_t err = hrx_hip_rt.sym.EventCreateWithFlags(
-      &event, hrx_hip_rt.platform->event_disable_timing);
+  hrx_hip_error_t err = hrx_hip_rt.sym.EventCreateWithFlags(&event, flags);
   if (!hrx_hip_ok(err)) {
     return HRX_HIP_ERROR(DEVICE_ERROR, EventCreateWithFlags, err);
   }
   *out_event = (hrx_native_event_t*)event;
+  return NULL;
+}
+
+static hrx_status_t hrx_hip_event_create(hrx_backend_device_t* base,
+                                         hrx_native_event_t** out_event) {
+  return hrx_hip_event_create_flags(
+      base, hrx_hip_rt.platform->event_disable_timing, out_event);
+}
+
+static hrx_status_t hrx_hip_event_create_timing(
+    hrx_backend_device_t* base, hrx_native_event_t** out_event) {
+  return hrx_hip_event_create_flags(base, hrx_hip_rt.platform->event_default,
+                                    out_event);
+}
+
+/* hipEventElapsedTime / cudaEventElapsedTime: not ready means an event is
+ * not complete; an event never recorded is refused as an invalid handle. */
+static hrx_status_t hrx_hip_event_elapsed_ms(hrx_backend_device_t* base,
+                                             hrx_native_event_t* start,
+                                             hrx_native_event_t* end,
+                                             double* out_ms) {
+  HRX_RETURN_IF_ERROR(hrx_hip_enter(base));
+  float ms = 0.0f;
+  hrx_hip_error_t err = hrx_hip_rt.sym.EventElapsedTime(
+      &ms, hrx_hip_event_of(start), hrx_hip_event_of(end));
+  if (err == hrx_hip_rt.platform->error_not_ready) {
+    return hrx_make_status(HRX_STATUS_FAILED_PRECONDITION,
+                           "an event is not complete yet; synchronize it "
+                           "first");
+  }
+  if (!hrx_hip_ok(err)) {
+    return hrx_status_annotate(
+        HRX_HIP_ERROR(FAILED_PRECONDITION, EventElapsedTime, err),
+        "both events must have been recorded");
+  }
+  *out_ms = ms;
   return NULL;
 }
 
@@ -607,6 +643,18 @@ static hrx_status_t hrx_hip_event_query(hrx_backend_device_t* base,
 /* Polls for a bounded HRX_HIP_EVENT_SPIN_NS before the runtime's own wait,
  * so that work finishing within a few microseconds is seen at once. */
 #define HRX_HIP_EVENT_SPIN_NS 20000ull
+
+static hrx_status_t hrx_hip_foreign_stream_wait_event(
+    hrx_backend_device_t* base, void* foreign_stream,
+    hrx_native_event_t* event) {
+  HRX_RETURN_IF_ERROR(hrx_hip_enter(base));
+  hrx_hip_error_t err = hrx_hip_rt.sym.StreamWaitEvent(
+      (hrx_hip_stream_t)foreign_stream, hrx_hip_event_of(event), 0);
+  if (!hrx_hip_ok(err)) {
+    return HRX_HIP_ERROR(DEVICE_ERROR, StreamWaitEvent, err);
+  }
+  return NULL;
+}
 
 /* event_wait with no limit (the caller entered the device). */
 static hrx_status_t hrx_hip_event_wait_forever(hrx_native_event_t* event) {
@@ -901,6 +949,9 @@ static const hrx_backend_vtable_t hrx_hip_vtable = {
     .upload = hrx_hip_upload,
     .download = hrx_hip_download,
     .event_create = hrx_hip_event_create,
+    .event_create_timing = hrx_hip_event_create_timing,
+    .event_elapsed_ms = hrx_hip_event_elapsed_ms,
+    .foreign_stream_wait_event = hrx_hip_foreign_stream_wait_event,
     .event_destroy = hrx_hip_event_destroy,
     .event_record = hrx_hip_event_record,
     .queue_wait_event = hrx_hip_queue_wait_event,

@@ -22,6 +22,7 @@
 /* Flags */
 #define HRX_HIP_AMD_STREAM_NON_BLOCKING 0x1u   /* hipStreamNonBlocking */
 #define HRX_HIP_AMD_EVENT_DISABLE_TIMING 0x2u  /* hipEventDisableTiming */
+#define HRX_HIP_AMD_EVENT_DEFAULT 0x0u         /* hipEventDefault */
 #define HRX_HIP_AMD_HOST_ALLOC_DEFAULT 0x0u    /* hipHostMallocDefault */
 
 /* hipMemcpyKind */
@@ -67,6 +68,7 @@ typedef struct hrx_hip_amd_memset_params_s {
 /* Flags */
 #define HRX_HIP_CUDA_STREAM_NON_BLOCKING 0x1u   /* cudaStreamNonBlocking */
 #define HRX_HIP_CUDA_EVENT_DISABLE_TIMING 0x2u  /* cudaEventDisableTiming */
+#define HRX_HIP_CUDA_EVENT_DEFAULT 0x0u         /* cudaEventDefault */
 #define HRX_HIP_CUDA_HOST_ALLOC_DEFAULT 0x0u    /* cudaHostAllocDefault */
 
 /* cudaMemcpyKind */

@@ -57,6 +57,7 @@ typedef struct hrx_hip_platform_s {
   hrx_hip_error_t error_not_ready;
   unsigned int stream_non_blocking;
   unsigned int event_disable_timing;
+  unsigned int event_default;  /* with timing */
   unsigned int host_alloc_default;
   hrx_hip_memcpy_kind_t memcpy_host_to_device;
   hrx_hip_memcpy_kind_t memcpy_device_to_host;

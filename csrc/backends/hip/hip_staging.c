@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/nonblocking.h"
+
 typedef enum hrx_hip_use_e {
   HRX_HIP_USE_FREE = 0,
   HRX_HIP_USE_RESERVED,  /* being filled and submitted by one upload */
@@ -271,6 +273,10 @@ static hrx_status_t hrx_hip_staging_upload_ring(hrx_hip_staging_t* staging,
   uint64_t offset = 0;
 
   pthread_mutex_lock(&staging->mutex);
+  if (!staging->ring && hrx_nonblocking()) {
+    pthread_mutex_unlock(&staging->mutex);
+    return hrx_would_block("upload staging memory to be allocated");
+  }
   if (!staging->ring) {
     void* ring = NULL;
     hrx_hip_error_t err = rt->sym.HostAlloc(
@@ -286,6 +292,10 @@ static hrx_status_t hrx_hip_staging_upload_ring(hrx_hip_staging_t* staging,
     hrx_hip_ring_reclaim_locked(staging);
     if (hrx_hip_ring_reserve_locked(staging, stream, size, &seq, &offset)) {
       break;
+    }
+    if (hrx_nonblocking()) {
+      pthread_mutex_unlock(&staging->mutex);
+      return hrx_would_block("upload staging held by copies in flight");
     }
     /* Full of copies in flight: wait for the oldest, outside the lock. */
     hrx_hip_fence_t* oldest = hrx_hip_fence_at(staging, staging->first_seq);
@@ -430,6 +440,9 @@ hrx_status_t hrx_hip_staging_upload(hrx_hip_staging_t* staging,
                                     const void* src, uint64_t length) {
   if (length <= HRX_HIP_STAGING_RING_MAX_UPLOAD) {
     return hrx_hip_staging_upload_ring(staging, stream, dst, src, length);
+  }
+  if (hrx_nonblocking()) {
+    return hrx_would_block("a pinned staging block for a large upload");
   }
   return hrx_hip_staging_upload_block(staging, stream, dst, src, length);
 }

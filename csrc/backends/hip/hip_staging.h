@@ -9,6 +9,9 @@
  *   pinned ring (allocated on first use), each slice tagged with a fence
  *   event; slices are reclaimed in order. When the ring is full of copies
  *   still in flight, the upload waits for the oldest one.
+ * - In the calling thread's non-blocking mode (core/nonblocking.h), an
+ *   upload that would allocate the ring or a block, or wait for the ring,
+ *   is WOULD_BLOCK instead.
  * - Larger uploads take a dedicated pinned block, reused once its event has
  *   completed; free blocks above HRX_HIP_STAGING_BLOCK_CACHE_BYTES are
  *   returned to the runtime.

@@ -59,6 +59,8 @@ typedef struct hrx_host_event_s {
   pthread_mutex_t mutex;
   hrx_host_queue_t* queue;       /* retained; NULL until recorded */
   uint64_t ticket;
+  bool timing;                   /* records are STAMP commands */
+  hrx_host_stamp_t* stamp;       /* retained; the last record's, or NULL */
 } hrx_host_event_t;
 
 #define HRX_HOST_EVENT(e) ((hrx_host_event_t*)(e))
@@ -435,10 +437,18 @@ static hrx_status_t hrx_host_event_create(hrx_backend_device_t* base,
   return NULL;
 }
 
+static hrx_status_t hrx_host_event_create_timing(
+    hrx_backend_device_t* base, hrx_native_event_t** out_event) {
+  HRX_RETURN_IF_ERROR(hrx_host_event_create(base, out_event));
+  HRX_HOST_EVENT(*out_event)->timing = true;
+  return NULL;
+}
+
 static void hrx_host_event_destroy(hrx_backend_device_t* base,
                                    hrx_native_event_t* native) {
   (void)base;
   hrx_host_event_t* event = HRX_HOST_EVENT(native);
+  hrx_host_stamp_release(event->stamp);
   hrx_host_queue_release(event->queue);
   pthread_mutex_destroy(&event->mutex);
   free(event);
@@ -451,13 +461,68 @@ static hrx_status_t hrx_host_event_record(hrx_backend_device_t* base,
   (void)base;
   hrx_host_queue_t* queue = HRX_HOST_QUEUE(native);
   hrx_host_event_t* event = HRX_HOST_EVENT(native_event);
+  hrx_host_stamp_t* stamp = NULL;
+  uint64_t end = 0;
+  if (event->timing) {
+    /* The clock is read as the queue passes a STAMP command. */
+    stamp = hrx_host_stamp_create();
+    if (!stamp) {
+      return hrx_make_status(HRX_STATUS_OUT_OF_MEMORY,
+                             "cannot allocate a timing record");
+    }
+    hrx_host_stamp_retain(stamp);
+    hrx_host_command_t command = {.kind = HRX_HOST_COMMAND_STAMP,
+                                  .stamp = stamp};
+    hrx_status_t status = hrx_host_queue_submit(queue, &command, &end);
+    if (status) {
+      hrx_host_stamp_release(stamp);
+      return status;
+    }
+  }
   hrx_host_queue_retain(queue);
   pthread_mutex_lock(&event->mutex);
   hrx_host_queue_t* previous = event->queue;
+  hrx_host_stamp_t* previous_stamp = event->stamp;
   event->queue = queue;
-  event->ticket = hrx_host_queue_tail(queue);
+  event->ticket = stamp ? end : hrx_host_queue_tail(queue);
+  event->stamp = stamp;
   pthread_mutex_unlock(&event->mutex);
   hrx_host_queue_release(previous);
+  hrx_host_stamp_release(previous_stamp);
+  return NULL;
+}
+
+/* The completion time of a timing event's last record, or a failure. */
+static hrx_status_t hrx_host_event_time(hrx_host_event_t* event,
+                                        const char* role, uint64_t* out_ns) {
+  pthread_mutex_lock(&event->mutex);
+  uint64_t ns = event->stamp ? atomic_load(&event->stamp->ns) : 0;
+  bool recorded = event->stamp != NULL;
+  pthread_mutex_unlock(&event->mutex);
+  if (!recorded) {
+    return hrx_make_status(HRX_STATUS_FAILED_PRECONDITION,
+                           "the %s event was never recorded", role);
+  }
+  if (!ns) {
+    return hrx_make_status(HRX_STATUS_FAILED_PRECONDITION,
+                           "the %s event is not complete yet; synchronize "
+                           "it first",
+                           role);
+  }
+  *out_ns = ns;
+  return NULL;
+}
+
+static hrx_status_t hrx_host_event_elapsed_ms(hrx_backend_device_t* base,
+                                              hrx_native_event_t* start,
+                                              hrx_native_event_t* end,
+                                              double* out_ms) {
+  (void)base;
+  uint64_t start_ns = 0, end_ns = 0;
+  HRX_RETURN_IF_ERROR(
+      hrx_host_event_time(HRX_HOST_EVENT(start), "start", &start_ns));
+  HRX_RETURN_IF_ERROR(hrx_host_event_time(HRX_HOST_EVENT(end), "end", &end_ns));
+  *out_ms = ((double)end_ns - (double)start_ns) / 1e6;
   return NULL;
 }
 
@@ -544,6 +609,8 @@ static const hrx_backend_vtable_t hrx_host_vtable = {
     /* No native graphs: the core submits a graph's nodes in order. */
     .queue_wait = hrx_host_queue_wait_native,
     .event_wait = hrx_host_event_wait,
+    .event_create_timing = hrx_host_event_create_timing,
+    .event_elapsed_ms = hrx_host_event_elapsed_ms,
 };
 
 static hrx_status_t hrx_host_load(bool opening, int* out_device_count) {

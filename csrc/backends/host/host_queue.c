@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "core/clock.h"
+#include "core/nonblocking.h"
 #include "core/status.h"
 
 struct hrx_host_queue_s {
@@ -93,6 +94,32 @@ static void hrx_host_queue_notify_progress(hrx_host_queue_t* queue) {
   }
 }
 
+hrx_host_stamp_t* hrx_host_stamp_create(void) {
+  hrx_host_stamp_t* stamp = malloc(sizeof(*stamp));
+  if (!stamp) return NULL;
+  atomic_init(&stamp->ref_count, 1);
+  atomic_init(&stamp->ns, 0);
+  return stamp;
+}
+
+void hrx_host_stamp_retain(hrx_host_stamp_t* stamp) {
+  atomic_fetch_add_explicit(&stamp->ref_count, 1, memory_order_relaxed);
+}
+
+void hrx_host_stamp_release(hrx_host_stamp_t* stamp) {
+  if (stamp && atomic_fetch_sub_explicit(&stamp->ref_count, 1,
+                                         memory_order_acq_rel) == 1) {
+    free(stamp);
+  }
+}
+
+/* Drops what a command owns, once run or refused. */
+static void hrx_host_command_discard(const hrx_host_command_t* command) {
+  free(command->owned);
+  hrx_host_queue_release(command->wait_queue);
+  hrx_host_stamp_release(command->stamp);
+}
+
 /* Lists the queues whose awaited ticket of this queue is now complete, all
  * at once (their listing tokens move to the run lists). */
 static void hrx_host_queue_release_dependents(hrx_host_queue_t* queue) {
@@ -169,13 +196,14 @@ static void hrx_host_command_run(hrx_host_command_t* command) {
     case HRX_HOST_COMMAND_HOST:
       command->host_fn(command->host_arg);
       break;
+    case HRX_HOST_COMMAND_STAMP:
+      atomic_store(&command->stamp->ns, hrx_now_ns());
+      break;
   }
-  free(command->owned);
+  hrx_host_command_discard(command);
   command->owned = NULL;
-  if (command->wait_queue) {
-    hrx_host_queue_release(command->wait_queue);
-    command->wait_queue = NULL;
-  }
+  command->wait_queue = NULL;
+  command->stamp = NULL;
 }
 
 /* Publishes the completion of ticket `done` (by the thread holding
@@ -213,6 +241,7 @@ static uint32_t hrx_host_command_weight(const hrx_host_command_t* command) {
       break;
     case HRX_HOST_COMMAND_WAIT:
     case HRX_HOST_COMMAND_HOST:
+    case HRX_HOST_COMMAND_STAMP:
       weight = 1;
       break;
   }
@@ -466,13 +495,17 @@ hrx_status_t hrx_host_queue_submit(hrx_host_queue_t* queue,
   for (;;) {
     if (queue->stopping) {
       pthread_mutex_unlock(&queue->mutex);
-      free(command->owned);
-      hrx_host_queue_release(command->wait_queue);
+      hrx_host_command_discard(command);
       return hrx_make_status(HRX_STATUS_FAILED_PRECONDITION,
                              "host queue is shutting down");
     }
     ticket = atomic_load(&queue->submitted);
     if (ticket - atomic_load(&queue->completed) <= queue->mask) break;
+    if (hrx_nonblocking()) {
+      pthread_mutex_unlock(&queue->mutex);
+      hrx_host_command_discard(command);
+      return hrx_would_block("space in a full host queue");
+    }
     /* Full: never drop. Wait (helping to run the queue, as any waiter does)
      * until half the ring is free, so a producer that outruns the engines
      * does not trade one wake-up per command with them. Other producers may

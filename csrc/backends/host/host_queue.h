@@ -31,7 +31,21 @@ typedef enum hrx_host_command_kind_e {
   HRX_HOST_COMMAND_WAIT,
   HRX_HOST_COMMAND_BATCH,
   HRX_HOST_COMMAND_HOST,
+  HRX_HOST_COMMAND_STAMP,
 } hrx_host_command_kind_t;
+
+/* The clock reading of a timing event's record: written once by whichever
+ * thread runs the STAMP command (after every earlier command of the queue),
+ * read by the event. Shared by the event and the queued command. */
+typedef struct hrx_host_stamp_s {
+  atomic_int ref_count;
+  atomic_uint_fast64_t ns;       /* hrx_now_ns() when run; 0 before */
+} hrx_host_stamp_t;
+
+/* A new stamp with one reference, or NULL when out of memory. */
+hrx_host_stamp_t* hrx_host_stamp_create(void);
+void hrx_host_stamp_retain(hrx_host_stamp_t* stamp);
+void hrx_host_stamp_release(hrx_host_stamp_t* stamp);
 
 typedef struct hrx_host_command_s {
   hrx_host_command_kind_t kind;
@@ -45,6 +59,7 @@ typedef struct hrx_host_command_s {
   uint64_t wait_ticket;          /* WAIT: until it completes this ticket */
   void (*host_fn)(void*);        /* HOST: runs host_fn(host_arg) */
   void* host_arg;                /* HOST: borrowed */
+  hrx_host_stamp_t* stamp;       /* STAMP: retained; set to the time run */
 } hrx_host_command_t;
 
 /* Creates a queue of `lane` served by `engines` (borrowed: they outlive the
@@ -61,9 +76,11 @@ void hrx_host_queue_shutdown(hrx_host_queue_t* queue);
 void hrx_host_queue_retain(hrx_host_queue_t* queue);
 void hrx_host_queue_release(hrx_host_queue_t* queue);
 
-/* Appends a command, waiting for space if the ring is full. Takes ownership
- * of command->owned and of the reference in command->wait_queue (also on
- * failure). Returns the command's ticket (1, 2, ...) in out_ticket. */
+/* Appends a command, waiting for space if the ring is full (in the calling
+ * thread's non-blocking mode, core/nonblocking.h, a full ring is
+ * WOULD_BLOCK instead). Takes ownership of command->owned and of the
+ * references in command->wait_queue and command->stamp (also on failure).
+ * Returns the command's ticket (1, 2, ...) in out_ticket. */
 hrx_status_t hrx_host_queue_submit(hrx_host_queue_t* queue,
                                    const hrx_host_command_t* command,
                                    uint64_t* out_ticket);

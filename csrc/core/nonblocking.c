@@ -1,0 +1,37 @@
+#include "nonblocking.h"
+
+#include <stdatomic.h>
+
+#include "status.h"
+
+static _Thread_local bool hrx_thread_nonblocking;
+static atomic_int hrx_host_callbacks;
+
+bool hrx_thread_set_nonblocking(bool nonblocking) {
+  bool previous = hrx_thread_nonblocking;
+  hrx_thread_nonblocking = nonblocking;
+  return previous;
+}
+
+bool hrx_nonblocking(void) { return hrx_thread_nonblocking; }
+
+hrx_status_t hrx_would_block(const char* what) {
+  return hrx_make_status(HRX_STATUS_WOULD_BLOCK,
+                         "a non-blocking submission would wait for %s", what);
+}
+
+bool hrx_nonblocking_lock(pthread_mutex_t* mutex) {
+  if (!hrx_thread_nonblocking) {
+    pthread_mutex_lock(mutex);
+    return true;
+  }
+  return pthread_mutex_trylock(mutex) == 0;
+}
+
+void hrx_host_callbacks_queued(int delta) {
+  atomic_fetch_add(&hrx_host_callbacks, delta);
+}
+
+bool hrx_host_callbacks_in_flight(void) {
+  return atomic_load(&hrx_host_callbacks) > 0;
+}

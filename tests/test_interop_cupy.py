@@ -1,0 +1,121 @@
+"""CuPy and Numba beside hrx on NVIDIA: hrx memory seen by CuPy without a
+copy (DLPack and the CUDA Array Interface) and written by either side, the
+consumer stream ordered by events (__dlpack__(stream=...)), CuPy kernels on
+an hrx queue through the CUDA stream protocol, and Numba's
+cuda.as_cuda_array. Skipped without CuPy, CUDA or the hip backend on
+NVIDIA (the Numba test also without Numba)."""
+from __future__ import annotations
+
+import pytest
+
+import hrx
+
+cupy = pytest.importorskip("cupy")
+
+NBYTES = 64 << 20
+
+
+@pytest.fixture(scope="module")
+def device():
+    try:
+        if cupy.cuda.runtime.getDeviceCount() < 1:
+            pytest.skip("CuPy sees no CUDA device")
+    except cupy.cuda.runtime.CUDARuntimeError as error:
+        pytest.skip(f"CuPy has no CUDA device: {error}")
+    if not any(b["name"] == "hip" and b["available"] for b in hrx.backends()):
+        pytest.skip("no hip device")
+    dev = hrx.Device.open(0, backend="hip")
+    if dev.info["platform"] != "nvidia":
+        pytest.skip("CuPy interop is checked on NVIDIA")
+    return dev
+
+
+def test_cupy_sees_and_writes_hrx_memory_without_a_copy(device):
+    stream = device.stream()
+    buffer = device.allocate(4096)
+    stream.fill(buffer, 3)
+    through_dlpack = cupy.from_dlpack(buffer[1024:2048])
+    through_cai = cupy.asarray(buffer[2048:4096])
+    assert through_dlpack.dtype == cupy.uint8 and through_dlpack.size == 1024
+    assert through_cai.data.ptr == (
+        buffer.__cuda_array_interface__["data"][0] + 2048)
+    assert int(through_dlpack.sum()) == 3 * 1024
+    assert int(through_cai.sum()) == 3 * 2048
+    through_dlpack.fill(9)                    # CuPy writes, hrx reads
+    cupy.cuda.runtime.deviceSynchronize()
+    data = stream.read(buffer).wait()
+    assert (data[1024:2048] == 9).all() and (data[:1024] == 3).all()
+    del buffer, stream
+    assert int(through_dlpack.sum()) == 9 * 1024   # the array keeps it alive
+
+
+def test_dlpack_orders_the_consumer_stream_without_blocking_the_host(device):
+    """The consumer's stream waits for hrx's queued work on the device: the
+    export returns while that work still runs, and CuPy reads the end
+    state."""
+    stream = device.stream()
+    buffer = device.allocate(1 << 30)
+    for value in range(1, 33):               # ~32 x 1 GiB of fills in flight
+        stream.fill(buffer, value)
+    consumer = cupy.cuda.Stream(non_blocking=True)
+    with consumer:
+        array = cupy.from_dlpack(buffer)     # passes stream=consumer.ptr
+        still_running = not stream.query()
+        total = int(array[::4096].astype(cupy.uint64).sum())
+    assert total == 32 * ((1 << 30) // 4096)
+    assert still_running, "__dlpack__ waited for the work on the host"
+
+
+def test_cuda_array_interface_stream_orders_the_consumer(device):
+    stream = device.stream()
+    buffer = device.allocate(NBYTES)
+    for value in range(1, 9):
+        stream.fill(buffer, value)
+    interface = buffer.__cuda_array_interface__
+    assert interface["version"] == 3 and interface["stream"] == 1
+    array = cupy.asarray(buffer)             # honours the interface's stream
+    assert int(array[::4096].astype(cupy.uint64).sum()) == 8 * (NBYTES // 4096)
+
+
+def test_cupy_kernel_on_an_hrx_stream_through_the_stream_protocol(device):
+    a, b = device.stream(), device.stream()
+    version, handle = b.__cuda_stream__()
+    assert version == 0 and handle == b.native_handle
+    external = cupy.cuda.ExternalStream(handle)
+    src, dst = device.allocate(NBYTES), device.allocate(NBYTES)
+    view = cupy.from_dlpack(src)
+    for value in (5, 60, 250):
+        a.fill(src, value)
+        b.wait_event(a.record_event())
+        b.record_event()                     # publish the wait before CuPy
+        with external:
+            view += 1                        # a CuPy kernel on b's queue
+        a.wait_event(b.record_event())       # covers the CuPy kernel
+        a.copy(dst, src)
+        out = a.read(dst).wait()
+        assert (out == (value + 1) % 256).all(), value
+
+
+def test_timing_events_time_device_work(device):
+    stream = device.stream()
+    buffer = device.allocate(1 << 30)
+    start = stream.record_event(timing=True)
+    for value in range(8):
+        stream.fill(buffer, value)
+    end = stream.record_event(timing=True)
+    end.synchronize()
+    ms = start.elapsed_time(end)
+    # 8 GiB of fills at a few TB/s: about 2-4 ms.
+    assert 0.2 < ms < 200, ms
+
+
+def test_numba_as_cuda_array(device):
+    numba_cuda = pytest.importorskip("numba.cuda")
+    if not numba_cuda.is_available():
+        pytest.skip("Numba sees no CUDA device")
+    stream = device.stream()
+    buffer = device.allocate(4096)
+    stream.fill(buffer, 7)
+    array = numba_cuda.as_cuda_array(buffer)
+    assert array.shape == (4096,)
+    assert int(array.copy_to_host().sum()) == 7 * 4096
