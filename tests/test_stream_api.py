@@ -3,7 +3,10 @@ from CuPy, PyTorch or NumPy meets first; the CUDA protocols' absence where
 they do not apply. Conformance: every available backend."""
 from __future__ import annotations
 
+import threading
+
 import numpy as np
+
 import pytest
 
 import hrx
@@ -70,14 +73,23 @@ def test_timing_errors(device, stream):
 
 
 def test_elapsed_time_refuses_work_not_done(device, stream):
-    buffer = device.allocate(64 << 20)
+    # The stream is held behind a graph callback until `gate` is set, so the
+    # end event is not complete, however fast the device.
+    gate = threading.Event()
+    graph = hrx.Graph(device)
+    graph.callback(lambda: gate.wait(30))
+    launch = graph.launch(stream)
+    buffer = device.allocate(1 << 20)
     start = stream.record_event(timing=True)
-    for value in range(8):
-        stream.fill(buffer, value)
+    stream.fill(buffer, 1)
     end = stream.record_event(timing=True)
-    if not end.query():
+    try:
+        assert not end.query()
         with pytest.raises(hrx.FailedPreconditionError, match="not complete"):
             start.elapsed_time(end)
+    finally:
+        gate.set()
+    assert launch.wait(30)
     stream.synchronize()
     assert start.elapsed_time(end) > 0
 

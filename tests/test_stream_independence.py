@@ -195,8 +195,9 @@ GATED_STREAM = """
     if backend == "host":   # a full ring of capacity 2 holds it
         time.sleep(0.2)
         assert not produced.is_set(), "the producer was not blocked by the gate"
-    else:                   # a native queue takes all 8: it finishes
-        assert produced.wait(60), "the producer waited for the gate"
+    # On hip the producer may finish (a native queue takes all 8 copies) or
+    # wait on the host for the gated callback's completion, depending on
+    # batching: either way the observers below must not wait for it.
 
     def within(seconds, call):
         # True when call() returns within `seconds` while the gate is shut.
@@ -244,11 +245,14 @@ def test_observers_do_not_wait_behind_a_producer_blocked_on_a_full_queue(fresh):
     assert out.strip().endswith("ok"), out
 
 
-def test_a_full_queue_does_not_delay_another_streams_timed_flush(fresh):
+def test_a_full_queue_does_not_delay_another_streams_timed_flush(fresh, backend):
     """With batching on, the held stream's producer is blocked publishing
     while a second producer left a command pending on the held stream (the
     flusher's turn for it finds the stream busy); a command pending on
     another stream is still published by the flusher after its delay."""
+    if backend != "host":
+        pytest.skip("needs a full queue, which only the host backend's ring "
+                    "of capacity 2 gives deterministically")
     out = fresh(_gated(observe_between=False, body="""
     def pend(stream, offset):
         # A fresh thread's copy on `spare` goes out alone; its next one,
