@@ -26,11 +26,12 @@
 #   python-threads   small copies from 1 and 16 Python threads: the python
 #                    driver at 8 queues (3 fresh processes) beside PyTorch
 #                    and CuPy streams, in one run (python_threads.py)
-#   conformance      the hip device test and the CUDA header checks, the
-#                    whole Python suite on hip, then the conformance files
-#                    with batching off (the test stages run against the
-#                    testing build of the extension, made in build/testing
-#                    after the install: make testing-build)
+#   conformance      the hip device test and the CUDA header checks, then
+#                    the whole Python suite on hip (batching on)
+#   conformance-off  the conformance files on hip with batching off (the
+#                    test stages run against the testing build of the
+#                    extension, made in build/testing after the install:
+#                    make testing-build)
 #   model-random     the bad-input catalogue and the model-based random
 #                    programs on hip ($PROFILE, default thorough; needs
 #                    hypothesis, see below)
@@ -55,7 +56,8 @@ mkdir -p "$OUT"
 export PYTHONUNBUFFERED=1
 export PYTHONSAFEPATH=1   # import the installed hrx, not ./hrx (no extension there)
 STAGES="sweep sweep-raw sweep-python connections workload submission-cost \
-quick-batching read-latency python-threads conformance model-random load"
+quick-batching read-latency python-threads conformance conformance-off \
+model-random load"
 if [ $# -eq 0 ]; then
   echo "usage: bash bench/scripts/h200.sh STAGE [STAGE...]; stages: $STAGES" >&2
   exit 2
@@ -116,25 +118,27 @@ for label, group in sorted(by.items()):
 PY
 }
 
+# The Python tests on hip, against the testing build. Each test has 90 s
+# (pytest-timeout, in the GPU image): a hang names its test and the rest run.
+hip_pytest() {
+  HRX_BACKEND=hip HRX_TEST_BACKENDS=hip timeout 560 python3 -m pytest -q -rfEs \
+    -p no:cacheprovider -p timeout --timeout 90 "$@"
+}
+
 conformance() (
   export PYTHONPATH=$PWD/build/testing
   echo "\$ make -s -f tests/c/hip.mk hip-device hip-constants-cuda"
   timeout 90 make -s -f tests/c/hip.mk hip-device hip-constants-cuda 2>&1 | tail -12
   cd tests || return
-  # The whole suite (batching on) and the conformance files with batching off
-  # run side by side, to fit the device tool's 10-minute call; each log is
-  # printed whole after both ended.
-  export HRX_BACKEND=hip HRX_TEST_BACKENDS=hip
-  on=$(mktemp) off=$(mktemp)
-  timeout 420 python3 -m pytest -q -rs -p no:cacheprovider . >"$on" 2>&1 &
-  HRX_BATCHING=0 timeout 420 python3 -m pytest -q -rs -p no:cacheprovider \
-    $(make -s -C .. conformance-tests) >"$off" 2>&1 &
-  wait
-  echo "\$ HRX_BACKEND=hip HRX_TEST_BACKENDS=hip python3 -m pytest -q -rs -p no:cacheprovider ."
-  tail -40 "$on"
-  echo "\$ HRX_BATCHING=0 HRX_BACKEND=hip HRX_TEST_BACKENDS=hip python3 -m pytest -q -rs -p no:cacheprovider (conformance files)"
-  tail -20 "$off"
-  rm -f "$on" "$off"
+  echo "\$ HRX_BACKEND=hip HRX_TEST_BACKENDS=hip python3 -m pytest -q -rfEs . (batching on)"
+  hip_pytest .
+)
+
+conformance_off() (
+  export PYTHONPATH=$PWD/build/testing
+  cd tests || return
+  echo "\$ HRX_BATCHING=0 HRX_BACKEND=hip HRX_TEST_BACKENDS=hip python3 -m pytest -q -rfEs (conformance files)"
+  HRX_BATCHING=0 hip_pytest $(make -s -C .. conformance-tests)
 )
 
 model_random() (
@@ -167,7 +171,7 @@ start=$(date +%s)
   python3 -m pip install --no-build-isolation --no-deps . 2>&1 | tail -3
   # The test stages import the testing build (fault injection, test hooks).
   case " $* " in
-    *" conformance "*|*" model-random "*|*" load "*)
+    *" conformance "*|*" conformance-off "*|*" model-random "*|*" load "*)
       make -s testing-build PY=python3 2>&1 | tail -3 ;;
   esac
   if ! python3 -c "import hypothesis" 2>/dev/null && [ -d wheels ]; then
@@ -199,6 +203,7 @@ for stage in "$@"; do
         --repeat 3 --output "$OUT/python-threads.jsonl" >"$OUT/python-threads.txt"
       echo "exit status $?" ;;
     conformance)  conformance ;;
+    conformance-off) conformance_off ;;
     model-random) model_random ;;
     load)         load ;;
   esac >"$OUT/$stage.log" 2>&1
