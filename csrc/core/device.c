@@ -140,6 +140,10 @@ static hrx_status_t hrx_device_create(const hrx_backend_t* backend_type,
   }
   atomic_init(&device->batching, device->batch.enabled);
   device->info.index = index;
+  /* The backend is loaded (hrx_backend_select): this only reads its count. */
+  int count = 0;
+  hrx_status_free(backend_type->load(true, &count));
+  device->info.device_count = count > index ? count : index + 1;
   snprintf(device->info.selection, sizeof(device->info.selection), "%s",
            selection);
   hrx_queue_pool_initialize(device->backend, &device->pool);
@@ -438,6 +442,54 @@ hrx_status_t hrx_device_check_same(hrx_device_t* expected,
                          "%s belongs to device %s:%d, but %s device %s:%d; %s",
                          role, other->info.backend, other->info.index, holder,
                          expected->info.backend, expected->info.index, rule);
+}
+
+hrx_status_t hrx_device_check_same_backend(hrx_device_t* expected,
+                                           hrx_device_t* other,
+                                           const char* role,
+                                           const char* holder,
+                                           const char* rule) {
+  if (other->backend_type == expected->backend_type) return NULL;
+  return hrx_device_check_same(expected, other, role, holder, rule);
+}
+
+const char* hrx_peer_path_name(int path) {
+  switch (path) {
+    case HRX_PEER_PATH_DIRECT:
+      return "direct";
+    case HRX_PEER_PATH_PEER:
+      return "peer";
+    case HRX_PEER_PATH_STAGED:
+      return "staged";
+  }
+  return NULL;
+}
+
+hrx_status_t hrx_device_query_peer_path(hrx_device_t* device, int other_index,
+                                        hrx_peer_path_t* out_path) {
+  const hrx_device_info_t* info = &device->info;
+  if (other_index < 0 || other_index >= info->device_count) {
+    return hrx_make_status(HRX_STATUS_OUT_OF_RANGE,
+                           "device index %d is out of range: backend '%s' has "
+                           "%d device%s (valid: 0..%d)",
+                           other_index, info->backend, info->device_count,
+                           info->device_count == 1 ? "" : "s",
+                           info->device_count - 1);
+  }
+  if (other_index == device->index) {
+    return hrx_make_status(HRX_STATUS_INVALID_ARGUMENT,
+                           "device %s:%d is this device; a copy path is "
+                           "between two devices",
+                           info->backend, other_index);
+  }
+  HRX_RETURN_IF_ERROR(hrx_device_check_process(device));
+  const hrx_backend_vtable_t* vtable = device->backend->vtable;
+  if (!vtable->peer_path) {
+    return hrx_make_status(HRX_STATUS_UNAVAILABLE,
+                           "the %s backend cannot copy between devices",
+                           info->backend);
+  }
+  return vtable->peer_path(device->backend, other_index, out_path);
 }
 
 void hrx_device_count_commands(hrx_device_t* device, uint64_t count) {
