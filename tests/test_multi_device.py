@@ -28,21 +28,27 @@ def _need_devices(backend: str, count: int) -> None:
         pytest.skip(f"backend {backend} has {have} device(s); this test needs {count}")
 
 
+OPEN_TWO = """
+    d0 = hrx.Device.open(0, backend=backend)
+    d1 = hrx.Device.open(1, backend=backend)
+"""
+
+
 @pytest.fixture
 def two(backend):
+    """Runs a snippet in a fresh process with d0 and d1 open (three host
+    devices), or skips where the backend has one device."""
     _need_devices(backend, 2)
 
     def runner(code: str, **kwargs) -> str:
         env = dict(kwargs.pop("env", {}) or {})
         env.setdefault("HRX_HOST_DEVICE_COUNT", "3")
-        return run_fresh(code, backend=backend, env=env, **kwargs)
+        return run_fresh(_joined(OPEN_TWO, code), backend=backend, env=env, **kwargs)
     return runner
 
 
 def test_pool_sizes_and_first_use_are_per_device(two):
     out = two("""
-        d0 = hrx.Device.open(0, backend=backend)
-        d1 = hrx.Device.open(1, backend=backend)
         d0.set_stream_queue_count(2)
         d1.set_stream_queue_count(5)
         s0 = [d0.stream() for _ in range(3)]
@@ -67,8 +73,6 @@ def test_pool_sizes_and_first_use_are_per_device(two):
 
 def test_streams_and_queues_belong_to_their_device(two):
     out = two("""
-        d0 = hrx.Device.open(0, backend=backend)
-        d1 = hrx.Device.open(1, backend=backend)
         d1.set_stream_queue_count(3)
         s0, s1 = d0.stream(), d1.stream()
         assert s0.device.info["index"] == 0 and s1.device.info["index"] == 1
@@ -89,8 +93,6 @@ def test_streams_and_queues_belong_to_their_device(two):
 
 def test_objects_of_another_device_are_refused_with_what_is_allowed(two):
     out = two("""
-        d0 = hrx.Device.open(0, backend=backend)
-        d1 = hrx.Device.open(1, backend=backend)
         s0, s1 = d0.stream(), d1.stream()
         a0, b1 = d0.allocate(64), d1.allocate(64)
         g1 = hrx.Graph(d1); g1.fill(b1, 1)
@@ -222,8 +224,6 @@ def test_a_copy_between_devices_keeps_the_other_buffer_alive(backend):
 
 def test_a_failed_copy_between_devices_fails_its_stream(two):
     out = two("""
-        d0 = hrx.Device.open(0, backend=backend)
-        d1 = hrx.Device.open(1, backend=backend)
         s0 = d0.stream()
         a0, b1 = d0.allocate(64), d1.allocate(64)
         s0.fill(a0, 3)

@@ -52,24 +52,16 @@ void hrx_peer_holds_prune(hrx_peer_holds_t* holds) {
   holds->head = NULL;
   pthread_mutex_unlock(&holds->mutex);
   hrx_peer_hold_t* kept = NULL;
-  hrx_peer_hold_t* done = NULL;
-  while (list) {
-    hrx_peer_hold_t* next = list->next;
+  int freed = 0;
+  for (hrx_peer_hold_t* next; list; list = next) {
+    next = list->next;
     if (hrx_peer_hold_done(list)) {
-      list->next = done;
-      done = list;
+      hrx_peer_hold_free(list);
+      ++freed;
     } else {
       list->next = kept;
       kept = list;
     }
-    list = next;
-  }
-  int freed = 0;
-  while (done) {
-    hrx_peer_hold_t* next = done->next;
-    hrx_peer_hold_free(done);
-    done = next;
-    ++freed;
   }
   pthread_mutex_lock(&holds->mutex);
   while (kept) {
