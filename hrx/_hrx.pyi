@@ -81,6 +81,9 @@ class _DeviceInfo(TypedDict):
     batch_publication: str  # how batched commands reach the device
     platform: Literal["nvidia", "amd", "cpu"]  # where buffer memory lives
     engines: int  # host: engine threads serving the queues; 0 elsewhere
+    device_count: int  # devices of the backend (indices 0 .. device_count - 1)
+    # Each other device of the backend: how Stream.copy_peer reaches it.
+    peer: dict[int, Literal["direct", "peer", "staged"]]
 
 class _PoolInfo(TypedDict):
     queue_count: int
@@ -277,6 +280,12 @@ class Stream:
     def copy(self, dst: Buffer, src: Buffer, /) -> None:
         """Device copy between equal-length, non-overlapping views."""
 
+    def copy_peer(self, dst: Buffer, src: Buffer, /) -> None:
+        """Copy between buffers of two devices of this stream's backend, one
+        of them this stream's device, in this stream's order (path:
+        Device.info["peer"]); the other device's work is ordered by events
+        only."""
+
     def fill(self, dst: Buffer, byte: int, /) -> None:
         """Sets every byte of dst to byte (0..255)."""
 
@@ -314,7 +323,8 @@ class Stream:
         GPUs; elsewhere the attribute is absent (AttributeError says why)."""
 
     def wait_event(self, event: Event, /) -> None:
-        """Later work on this stream's queue waits for event (device-side)."""
+        """Later work on this stream's queue waits for event (device-side);
+        the event may be of another device of the same backend."""
 
     def wait_completion(self, completion: Completion, /) -> None:
         """Later work on this stream runs after the completion (of any

@@ -473,6 +473,30 @@ case("copy-both-foreign", "Stream.copy",
      needs=(FOREIGN,))
 case("copy-dst-none", "Stream.copy", "dst None", "TypeError",
      lambda c: c.stream.copy(None, c.a))
+case("copy-peer-both-foreign", "Stream.copy_peer",
+     "dst and src both on another device than the stream's",
+     "InvalidArgumentError",
+     lambda c: c.stream.copy_peer(c.foreign[0:16], c.foreign[16:32]),
+     needs=(FOREIGN,))
+case("copy-peer-lengths", "Stream.copy_peer", "foreign[0:16] <- a[0:8]",
+     "InvalidArgumentError",
+     lambda c: c.stream.copy_peer(c.foreign[0:16], c.a[0:8]),
+     needs=(FOREIGN,))
+case("copy-peer-empty", "Stream.copy_peer", "foreign[0:0] <- a[0:0]",
+     "InvalidArgumentError",
+     lambda c: c.stream.copy_peer(c.foreign[0:0], c.a[0:0]),
+     needs=(FOREIGN,))
+case("copy-peer-src-closed", "Stream.copy_peer", "closed src",
+     "FailedPreconditionError",
+     lambda c: c.stream.copy_peer(c.foreign, c.closed_buffer),
+     needs=(FOREIGN,))
+case("copy-peer-dst-none", "Stream.copy_peer", "dst None", "TypeError",
+     lambda c: c.stream.copy_peer(None, c.a))
+case("copy-peer-one-argument", "Stream.copy_peer", "one argument",
+     "TypeError", lambda c: c.stream.copy_peer(c.a))
+case("copy-peer-stream-closed", "Stream.copy_peer", "closed Stream",
+     "FailedPreconditionError",
+     lambda c: c.closed_stream.copy_peer(c.foreign, c.a), needs=(FOREIGN,))
 case("copy-src-none", "Stream.copy", "src None", "TypeError",
      lambda c: c.stream.copy(c.a, None))
 case("copy-three-arguments", "Stream.copy", "three arguments", "TypeError",
@@ -693,9 +717,6 @@ case("wait-event-stream", "Stream.wait_event", "a Stream instead of an Event",
      "TypeError", lambda c: c.stream.wait_event(c.stream))
 case("wait-event-closed", "Stream.wait_event", "closed Event",
      "FailedPreconditionError", lambda c: c.stream.wait_event(c.closed_event))
-case("wait-event-foreign", "Stream.wait_event", "Event of another device",
-     "InvalidArgumentError", lambda c: c.stream.wait_event(c.foreign_event),
-     needs=(FOREIGN,))
 case("wait-event-stream-closed", "Stream.wait_event", "closed Stream",
      "FailedPreconditionError", lambda c: c.closed_stream.wait_event(c.event))
 case("wait-event-no-argument", "Stream.wait_event", "no argument",
@@ -703,9 +724,6 @@ case("wait-event-no-argument", "Stream.wait_event", "no argument",
 case("wait-event-readback", "Stream.wait_event",
      "a Readback instead of an Event", "TypeError",
      lambda c: c.stream.wait_event(c.readback))
-case("queue-wait-event-foreign", "fabric.Queue.wait_event",
-     "Event of another device", "InvalidArgumentError",
-     lambda c: c.queue.wait_event(c.foreign_event), needs=(FOREIGN,))
 case("queue-wait-event-closed", "fabric.Queue.wait_event", "closed Queue",
      "FailedPreconditionError", lambda c: c.closed_queue.wait_event(c.event))
 case("queue-record-event-closed", "fabric.Queue.record_event",

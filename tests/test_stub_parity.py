@@ -682,9 +682,9 @@ def test_typed_dict_check_detects_a_missing_key(device):
     assert source.count(old) == 1
     typed = stub_typed_dicts(source.replace(old, "    max_queues: int"))
     assert typed_dict_mismatches(typed, device) == [
-        "_DeviceInfo: stub keys ['backend', 'batch_publication', 'engines', "
-        "'index', 'max_queues', 'name', 'platform', 'runtime', 'selection', "
-        "'target', 'total_memory'], run-time keys ['backend', "
-        "'batch_publication', 'engines', 'index', 'max_native_queues', "
-        "'name', 'platform', 'runtime', 'selection', 'target', "
-        "'total_memory']"]
+        "_DeviceInfo: stub keys ['backend', 'batch_publication', "
+        "'device_count', 'engines', 'index', 'max_queues', 'name', 'peer', "
+        "'platform', 'runtime', 'selection', 'target', 'total_memory'], "
+        "run-time keys ['backend', 'batch_publication', 'device_count', "
+        "'engines', 'index', 'max_native_queues', 'name', 'peer', "
+        "'platform', 'runtime', 'selection', 'target', 'total_memory']"]

@@ -38,6 +38,16 @@
 #   load             64 threads x 10,000 commands at queue counts 1-16,
 #                    batching on and off, one fresh process each
 #
+# On a machine with two GPUs (nvidia-h200-x2), with both visible:
+#   multi-gpu        the copy paths between the devices, the tests of several
+#                    devices (copies between devices both ways, a wait for
+#                    another device's event, per-device pools), then the
+#                    conformance files on hip, where the foreign-device cases
+#                    use the second GPU (testing build, as conformance)
+#   multi-gpu-sweep  the default sweep of every device in turn (--device all)
+#   multi-gpu-concurrent  the default sweep with each step on every device at
+#                    once, one process per device (--concurrent-devices)
+#
 # Each stage fits the device tool's 10-minute call on its own; sweep-raw,
 # sweep-python, workload, model-random and load take most of one each.
 # Files are named as under bench/results/h200/ and written to $OUT (default
@@ -57,7 +67,7 @@ export PYTHONUNBUFFERED=1
 export PYTHONSAFEPATH=1   # import the installed hrx, not ./hrx (no extension there)
 STAGES="sweep sweep-raw sweep-python connections workload submission-cost \
 quick-batching read-latency python-threads conformance conformance-off \
-model-random load"
+model-random load multi-gpu multi-gpu-sweep multi-gpu-concurrent"
 if [ $# -eq 0 ]; then
   echo "usage: bash bench/scripts/h200.sh STAGE [STAGE...]; stages: $STAGES" >&2
   exit 2
@@ -156,6 +166,18 @@ model_random() (
   fi
 )
 
+multi_gpu() (
+  export PYTHONPATH=$PWD/build/testing
+  cd tests || return
+  nvidia-smi topo -m
+  HRX_BACKEND=hip python3 -c "import hrx; i = hrx.Device.open(0).info; \
+print(i['device_count'], 'devices; copy paths from device 0:', i['peer'])"
+  echo "\$ HRX_BACKEND=hip HRX_TEST_BACKENDS=hip python3 -m pytest -v -rfEs test_multi_device.py test_event_ordering.py -k device"
+  hip_pytest -v test_multi_device.py test_event_ordering.py -k device 2>&1 | tail -30
+  echo "\$ HRX_BACKEND=hip HRX_TEST_BACKENDS=hip python3 -m pytest -q -rfEs (conformance files, two devices)"
+  hip_pytest $(make -s -C .. conformance-tests) 2>&1 | tail -30
+)
+
 load() (
   export PYTHONPATH=$PWD/build/testing
   cd tests || return
@@ -171,7 +193,7 @@ start=$(date +%s)
   python3 -m pip install --no-build-isolation --no-deps . 2>&1 | tail -3
   # The test stages import the testing build (fault injection, test hooks).
   case " $* " in
-    *" conformance "*|*" conformance-off "*|*" model-random "*|*" load "*)
+    *" conformance "*|*" conformance-off "*|*" model-random "*|*" load "*|*" multi-gpu "*)
       make -s testing-build PY=python3 2>&1 | tail -3 ;;
   esac
   if ! python3 -c "import hypothesis" 2>/dev/null && [ -d wheels ]; then
@@ -206,6 +228,11 @@ for stage in "$@"; do
     conformance-off) conformance_off ;;
     model-random) model_random ;;
     load)         load ;;
+    multi-gpu)    multi_gpu ;;
+    multi-gpu-sweep) sweep_stage multi-gpu-sweep "" --device all --driver native ;;
+    multi-gpu-concurrent)
+      sweep_stage multi-gpu-concurrent "" --device all --concurrent-devices \
+        --driver native ;;
   esac >"$OUT/$stage.log" 2>&1
   echo "$stage done after $(( $(date +%s) - start )) s" >>"$OUT/setup.log"
 done

@@ -275,6 +275,24 @@ struct hrx_backend_vtable_s {
   hrx_status_t (*foreign_stream_wait_event)(hrx_backend_device_t* device,
                                             void* foreign_stream,
                                             hrx_native_event_t* event);
+
+  /* Copies between devices of the backend (optional: both or neither;
+   * NULL where the backend cannot, and the core refuses such copies).
+   * Devices are named by index; `other` is never the device's own.
+   * peer_path: how copies on queues of `device` reach memory of device
+   * `other` (hrx_peer_path_t). peer_copy: copies `length` bytes from `src`
+   * (memory of device src_index) to `dst` (device dst_index) on `queue`,
+   * in order with its other work; one of the two indices is the device's
+   * own. For HRX_PEER_PATH_STAGED the core passes `staging`, at least
+   * `length` bytes from the device's host_alloc that it keeps until the
+   * copy is done; otherwise NULL. queue_wait_event and event_query accept
+   * events of the backend's other devices too. */
+  hrx_status_t (*peer_path)(hrx_backend_device_t* device, int other,
+                            hrx_peer_path_t* out_path);
+  hrx_status_t (*peer_copy)(hrx_backend_device_t* device,
+                            hrx_native_queue_t* queue, void* dst,
+                            int dst_index, const void* src, int src_index,
+                            uint64_t length, void* staging);
 };
 
 #ifdef __cplusplus

@@ -90,6 +90,15 @@ static hrx_device_t* hrx_registry_find_locked(const hrx_backend_t* backend,
   return NULL;
 }
 
+/* The backend's device count now (a host backend's HRX_HOST_DEVICE_COUNT
+ * may grow), at least enough for this device. The backend is loaded (the
+ * device's open selected it), so this only reads the count. */
+static int hrx_device_backend_count(const hrx_device_t* device) {
+  int count = 0;
+  hrx_status_free(device->backend_type->load(true, &count));
+  return count > device->index ? count : device->index + 1;
+}
+
 static hrx_status_t hrx_device_create(const hrx_backend_t* backend_type,
                                       int index, const char* selection,
                                       hrx_device_t** out_device) {
@@ -140,6 +149,7 @@ static hrx_status_t hrx_device_create(const hrx_backend_t* backend_type,
   }
   atomic_init(&device->batching, device->batch.enabled);
   device->info.index = index;
+  device->info.device_count = hrx_device_backend_count(device);
   snprintf(device->info.selection, sizeof(device->info.selection), "%s",
            selection);
   hrx_queue_pool_initialize(device->backend, &device->pool);
@@ -440,6 +450,54 @@ hrx_status_t hrx_device_check_same(hrx_device_t* expected,
                          expected->info.backend, expected->info.index, rule);
 }
 
+hrx_status_t hrx_device_check_same_backend(hrx_device_t* expected,
+                                           hrx_device_t* other,
+                                           const char* role,
+                                           const char* holder,
+                                           const char* rule) {
+  if (other->backend_type == expected->backend_type) return NULL;
+  return hrx_device_check_same(expected, other, role, holder, rule);
+}
+
+const char* hrx_peer_path_name(int path) {
+  switch (path) {
+    case HRX_PEER_PATH_DIRECT:
+      return "direct";
+    case HRX_PEER_PATH_PEER:
+      return "peer";
+    case HRX_PEER_PATH_STAGED:
+      return "staged";
+  }
+  return NULL;
+}
+
+hrx_status_t hrx_device_query_peer_path(hrx_device_t* device, int other_index,
+                                        hrx_peer_path_t* out_path) {
+  const hrx_device_info_t* info = &device->info;
+  int count = hrx_device_backend_count(device);
+  if (other_index < 0 || other_index >= count) {
+    return hrx_make_status(HRX_STATUS_OUT_OF_RANGE,
+                           "device index %d is out of range: backend '%s' has "
+                           "%d device%s (valid: 0..%d)",
+                           other_index, info->backend, count,
+                           count == 1 ? "" : "s", count - 1);
+  }
+  if (other_index == device->index) {
+    return hrx_make_status(HRX_STATUS_INVALID_ARGUMENT,
+                           "device %s:%d is this device; a copy path is "
+                           "between two devices",
+                           info->backend, other_index);
+  }
+  HRX_RETURN_IF_ERROR(hrx_device_check_process(device));
+  const hrx_backend_vtable_t* vtable = device->backend->vtable;
+  if (!vtable->peer_path) {
+    return hrx_make_status(HRX_STATUS_UNAVAILABLE,
+                           "the %s backend cannot copy between devices",
+                           info->backend);
+  }
+  return vtable->peer_path(device->backend, other_index, out_path);
+}
+
 void hrx_device_count_commands(hrx_device_t* device, uint64_t count) {
   atomic_fetch_add_explicit(&device->commands, count, memory_order_relaxed);
 }
@@ -456,6 +514,7 @@ uint64_t hrx_device_commands_submitted(hrx_device_t* device) {
 hrx_status_t hrx_device_query_info(hrx_device_t* device,
                                    hrx_device_info_t* out_info) {
   *out_info = device->info;
+  out_info->device_count = hrx_device_backend_count(device);
   /* batch_publication may settle after open (the hip backend prepares its
    * kernel with the native context): take the backend's current text. */
   hrx_device_info_t now;

@@ -34,6 +34,14 @@ void hrx_device_count_commands(hrx_device_t* device, uint64_t count);
 hrx_status_t hrx_device_check_same(hrx_device_t* expected,
                                    hrx_device_t* other, const char* role,
                                    const char* holder, const char* rule);
+/* INVALID_ARGUMENT as hrx_device_check_same when `other` is of another
+ * backend than `expected`; NULL for any device of the same backend (work
+ * that may cross devices: waits for events, copies between devices). */
+hrx_status_t hrx_device_check_same_backend(hrx_device_t* expected,
+                                           hrx_device_t* other,
+                                           const char* role,
+                                           const char* holder,
+                                           const char* rule);
 /* Whether the device was opened before this process was forked (fork.h). */
 bool hrx_device_is_stale(const hrx_device_t* device);
 

@@ -71,6 +71,7 @@
 #include "entry.h"
 #include "event.h"
 #include "nonblocking.h"
+#include "peer_copy.h"
 #include "queue_pool.h"
 #include "status.h"
 #include "wait.h"
@@ -108,6 +109,7 @@ struct hrx_stream_s {
   uint64_t commands;               /* commands accepted (numbers them) */
   hrx_completion_list_t gate;      /* completions later work waits for */
   hrx_completion_list_t launches;  /* launches in flight with callbacks */
+  hrx_peer_holds_t peer_holds;     /* copies between devices in flight */
 };
 
 #define HRX_STREAM_OF_ENTRY(e) \
@@ -164,6 +166,7 @@ static hrx_status_t hrx_stream_allocate(hrx_device_t* device,
   atomic_init(&stream->pending_since, 0);
   hrx_completion_list_initialize(&stream->gate);
   hrx_completion_list_initialize(&stream->launches);
+  hrx_peer_holds_initialize(&stream->peer_holds);
   *out_stream = stream;
   return NULL;
 }
@@ -173,6 +176,7 @@ static void hrx_stream_free(hrx_stream_t* stream) {
   hrx_status_free(stream->failure);
   hrx_completion_list_deinitialize(&stream->gate);
   hrx_completion_list_deinitialize(&stream->launches);
+  hrx_peer_holds_deinitialize(&stream->peer_holds);
   pthread_mutex_destroy(&stream->publish_mutex);
   pthread_mutex_destroy(&stream->state_mutex);
   pthread_mutex_destroy(&stream->batch_mutex);
@@ -314,6 +318,10 @@ hrx_device_t* hrx_stream_device(const hrx_stream_t* stream) {
   return stream->device;
 }
 
+hrx_peer_holds_t* hrx_stream_peer_holds(hrx_stream_t* stream) {
+  return &stream->peer_holds;
+}
+
 int hrx_stream_queue_index(const hrx_stream_t* stream) {
   return stream->queue_index;
 }
@@ -322,18 +330,11 @@ void* hrx_stream_native_handle(const hrx_stream_t* stream) {
   return stream->backend->vtable->queue_native_handle(stream->queue);
 }
 
-static hrx_status_t hrx_stream_check_device(const hrx_stream_t* stream,
-                                            hrx_device_t* other,
-                                            const char* role,
-                                            const char* rule) {
-  return hrx_device_check_same(stream->device, other, role,
-                               "the stream runs on", rule);
-}
-
 hrx_status_t hrx_stream_check_view(const hrx_stream_t* stream,
                                    hrx_view_t view, const char* role) {
   return hrx_view_check(stream->device, view, role, "the stream runs on",
-                        "buffers are usable only on their own device");
+                        "buffers are usable only on their own device (a "
+                        "copy between devices is copy_peer)");
 }
 
 /* ------------------------------------------------------------- failures */
@@ -581,6 +582,7 @@ hrx_status_t hrx_stream_enter(hrx_stream_t* stream, const char* what) {
   }
   hrx_completion_list_wait(&stream->gate);
   hrx_completion_list_prune(&stream->launches);
+  hrx_peer_holds_prune(&stream->peer_holds);
   return NULL;
 }
 
@@ -947,9 +949,9 @@ hrx_status_t hrx_stream_wait_event(hrx_stream_t* stream, hrx_event_t* event) {
   if (!event) {
     return hrx_make_status(HRX_STATUS_INVALID_ARGUMENT, "event is NULL");
   }
-  HRX_RETURN_IF_ERROR(hrx_stream_check_device(
-      stream, hrx_event_device(event), "event",
-      "a stream can wait only on events of its own device"));
+  HRX_RETURN_IF_ERROR(hrx_device_check_same_backend(
+      stream->device, hrx_event_device(event), "event", "the stream runs on",
+      "a stream waits for events of its own backend's devices only"));
   HRX_RETURN_IF_ERROR(hrx_stream_enter(stream, "submitting work to a stream"));
   hrx_wait_args_t args = {hrx_event_native(event)};
   hrx_stream_command_t command = {.submit = hrx_submit_wait,

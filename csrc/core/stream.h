@@ -5,6 +5,7 @@
 #include "backends/backend.h"
 #include "device.h"
 #include "hrx.h"
+#include "peer_copy.h"
 
 /* Checks that `view` names a live, non-empty, in-bounds range of a buffer on
  * the stream's device. `role` names the argument in the message ("dst"). */
@@ -39,6 +40,9 @@ typedef struct hrx_stream_command_s {
  * even when it failed or was not run (the stream keeps the failure). */
 hrx_status_t hrx_stream_submit(hrx_stream_t* stream,
                                const hrx_stream_command_t* command);
+
+/* The stream's copies between devices in flight (peer_copy.h). */
+hrx_peer_holds_t* hrx_stream_peer_holds(hrx_stream_t* stream);
 
 /* Tells the batching policy that the calling thread observed work (a wait
  * of any kind): its next small command goes out at once instead of being

@@ -149,6 +149,9 @@ typedef struct hrx_device_info_s {
    * host's hardware connections, HRX_HOST_ENGINES). 0 where the device's
    * own hardware serves the queues. */
   int engines;
+  /* Devices the backend has (valid indices: 0 .. device_count - 1); each
+   * other device's copy path: hrx_device_query_peer_path. */
+  int device_count;
 } hrx_device_info_t;
 
 hrx_status_t hrx_device_query_info(hrx_device_t* device,
@@ -188,6 +191,37 @@ hrx_status_t hrx_device_order_foreign_stream(hrx_device_t* device,
  * work at once. */
 void hrx_device_set_batching(hrx_device_t* device, bool enabled);
 bool hrx_device_batching(hrx_device_t* device);
+
+/* ------------------------------------------------------- several devices */
+
+/* Each device of a backend is its own live device: its own pool, setting,
+ * queues and memory. Work of several devices meets in two ways only:
+ * hrx_stream_copy_peer (a copy between buffers of two devices) and
+ * hrx_stream_wait_event with an event of another device of the same
+ * backend. Everything else refuses objects of another device
+ * (INVALID_ARGUMENT naming both devices and what is allowed). */
+
+/* How copies on the streams of one device reach the memory of another
+ * device of its backend. */
+typedef enum hrx_peer_path_e {
+  /* The devices share memory (host backend): one copy. */
+  HRX_PEER_PATH_DIRECT = 0,
+  /* Peer access: the device reads and writes the other's memory itself
+   * (hip: hipDeviceCanAccessPeer; hrx enables the access on the first
+   * copy between the two). */
+  HRX_PEER_PATH_PEER = 1,
+  /* Through pinned host memory: the stream copies to host memory and from
+   * there, two copies in its order (hip without peer access). */
+  HRX_PEER_PATH_STAGED = 2,
+} hrx_peer_path_t;
+/* "direct", "peer", "staged"; NULL for an unknown value. */
+const char* hrx_peer_path_name(int path);
+/* The path of copies between `device` and the backend's device
+ * `other_index` made on streams of `device`. other_index outside
+ * [0, device_count) is OUT_OF_RANGE; the device's own index is
+ * INVALID_ARGUMENT. */
+hrx_status_t hrx_device_query_peer_path(hrx_device_t* device, int other_index,
+                                        hrx_peer_path_t* out_path);
 
 /* ------------------------------------------------------------------ pool */
 
@@ -461,6 +495,20 @@ hrx_status_t hrx_stream_copy(hrx_stream_t* stream, hrx_view_t dst,
                              hrx_view_t src);
 hrx_status_t hrx_stream_fill(hrx_stream_t* stream, hrx_view_t dst,
                              uint8_t byte);
+/* A copy between buffers of two devices of one backend, in the stream's
+ * order (after its earlier work, before its later work; work of the other
+ * device is ordered only by events). One of dst and src must be on the
+ * stream's device, the other on any device of the same backend (both on
+ * the stream's device: an ordinary hrx_stream_copy). Lengths must be equal
+ * and non-empty. The path is hrx_device_query_peer_path's. The buffer of
+ * the other device is kept alive until the copy is done, like every
+ * command's buffers: the stream holds a reference, dropped by the stream's
+ * first call after the copy completed or by its release (which waits for
+ * the copy). A command like a copy: a failure marks the stream failed
+ * (hrx.h, "Failures"). Never batched; in non-blocking mode it reports
+ * WOULD_BLOCK before doing anything. */
+hrx_status_t hrx_stream_copy_peer(hrx_stream_t* stream, hrx_view_t dst,
+                                  hrx_view_t src);
 /* Copies `length` bytes from host memory into dst. The host memory is read
  * before the call returns; the caller may reuse it at once. length must
  * equal dst.length. */
@@ -517,7 +565,10 @@ hrx_status_t hrx_stream_record_event(hrx_stream_t* stream,
 hrx_status_t hrx_stream_record_timing_event(hrx_stream_t* stream,
                                             hrx_event_t** out_event);
 /* Device-side wait: later work on the stream (and on every stream sharing
- * its queue) starts after the event completes. */
+ * its queue) starts after the event completes. The event may be of another
+ * device of the stream's backend (hip: hipStreamWaitEvent /
+ * cudaStreamWaitEvent across devices; host: the other device's queue
+ * ticket); an event of another backend is INVALID_ARGUMENT. */
 hrx_status_t hrx_stream_wait_event(hrx_stream_t* stream, hrx_event_t* event);
 /* Whether all work the stream has accepted is complete; never waits and
  * publishes nothing. False while commands wait in a pending batch or a

@@ -452,10 +452,33 @@ static PyObject* hrx_py_device_get_info(PyObject* self, void* closure) {
   (void)closure;
   hrx_device_t* device = hrx_py_device_get(self);
   if (!device) return NULL;
+  hrx_py_state_t* state = hrx_py_state_from_type(Py_TYPE(self));
   hrx_device_info_t info;
   hrx_status_t status = hrx_device_query_info(device, &info);
-  if (status) return hrx_py_raise(hrx_py_state_from_type(Py_TYPE(self)), status);
-  return Py_BuildValue("{s:s,s:i,s:s,s:s,s:s,s:K,s:i,s:s,s:s,s:s,s:i}",
+  if (status) return hrx_py_raise(state, status);
+  /* Each other device of the backend: how copies reach it. */
+  PyObject* peer = PyDict_New();
+  if (!peer) return NULL;
+  for (int other = 0; other < info.device_count; ++other) {
+    if (other == info.index) continue;
+    hrx_peer_path_t path = HRX_PEER_PATH_DIRECT;
+    status = hrx_device_query_peer_path(device, other, &path);
+    if (status) {
+      Py_DECREF(peer);
+      return hrx_py_raise(state, status);
+    }
+    PyObject* key = PyLong_FromLong(other);
+    PyObject* value = key ? PyUnicode_FromString(hrx_peer_path_name(path))
+                          : NULL;
+    int failed = !value || PyDict_SetItem(peer, key, value) < 0;
+    Py_XDECREF(key);
+    Py_XDECREF(value);
+    if (failed) {
+      Py_DECREF(peer);
+      return NULL;
+    }
+  }
+  return Py_BuildValue("{s:s,s:i,s:s,s:s,s:s,s:K,s:i,s:s,s:s,s:s,s:i,s:i,s:N}",
                        "backend", info.backend, "index", info.index, "name",
                        info.name, "target", info.target, "runtime",
                        info.runtime, "total_memory",
@@ -463,7 +486,8 @@ static PyObject* hrx_py_device_get_info(PyObject* self, void* closure) {
                        "max_native_queues", info.max_native_queues,
                        "selection", info.selection, "batch_publication",
                        info.batch_publication, "platform", info.platform,
-                       "engines", info.engines);
+                       "engines", info.engines, "device_count",
+                       info.device_count, "peer", peer);
 }
 
 static PyObject* hrx_py_device_get_free_memory(PyObject* self, void* closure) {
@@ -595,7 +619,10 @@ static PyGetSetDef hrx_py_device_getset[] = {
      "dict: backend, index, name, target, runtime, total_memory, "
      "max_native_queues, selection (how the backend was chosen), "
      "batch_publication (how batched commands reach the device), platform, "
-     "engines (host: the engine threads serving the queues; else 0)", NULL},
+     "engines (host: the engine threads serving the queues; else 0), "
+     "device_count (devices of the backend), peer ({other index: 'direct', "
+     "'peer' or 'staged'}: how Stream.copy_peer reaches each other device)",
+     NULL},
     {"free_memory", hrx_py_device_get_free_memory, NULL,
      "free device memory in bytes", NULL},
     {"stream_queue_count", hrx_py_device_get_stream_queue_count, NULL,

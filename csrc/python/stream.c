@@ -140,15 +140,18 @@ static PyObject* hrx_py_stream_allocate(PyObject* self, PyObject* size) {
   return buffer;
 }
 
-static PyObject* hrx_py_stream_copy(PyObject* self, PyObject* const* args,
-                                    Py_ssize_t nargs) {
+/* copy(dst, src) and copy_peer(dst, src): the same arguments. */
+static PyObject* hrx_py_stream_copy_kind(PyObject* self, PyObject* const* args,
+                                         Py_ssize_t nargs,
+                                         hrx_py_submission_kind_t kind,
+                                         const char* name) {
   hrx_py_state_t* state = hrx_py_state_from_type(Py_TYPE(self));
   if (nargs != 2) {
-    PyErr_Format(PyExc_TypeError, "copy(dst, src) takes 2 arguments (%zd given)",
-                 nargs);
+    PyErr_Format(PyExc_TypeError, "%s(dst, src) takes 2 arguments (%zd given)",
+                 name, nargs);
     return NULL;
   }
-  hrx_py_submission_t s = {.kind = HRX_PY_SUBMIT_COPY};
+  hrx_py_submission_t s = {.kind = kind};
   s.stream = hrx_py_stream_hold(self);
   if (!s.stream) return NULL;
   bool ok =
@@ -158,6 +161,19 @@ static PyObject* hrx_py_stream_copy(PyObject* self, PyObject* const* args,
   if (!ok) return NULL;
   if (status) return hrx_py_raise(state, status);
   Py_RETURN_NONE;
+}
+
+static PyObject* hrx_py_stream_copy(PyObject* self, PyObject* const* args,
+                                    Py_ssize_t nargs) {
+  return hrx_py_stream_copy_kind(self, args, nargs, HRX_PY_SUBMIT_COPY,
+                                 "copy");
+}
+
+static PyObject* hrx_py_stream_copy_peer(PyObject* self,
+                                         PyObject* const* args,
+                                         Py_ssize_t nargs) {
+  return hrx_py_stream_copy_kind(self, args, nargs, HRX_PY_SUBMIT_COPY_PEER,
+                                 "copy_peer");
 }
 
 static PyObject* hrx_py_stream_fill(PyObject* self, PyObject* const* args,
@@ -593,6 +609,12 @@ static PyMethodDef hrx_py_stream_methods[] = {
      "allocate(nbytes) -> Buffer of the stream's device."},
     {"copy", (PyCFunction)(void (*)(void))hrx_py_stream_copy, METH_FASTCALL,
      "copy(dst, src): device copy between equal, non-overlapping views."},
+    {"copy_peer", (PyCFunction)(void (*)(void))hrx_py_stream_copy_peer,
+     METH_FASTCALL,
+     "copy_peer(dst, src): copy between buffers of two devices of this "
+     "stream's backend, one of them this stream's device, in this stream's "
+     "order (Device.info['peer'] says how: direct, peer or staged). The "
+     "other device's work is ordered only by events."},
     {"fill", (PyCFunction)(void (*)(void))hrx_py_stream_fill, METH_FASTCALL,
      "fill(dst, byte): set every byte of dst (0..255)."},
     {"upload", (PyCFunction)(void (*)(void))hrx_py_stream_upload,

@@ -5,6 +5,8 @@ static hrx_status_t hrx_py_submission_call(hrx_py_submission_t* s) {
   switch (s->kind) {
     case HRX_PY_SUBMIT_COPY:
       return hrx_stream_copy(s->stream, s->dst, s->src);
+    case HRX_PY_SUBMIT_COPY_PEER:
+      return hrx_stream_copy_peer(s->stream, s->dst, s->src);
     case HRX_PY_SUBMIT_FILL:
       return hrx_stream_fill(s->stream, s->dst, s->byte);
     case HRX_PY_SUBMIT_UPLOAD:

@@ -13,6 +13,7 @@
 
 typedef enum hrx_py_submission_kind_e {
   HRX_PY_SUBMIT_COPY,
+  HRX_PY_SUBMIT_COPY_PEER,
   HRX_PY_SUBMIT_FILL,
   HRX_PY_SUBMIT_UPLOAD,
   HRX_PY_SUBMIT_WAIT_EVENT,
@@ -29,8 +30,9 @@ typedef enum hrx_py_submission_kind_e {
 typedef struct hrx_py_submission_s {
   hrx_py_submission_kind_t kind;
   hrx_stream_t* stream;          /* retained */
-  hrx_view_t dst;                /* buffer retained (COPY, FILL, UPLOAD) */
-  hrx_view_t src;                /* buffer retained (COPY) */
+  hrx_view_t dst;                /* buffer retained (COPY, COPY_PEER, FILL,
+                                    UPLOAD) */
+  hrx_view_t src;                /* buffer retained (COPY, COPY_PEER) */
   uint8_t byte;                  /* FILL */
   const void* data;              /* UPLOAD: borrowed host bytes */
   uint64_t length;               /* UPLOAD */

@@ -81,10 +81,29 @@ def _driver_list(text: str) -> List[str]:
     return names
 
 
-def _add_device_options(parser: argparse.ArgumentParser) -> None:
+def _device_choice(text: str) -> Any:
+    """--device of the sweep: an index >= 0 or "all"."""
+    if text == "all":
+        return text
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a device index or 'all', got {text!r}")
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"a device index is >= 0, got {value}")
+    return value
+
+
+def _add_device_options(parser: argparse.ArgumentParser, several: bool = False) -> None:
     parser.add_argument("--backend", help="hip or host (default: HRX_BACKEND, else hip if it "
                                           "has a device, else host)")
-    parser.add_argument("--device", type=int, default=0, help="device index (default 0)")
+    if several:
+        parser.add_argument("--device", type=_device_choice, default=0,
+                            help="device index (default 0), or 'all': every device of the "
+                                 "backend, swept in turn (or at once with "
+                                 "--concurrent-devices); every line names its device")
+    else:
+        parser.add_argument("--device", type=int, default=0, help="device index (default 0)")
 
 
 def _add_workload_options(parser: argparse.ArgumentParser) -> None:
@@ -159,7 +178,11 @@ def build_parser() -> argparse.ArgumentParser:
                        help="add this sweep's runs to an --output file that already holds "
                             "lines (else refused: the table would aggregate both)")
     sweep.add_argument("--no-progress", action="store_true", help="no progress display on stderr")
-    _add_device_options(sweep)
+    _add_device_options(sweep, several=True)
+    sweep.add_argument("--concurrent-devices", action="store_true",
+                       help="with --device all: run each step on every device at once, one "
+                            "process per device started together (lines say "
+                            "concurrent_devices)")
     _add_size_options(sweep)
     _add_workload_options(sweep)
 
@@ -267,7 +290,8 @@ def _command_sweep(args: argparse.Namespace) -> int:
     try:
         results = sweep(args.queues, args.repeats, args.samples, driver=args.driver,
                         batching=args.batching,
-                        backend=args.backend, device=args.device, output=output,
+                        backend=args.backend, device=args.device,
+                        concurrent_devices=args.concurrent_devices, output=output,
                         quick=args.quick, preset=args.preset, sizes=_sizes(args),
                         timeout=args.timeout or None, resume=args.resume, append=args.append,
                         progress=not args.no_progress,

@@ -19,11 +19,12 @@ from .table import COLUMNS, Group, group_lines, markdown_table
 
 __all__ = ["compare_groups", "format_comparison"]
 
-_Key = Tuple[str, Any, Any, str]
+_Key = Tuple[str, Any, Any, str, Any, Any]
 
 
 def _context(group: Group) -> _Key:
-    return (group.key.target, group.key.backend, group.key.sizes, group.key.workload)
+    return (group.key.target, group.key.backend, group.key.sizes, group.key.workload,
+            group.key.device, group.key.concurrent_devices)
 
 
 BATCHING_OFF = "batching-off"

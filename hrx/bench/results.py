@@ -78,13 +78,17 @@ class Results:
 
     def failures(self, group: Group) -> Dict[int, int]:
         """Failed runs per queue count that may belong to ``group``: error
-        lines of its driver and workload (and backend, where both name one)."""
+        lines of its driver, workload, device and concurrency (and backend,
+        where both name one)."""
         counts: Dict[int, int] = {}
         workload = (group.lines[0].get("workload") or {}).get("name") if group.lines else None
         for line in self.errors:
             if line.get("driver") != group.key.driver or line.get("workload") != workload:
                 continue
             if line.get("backend") and group.key.backend and line["backend"] != group.key.backend:
+                continue
+            if (line.get("device"), line.get("concurrent_devices")) != (
+                    group.key.device, group.key.concurrent_devices):
                 continue
             counts[int(line["queues"])] = counts.get(int(line["queues"]), 0) + 1
         return counts

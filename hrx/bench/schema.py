@@ -136,6 +136,10 @@ RESULT_SCHEMA: Dict[str, Any] = {
         # lines recorded before batching existed.
         "batching": {"type": ["boolean", "null"]},
         "queues_used": _POS_INT,
+        # The device index the sweep ran it on, and, for a step run on
+        # every device at once, how many devices ran (absent: alone).
+        "device": _INT,
+        "concurrent_devices": _POS_INT,
         "timestamp": _TIMESTAMP,
         "sizes": _SIZES,
         "environment": _ENVIRONMENT,
@@ -159,6 +163,8 @@ ERROR_SCHEMA: Dict[str, Any] = {
         "timestamp": _TIMESTAMP,
         "elapsed_s": _NUM,
         "backend": _OPT_STR,
+        "device": _INT,
+        "concurrent_devices": _POS_INT,
         "workload": {"type": "string", "minLength": 3},
     },
 }

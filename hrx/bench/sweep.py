@@ -29,9 +29,19 @@ as the children will (``hrx-bench describe``): an unknown backend or a
 missing device fails the sweep there, with that process's own error, and
 its ``info`` gives the first lines printed (device, runtime, why that
 backend) and the backend the size rule applies to.
+
+Several devices. ``device="all"`` sweeps every device of the backend (the
+first device's ``info["device_count"]``): in turn, the whole plan on device
+0, then on device 1, ...; or, with ``concurrent_devices=True``, each step on
+every device at the same time, one child process per device started
+together, so that what the devices' host sides share (CPU, driver, memory
+bandwidth) shows in the figures. Every line the sweep writes names its
+``device``; lines of a concurrent step also carry ``concurrent_devices``
+(how many ran at once). Resume matches the device too.
 """
 from __future__ import annotations
 
+import concurrent.futures
 import datetime
 import json
 import os
@@ -103,18 +113,24 @@ class Step:
     repeat: int
     driver: str
     batching: bool = True
+    device: int = 0
 
     @property
-    def key(self) -> Tuple[int, int, str, Optional[bool]]:
+    def key(self) -> Tuple[int, int, str, Optional[bool], int]:
         """What --resume matches against a recorded line. The raw driver
         bypasses the stream layer, so batching does not apply to it (None)."""
-        return self.queues, self.repeat, self.driver, batching_key(self.driver, self.batching)
+        return (self.queues, self.repeat, self.driver,
+                batching_key(self.driver, self.batching), self.device)
 
     @property
     def label(self) -> str:
         """The driver, and "batching off" when it is."""
         applies = batching_key(self.driver, self.batching) is not None
         return self.driver + ("" if self.batching or not applies else " batching off")
+
+    def on(self, device: int) -> "Step":
+        """The same step on another device."""
+        return Step(self.queues, self.repeat, self.driver, self.batching, device)
 
 
 def batching_key(driver: str, batching: bool) -> Optional[bool]:
@@ -188,7 +204,8 @@ def _error_line(step: Step, error: str, *, returncode: Optional[int], stderr: st
                 workload: Optional[str] = None) -> Dict[str, Any]:
     line: Dict[str, Any] = {
         "error": error, "queues": step.queues, "repeat": step.repeat, "driver": step.driver,
-        "batching": batching_key(step.driver, step.batching), "backend": backend,
+        "batching": batching_key(step.driver, step.batching), "device": step.device,
+        "backend": backend,
         "returncode": returncode, "stderr_tail": _tail(stderr),
         "timestamp": utc_timestamp(), "elapsed_s": round(elapsed, 3),
     }
@@ -214,9 +231,9 @@ def _parse_result(step: Step, stdout: str,
     if problems:
         return None, "invalid result line: " + "; ".join(problems[:5])
     got = (line["queues"], line["repeat"], line["driver"], line.get("batching"))
-    if got != step.key:
+    if got != step.key[:4]:
         return None, (f"the child ran (queues, repeat, driver, batching) = {got}, "
-                      f"expected {step.key}")
+                      f"expected {step.key[:4]}")
     ran = (line.get("workload") or {}).get("name")
     if ran != workload:
         return None, f"the child ran workload {ran!r}, expected {workload!r}"
@@ -279,17 +296,22 @@ def _drain(process: subprocess.Popen) -> Tuple[str, str]:
 
 
 def run_child(step: Step, command: Sequence[str], *, timeout: Optional[float],
-              backend: Optional[str], extra_path: Optional[str] = None) -> Dict[str, Any]:
+              backend: Optional[str], extra_path: Optional[str] = None,
+              started: Optional[List[subprocess.Popen]] = None) -> Dict[str, Any]:
     """Runs one child and returns its result line, or an error line when it
     fails, is killed, times out or prints no valid line. The child's process
     group is killed once it is done or timed out (nothing it started stays
-    behind), and on KeyboardInterrupt before the interrupt propagates."""
+    behind), and on KeyboardInterrupt before the interrupt propagates.
+    ``started`` (if given) receives the child's process, for a caller that
+    runs several at once and must kill them all when interrupted."""
     start = time.monotonic()
     workload = _workload_of(command)
     process = subprocess.Popen(list(command), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                stdin=subprocess.DEVNULL, text=True, errors="replace",
                                env=_child_env(extra_path), start_new_session=_OWN_GROUP,
                                preexec_fn=_parent_death_hook())
+    if started is not None:
+        started.append(process)
     try:
         stdout, stderr = process.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
@@ -317,15 +339,24 @@ def run_child(step: Step, command: Sequence[str], *, timeout: Optional[float],
     return line
 
 
+def line_device(line: Mapping[str, Any]) -> int:
+    """The device a line ran on: its ``device``, else the one its
+    environment names (lines of a single-device sweep), else 0."""
+    if isinstance(line.get("device"), int):
+        return int(line["device"])
+    index = (line.get("environment") or {}).get("device_index")
+    return int(index) if isinstance(index, int) else 0
+
+
 def _recorded(path: str, workload: Optional[str] = None
-              ) -> Dict[Tuple[int, int, Optional[str], Optional[bool]], Dict[str, Any]]:
+              ) -> Dict[Tuple[int, int, Optional[str], Optional[bool], int], Dict[str, Any]]:
     """The successful runs of ``workload`` (None: runs without one) that
     ``path`` records, by step key (the last line of each key)."""
     if not os.path.exists(path):
         return {}
     lines, _ = read_lines([path])
     return {(int(line["queues"]), int(line["repeat"]), line.get("driver"),
-             line.get("batching")): line
+             line.get("batching"), line_device(line)): line
             for line in lines
             if not is_error_line(line) and "queues" in line and "repeat" in line
             and (line.get("workload") or {}).get("name") == workload}
@@ -428,7 +459,8 @@ def sweep(
     driver: Any = "native",
     batching: Any = True,
     backend: Optional[str] = None,
-    device: int = 0,
+    device: Any = 0,
+    concurrent_devices: bool = False,
     output: Optional[str] = None,
     quick: bool = False,
     preset: str = "auto",
@@ -458,6 +490,9 @@ def sweep(
     (default: ``default_output()``); a file that already holds lines is
     refused unless ``resume`` (skip the steps it records as successful; the
     file must exist) or ``append`` (add this sweep's runs to it).
+    device: an index, or "all" for every device of the backend, in turn or,
+    with ``concurrent_devices``, every step on all of them at once (see the
+    module docstring; concurrent_devices needs device="all").
     progress: the header and progress display on stderr. workload: a SPEC
     (``file.py:function`` or ``module:function``) that a fresh process can
     import. Raises SweepError (a ValueError) before any run for a bad
@@ -477,36 +512,116 @@ def sweep(
         check_importable(workload)   # children inherit the working directory
         extra_path = os.getcwd()
     steps = plan(queues, repeats, drivers, batchings)
+    every = _all_devices(device, concurrent_devices)
     path = _choose_output(output, resume, append)
-    info = describe_device(backend=backend, device=device, python=python)
+    info = describe_device(backend=backend, device=0 if every else device, python=python)
+    devices = (list(range(int(info.get("device_count") or 1))) if every
+               else [int(device)])
+    for other in devices[1:]:   # each device opens before any run
+        describe_device(backend=backend, device=other, python=python)
     config = resolve_rule(rule, str(info["backend"]), overrides)
     done = _recorded(path, workload) if resume else {}
     own: List[Dict[str, Any]] = []
-    display = Progress(len(steps), repeats, enabled=progress)
-    display.header(header_lines(info, config, rule, len(steps), path))
+    rounds = ([[step.on(d) for d in devices] for step in steps] if concurrent_devices
+              else [[step.on(d)] for d in devices for step in steps])
+    runs = sum(len(group) for group in rounds)
+    named = len(devices) > 1 or concurrent_devices
+    display = Progress(runs, repeats, enabled=progress)
+    display.header(header_lines(info, config, rule, runs, path)
+                   + _devices_line(devices, concurrent_devices))
+
+    def command_of(step: Step) -> List[str]:
+        return child_command(step, config, backend=backend, device=step.device,
+                             python=python, workload=workload,
+                             workload_streams=workload_streams, preset=rule)
+
     try:
-        for step in steps:
-            if step.key in done:
-                own.append(done[step.key])
-                display.skip()
+        for group in rounds:
+            todo = [step for step in group if step.key not in done]
+            for step in group:
+                if step.key in done:
+                    own.append(done[step.key])
+                    display.skip()
+            if not todo:
                 continue
-            display.start(step.queues, step.repeat, step.label)
+            label = _group_label(todo, concurrent_devices, named)
+            display.start(todo[0].queues, todo[0].repeat, label)
             start = time.monotonic()
-            command = child_command(step, config, backend=backend, device=device,
-                                    python=python, workload=workload,
-                                    workload_streams=workload_streams, preset=rule)
-            line = run_child(step, command, timeout=timeout, backend=backend,
-                             extra_path=extra_path)
-            try:
-                append_line(path, line)
-            except OSError as error:
-                raise ResultsFileError(
-                    f"could not record (queues {step.queues}, repeat {step.repeat}, "
-                    f"{step.label}) in {path}: {error}") from error
-            own.append(line)
-            display.finish(step.queues, step.repeat, step.label, time.monotonic() - start,
-                           ok=not is_error_line(line),
-                           reason=failure_reason(line) if is_error_line(line) else "")
+            lines = _run_group(todo, command_of, timeout=timeout, backend=backend,
+                               extra_path=extra_path, at_once=concurrent_devices,
+                               count=len(devices))
+            for step, line in zip(todo, lines):
+                try:
+                    append_line(path, line)
+                except OSError as error:
+                    raise ResultsFileError(
+                        f"could not record (queues {step.queues}, repeat {step.repeat}, "
+                        f"{step.label}, device {step.device}) in {path}: {error}") from error
+                own.append(line)
+                display.finish(step.queues, step.repeat, _group_label([step], False, named),
+                               time.monotonic() - start, ok=not is_error_line(line),
+                               reason=failure_reason(line) if is_error_line(line) else "")
     finally:
         display.close()
     return Results(own, sources=[path])
+
+
+def _all_devices(device: Any, concurrent_devices: bool) -> bool:
+    """Whether ``device`` asks for every device ("all"); checks the pair."""
+    every = device == "all"
+    if not every and (isinstance(device, bool) or not isinstance(device, int) or device < 0):
+        raise SweepError(f"device must be an index >= 0 or 'all', got {device!r}")
+    if concurrent_devices and not every:
+        raise SweepError("concurrent devices need device='all' (--device all): "
+                         "they run every device of the backend at once")
+    return every
+
+
+def _devices_line(devices: Sequence[int], concurrent_devices: bool) -> List[str]:
+    if len(devices) < 2 and not concurrent_devices:
+        return []
+    how = ("each step on all of them at once, one process per device"
+           if concurrent_devices else "one after another, each swept in full")
+    return [f"Devices: {', '.join(str(d) for d in devices)}; {how}"]
+
+
+def _group_label(steps: Sequence[Step], at_once: bool, named: bool) -> str:
+    """The progress label: the driver, and the device(s) where several are
+    swept (``named``)."""
+    if not named:
+        return steps[0].label
+    devices = ",".join(str(step.device) for step in steps)
+    return steps[0].label + (f" devices {devices} at once" if at_once
+                             else f" device {devices}")
+
+
+def _run_group(steps: Sequence[Step], command_of: Callable[[Step], List[str]], *,
+               timeout: Optional[float], backend: Optional[str],
+               extra_path: Optional[str], at_once: bool,
+               count: int) -> List[Dict[str, Any]]:
+    """Runs a step alone, or the same step on several devices at once (one
+    child each, started together); every line names its device, and lines
+    of a concurrent group how many devices ran at once (``count``, the
+    devices swept, also when a resumed group runs fewer)."""
+    if not at_once:
+        lines = [run_child(steps[0], command_of(steps[0]), timeout=timeout,
+                           backend=backend, extra_path=extra_path)]
+    else:
+        started: List[subprocess.Popen] = []
+        pool = concurrent.futures.ThreadPoolExecutor(max_workers=len(steps))
+        try:
+            futures = [pool.submit(run_child, step, command_of(step), timeout=timeout,
+                                   backend=backend, extra_path=extra_path, started=started)
+                       for step in steps]
+            lines = [future.result() for future in futures]
+        except BaseException:
+            for process in list(started):
+                _kill_group(process)
+            raise
+        finally:
+            pool.shutdown(wait=True)
+    for step, line in zip(steps, lines):
+        line["device"] = step.device
+        if at_once:
+            line["concurrent_devices"] = count
+    return lines

@@ -150,6 +150,11 @@ class GroupKey:
     # Submission batching; None where it does not apply (raw driver, lines
     # recorded before it existed).
     batching: Optional[bool] = None
+    # The device a sweep ran the line on (None: lines without one), and how
+    # many devices ran at once (None: alone). Runs of different devices are
+    # never aggregated together.
+    device: Optional[int] = None
+    concurrent_devices: Optional[int] = None
 
     @staticmethod
     def of(line: Mapping[str, Any]) -> "GroupKey":
@@ -159,8 +164,12 @@ class GroupKey:
         name = (f"{workload.get('name')}, {workload.get('streams')} streams"
                 if isinstance(workload, dict) else "")
         batching = line.get("batching")
+        device = line.get("device")
+        together = line.get("concurrent_devices")
         return GroupKey(str(line.get("target")), line.get("backend"), line.get("driver"), frozen,
-                        name, None if batching is None else bool(batching))
+                        name, None if batching is None else bool(batching),
+                        device if isinstance(device, int) else None,
+                        together if isinstance(together, int) else None)
 
     @property
     def label(self) -> str:
@@ -168,6 +177,10 @@ class GroupKey:
         plus the preset unless it is the default."""
         parts = [self.target] + [part for part in (self.backend, self.driver) if part]
         text = " / ".join(parts)
+        if self.device is not None:
+            text += f", device {self.device}"
+            if self.concurrent_devices:
+                text += f" ({self.concurrent_devices} devices at once)"
         if self.batching is not None:
             text += ", batching " + ("on" if self.batching else "off")
         sizes = dict(self.sizes or ())

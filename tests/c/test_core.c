@@ -200,8 +200,33 @@ static void test_stream_commands(void) {
   CHECK_OK(hrx_stream_create(other, &other_stream));
   hrx_event_t* foreign_event = NULL;
   CHECK_OK(hrx_stream_record_event(other_stream, &foreign_event));
-  CHECK_CODE(hrx_stream_wait_event(stream, foreign_event),
-             HRX_STATUS_INVALID_ARGUMENT, "own device");
+  /* Work of two devices meets through an event wait and copy_peer. */
+  CHECK_OK(hrx_stream_wait_event(stream, foreign_event));
+  CHECK_OK(hrx_device_query_info(device, &info));
+  CHECK(info.device_count == 2);
+  hrx_peer_path_t path = HRX_PEER_PATH_STAGED;
+  CHECK_OK(hrx_device_query_peer_path(device, 1, &path));
+  CHECK(path == HRX_PEER_PATH_DIRECT);
+  CHECK(strcmp(hrx_peer_path_name(path), "direct") == 0);
+  CHECK(hrx_peer_path_name(7) == NULL);
+  CHECK_CODE(hrx_device_query_peer_path(device, 0, &path),
+             HRX_STATUS_INVALID_ARGUMENT, "is this device");
+  CHECK_CODE(hrx_device_query_peer_path(device, 2, &path),
+             HRX_STATUS_OUT_OF_RANGE, "valid: 0..1");
+  CHECK_OK(hrx_stream_fill(stream, whole(a), 0x5A));
+  CHECK_OK(hrx_stream_copy_peer(stream, whole(foreign), whole(a)));
+  CHECK_OK(hrx_stream_synchronize(stream, NULL, NULL));
+  uint8_t got[16] = {0};
+  hrx_view_t first;
+  CHECK_OK(hrx_view_make(foreign, 0, sizeof(got), &first));
+  CHECK_OK(hrx_stream_read_blocking(other_stream, first, got, sizeof(got),
+                                    NULL, NULL));
+  CHECK(got[0] == 0x5A && got[15] == 0x5A);
+  CHECK_CODE(hrx_stream_copy_peer(stream, whole(foreign), head),
+             HRX_STATUS_INVALID_ARGUMENT, "lengths differ");
+  CHECK_CODE(hrx_stream_copy_peer(other_stream, whole(a), whole(a)),
+             HRX_STATUS_INVALID_ARGUMENT,
+             "runs on a stream of its destination's or its source's device");
   hrx_event_release(foreign_event);
   hrx_stream_release(other_stream);
   hrx_buffer_release(foreign);

@@ -130,6 +130,9 @@ _Static_assert(HRX_HIP_CUDA_ERROR_NO_DEVICE == cudaErrorNoDevice,
                "cudaErrorNoDevice");
 _Static_assert(HRX_HIP_CUDA_ERROR_NOT_READY == cudaErrorNotReady,
                "cudaErrorNotReady");
+_Static_assert(HRX_HIP_CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED ==
+                   cudaErrorPeerAccessAlreadyEnabled,
+               "cudaErrorPeerAccessAlreadyEnabled");
 _Static_assert(HRX_HIP_CUDA_STREAM_NON_BLOCKING == cudaStreamNonBlocking,
                "cudaStreamNonBlocking");
 _Static_assert(HRX_HIP_CUDA_EVENT_DISABLE_TIMING == cudaEventDisableTiming,
@@ -198,6 +201,9 @@ _Static_assert(HRX_HIP_AMD_ERROR_NO_DEVICE == hipErrorNoDevice,
                "hipErrorNoDevice");
 _Static_assert(HRX_HIP_AMD_ERROR_NOT_READY == hipErrorNotReady,
                "hipErrorNotReady");
+_Static_assert(HRX_HIP_AMD_ERROR_PEER_ACCESS_ALREADY_ENABLED ==
+                   hipErrorPeerAccessAlreadyEnabled,
+               "hipErrorPeerAccessAlreadyEnabled");
 _Static_assert(HRX_HIP_AMD_STREAM_NON_BLOCKING == hipStreamNonBlocking,
                "hipStreamNonBlocking");
 _Static_assert(HRX_HIP_AMD_EVENT_DISABLE_TIMING == hipEventDisableTiming,

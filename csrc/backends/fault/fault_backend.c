@@ -26,6 +26,7 @@ typedef enum hrx_fault_op_e {
   HRX_FAULT_WAIT_EVENT,
   HRX_FAULT_SYNCHRONIZE,
   HRX_FAULT_EVENT_SYNCHRONIZE,
+  HRX_FAULT_PEER_COPY,
   HRX_FAULT_OP_COUNT,
 } hrx_fault_op_t;
 
@@ -33,13 +34,15 @@ static const char* const hrx_fault_op_names[HRX_FAULT_OP_COUNT] = {
     "alloc",        "host_alloc",   "queue_create", "copy",
     "fill",         "upload",       "download",     "event_create",
     "event_record", "wait_event",   "synchronize",  "event_synchronize",
+    "peer_copy",
 };
 
 #define HRX_FAULT_GRAMMAR                                                    \
   "expected comma-separated OP:K (fail the K-th call), OP:K+ (the K-th and " \
   "later), OP:P%% (with probability P percent), seed:N or none; OP is one "   \
   "of alloc, host_alloc, queue_create, copy, fill, upload, download, "       \
-  "event_create, event_record, wait_event, synchronize, event_synchronize"
+  "event_create, event_record, wait_event, synchronize, event_synchronize, " \
+  "peer_copy"
 
 enum { HRX_FAULT_MAX_RULES = 32 };
 
@@ -370,6 +373,26 @@ static hrx_status_t hrx_fault_copy(hrx_backend_device_t* base,
                                src, length));
 }
 
+/* Device indices and the other device's memory pass through: the wrapped
+ * backend knows its devices by index. */
+static hrx_status_t hrx_fault_peer_path(hrx_backend_device_t* base, int other,
+                                        hrx_peer_path_t* out_path) {
+  return HRX_INNER_VT(base)->peer_path(HRX_INNER(base), other, out_path);
+}
+
+static hrx_status_t hrx_fault_peer_copy(hrx_backend_device_t* base,
+                                        hrx_native_queue_t* queue, void* dst,
+                                        int dst_index, const void* src,
+                                        int src_index, uint64_t length,
+                                        void* staging) {
+  HRX_RETURN_IF_ERROR(hrx_fault_check(base, HRX_FAULT_PEER_COPY));
+  return hrx_fault_finish(
+      base, HRX_FAULT_PEER_COPY, true,
+      HRX_INNER_VT(base)->peer_copy(HRX_INNER(base), HRX_INNER_QUEUE(queue),
+                                    dst, dst_index, src, src_index, length,
+                                    staging));
+}
+
 static hrx_status_t hrx_fault_fill(hrx_backend_device_t* base,
                                    hrx_native_queue_t* queue, void* dst,
                                    uint8_t byte, uint64_t length) {
@@ -591,6 +614,8 @@ static const hrx_backend_vtable_t hrx_fault_vtable = {
     .event_create_timing = hrx_fault_event_create_timing,
     .event_elapsed_ms = hrx_fault_event_elapsed_ms,
     .foreign_stream_wait_event = hrx_fault_foreign_stream_wait_event,
+    .peer_path = hrx_fault_peer_path,
+    .peer_copy = hrx_fault_peer_copy,
 };
 
 hrx_status_t hrx_fault_wrap(const char* spec, hrx_backend_device_t* inner,
@@ -619,6 +644,10 @@ hrx_status_t hrx_fault_wrap(const char* spec, hrx_backend_device_t* inner,
   if (!inner->vtable->plan_connections) device->vtable.plan_connections = NULL;
   if (!inner->vtable->query_connections) {
     device->vtable.query_connections = NULL;
+  }
+  if (!inner->vtable->peer_copy) {
+    device->vtable.peer_path = NULL;
+    device->vtable.peer_copy = NULL;
   }
   if (!inner->vtable->graph_create) {
     device->vtable.graph_create = NULL;

@@ -13,7 +13,7 @@
  *   none      no faults: only count live objects
  * OP is one of: alloc, host_alloc, queue_create, copy, fill, upload,
  * download, event_create, event_record, wait_event, synchronize,
- * event_synchronize.
+ * event_synchronize, peer_copy (a copy between devices).
  *
  * A failed call reaches nothing below: the wrapped backend never sees it.
  * Its status carries "injected fault" and the call's number, with the code a

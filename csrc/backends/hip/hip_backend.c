@@ -41,6 +41,9 @@ typedef struct hrx_hip_device_s {
   bool priority_range;          /* the runtime reported one */
   int priority_least;           /* numerically largest (CUDA: 0) */
   int priority_greatest;        /* numerically smallest (H200: -5) */
+  /* Per other device index (hrx_hip_rt.device_count entries; owned): peer
+   * access from this device to that one has been enabled. */
+  atomic_bool* peer_enabled;
 } hrx_hip_device_t;
 
 static const hrx_backend_vtable_t hrx_hip_vtable;
@@ -292,6 +295,13 @@ static hrx_status_t hrx_hip_device_open(int index,
       return current;
     }
   }
+  device->peer_enabled = calloc((size_t)count, sizeof(atomic_bool));
+  if (!device->peer_enabled) {
+    free(device);
+    return hrx_make_status(HRX_STATUS_OUT_OF_MEMORY,
+                           "cannot allocate a hip device");
+  }
+  for (int i = 0; i < count; ++i) atomic_init(&device->peer_enabled[i], false);
   device->base.vtable = &hrx_hip_vtable;
   device->index = index;
   pthread_mutex_init(&device->context_mutex, NULL);
@@ -306,6 +316,7 @@ static hrx_status_t hrx_hip_device_open(int index,
   }
   if (status) {
     pthread_mutex_destroy(&device->context_mutex);
+    free(device->peer_enabled);
     free(device);
     return status;
   }
@@ -328,6 +339,7 @@ static void hrx_hip_device_destroy(hrx_backend_device_t* base) {
     /* Nothing native was made: no queue, allocation or staging block. */
     hrx_hip_staging_destroy(device->staging);
     pthread_mutex_destroy(&device->context_mutex);
+    free(device->peer_enabled);
     free(device);
     return;
   }
@@ -343,6 +355,7 @@ static void hrx_hip_device_destroy(hrx_backend_device_t* base) {
    * it is left to the runtime's process teardown. */
   hrx_status_free(status);
   pthread_mutex_destroy(&device->context_mutex);
+  free(device->peer_enabled);
   free(device);
 }
 
@@ -734,6 +747,90 @@ static hrx_status_t hrx_hip_queue_host_call(hrx_backend_device_t* base,
   return NULL;
 }
 
+/* --------------------------------------------------------- between devices */
+
+/* Whether the runtime has the peer entry points at all. */
+static bool hrx_hip_has_peer(void) {
+  return hrx_hip_rt.sym.DeviceCanAccessPeer &&
+         hrx_hip_rt.sym.DeviceEnablePeerAccess &&
+         hrx_hip_rt.sym.MemcpyPeerAsync;
+}
+
+/* Peer when the runtime says this device can access the other's memory
+ * (hipDeviceCanAccessPeer / cudaDeviceCanAccessPeer, a query of the two
+ * devices that needs no context), else staged. */
+static hrx_status_t hrx_hip_peer_path(hrx_backend_device_t* base, int other,
+                                      hrx_peer_path_t* out_path) {
+  hrx_hip_device_t* device = hrx_hip_device_cast(base);
+  if (!hrx_hip_has_peer()) {
+    *out_path = HRX_PEER_PATH_STAGED;
+    return NULL;
+  }
+  int can_access = 0;
+  hrx_hip_error_t err =
+      hrx_hip_rt.sym.DeviceCanAccessPeer(&can_access, device->index, other);
+  if (!hrx_hip_ok(err)) {
+    return HRX_HIP_ERROR(DEVICE_ERROR, DeviceCanAccessPeer, err);
+  }
+  *out_path = can_access ? HRX_PEER_PATH_PEER : HRX_PEER_PATH_STAGED;
+  return NULL;
+}
+
+/* Enables access from this device (current) to `other`'s memory, once;
+ * "already enabled" (another thread, or another library) is success. */
+static hrx_status_t hrx_hip_enable_peer(hrx_hip_device_t* device, int other) {
+  if (atomic_load(&device->peer_enabled[other])) return NULL;
+  hrx_hip_error_t err = hrx_hip_rt.sym.DeviceEnablePeerAccess(other, 0);
+  if (!hrx_hip_ok(err) &&
+      err != hrx_hip_rt.platform->error_peer_access_already_enabled) {
+    return HRX_HIP_ERROR(DEVICE_ERROR, DeviceEnablePeerAccess, err);
+  }
+  atomic_store(&device->peer_enabled[other], true);
+  return NULL;
+}
+
+/* Peer: one hipMemcpyPeerAsync / cudaMemcpyPeerAsync on the stream, with
+ * peer access enabled first. Staged: device to host into `staging`, then
+ * host to device, both on the stream (a copy may name memory of another
+ * device than its stream's). If the second leg is refused, the first is
+ * waited for, so that the staging memory is free when the copy fails. */
+static hrx_status_t hrx_hip_peer_copy(hrx_backend_device_t* base,
+                                      hrx_native_queue_t* queue, void* dst,
+                                      int dst_index, const void* src,
+                                      int src_index, uint64_t length,
+                                      void* staging) {
+  HRX_RETURN_IF_ERROR(hrx_hip_enter(base));
+  hrx_hip_device_t* device = hrx_hip_device_cast(base);
+  hrx_hip_stream_t stream = hrx_hip_stream_of(queue);
+  if (!staging) {
+    if (!hrx_hip_has_peer()) {
+      return hrx_make_status(HRX_STATUS_UNAVAILABLE,
+                             "the %s has no peer copies",
+                             hrx_hip_rt.platform->runtime_label);
+    }
+    int other = dst_index == device->index ? src_index : dst_index;
+    HRX_RETURN_IF_ERROR(hrx_hip_enable_peer(device, other));
+    hrx_hip_error_t err = hrx_hip_rt.sym.MemcpyPeerAsync(
+        dst, dst_index, src, src_index, (size_t)length, stream);
+    if (!hrx_hip_ok(err)) {
+      return HRX_HIP_ERROR(DEVICE_ERROR, MemcpyPeerAsync, err);
+    }
+    return NULL;
+  }
+  hrx_hip_error_t err = hrx_hip_rt.sym.MemcpyAsync(
+      staging, src, (size_t)length,
+      hrx_hip_rt.platform->memcpy_device_to_host, stream);
+  if (!hrx_hip_ok(err)) return HRX_HIP_ERROR(DEVICE_ERROR, MemcpyAsync, err);
+  err = hrx_hip_rt.sym.MemcpyAsync(dst, staging, (size_t)length,
+                                   hrx_hip_rt.platform->memcpy_host_to_device,
+                                   stream);
+  if (!hrx_hip_ok(err)) {
+    hrx_hip_rt.sym.StreamSynchronize(stream);
+    return HRX_HIP_ERROR(DEVICE_ERROR, MemcpyAsync, err);
+  }
+  return NULL;
+}
+
 /* ---------------------------------------------------------------- graphs */
 
 /* A native graph is the instantiated executable graph itself; the graph it
@@ -963,6 +1060,8 @@ static const hrx_backend_vtable_t hrx_hip_vtable = {
     .graph_destroy = hrx_hip_graph_destroy,
     .queue_wait = hrx_hip_queue_wait,
     .event_wait = hrx_hip_event_wait,
+    .peer_path = hrx_hip_peer_path,
+    .peer_copy = hrx_hip_peer_copy,
 };
 
 static void hrx_hip_describe_backend(hrx_backend_info_t* out_info) {

@@ -18,6 +18,8 @@
 #define HRX_HIP_AMD_ERROR_OUT_OF_MEMORY 2  /* hipErrorOutOfMemory */
 #define HRX_HIP_AMD_ERROR_NO_DEVICE 100    /* hipErrorNoDevice */
 #define HRX_HIP_AMD_ERROR_NOT_READY 600    /* hipErrorNotReady */
+/* hipErrorPeerAccessAlreadyEnabled */
+#define HRX_HIP_AMD_ERROR_PEER_ACCESS_ALREADY_ENABLED 704
 
 /* Flags */
 #define HRX_HIP_AMD_STREAM_NON_BLOCKING 0x1u   /* hipStreamNonBlocking */
@@ -64,6 +66,8 @@ typedef struct hrx_hip_amd_memset_params_s {
 #define HRX_HIP_CUDA_ERROR_OUT_OF_MEMORY 2  /* cudaErrorMemoryAllocation */
 #define HRX_HIP_CUDA_ERROR_NO_DEVICE 100    /* cudaErrorNoDevice */
 #define HRX_HIP_CUDA_ERROR_NOT_READY 600    /* cudaErrorNotReady */
+/* cudaErrorPeerAccessAlreadyEnabled */
+#define HRX_HIP_CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED 704
 
 /* Flags */
 #define HRX_HIP_CUDA_STREAM_NON_BLOCKING 0x1u   /* cudaStreamNonBlocking */

@@ -20,6 +20,8 @@ const hrx_hip_platform_t hrx_hip_platform_amd = {
     .error_out_of_memory = HRX_HIP_AMD_ERROR_OUT_OF_MEMORY,
     .error_no_device = HRX_HIP_AMD_ERROR_NO_DEVICE,
     .error_not_ready = HRX_HIP_AMD_ERROR_NOT_READY,
+    .error_peer_access_already_enabled =
+        HRX_HIP_AMD_ERROR_PEER_ACCESS_ALREADY_ENABLED,
     .stream_non_blocking = HRX_HIP_AMD_STREAM_NON_BLOCKING,
     .event_disable_timing = HRX_HIP_AMD_EVENT_DISABLE_TIMING,
     .event_default = HRX_HIP_AMD_EVENT_DEFAULT,
@@ -39,6 +41,8 @@ const hrx_hip_platform_t hrx_hip_platform_nvidia = {
     .error_out_of_memory = HRX_HIP_CUDA_ERROR_OUT_OF_MEMORY,
     .error_no_device = HRX_HIP_CUDA_ERROR_NO_DEVICE,
     .error_not_ready = HRX_HIP_CUDA_ERROR_NOT_READY,
+    .error_peer_access_already_enabled =
+        HRX_HIP_CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED,
     .stream_non_blocking = HRX_HIP_CUDA_STREAM_NON_BLOCKING,
     .event_disable_timing = HRX_HIP_CUDA_EVENT_DISABLE_TIMING,
     .event_default = HRX_HIP_CUDA_EVENT_DEFAULT,

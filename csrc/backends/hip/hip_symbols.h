@@ -77,6 +77,18 @@ HRX_HIP_OPTIONAL(DeviceGetStreamPriorityRange, hrx_hip_error_t,
                  hipDeviceGetStreamPriorityRange,
                  cudaDeviceGetStreamPriorityRange)
 
+/* Between devices (copies between buffers of two devices). */
+HRX_HIP_OPTIONAL(DeviceCanAccessPeer, hrx_hip_error_t,
+                 (int* can_access, int device, int peer_device),
+                 hipDeviceCanAccessPeer, cudaDeviceCanAccessPeer)
+HRX_HIP_OPTIONAL(DeviceEnablePeerAccess, hrx_hip_error_t,
+                 (int peer_device, unsigned int flags),
+                 hipDeviceEnablePeerAccess, cudaDeviceEnablePeerAccess)
+HRX_HIP_OPTIONAL(MemcpyPeerAsync, hrx_hip_error_t,
+                 (void* dst, int dst_device, const void* src, int src_device,
+                  size_t size, hrx_hip_stream_t stream),
+                 hipMemcpyPeerAsync, cudaMemcpyPeerAsync)
+
 /* Memory */
 HRX_HIP_REQUIRED(Malloc, hrx_hip_error_t, (void** ptr, size_t size),
                  hipMalloc, cudaMalloc)

@@ -22,6 +22,11 @@
  *                            capacity rule
  *   HRX_HOST_RING_CAPACITY   commands a queue holds before producers wait
  *                            (default 1024; 2-1048576)
+ *   HRX_HOST_PEER_ACCESS     1 (default): copies between host devices are
+ *                            direct (the devices share host memory); 0:
+ *                            they are staged through host memory of the
+ *                            stream's device, two copies, as between GPUs
+ *                            without peer access
  * Replaced (refused, naming the replacement):
  *   HRX_HOST_SPIN_US         per-queue worker spin; now
  *                            HRX_HOST_ENGINE_SPIN_US */
@@ -49,6 +54,7 @@ typedef struct hrx_host_device_s {
   hrx_host_queue_t** queues;     /* live queues, retained; guarded by mutex */
   hrx_host_engines_t* engines;   /* owned */
   bool engines_from_user;        /* HRX_HOST_ENGINES was set */
+  bool peer_access;              /* HRX_HOST_PEER_ACCESS */
   int connections_wanted;        /* the pool's last plan; guarded by mutex */
 } hrx_host_device_t;
 
@@ -425,6 +431,34 @@ static hrx_status_t hrx_host_queue_host_call(hrx_backend_device_t* base,
   return hrx_host_submit(queue, &command);
 }
 
+/* Another host device's memory is host memory too: direct, unless
+ * HRX_HOST_PEER_ACCESS=0 asks for the staged path. */
+static hrx_status_t hrx_host_peer_path(hrx_backend_device_t* base, int other,
+                                       hrx_peer_path_t* out_path) {
+  (void)other;
+  *out_path = hrx_host_device_cast(base)->peer_access ? HRX_PEER_PATH_DIRECT
+                                                      : HRX_PEER_PATH_STAGED;
+  return NULL;
+}
+
+/* Direct: one copy. Staged: src to staging, then staging to dst, as one
+ * batch in one ring slot (both or neither are queued). */
+static hrx_status_t hrx_host_peer_copy(hrx_backend_device_t* base,
+                                       hrx_native_queue_t* queue, void* dst,
+                                       int dst_index, const void* src,
+                                       int src_index, uint64_t length,
+                                       void* staging) {
+  (void)dst_index;
+  (void)src_index;
+  if (!staging) return hrx_host_copy(base, queue, dst, src, length);
+  const hrx_batch_command_t legs[2] = {
+      {.dst = staging, .src = src, .length = length, .kind = HRX_BATCH_COPY},
+      {.dst = dst, .src = staging, .length = length, .kind = HRX_BATCH_COPY},
+  };
+  uint32_t published = 0;
+  return hrx_host_batch_submit(base, queue, legs, 2, &published);
+}
+
 static hrx_status_t hrx_host_event_create(hrx_backend_device_t* base,
                                           hrx_native_event_t** out_event) {
   (void)base;
@@ -611,6 +645,8 @@ static const hrx_backend_vtable_t hrx_host_vtable = {
     .event_wait = hrx_host_event_wait,
     .event_create_timing = hrx_host_event_create_timing,
     .event_elapsed_ms = hrx_host_event_elapsed_ms,
+    .peer_path = hrx_host_peer_path,
+    .peer_copy = hrx_host_peer_copy,
 };
 
 static hrx_status_t hrx_host_load(bool opening, int* out_device_count) {
@@ -628,6 +664,7 @@ typedef struct hrx_host_settings_s {
   int64_t engines;
   bool engines_from_user;
   int64_t spin_us;
+  bool peer_access;
 } hrx_host_settings_t;
 
 static hrx_status_t hrx_host_read_settings(hrx_host_settings_t* out) {
@@ -640,6 +677,8 @@ static hrx_status_t hrx_host_read_settings(hrx_host_settings_t* out) {
                                   1, 1024, &out->engines));
   const char* engines = getenv("HRX_HOST_ENGINES");
   out->engines_from_user = engines && *engines;
+  HRX_RETURN_IF_ERROR(
+      hrx_env_switch("HRX_HOST_PEER_ACCESS", true, &out->peer_access));
   return hrx_env_int("HRX_HOST_ENGINE_SPIN_US", 50, 0, 1000000,
                      &out->spin_us);
 }
@@ -666,6 +705,7 @@ static hrx_status_t hrx_host_device_open(int index,
   device->max_queues = (int)settings.max_queues;
   device->ring_capacity = (uint32_t)settings.ring_capacity;
   device->engines_from_user = settings.engines_from_user;
+  device->peer_access = settings.peer_access;
   *out_device = &device->base;
   return NULL;
 }

@@ -135,7 +135,8 @@ static void hrx_host_queue_release_dependents(hrx_host_queue_t* queue) {
       dependent->dependent_next = NULL;
       atomic_fetch_sub(&queue->dependent_count, 1);
       if (dependent->engines != queue->engines) {
-        /* Another device's queue (the core never pairs them; kept safe). */
+        /* A queue of another device waiting for this one (a wait for an
+         * event of another device): its own engines run it. */
         hrx_host_engines_list(dependent->engines, &dependent->run);
         continue;
       }
