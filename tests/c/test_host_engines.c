@@ -31,12 +31,23 @@ static hrx_backend_device_t* open_host(const char* engines) {
   return device;
 }
 
-static hrx_native_queue_t* lane_queue(hrx_backend_device_t* device,
-                                      int priority) {
+static hrx_native_queue_t* make_queue(hrx_backend_device_t* device,
+                                      int priority, uint32_t flags) {
   hrx_native_queue_t* queue = NULL;
   int native = -1;
-  CHECK_OK(device->vtable->queue_create(device, priority, &queue, &native));
+  CHECK_OK(
+      device->vtable->queue_create(device, priority, flags, &queue, &native));
   return queue;
+}
+
+static hrx_native_queue_t* lane_queue(hrx_backend_device_t* device,
+                                      int priority) {
+  return make_queue(device, priority, 0);
+}
+
+static hrx_native_queue_t* reserved_queue(hrx_backend_device_t* device,
+                                          int priority) {
+  return make_queue(device, priority, HRX_NATIVE_QUEUE_RESERVED);
 }
 
 static uint64_t pending(hrx_backend_device_t* device,
@@ -174,6 +185,93 @@ static void test_turns_within_a_lane(void) {
   CHECK(pending(device, heavy) > 0);
   CHECK(poll_idle(device, heavy, 60 * SECOND));
   hrx_native_queue_t* queues[] = {heavy, light};
+  arena_close(&arena);
+  finish(device, queues, 2);
+}
+
+/* ------------------------------------------------------ reserved queues */
+
+/* Long enough for every idle engine to park (they spin 50 us by default),
+ * so that only the rule under test can wake one. */
+static void let_engines_park(void) {
+  struct timespec pause = {0, 100000000};
+  nanosleep(&pause, NULL);
+}
+
+/* Two engines, one of them serving a shared high queue's long backlog: a
+ * reserved low queue's command runs on the free engine at once (no lane
+ * precedence holds it back, and the shared queue keeps its engine), well
+ * before the backlog is done. */
+static void test_reserved_queue_gets_a_free_engine(void) {
+  hrx_backend_device_t* device = open_host("2");
+  hrx_native_queue_t* heavy = lane_queue(device, HRX_STREAM_PRIORITY_HIGH);
+  hrx_native_queue_t* reserved = reserved_queue(device,
+                                                HRX_STREAM_PRIORITY_LOW);
+  arena_t arena;
+  arena_open(&arena, device);
+  let_engines_park();
+  keep_busy(&arena, heavy, BACKLOG);
+  /* Listed once an engine serves the backlog: no engine is woken to
+   * spread the listed queues then. */
+  uint64_t deadline = hrx_now_ns() + 30 * SECOND;
+  while (pending(device, heavy) == BACKLOG && hrx_now_ns() < deadline) {
+    sched_yield();
+  }
+  fill(&arena, reserved, 0, 1);
+  CHECK(poll_idle(device, reserved, 30 * SECOND));
+  CHECK(pending(device, heavy) > 0);
+  CHECK(arena.bytes[0] == 1);
+  CHECK(poll_idle(device, heavy, 60 * SECOND));
+  hrx_native_queue_t* queues[] = {heavy, reserved};
+  arena_close(&arena);
+  finish(device, queues, 2);
+}
+
+/* As many reserved queues as engines, each with a long backlog: at most
+ * count - 1 engines are dedicated, so a shared queue's command still gets
+ * a turn before the reserved queues are done. */
+static void test_shared_queues_progress_beside_reserved_ones(void) {
+  hrx_backend_device_t* device = open_host("2");
+  hrx_native_queue_t* first = reserved_queue(device,
+                                             HRX_STREAM_PRIORITY_NORMAL);
+  hrx_native_queue_t* second = reserved_queue(device,
+                                              HRX_STREAM_PRIORITY_NORMAL);
+  hrx_native_queue_t* shared = lane_queue(device, HRX_STREAM_PRIORITY_NORMAL);
+  arena_t arena, other; /* the reserved queues copy at once */
+  arena_open(&arena, device);
+  arena_open(&other, device);
+  let_engines_park();
+  keep_busy(&arena, first, BACKLOG);
+  keep_busy(&other, second, BACKLOG);
+  fill(&arena, shared, 0, 2);
+  CHECK(poll_idle(device, shared, 30 * SECOND));
+  CHECK(pending(device, first) > 0 && pending(device, second) > 0);
+  CHECK(arena.bytes[0] == 2);
+  hrx_native_queue_t* queues[] = {first, second, shared};
+  for (int i = 0; i < 3; ++i) CHECK(poll_idle(device, queues[i], 60 * SECOND));
+  arena_close(&arena);
+  arena_close(&other);
+  finish(device, queues, 3);
+}
+
+/* One engine: no dedication; a reserved queue takes its lane's turns and
+ * waits behind a more urgent lane like any other queue, and its own work
+ * still runs in order (a later fill overwrites an earlier one). */
+static void test_one_engine_reserved_queue_takes_turns(void) {
+  hrx_backend_device_t* device = open_host("1");
+  hrx_native_queue_t* heavy = lane_queue(device, HRX_STREAM_PRIORITY_NORMAL);
+  hrx_native_queue_t* reserved = reserved_queue(device,
+                                                HRX_STREAM_PRIORITY_NORMAL);
+  arena_t arena;
+  arena_open(&arena, device);
+  keep_busy(&arena, heavy, BACKLOG);
+  fill(&arena, reserved, 0, 3);
+  fill(&arena, reserved, 0, 4);
+  CHECK(poll_idle(device, reserved, 30 * SECOND));
+  CHECK(pending(device, heavy) > 0);
+  CHECK(arena.bytes[0] == 4);
+  CHECK(poll_idle(device, heavy, 60 * SECOND));
+  hrx_native_queue_t* queues[] = {heavy, reserved};
   arena_close(&arena);
   finish(device, queues, 2);
 }
@@ -350,6 +448,9 @@ int main(void) {
   test_environment_is_checked();
   test_strict_lane_precedence();
   test_turns_within_a_lane();
+  test_reserved_queue_gets_a_free_engine();
+  test_shared_queues_progress_beside_reserved_ones();
+  test_one_engine_reserved_queue_takes_turns();
   test_blocking_host_functions("1", 1);
   test_blocking_host_functions("1", 4);
   test_blocking_host_functions("2", 4);
