@@ -120,6 +120,17 @@ typedef struct hrx_batch_command_s {
  * natively). */
 #define HRX_BATCH_MAX_COMMAND_BYTES (65535ull * 16384ull)
 
+/* How a queue is used, for backends that schedule their queues themselves
+ * (queue_create's flags). */
+typedef enum hrx_native_queue_flags_e {
+  /* The queue of one reserved stream, never shared with pool streams: a
+   * backend that serves queues with a fixed set of executors gives it an
+   * executor of its own when one is free (host: host_engines.h). A runtime
+   * whose hardware connections are assigned by the runtime (hip) has
+   * nothing to map it to and ignores it. */
+  HRX_NATIVE_QUEUE_RESERVED = 1u << 0,
+} hrx_native_queue_flags_t;
+
 struct hrx_backend_vtable_s {
   /* Frees the device. Every queue and event of it has been destroyed and
    * every allocation freed before this is called. */
@@ -131,13 +142,14 @@ struct hrx_backend_vtable_s {
 
   /* Queues. queue_create makes a queue of a priority lane
    * (hrx_stream_priority_t, already validated; HRX_STREAM_PRIORITY_NORMAL
-   * for a queue outside the lanes) and writes the runtime's own priority
-   * value the queue got to *out_native_priority (0 where the runtime has
-   * none). A refused queue (capacity) is RESOURCE_EXHAUSTED carrying the
-   * runtime's message, and leaves nothing behind. queue_destroy first waits
-   * for the queue's submitted work. */
+   * for a queue outside the lanes) with `flags` (hrx_native_queue_flags_t,
+   * or 0) and writes the runtime's own priority value the queue got to
+   * *out_native_priority (0 where the runtime has none). A refused queue
+   * (capacity) is RESOURCE_EXHAUSTED carrying the runtime's message, and
+   * leaves nothing behind. queue_destroy first waits for the queue's
+   * submitted work. */
   hrx_status_t (*queue_create)(hrx_backend_device_t* device, int priority,
-                               hrx_native_queue_t** out_queue,
+                               uint32_t flags, hrx_native_queue_t** out_queue,
                                int* out_native_priority);
   void (*queue_destroy)(hrx_backend_device_t* device, hrx_native_queue_t* queue);
   /* How much submitted work is still pending on the queue: the exact number

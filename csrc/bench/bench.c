@@ -156,7 +156,8 @@ static hrx_status_t hrx_bench_raw_open_stream(hrx_bench_t* bench, int index,
     hrx_native_queue_t* queue = NULL;
     int native_priority = 0;
     HRX_RETURN_IF_ERROR(bench->vtable->queue_create(
-        bench->backend, HRX_STREAM_PRIORITY_NORMAL, &queue, &native_priority));
+        bench->backend, HRX_STREAM_PRIORITY_NORMAL, 0, &queue,
+        &native_priority));
     bench->queues[slot] = queue;
   }
   if (lane) lane->queue = bench->queues[slot];

@@ -187,8 +187,9 @@ static hrx_status_t hrx_pool_queue_create(hrx_queue_pool_t* pool, int priority,
     return hrx_make_status(HRX_STATUS_OUT_OF_MEMORY,
                            "cannot allocate a pool queue record");
   }
+  uint32_t flags = slot < 0 ? HRX_NATIVE_QUEUE_RESERVED : 0;
   hrx_status_t status = pool->backend->vtable->queue_create(
-      pool->backend, priority, &queue->native, &queue->native_priority);
+      pool->backend, priority, flags, &queue->native, &queue->native_priority);
   if (status) {
     free(queue);
     return status;

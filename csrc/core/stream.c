@@ -241,7 +241,7 @@ hrx_status_t hrx_stream_create_dedicated(hrx_device_t* device,
   HRX_RETURN_IF_ERROR(hrx_stream_allocate(device, &stream));
   int native_priority = 0;
   hrx_status_t status = stream->backend->vtable->queue_create(
-      stream->backend, HRX_STREAM_PRIORITY_NORMAL, &stream->queue,
+      stream->backend, HRX_STREAM_PRIORITY_NORMAL, 0, &stream->queue,
       &native_priority);
   if (status) {
     hrx_stream_free(stream);

@@ -202,8 +202,8 @@ typedef struct device_fixture_s {
 static hrx_status_t create_queue(device_fixture_t* f,
                                  hrx_native_queue_t** out_queue) {
   int native_priority = 0;
-  return f->vt->queue_create(f->device, HRX_STREAM_PRIORITY_NORMAL, out_queue,
-                             &native_priority);
+  return f->vt->queue_create(f->device, HRX_STREAM_PRIORITY_NORMAL, 0,
+                             out_queue, &native_priority);
 }
 
 static hrx_status_t sync_queue(device_fixture_t* f, hrx_native_queue_t* queue) {

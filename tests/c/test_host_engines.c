@@ -15,7 +15,7 @@
 
 /* Long enough to keep one engine busy while the test lists other work. */
 #ifdef __SANITIZE_THREAD__
-enum { BIG = 16 << 20, BACKLOG = 8 };  /* TSan's memcpy is much slower */
+enum { BIG = 16 << 20, BACKLOG = 16 };  /* TSan's memcpy is much slower */
 #else
 enum { BIG = 16 << 20, BACKLOG = 32 };
 #endif
@@ -31,12 +31,23 @@ static hrx_backend_device_t* open_host(const char* engines) {
   return device;
 }
 
-static hrx_native_queue_t* lane_queue(hrx_backend_device_t* device,
-                                      int priority) {
+static hrx_native_queue_t* make_queue(hrx_backend_device_t* device,
+                                      int priority, uint32_t flags) {
   hrx_native_queue_t* queue = NULL;
   int native = -1;
-  CHECK_OK(device->vtable->queue_create(device, priority, &queue, &native));
+  CHECK_OK(
+      device->vtable->queue_create(device, priority, flags, &queue, &native));
   return queue;
+}
+
+static hrx_native_queue_t* lane_queue(hrx_backend_device_t* device,
+                                      int priority) {
+  return make_queue(device, priority, 0);
+}
+
+static hrx_native_queue_t* reserved_queue(hrx_backend_device_t* device,
+                                          int priority) {
+  return make_queue(device, priority, HRX_NATIVE_QUEUE_RESERVED);
 }
 
 static uint64_t pending(hrx_backend_device_t* device,
@@ -47,16 +58,29 @@ static uint64_t pending(hrx_backend_device_t* device,
   return count;
 }
 
-/* Polls (never helps: queue_query only reads) until the queue is idle or
- * the deadline passes. */
-static bool poll_idle(hrx_backend_device_t* device, hrx_native_queue_t* queue,
-                      uint64_t timeout_ns) {
+/* A poller's pause: it sleeps rather than yields, so that it takes no
+ * core's time from the engines it watches. */
+static void poll_pause(void) {
+  struct timespec pause = {0, 50000};
+  nanosleep(&pause, NULL);
+}
+
+/* Polls (never helps: queue_query only reads) until the queue has at most
+ * `most` commands pending or the deadline passes. */
+static bool poll_pending_at_most(hrx_backend_device_t* device,
+                                 hrx_native_queue_t* queue, uint64_t most,
+                                 uint64_t timeout_ns) {
   uint64_t deadline = hrx_now_ns() + timeout_ns;
-  while (pending(device, queue) != 0) {
+  while (pending(device, queue) > most) {
     if (hrx_now_ns() >= deadline) return false;
-    sched_yield();
+    poll_pause();
   }
   return true;
+}
+
+static bool poll_idle(hrx_backend_device_t* device, hrx_native_queue_t* queue,
+                      uint64_t timeout_ns) {
+  return poll_pending_at_most(device, queue, 0, timeout_ns);
 }
 
 static void finish(hrx_backend_device_t* device, hrx_native_queue_t** queues,
@@ -176,6 +200,79 @@ static void test_turns_within_a_lane(void) {
   hrx_native_queue_t* queues[] = {heavy, light};
   arena_close(&arena);
   finish(device, queues, 2);
+}
+
+/* ------------------------------------------------------ reserved queues */
+
+/* Long enough for every idle engine to park (they spin 50 us by default),
+ * so that only the rule under test can wake one. */
+static void let_engines_park(void) {
+  struct timespec pause = {0, 100000000};
+  nanosleep(&pause, NULL);
+}
+
+/* Two fills in order on `light` complete (the later byte stays) while
+ * `heavy` still has backlog; then the backlog is waited for. */
+static void check_done_before_backlog(arena_t* arena, hrx_native_queue_t* light,
+                                      hrx_native_queue_t* heavy) {
+  fill(arena, light, 0, 3);
+  fill(arena, light, 0, 4);
+  CHECK(poll_idle(arena->device, light, 30 * SECOND));
+  CHECK(pending(arena->device, heavy) > 0);
+  CHECK(arena->bytes[0] == 4);
+  CHECK(poll_idle(arena->device, heavy, 60 * SECOND));
+}
+
+/* A reserved queue's commands run while a shared queue's long backlog,
+ * listed first, still has work. With two engines, a reserved low queue
+ * beside a shared high one: the free engine becomes its own at once (lane
+ * precedence does not hold it back, and the shared queue keeps its engine).
+ * With one engine, no engine is given: the reserved queue takes turns in
+ * its lane with a shared queue of that lane. */
+static void test_reserved_queue_beside_backlog(const char* engines,
+                                               int heavy_priority,
+                                               int reserved_priority) {
+  hrx_backend_device_t* device = open_host(engines);
+  hrx_native_queue_t* heavy = lane_queue(device, heavy_priority);
+  hrx_native_queue_t* reserved = reserved_queue(device, reserved_priority);
+  arena_t arena;
+  arena_open(&arena, device);
+  let_engines_park();
+  keep_busy(&arena, heavy, BACKLOG);
+  /* Listed once an engine serves the backlog: no engine is woken to
+   * spread the listed queues then. */
+  CHECK(poll_pending_at_most(device, heavy, BACKLOG - 1, 30 * SECOND));
+  check_done_before_backlog(&arena, reserved, heavy);
+  hrx_native_queue_t* queues[] = {heavy, reserved};
+  arena_close(&arena);
+  finish(device, queues, 2);
+}
+
+/* As many reserved queues as engines, each with a long backlog: at most
+ * count - 1 engines are dedicated, so a shared queue's command still gets
+ * a turn before the reserved queues are done. */
+static void test_shared_queues_progress_beside_reserved_ones(void) {
+  hrx_backend_device_t* device = open_host("2");
+  hrx_native_queue_t* first = reserved_queue(device,
+                                             HRX_STREAM_PRIORITY_NORMAL);
+  hrx_native_queue_t* second = reserved_queue(device,
+                                              HRX_STREAM_PRIORITY_NORMAL);
+  hrx_native_queue_t* shared = lane_queue(device, HRX_STREAM_PRIORITY_NORMAL);
+  arena_t arena, other; /* the reserved queues copy at once */
+  arena_open(&arena, device);
+  arena_open(&other, device);
+  let_engines_park();
+  keep_busy(&arena, first, BACKLOG);
+  keep_busy(&other, second, BACKLOG);
+  fill(&arena, shared, 0, 2);
+  CHECK(poll_idle(device, shared, 30 * SECOND));
+  CHECK(pending(device, first) > 0 && pending(device, second) > 0);
+  CHECK(arena.bytes[0] == 2);
+  hrx_native_queue_t* queues[] = {first, second, shared};
+  for (int i = 0; i < 3; ++i) CHECK(poll_idle(device, queues[i], 60 * SECOND));
+  arena_close(&arena);
+  arena_close(&other);
+  finish(device, queues, 3);
 }
 
 /* ------------------------------------------- waits and host functions */
@@ -350,6 +447,11 @@ int main(void) {
   test_environment_is_checked();
   test_strict_lane_precedence();
   test_turns_within_a_lane();
+  test_reserved_queue_beside_backlog("2", HRX_STREAM_PRIORITY_HIGH,
+                                     HRX_STREAM_PRIORITY_LOW);
+  test_reserved_queue_beside_backlog("1", HRX_STREAM_PRIORITY_NORMAL,
+                                     HRX_STREAM_PRIORITY_NORMAL);
+  test_shared_queues_progress_beside_reserved_ones();
   test_blocking_host_functions("1", 1);
   test_blocking_host_functions("1", 4);
   test_blocking_host_functions("2", 4);

@@ -279,7 +279,7 @@ static hrx_status_t hrx_fault_query_free_memory(hrx_backend_device_t* base,
 /* ---------------------------------------------------------------- queues */
 
 static hrx_status_t hrx_fault_queue_create(hrx_backend_device_t* base,
-                                           int priority,
+                                           int priority, uint32_t flags,
                                            hrx_native_queue_t** out_queue,
                                            int* out_native_priority) {
   HRX_RETURN_IF_ERROR(hrx_fault_check(base, HRX_FAULT_QUEUE_CREATE));
@@ -289,7 +289,7 @@ static hrx_status_t hrx_fault_queue_create(hrx_backend_device_t* base,
                            "cannot allocate a fault-wrapper queue");
   }
   hrx_status_t status = HRX_INNER_VT(base)->queue_create(
-      HRX_INNER(base), priority, &queue->inner, out_native_priority);
+      HRX_INNER(base), priority, flags, &queue->inner, out_native_priority);
   if (status) {
     free(queue);
     return status;

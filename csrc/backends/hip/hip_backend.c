@@ -396,10 +396,13 @@ static int hrx_hip_native_priority(const hrx_hip_device_t* device,
   return 0 < lo ? lo : 0 > hi ? hi : 0;
 }
 
+/* `flags` are ignored: HRX_NATIVE_QUEUE_RESERVED has no HIP or CUDA
+ * counterpart (the runtime maps streams to hardware connections itself). */
 static hrx_status_t hrx_hip_queue_create(hrx_backend_device_t* base,
-                                         int priority,
+                                         int priority, uint32_t flags,
                                          hrx_native_queue_t** out_queue,
                                          int* out_native_priority) {
+  (void)flags;
   HRX_RETURN_IF_ERROR(hrx_hip_enter(base));
   hrx_hip_device_t* device = hrx_hip_device_cast(base);
   hrx_hip_stream_t stream = NULL;

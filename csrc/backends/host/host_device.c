@@ -171,8 +171,8 @@ static hrx_host_lane_t hrx_host_lane_of(int priority) {
 }
 
 static hrx_status_t hrx_host_queue_create_native(
-    hrx_backend_device_t* base, int priority, hrx_native_queue_t** out,
-    int* out_native_priority) {
+    hrx_backend_device_t* base, int priority, uint32_t flags,
+    hrx_native_queue_t** out, int* out_native_priority) {
   hrx_host_device_t* device = hrx_host_device_cast(base);
   hrx_status_t status = NULL;
   pthread_mutex_lock(&device->mutex);
@@ -199,9 +199,10 @@ static hrx_status_t hrx_host_queue_create_native(
   }
   hrx_host_queue_t* queue = NULL;
   hrx_host_lane_t lane = hrx_host_lane_of(priority);
+  bool reserved = (flags & HRX_NATIVE_QUEUE_RESERVED) != 0;
   if (!status) {
     status = hrx_host_queue_create(device->ring_capacity, device->engines,
-                                   lane, &queue);
+                                   lane, reserved, &queue);
   }
   if (!status) {
     if (out_native_priority) *out_native_priority = (int)lane;

@@ -34,10 +34,19 @@ struct hrx_host_engines_s {
   /* Run lists, one FIFO per lane; guarded by mutex. */
   hrx_host_runnable_t* head[HRX_HOST_LANE_COUNT];
   hrx_host_runnable_t* tail[HRX_HOST_LANE_COUNT];
-  /* Listed queues, per lane and in all: written under mutex, read without
-   * it by spinning engines and turn checks. */
+  /* Listed queues, per lane and in all, and the reserved ones among them
+   * per lane and in all: written under mutex, read without it by spinning
+   * engines and turn checks. */
   atomic_int lane_listed[HRX_HOST_LANE_COUNT];
   atomic_int listed;
+  atomic_int lane_reserved_listed[HRX_HOST_LANE_COUNT];
+  atomic_int reserved_listed;
+  /* Threads serving a queue's turn outside a host function; written under
+   * mutex but for the ends of turns and host functions. */
+  atomic_int serving;
+  /* Engines serving a reserved queue as its own engine (at most count - 1);
+   * written under mutex but for the ends of turns. */
+  atomic_int dedicated;
   /* Threads spinning or serving, not parked and not inside a host
    * function. Written under mutex but for the callback hand-off's reads. */
   atomic_int active;
@@ -53,6 +62,17 @@ struct hrx_host_engines_s {
 
 int hrx_host_engines_count(const hrx_host_engines_t* engines) {
   return engines->count;
+}
+
+/* Whether a listed reserved queue would get an engine of its own now: an
+ * engine is free (fewer than `count` threads serve turns) and taking it
+ * would leave an engine for the shared queues (fewer than count - 1
+ * engines are dedicated). */
+static bool hrx_host_engines_dedication_open(hrx_host_engines_t* engines) {
+  return atomic_load_explicit(&engines->dedicated, memory_order_relaxed) <
+             engines->count - 1 &&
+         atomic_load_explicit(&engines->serving, memory_order_relaxed) <
+             engines->count;
 }
 
 /* Wakes one parked thread, counting it awake at once so that the next
@@ -87,13 +107,31 @@ static void hrx_host_engines_append_locked(hrx_host_engines_t* engines,
   engines->tail[lane] = runnable;
   atomic_fetch_add(&engines->lane_listed[lane], 1);
   atomic_fetch_add(&engines->listed, 1);
+  if (runnable->reserved) {
+    atomic_fetch_add(&engines->lane_reserved_listed[lane], 1);
+    atomic_fetch_add(&engines->reserved_listed, 1);
+  }
+}
+
+/* After listing: wakes a parked engine when no engine that serves the
+ * shared queues is awake (every awake one is dedicated), or when a
+ * reserved queue was listed that a free engine would take as its own and
+ * no engine spins to take it. */
+static void hrx_host_engines_wake_for_locked(hrx_host_engines_t* engines,
+                                             bool reserved) {
+  if (atomic_load(&engines->active) <= atomic_load(&engines->dedicated) ||
+      (reserved && atomic_load(&engines->spinning) == 0 &&
+       atomic_load(&engines->active) < engines->count &&
+       hrx_host_engines_dedication_open(engines))) {
+    hrx_host_engines_wake_locked(engines);
+  }
 }
 
 void hrx_host_engines_list(hrx_host_engines_t* engines,
                            hrx_host_runnable_t* runnable) {
   pthread_mutex_lock(&engines->mutex);
   hrx_host_engines_append_locked(engines, runnable);
-  if (atomic_load(&engines->active) == 0) hrx_host_engines_wake_locked(engines);
+  hrx_host_engines_wake_for_locked(engines, runnable->reserved);
   pthread_mutex_unlock(&engines->mutex);
 }
 
@@ -101,46 +139,121 @@ void hrx_host_engines_list_chain(hrx_host_engines_t* engines,
                                  hrx_host_runnable_t* chain) {
   if (!chain) return;
   pthread_mutex_lock(&engines->mutex);
+  bool reserved = false;
   while (chain) {
     hrx_host_runnable_t* next = chain->next;
+    reserved = reserved || chain->reserved;
     hrx_host_engines_append_locked(engines, chain);
     chain = next;
   }
-  if (atomic_load(&engines->active) == 0) hrx_host_engines_wake_locked(engines);
+  hrx_host_engines_wake_for_locked(engines, reserved);
   pthread_mutex_unlock(&engines->mutex);
 }
 
-/* Takes the first queue of the most urgent lane with work, or NULL. */
-static hrx_host_runnable_t* hrx_host_engines_take(
+/* Unlinks `runnable`, which follows `previous` (NULL: the head) in `lane`. */
+static void hrx_host_engines_unlink_locked(hrx_host_engines_t* engines,
+                                           int lane,
+                                           hrx_host_runnable_t* previous,
+                                           hrx_host_runnable_t* runnable) {
+  if (previous) {
+    previous->next = runnable->next;
+  } else {
+    engines->head[lane] = runnable->next;
+  }
+  if (engines->tail[lane] == runnable) engines->tail[lane] = previous;
+  runnable->next = NULL;
+  atomic_fetch_sub(&engines->lane_listed[lane], 1);
+  atomic_fetch_sub(&engines->listed, 1);
+  if (runnable->reserved) {
+    atomic_fetch_sub(&engines->lane_reserved_listed[lane], 1);
+    atomic_fetch_sub(&engines->reserved_listed, 1);
+  }
+}
+
+/* The first listed reserved queue of the most urgent lane, unlinked, or
+ * NULL. */
+static hrx_host_runnable_t* hrx_host_engines_take_reserved_locked(
     hrx_host_engines_t* engines) {
+  for (int lane = 0; lane < HRX_HOST_LANE_COUNT; ++lane) {
+    if (atomic_load(&engines->lane_reserved_listed[lane]) == 0) continue;
+    hrx_host_runnable_t* previous = NULL;
+    for (hrx_host_runnable_t* runnable = engines->head[lane]; runnable;
+         previous = runnable, runnable = runnable->next) {
+      if (runnable->reserved) {
+        hrx_host_engines_unlink_locked(engines, lane, previous, runnable);
+        return runnable;
+      }
+    }
+  }
+  return NULL;
+}
+
+/* Takes a queue to serve, or NULL; the calling engine is free. A listed
+ * reserved queue comes first while fewer than count - 1 engines are
+ * dedicated: the engine becomes its own (*out_dedicated). Otherwise the
+ * first queue of the most urgent lane with work. */
+static hrx_host_runnable_t* hrx_host_engines_take(hrx_host_engines_t* engines,
+                                                  bool* out_dedicated) {
+  *out_dedicated = false;
   if (atomic_load(&engines->listed) == 0) return NULL;
   hrx_host_runnable_t* runnable = NULL;
   pthread_mutex_lock(&engines->mutex);
+  if (atomic_load(&engines->reserved_listed) > 0 &&
+      atomic_load(&engines->dedicated) < engines->count - 1) {
+    runnable = hrx_host_engines_take_reserved_locked(engines);
+    if (runnable) {
+      atomic_fetch_add(&engines->dedicated, 1);
+      *out_dedicated = true;
+    }
+  }
   for (int lane = 0; lane < HRX_HOST_LANE_COUNT && !runnable; ++lane) {
     runnable = engines->head[lane];
-    if (!runnable) continue;
-    engines->head[lane] = runnable->next;
-    if (!runnable->next) engines->tail[lane] = NULL;
-    runnable->next = NULL;
-    atomic_fetch_sub(&engines->lane_listed[lane], 1);
-    atomic_fetch_sub(&engines->listed, 1);
+    if (runnable) hrx_host_engines_unlink_locked(engines, lane, NULL, runnable);
   }
-  if (runnable) hrx_host_engines_spread_locked(engines);
+  if (runnable) {
+    atomic_fetch_add(&engines->serving, 1);
+    hrx_host_engines_spread_locked(engines);
+  }
   pthread_mutex_unlock(&engines->mutex);
   return runnable;
 }
 
+/* The end of a turn that hrx_host_engines_take began. */
+static void hrx_host_engines_end_turn(hrx_host_engines_t* engines,
+                                      bool dedicated) {
+  if (dedicated) atomic_fetch_sub(&engines->dedicated, 1);
+  atomic_fetch_sub(&engines->serving, 1);
+}
+
+/* Listed queues of `lane` that compete for the engines serving shared
+ * turns: a reserved queue that a free engine will take as its own does
+ * not. */
+static int hrx_host_engines_competing(hrx_host_engines_t* engines, int lane,
+                                      bool dedication_open) {
+  int listed = atomic_load_explicit(&engines->lane_listed[lane],
+                                    memory_order_relaxed);
+  if (dedication_open) {
+    listed -= atomic_load_explicit(&engines->lane_reserved_listed[lane],
+                                   memory_order_relaxed);
+  }
+  return listed;
+}
+
 bool hrx_host_engines_should_yield(hrx_host_engines_t* engines,
                                    hrx_host_lane_t lane, uint32_t served) {
+  if (atomic_load_explicit(&engines->listed, memory_order_relaxed) == 0) {
+    return false;
+  }
+  bool open = atomic_load_explicit(&engines->reserved_listed,
+                                   memory_order_relaxed) > 0 &&
+              hrx_host_engines_dedication_open(engines);
   for (int more_urgent = 0; more_urgent < (int)lane; ++more_urgent) {
-    if (atomic_load_explicit(&engines->lane_listed[more_urgent],
-                             memory_order_relaxed) > 0) {
+    if (hrx_host_engines_competing(engines, more_urgent, open) > 0) {
       return true;
     }
   }
   return served >= HRX_HOST_TURN_QUANTUM &&
-         atomic_load_explicit(&engines->lane_listed[lane],
-                              memory_order_relaxed) > 0;
+         hrx_host_engines_competing(engines, (int)lane, open) > 0;
 }
 
 /* Spins while nothing is listed, within the spinner limit. Returns true if
@@ -215,9 +328,11 @@ static void* hrx_host_engine_main(void* arg) {
       }
       pthread_mutex_unlock(&engines->mutex);
     }
-    hrx_host_runnable_t* runnable = hrx_host_engines_take(engines);
+    bool dedicated = false;
+    hrx_host_runnable_t* runnable = hrx_host_engines_take(engines, &dedicated);
     if (runnable) {
-      hrx_host_runnable_serve(runnable);
+      hrx_host_runnable_serve(runnable, dedicated);
+      hrx_host_engines_end_turn(engines, dedicated);
       continue;
     }
     if (hrx_host_engines_spin(engines)) continue;
@@ -290,6 +405,7 @@ hrx_status_t hrx_host_engines_reserve(hrx_host_engines_t* engines,
 void hrx_host_engines_leave(hrx_host_engines_t* engines) {
   pthread_mutex_lock(&engines->mutex);
   atomic_fetch_sub(&engines->active, 1);
+  atomic_fetch_sub(&engines->serving, 1);
   engines->in_host_call++;
   bool start = engines->parked <= engines->wakes &&
                engines->thread_count - engines->in_host_call < engines->count;
@@ -307,6 +423,7 @@ void hrx_host_engines_return(hrx_host_engines_t* engines) {
   pthread_mutex_lock(&engines->mutex);
   engines->in_host_call--;
   atomic_fetch_add(&engines->active, 1);
+  atomic_fetch_add(&engines->serving, 1);
   pthread_mutex_unlock(&engines->mutex);
 }
 
@@ -323,8 +440,12 @@ hrx_status_t hrx_host_engines_create(int count, uint64_t spin_ns,
   pthread_cond_init(&engines->park_cond, NULL);
   for (int lane = 0; lane < HRX_HOST_LANE_COUNT; ++lane) {
     atomic_init(&engines->lane_listed[lane], 0);
+    atomic_init(&engines->lane_reserved_listed[lane], 0);
   }
   atomic_init(&engines->listed, 0);
+  atomic_init(&engines->reserved_listed, 0);
+  atomic_init(&engines->serving, 0);
+  atomic_init(&engines->dedicated, 0);
   atomic_init(&engines->active, 0);
   atomic_init(&engines->spinning, 0);
   *out_engines = engines;

@@ -11,6 +11,20 @@
  * are still listed wakes a parked engine when none is spinning, so up to
  * `count` queues run at once.
  *
+ * A reserved queue (one reserved stream's, never shared) gets an engine of
+ * its own when one is free. An engine is free when it serves no queue's
+ * turn (it is parked, spinning, or between two turns); a thread inside a
+ * host function is no engine. A free engine takes a listed reserved queue
+ * before any other, whatever their lanes, as long as fewer than count - 1
+ * engines are dedicated to reserved queues, so that one engine always
+ * serves the shared queues (with one engine there is no dedication). The
+ * dedicated engine serves that queue until it has no work left (or waits
+ * on an event), without ending its turn for other queues, and listing a
+ * reserved queue wakes a parked engine for it when none is spinning. When
+ * no engine is free, or count - 1 are dedicated already, a reserved queue
+ * takes turns in its lane like any other queue. Turns on shared queues do
+ * not end for a reserved queue that a free engine will take.
+ *
  * Idle engines spin briefly (at most one at a time, so that spinning never
  * takes every core from the submitting threads), then park. Listing a queue
  * wakes a parked engine only when no engine is awake.
@@ -44,10 +58,11 @@ typedef enum hrx_host_lane_e {
 } hrx_host_lane_t;
 
 /* What the engines list: embedded in each queue. `next` is guarded by the
- * engines' lock; `lane` is fixed at creation. */
+ * engines' lock; `lane` and `reserved` are fixed at creation. */
 typedef struct hrx_host_runnable_s {
   struct hrx_host_runnable_s* next;
   hrx_host_lane_t lane;
+  bool reserved;                 /* gets an engine of its own when free */
 } hrx_host_runnable_t;
 
 /* A spinning thread's pause between polls. */
@@ -60,8 +75,9 @@ static inline void hrx_host_cpu_relax(void) {
 }
 
 /* Serves one turn of a listed queue; called by an engine with the queue
- * taken off its run list (host_queue.c). */
-void hrx_host_runnable_serve(hrx_host_runnable_t* runnable);
+ * taken off its run list (host_queue.c). A `dedicated` turn (a reserved
+ * queue's own engine) lasts while the queue has work it can run. */
+void hrx_host_runnable_serve(hrx_host_runnable_t* runnable, bool dedicated);
 
 /* Creates the engines of a device: `count` engines (>= 1), each spinning up
  * to spin_ns when idle before it parks. Threads start as queues appear
@@ -88,9 +104,10 @@ void hrx_host_engines_list(hrx_host_engines_t* engines,
 void hrx_host_engines_list_chain(hrx_host_engines_t* engines,
                                  hrx_host_runnable_t* chain);
 
-/* Whether an engine serving a queue of `lane` that has run `served`
- * commands in this turn should end the turn: at once when a more urgent
- * lane has work, after a turn's quantum when its own lane has. */
+/* Whether an engine serving a shared turn on a queue of `lane` that has
+ * run `served` commands in it should end the turn: at once when a more
+ * urgent lane has work, after a turn's quantum when its own lane has
+ * (reserved queues that a free engine will take do not count). */
 bool hrx_host_engines_should_yield(hrx_host_engines_t* engines,
                                    hrx_host_lane_t lane, uint32_t served);
 

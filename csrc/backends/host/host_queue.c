@@ -255,8 +255,10 @@ typedef enum hrx_host_turn_e {
   HRX_HOST_TURN_AWAITING, /* stopped before an incomplete WAIT; registered */
 } hrx_host_turn_t;
 
-/* One engine turn on a queue whose `executing` the engine holds. */
-static hrx_host_turn_t hrx_host_queue_run_turn(hrx_host_queue_t* queue) {
+/* One engine turn on a queue whose `executing` the engine holds; a
+ * `dedicated` one never yields. */
+static hrx_host_turn_t hrx_host_queue_run_turn(hrx_host_queue_t* queue,
+                                               bool dedicated) {
   uint64_t done = atomic_load_explicit(&queue->completed, memory_order_relaxed);
   uint32_t served = 0;
   for (;;) {
@@ -279,7 +281,8 @@ static hrx_host_turn_t hrx_host_queue_run_turn(hrx_host_queue_t* queue) {
     }
     hrx_host_queue_complete(queue, ++done);
     served = weight < UINT32_MAX - served ? served + weight : UINT32_MAX;
-    if (hrx_host_engines_should_yield(queue->engines, queue->run.lane,
+    if (!dedicated &&
+        hrx_host_engines_should_yield(queue->engines, queue->run.lane,
                                       served)) {
       return done < atomic_load(&queue->submitted) ? HRX_HOST_TURN_YIELDED
                                                    : HRX_HOST_TURN_DRAINED;
@@ -287,7 +290,7 @@ static hrx_host_turn_t hrx_host_queue_run_turn(hrx_host_queue_t* queue) {
   }
 }
 
-void hrx_host_runnable_serve(hrx_host_runnable_t* runnable) {
+void hrx_host_runnable_serve(hrx_host_runnable_t* runnable, bool dedicated) {
   hrx_host_queue_t* queue = hrx_host_queue_of(runnable);
   int expected = 0;
   if (!atomic_compare_exchange_strong(&queue->executing, &expected, 1)) {
@@ -295,7 +298,7 @@ void hrx_host_runnable_serve(hrx_host_runnable_t* runnable) {
     hrx_host_queue_drop_token(queue);
     return;
   }
-  switch (hrx_host_queue_run_turn(queue)) {
+  switch (hrx_host_queue_run_turn(queue, dedicated)) {
     case HRX_HOST_TURN_DRAINED:
       atomic_store(&queue->executing, 0);
       hrx_host_queue_notify_progress(queue);
@@ -439,7 +442,7 @@ void hrx_host_queue_wait(hrx_host_queue_t* queue, uint64_t ticket) {
 
 hrx_status_t hrx_host_queue_create(uint32_t capacity,
                                    hrx_host_engines_t* engines,
-                                   hrx_host_lane_t lane,
+                                   hrx_host_lane_t lane, bool reserved,
                                    hrx_host_queue_t** out_queue) {
   uint64_t rounded = 2;
   while (rounded < capacity) rounded <<= 1;
@@ -454,6 +457,7 @@ hrx_status_t hrx_host_queue_create(uint32_t capacity,
   }
   atomic_init(&queue->ref_count, 1);
   queue->run.lane = lane;
+  queue->run.reserved = reserved;
   queue->engines = engines;
   queue->ring = ring;
   queue->mask = rounded - 1;

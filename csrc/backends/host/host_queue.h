@@ -63,10 +63,11 @@ typedef struct hrx_host_command_s {
 } hrx_host_command_t;
 
 /* Creates a queue of `lane` served by `engines` (borrowed: they outlive the
- * queue's work). capacity is rounded up to a power of two. */
+ * queue's work); a `reserved` one gets an engine of its own when one is
+ * free (host_engines.h). capacity is rounded up to a power of two. */
 hrx_status_t hrx_host_queue_create(uint32_t capacity,
                                    hrx_host_engines_t* engines,
-                                   hrx_host_lane_t lane,
+                                   hrx_host_lane_t lane, bool reserved,
                                    hrx_host_queue_t** out_queue);
 /* Commands accepted but not yet complete. */
 uint64_t hrx_host_queue_pending(hrx_host_queue_t* queue);
