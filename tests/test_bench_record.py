@@ -109,6 +109,7 @@ def test_schema_accepts_a_record(use_jsonschema):
     (lambda line: line.update(timestamp="yesterday"), "timestamp"),
     (lambda line: line.update(git_commit="abc"), "git_commit"),
     (lambda line: line["environment"].pop("host_memcpy_gb_s"), "host_memcpy_gb_s"),
+    (lambda line: line["environment"].update(host_memcpy_bulk_gb_s=0), "host_memcpy_bulk_gb_s"),
     (lambda line: line["memory"].update(peak_rss_bytes="big"), "peak_rss_bytes"),
     (lambda line: line["raw"]["bulk_round_ns"].append(-1), "bulk_round_ns"),
 ])
@@ -251,3 +252,25 @@ def test_probe_table_only_for_lines_with_probes():
     # Old and new lines of one group still aggregate in the main table.
     mixed = Results([old[0], with_probes[1]]).table(analysis=False)
     assert "| 4 |" in mixed and "| 2 |" in mixed
+
+
+def test_bulk_memcpy_baseline_copies_the_bulk_cases_data(monkeypatch):
+    """host_memcpy_bulk_gb_s copies lanes distinct blocks, copies times each
+    per burst, and divides the bytes moved (read and written) by the median
+    burst's time."""
+    from hrx.bench import environment as env
+    copied = []
+    real_copyto = env.np.copyto
+
+    def counting_copyto(target, source):
+        copied.append((id(target), target.nbytes))
+        real_copyto(target, source)
+    clock = iter(range(0, 10 ** 9, 1000))
+    monkeypatch.setattr(env.np, "copyto", counting_copyto)
+    monkeypatch.setattr(env.time, "perf_counter_ns", lambda: next(clock))
+    gb_s = env.host_memcpy_bulk_gb_s(4096, lanes=3, copies=5, reps=2)
+    assert len(copied) == 3 + 3 * 5 * 2          # the first touch, then two bursts
+    assert {nbytes for _, nbytes in copied} == {4096}
+    assert len({target for target, _ in copied}) == 3
+    assert gb_s == 2 * 4096 * 3 * 5 / 1000       # each burst: 1000 ns on the fake clock
+

@@ -67,6 +67,7 @@ def test_run_line_records_environment_and_memory(run_line):
     _, line = run_line
     environment, memory = line["environment"], line["memory"]
     assert environment["host_memcpy_gb_s"] > 0
+    assert environment["host_memcpy_bulk_gb_s"] > 0
     assert environment["logical_cpus"] >= 1 and environment["python_version"]
     assert environment["host_memcpy_block_bytes"] == 65536
     assert memory["peak_rss_bytes"] > 0

@@ -1,6 +1,7 @@
 """The machine a result was measured on: device, runtime, driver, CPU, RAM,
 OS, compiler, Python, and the host's one-thread memcpy bandwidth measured in
-the same process. Every probe degrades to None rather than failing a run."""
+the same process (of one hot block, and of the bulk case's own copies). Every
+probe degrades to None rather than failing a run."""
 from __future__ import annotations
 
 import os
@@ -17,7 +18,8 @@ import numpy as np
 from .memory import host_mem_total_bytes
 from .stats import median
 
-__all__ = ["collect", "cpu_model", "c_compiler", "gpu_driver_version", "host_memcpy_gb_s"]
+__all__ = ["collect", "cpu_model", "c_compiler", "gpu_driver_version", "host_memcpy_gb_s",
+           "host_memcpy_bulk_gb_s"]
 
 
 def cpu_model() -> Optional[str]:
@@ -80,6 +82,29 @@ def host_memcpy_gb_s(block_bytes: int, reps: int = 5) -> float:
     return 2 * block_bytes / median(times)
 
 
+def host_memcpy_bulk_gb_s(block_bytes: int, lanes: int, copies: int, reps: int = 3) -> float:
+    """One-thread host copy bandwidth of the bulk case's own copies, in GB/s
+    counting reads and writes: ``lanes`` distinct source/destination pairs
+    of block_bytes, each copied ``copies`` times in the order the bulk case
+    submits them (every lane's n-th copy before any lane's next), timed as
+    one burst; the median over ``reps`` bursts. Unlike host_memcpy_gb_s (one
+    block copied again and again, so it stays in cache once it fits), this
+    is the memory traffic the bulk case itself makes: what a runtime that
+    added nothing would reach with one thread."""
+    sources = [np.full(block_bytes, 0x5A, dtype=np.uint8) for _ in range(lanes)]
+    targets = [np.zeros(block_bytes, dtype=np.uint8) for _ in range(lanes)]
+    for source, target in zip(sources, targets):
+        np.copyto(target, source)
+    times = []
+    for _ in range(max(1, reps)):
+        start = time.perf_counter_ns()
+        for _ in range(copies):
+            for source, target in zip(sources, targets):
+                np.copyto(target, source)
+        times.append(max(1, time.perf_counter_ns() - start))
+    return 2 * block_bytes * lanes * copies / median(times)
+
+
 def _os_name() -> str:
     if sys.platform.startswith("linux"):
         try:
@@ -93,13 +118,16 @@ def _os_name() -> str:
 
 
 def collect(info: Mapping[str, Any], memcpy_block_bytes: int, *,
+            bulk_lanes: Optional[int] = None, bulk_copies: Optional[int] = None,
             connections: Optional[Mapping[str, Any]] = None) -> Dict[str, Any]:
     """The ``environment`` object of a result line. ``info`` is the device's
     ``info`` dict (backend, index, name, target, runtime, total_memory);
     ``connections`` its ``pool_stats()["connections"]`` (the hardware
     connection budget the run had: CUDA_DEVICE_MAX_CONNECTIONS or
     GPU_MAX_HW_QUEUES, its value and whether the user or hrx set it), taken
-    after the run, once the native context exists."""
+    after the run, once the native context exists. With ``bulk_lanes`` and
+    ``bulk_copies`` (the run's sizes) it also measures the memcpy of the bulk
+    case's own copies (host_memcpy_bulk_gb_s)."""
     backend = str(info.get("backend", ""))
     return {
         "device_name": info.get("name"),
@@ -121,5 +149,8 @@ def collect(info: Mapping[str, Any], memcpy_block_bytes: int, *,
         "numpy_version": np.__version__,
         "host_memcpy_block_bytes": int(memcpy_block_bytes),
         "host_memcpy_gb_s": host_memcpy_gb_s(int(memcpy_block_bytes)),
+        "host_memcpy_bulk_gb_s": (
+            host_memcpy_bulk_gb_s(int(memcpy_block_bytes), int(bulk_lanes), int(bulk_copies))
+            if bulk_lanes and bulk_copies else None),
         "connections": dict(connections) if connections is not None else None,
     }

@@ -68,6 +68,8 @@ _ENVIRONMENT = {
                        "properties": {"command": _OPT_STR, "version": _OPT_STR}},
         "python_version": {"type": "string"},
         "host_memcpy_gb_s": _POS_NUM,
+        # Optional (lines before it lack it): the bulk case's own copies.
+        "host_memcpy_bulk_gb_s": {"type": ["number", "null"], "exclusiveMinimum": 0},
         # Optional: the device's hardware connection budget (pool_stats()).
         "connections": {
             "type": ["object", "null"],
