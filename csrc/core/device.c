@@ -401,8 +401,6 @@ static hrx_status_t hrx_device_take_failures(hrx_device_t* device) {
   }
   pthread_mutex_unlock(&device->failure_mutex);
   if (first && others) {
-    size_t n = strlen(hrx_status_message(first));
-    (void)n;
     first = hrx_status_annotate(first, "%d other stream%s of the device "
                                        "failed too (%s); first",
                                 others, others == 1 ? "" : "s", more);
@@ -529,12 +527,7 @@ hrx_status_t hrx_device_synchronize(hrx_device_t* device,
   }
   if (*out_interrupted) return status;
   /* Failures of the device's streams that no observation raised yet. */
-  hrx_status_t failure = hrx_device_take_failures(device);
-  if (failure) {
-    hrx_status_free(status);
-    return failure;
-  }
-  return status;
+  return hrx_status_prefer(hrx_device_take_failures(device), status);
 }
 
 hrx_status_t hrx_device_set_stream_queue_count(hrx_device_t* device,

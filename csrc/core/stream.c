@@ -265,12 +265,9 @@ static void hrx_stream_release_object(void* stream) {
 void hrx_stream_release_checked(hrx_stream_t* stream,
                                 hrx_status_t* out_unobserved) {
   if (out_unobserved) *out_unobserved = NULL;
-  if (!stream) return;
-  if (hrx_entry_release(stream->device, hrx_stream_release_object, stream)) {
-    return;
-  }
-  if (atomic_fetch_sub_explicit(&stream->ref_count, 1, memory_order_acq_rel) !=
-      1) {
+  if (!stream ||
+      !hrx_entry_release_last(stream->device, &stream->ref_count,
+                              hrx_stream_release_object, stream)) {
     return;
   }
   /* Release is an observation point: pending work goes out, then the
@@ -844,12 +841,7 @@ hrx_status_t hrx_stream_synchronize(hrx_stream_t* stream,
   hrx_status_t status = hrx_wait_queue(stream->backend, stream->queue,
                                        hook, out_interrupted);
   if (*out_interrupted) return status;
-  hrx_status_t failure = hrx_stream_take_failure(stream);
-  if (failure) {
-    hrx_status_free(status);
-    return failure;
-  }
-  return status;
+  return hrx_status_prefer(hrx_stream_take_failure(stream), status);
 }
 
 /* Records a native event at the end of the stream's queue (a plain record
