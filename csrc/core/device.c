@@ -502,7 +502,7 @@ hrx_status_t hrx_device_synchronize(hrx_device_t* device,
   *out_interrupted = false;
   HRX_RETURN_IF_ERROR(hrx_entry_check(device, HRX_ENTRY_BLOCKING,
                                       "synchronizing a device"));
-  hrx_stream_thread_observed();
+  hrx_batch_thread_observed();
   hrx_flusher_publish_all(device->flusher);
   enum { capacity = HRX_STREAM_LANE_COUNT * HRX_MAX_STREAM_QUEUE_COUNT };
   hrx_native_queue_t* queues[capacity];

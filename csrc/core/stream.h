@@ -40,11 +40,6 @@ typedef struct hrx_stream_command_s {
 hrx_status_t hrx_stream_submit(hrx_stream_t* stream,
                                const hrx_stream_command_t* command);
 
-/* Tells the batching policy that the calling thread observed work (a wait
- * of any kind): its next small command goes out at once instead of being
- * held for a batch. synchronize and record_event call it themselves. */
-void hrx_stream_thread_observed(void);
-
 /* Keeps a launch's completion (retained) until it is done; releasing the
  * stream waits for it. Call only after the launch was submitted. */
 hrx_status_t hrx_stream_track_completion(hrx_stream_t* stream,
