@@ -113,7 +113,9 @@ static bool hrx_stream_try_publish_entry(hrx_flush_entry_t* entry) {
 
 /* Publishes the pending batch, waiting for publish_mutex. */
 static void hrx_stream_publish(hrx_stream_t* stream) {
-  hrx_stream_publish(stream);
+  pthread_mutex_lock(&stream->publish_mutex);
+  hrx_stream_publish_locked(stream);
+  pthread_mutex_unlock(&stream->publish_mutex);
 }
 
 static void hrx_stream_publish_entry(hrx_flush_entry_t* entry) {
