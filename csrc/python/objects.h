@@ -57,6 +57,8 @@ typedef struct {
 /* New Python handles that take over one reference to the C object. On
  * failure the reference is released and NULL returned. */
 PyObject* hrx_py_device_wrap(hrx_py_state_t* state, hrx_device_t* device);
+/* A new hrx.Device handle of a device the caller borrows (retained here). */
+PyObject* hrx_py_device_ref(hrx_py_state_t* state, hrx_device_t* device);
 /* {variable, value, wanted, source} (variable and value None when no
  * variable applies). */
 PyObject* hrx_py_connection_budget(const hrx_connection_budget_t* budget);

@@ -7,6 +7,7 @@
 #include "args.h"
 #include "dlpack.h"
 #include "objects.h"
+#include "property.h"
 #include "submit.h"
 #include "wait.h"
 
@@ -475,49 +476,40 @@ static PyObject* hrx_py_stream_wait_completion(PyObject* self,
   Py_RETURN_NONE;
 }
 
-static PyObject* hrx_py_stream_get_device(PyObject* self, void* closure) {
-  (void)closure;
-  hrx_py_state_t* state;
-  hrx_stream_t* stream = hrx_py_stream_get(self, &state);
-  if (!stream) return NULL;
-  hrx_device_t* device = hrx_stream_device(stream);
-  hrx_device_retain(device);
-  return hrx_py_device_wrap(state, device);
+static void* hrx_py_stream_object(PyObject* self) {
+  return ((hrx_py_stream_t*)self)->stream;
 }
 
-static PyObject* hrx_py_stream_get_queue_index(PyObject* self, void* closure) {
-  (void)closure;
-  hrx_py_state_t* state;
-  hrx_stream_t* stream = hrx_py_stream_get(self, &state);
-  if (!stream) return NULL;
+static const hrx_py_handle_kind_t hrx_py_stream_kind = {"stream",
+                                                        hrx_py_stream_object};
+
+static PyObject* hrx_py_stream_device_of(hrx_py_state_t* state, void* stream) {
+  return hrx_py_device_ref(state, hrx_stream_device(stream));
+}
+
+static PyObject* hrx_py_stream_queue_index(hrx_py_state_t* state,
+                                           void* stream) {
+  (void)state;
   int index = hrx_stream_queue_index(stream);
   if (index < 0) Py_RETURN_NONE;
   return PyLong_FromLong(index);
 }
 
-static PyObject* hrx_py_stream_get_priority(PyObject* self, void* closure) {
-  (void)closure;
-  hrx_py_state_t* state;
-  hrx_stream_t* stream = hrx_py_stream_get(self, &state);
-  if (!stream) return NULL;
+static PyObject* hrx_py_stream_priority_of(hrx_py_state_t* state,
+                                           void* stream) {
+  (void)state;
   return PyUnicode_FromString(
       hrx_stream_priority_name(hrx_stream_priority(stream)));
 }
 
-static PyObject* hrx_py_stream_get_reserved(PyObject* self, void* closure) {
-  (void)closure;
-  hrx_py_state_t* state;
-  hrx_stream_t* stream = hrx_py_stream_get(self, &state);
-  if (!stream) return NULL;
+static PyObject* hrx_py_stream_reserved(hrx_py_state_t* state, void* stream) {
+  (void)state;
   return PyBool_FromLong(hrx_stream_reserved(stream));
 }
 
-static PyObject* hrx_py_stream_get_native_handle(PyObject* self,
-                                                 void* closure) {
-  (void)closure;
-  hrx_py_state_t* state;
-  hrx_stream_t* stream = hrx_py_stream_get(self, &state);
-  if (!stream) return NULL;
+static PyObject* hrx_py_stream_native_handle(hrx_py_state_t* state,
+                                             void* stream) {
+  (void)state;
   return PyLong_FromVoidPtr(hrx_stream_native_handle(stream));
 }
 
@@ -563,11 +555,6 @@ static PyObject* hrx_py_stream_get_cuda_stream(PyObject* self, void* closure) {
     return NULL;
   }
   return PyCFunction_New(&hrx_py_stream_cuda_stream_def, self);
-}
-
-static PyObject* hrx_py_stream_get_closed(PyObject* self, void* closure) {
-  (void)closure;
-  return PyBool_FromLong(((hrx_py_stream_t*)self)->stream == NULL);
 }
 
 static PyObject* hrx_py_stream_repr(PyObject* self) {
@@ -640,18 +627,21 @@ static PyMethodDef hrx_py_stream_methods[] = {
 };
 
 static PyGetSetDef hrx_py_stream_getset[] = {
-    {"device", hrx_py_stream_get_device, NULL, "the stream's device", NULL},
-    {"queue_index", hrx_py_stream_get_queue_index, NULL,
-     "pool slot of the stream's queue within its priority lane (None "
-     "outside the pool and for a reserved queue)", NULL},
-    {"priority", hrx_py_stream_get_priority, NULL,
-     "the stream's lane: \"high\", \"normal\" or \"low\"", NULL},
-    {"reserved", hrx_py_stream_get_reserved, NULL,
-     "whether the stream has a reserved queue of its own", NULL},
-    {"native_handle", hrx_py_stream_get_native_handle, NULL,
-     "the native queue handle as an int (hipStream_t / cudaStream_t)", NULL},
-    {"closed", hrx_py_stream_get_closed, NULL, "whether close() was called",
-     NULL},
+    HRX_PY_PROPERTY("device", hrx_py_stream_kind, hrx_py_stream_device_of,
+                    "the stream's device"),
+    HRX_PY_PROPERTY("queue_index", hrx_py_stream_kind,
+                    hrx_py_stream_queue_index,
+                    "pool slot of the stream's queue within its priority lane "
+                    "(None outside the pool and for a reserved queue)"),
+    HRX_PY_PROPERTY("priority", hrx_py_stream_kind, hrx_py_stream_priority_of,
+                    "the stream's lane: \"high\", \"normal\" or \"low\""),
+    HRX_PY_PROPERTY("reserved", hrx_py_stream_kind, hrx_py_stream_reserved,
+                    "whether the stream has a reserved queue of its own"),
+    HRX_PY_PROPERTY("native_handle", hrx_py_stream_kind,
+                    hrx_py_stream_native_handle,
+                    "the native queue handle as an int (hipStream_t / "
+                    "cudaStream_t)"),
+    HRX_PY_CLOSED_PROPERTY(hrx_py_stream_kind),
     {"__cuda_stream__", hrx_py_stream_get_cuda_stream, NULL,
      "__cuda_stream__() -> (0, cudaStream_t handle): the CUDA stream "
      "protocol (cuda.core, CuPy, PyTorch). Only on NVIDIA GPUs; elsewhere "
