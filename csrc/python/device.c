@@ -26,6 +26,18 @@ PyObject* hrx_py_device_ref(hrx_py_state_t* state, hrx_device_t* device) {
   return hrx_py_device_wrap(state, device);
 }
 
+hrx_device_t* hrx_py_device_argument(PyTypeObject* type, PyObject* args,
+                                     PyObject* kwargs, const char* format,
+                                     hrx_py_state_t** out_state) {
+  static char* keywords[] = {"device", NULL};
+  PyObject* object = NULL;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, format, keywords, &object)) {
+    return NULL;
+  }
+  *out_state = hrx_py_state_from_type(type);
+  return *out_state ? hrx_py_device_unwrap(*out_state, object) : NULL;
+}
+
 hrx_device_t* hrx_py_device_unwrap(hrx_py_state_t* state, PyObject* object) {
   if (!PyObject_TypeCheck(object, state->device_type)) {
     PyErr_Format(PyExc_TypeError, "expected an hrx.Device, not %.100s",

@@ -221,15 +221,9 @@ static void hrx_py_graph_drop(hrx_graph_t* graph) {
 /* Graph(device) */
 static PyObject* hrx_py_graph_new(PyTypeObject* type, PyObject* args,
                                   PyObject* kwargs) {
-  static char* keywords[] = {"device", NULL};
-  PyObject* device_object = NULL;
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O:Graph", keywords,
-                                   &device_object)) {
-    return NULL;
-  }
-  hrx_py_state_t* state = hrx_py_state_from_type(type);
-  if (!state) return NULL;
-  hrx_device_t* device = hrx_py_device_unwrap(state, device_object);
+  hrx_py_state_t* state = NULL;
+  hrx_device_t* device =
+      hrx_py_device_argument(type, args, kwargs, "O:Graph", &state);
   if (!device) return NULL;
   hrx_graph_t* graph = NULL;
   hrx_status_t status = hrx_graph_create(device, &graph);

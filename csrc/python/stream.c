@@ -685,15 +685,9 @@ static PyType_Spec hrx_py_stream_spec = {
 /* hrx.fabric.Queue(device): a native queue outside the pool. */
 static PyObject* hrx_py_queue_new(PyTypeObject* type, PyObject* args,
                                   PyObject* kwargs) {
-  static char* keywords[] = {"device", NULL};
-  PyObject* device_object = NULL;
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O:Queue", keywords,
-                                   &device_object)) {
-    return NULL;
-  }
-  hrx_py_state_t* state = hrx_py_state_from_type(type);
-  if (!state) return NULL;
-  hrx_device_t* device = hrx_py_device_unwrap(state, device_object);
+  hrx_py_state_t* state = NULL;
+  hrx_device_t* device =
+      hrx_py_device_argument(type, args, kwargs, "O:Queue", &state);
   if (!device) return NULL;
   hrx_stream_t* stream = NULL;
   hrx_status_t status;
