@@ -94,21 +94,16 @@ typedef struct hrx_batch_settings_s {
 hrx_status_t hrx_batch_settings_from_environment(
     hrx_batch_settings_t* out_settings);
 
-/* The calling thread's side of the policy, for one small command. */
+/* The calling thread's side of the policy for one small command (begin
+ * notes the command; undo forgets it after a WOULD_BLOCK, so that the
+ * retry decides the same). */
 typedef struct hrx_batch_thread_s {
   uint64_t now;          /* hrx_now_ns() when the command came */
-  bool urgent;           /* the thread observed a stream since its last
-                            command */
-  bool quiet;            /* urgent, or nothing small from the thread for
-                            the delay */
-  uint64_t last_before;  /* for hrx_batch_thread_undo */
+  bool urgent;           /* the thread observed since its last command */
+  bool quiet;            /* urgent, or nothing small from it for the delay */
+  uint64_t last_before;
 } hrx_batch_thread_t;
-
-/* Takes the calling thread's decision for a small command and notes the
- * command (clearing "observed"). */
 hrx_batch_thread_t hrx_batch_thread_begin(const hrx_batch_settings_t* settings);
-/* Forgets the command of `thread` (it reported WOULD_BLOCK), so that its
- * retry takes the same decision. */
 void hrx_batch_thread_undo(const hrx_batch_thread_t* thread);
 /* Tells the policy that the calling thread observed work (a wait of any
  * kind: synchronize, record_event, read): its next small command goes out
@@ -119,44 +114,37 @@ void hrx_batch_thread_observed(void);
  * in storage of two halves (one is filled while the other is published).
  * The stream's batch_mutex (lock 3) guards every field but `since`. */
 typedef struct hrx_pending_batch_s {
-  hrx_batch_command_t* storage;     /* owned: 2 * HRX_BATCH_MAX_COMMANDS
-                                       entries, allocated at the first
-                                       batch */
+  hrx_batch_command_t* storage;     /* owned; allocated at the first batch */
   hrx_batch_command_t* commands;    /* the half being filled */
   hrx_batch_command_t* publishing;  /* the other half */
   uint32_t count;
   uint64_t bytes;
   uint64_t first;                   /* command number of commands[0] */
-  bool in_flight;                   /* a moved-out batch is being
-                                       published */
-  atomic_uint_fast64_t since;       /* hrx_now_ns() of commands[0]; 0:
-                                       none */
+  bool in_flight;                   /* a moved-out batch is publishing */
+  atomic_uint_fast64_t since;       /* hrx_now_ns() of commands[0]; 0: none */
   uint64_t last_ns;                 /* the last small command accepted */
 } hrx_pending_batch_t;
 
 void hrx_pending_batch_initialize(hrx_pending_batch_t* batch);
 void hrx_pending_batch_deinitialize(hrx_pending_batch_t* batch);
-/* Whether accepted commands are not on the queue yet: pending ones, or a
- * moved-out batch whose publication is in progress. */
+/* Whether accepted commands are not on the queue yet (pending or
+ * publishing). */
 bool hrx_pending_batch_unpublished_locked(const hrx_pending_batch_t* batch);
-/* Whether a command of `length` bytes would leave the batch full
- * (commands or bytes): it must then be published. */
+/* Whether a command of `length` bytes would leave the batch full. */
 bool hrx_pending_batch_fills_locked(const hrx_pending_batch_t* batch,
                                     const hrx_batch_settings_t* settings,
                                     uint64_t length);
-/* Appends `command`, numbered `number`, accepted at `now`. False (nothing
- * done) when the storage cannot be allocated. *out_started: it began the
- * batch (the flusher must be told); *out_full: the batch must be published
- * now. */
+/* Appends command number `number`, accepted at `now`; false (nothing done)
+ * when the storage cannot be allocated. *out_started: it began the batch
+ * (tell the flusher); *out_full: publish the batch now. */
 bool hrx_pending_batch_append_locked(hrx_pending_batch_t* batch,
                                      const hrx_batch_settings_t* settings,
                                      const hrx_batch_command_t* command,
                                      uint64_t number, uint64_t now,
                                      bool* out_started, bool* out_full);
 /* Moves the pending commands out for publication and returns their count
- * (0: none, nothing done); in_flight stays set until the publisher clears
- * it. The returned half stays valid until the next take (only the holder
- * of the stream's publish_mutex takes). */
+ * (0: none). The publisher (holding publish_mutex, so the half stays
+ * valid) clears in_flight when done. */
 uint32_t hrx_pending_batch_take_locked(hrx_pending_batch_t* batch,
                                        hrx_batch_command_t** out_commands,
                                        uint64_t* out_first,

@@ -1,20 +1,9 @@
 /* Streams: ordered submission onto a native queue, either a pool slot or a
  * queue of their own (fabric).
  *
- * Locks, in the order batching.h documents for the whole core (a thread
- * holding one may take the later ones only):
- * - publish_mutex serialises publication: handing the pending batch or a
- *   lone command to the backend, which may wait for queue space (device
- *   progress). Only publishers take it: producers of commands that are not
- *   batched, whoever publishes the pending batch, synchronize (which waits
- *   for the queue anyway) and release;
- * - state_mutex guards the failure state; it is never held across a wait
- *   for queue space;
- * - batch_mutex guards the pending batch and is held only to append to it
- *   or to move it out, so producers appending small commands never wait
- *   for a launch in progress.
- * The device's flusher only try-locks publish_mutex, and never while it
- * holds its own list lock.
+ * Locks: publish_mutex, state_mutex, batch_mutex, in the one order that
+ * batching.h documents with what each guards (publishers take
+ * publish_mutex; the flusher only try-locks it).
  *
  * Failures (hrx.h, "Failures"; the same with batching on and off): a
  * command whose publication fails marks the stream failed; commands

@@ -58,11 +58,6 @@ static hrx_py_buffer_t* hrx_py_buffer_get(PyObject* self) {
   return buffer;
 }
 
-static int hrx_py_buffer_traverse(PyObject* self, visitproc visit, void* arg) {
-  Py_VISIT(Py_TYPE(self));
-  return 0;
-}
-
 static void hrx_py_buffer_close_handle(hrx_py_buffer_t* self) {
   hrx_buffer_t* buffer = self->buffer;
   self->buffer = NULL;
@@ -364,7 +359,7 @@ static PyType_Slot hrx_py_buffer_slots[] = {
                 "its device. Create with Device.allocate or Stream.allocate."},
     {Py_tp_new, hrx_py_buffer_new},
     {Py_tp_dealloc, hrx_py_buffer_dealloc},
-    {Py_tp_traverse, hrx_py_buffer_traverse},
+    {Py_tp_traverse, hrx_py_traverse_type},
     {Py_tp_methods, hrx_py_buffer_methods},
     {Py_tp_getset, hrx_py_buffer_getset},
     {Py_tp_repr, hrx_py_buffer_repr},

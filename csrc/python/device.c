@@ -156,11 +156,6 @@ static PyObject* hrx_py_device_open(PyObject* cls, PyObject* args,
   return hrx_py_device_open_impl((PyTypeObject*)cls, args, kwargs);
 }
 
-static int hrx_py_device_traverse(PyObject* self, visitproc visit, void* arg) {
-  Py_VISIT(Py_TYPE(self));
-  return 0;
-}
-
 static void hrx_py_device_close_handle(hrx_py_device_t* self) {
   hrx_device_t* device = self->device;
   self->device = NULL;
@@ -626,7 +621,7 @@ static PyType_Slot hrx_py_device_slots[] = {
                 "index) share one live device, its pool setting and queues."},
     {Py_tp_new, hrx_py_device_new},
     {Py_tp_dealloc, hrx_py_device_dealloc},
-    {Py_tp_traverse, hrx_py_device_traverse},
+    {Py_tp_traverse, hrx_py_traverse_type},
     {Py_tp_methods, hrx_py_device_methods},
     {Py_tp_getset, hrx_py_device_getset},
     {Py_tp_richcompare, hrx_py_device_richcompare},

@@ -30,11 +30,6 @@ static hrx_event_t* hrx_py_event_get(PyObject* self, hrx_py_state_t** out) {
   return *out ? hrx_py_event_unwrap(*out, self) : NULL;
 }
 
-static int hrx_py_event_traverse(PyObject* self, visitproc visit, void* arg) {
-  Py_VISIT(Py_TYPE(self));
-  return 0;
-}
-
 static void hrx_py_event_close_handle(hrx_py_event_t* self) {
   hrx_event_t* event = self->event;
   self->event = NULL;
@@ -160,7 +155,7 @@ static PyType_Slot hrx_py_event_slots[] = {
     {Py_tp_doc, "Completes when the work its stream had published at "
                 "Stream.record_event() is done."},
     {Py_tp_dealloc, hrx_py_event_dealloc},
-    {Py_tp_traverse, hrx_py_event_traverse},
+    {Py_tp_traverse, hrx_py_traverse_type},
     {Py_tp_methods, hrx_py_event_methods},
     {Py_tp_getset, hrx_py_event_getset},
     {0, NULL},

@@ -17,6 +17,11 @@ hrx_py_state_t* hrx_py_state_from_type(PyTypeObject* type) {
   return module ? hrx_py_state(module) : NULL;
 }
 
+int hrx_py_traverse_type(PyObject* self, visitproc visit, void* arg) {
+  Py_VISIT(Py_TYPE(self));
+  return 0;
+}
+
 PyObject* hrx_py_raise(hrx_py_state_t* state, hrx_status_t status) {
   hrx_status_code_t code = hrx_status_code(status);
   PyObject* type = (code > 0 && code <= HRX_STATUS_DEVICE_ERROR)

@@ -18,11 +18,10 @@ typedef struct hrx_py_property_s {
   PyObject* (*read)(hrx_py_state_t* state, void* object);
 } hrx_py_property_t;
 
-/* Getters: closure is an hrx_py_property_t or an hrx_py_handle_kind_t. */
+/* The getters (closure: an hrx_py_property_t; for `closed`, the kind), and
+ * PyGetSetDef entries that use them. */
 PyObject* hrx_py_property_get(PyObject* self, void* property);
 PyObject* hrx_py_property_closed(PyObject* self, void* kind);
-
-/* A PyGetSetDef entry of a read-only property, and of `closed`. */
 #define HRX_PY_PROPERTY(name, kind, read, doc)                 \
   {name, hrx_py_property_get, NULL, doc,                       \
    &(hrx_py_property_t){&(kind), (read)}}

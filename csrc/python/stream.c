@@ -50,11 +50,6 @@ static hrx_stream_t* hrx_py_stream_hold(PyObject* self) {
   return stream;
 }
 
-static int hrx_py_stream_traverse(PyObject* self, visitproc visit, void* arg) {
-  Py_VISIT(Py_TYPE(self));
-  return 0;
-}
-
 /* Drops the handle's reference. A failure of the stream that no
  * observation raised becomes a RuntimeWarning naming the command: like the
  * ResourceWarning of an unclosed file, but shown under the default warning
@@ -667,7 +662,7 @@ static PyType_Slot hrx_py_stream_slots[] = {
                 "device's pool, assigned round-robin for the stream's life. "
                 "Create with Device.stream() or Stream.open()."},
     {Py_tp_dealloc, hrx_py_stream_dealloc},
-    {Py_tp_traverse, hrx_py_stream_traverse},
+    {Py_tp_traverse, hrx_py_traverse_type},
     {Py_tp_methods, hrx_py_stream_methods},
     {Py_tp_getset, hrx_py_stream_getset},
     {Py_tp_repr, hrx_py_stream_repr},
@@ -704,7 +699,7 @@ static PyType_Slot hrx_py_queue_slots[] = {
                 "pool's first use and is never handed to pool streams. It "
                 "has the Stream API; queue_index is None."},
     {Py_tp_new, hrx_py_queue_new},
-    {Py_tp_traverse, hrx_py_stream_traverse},
+    {Py_tp_traverse, hrx_py_traverse_type},
     {Py_tp_dealloc, hrx_py_stream_dealloc},
     {0, NULL},
 };
