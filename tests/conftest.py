@@ -100,6 +100,19 @@ def fresh(backend):
     return runner
 
 
+@pytest.fixture(scope="module")
+def nvidia_hip_device():
+    """Device 0 of the hip backend on an NVIDIA GPU, for the tests of CUDA
+    libraries beside hrx; skips the module's tests elsewhere. Ask for it
+    after the library's own check (request.getfixturevalue)."""
+    if not any(b["name"] == "hip" and b["available"] for b in hrx.backends()):
+        pytest.skip("no hip device")
+    device = hrx.Device.open(0, backend="hip")
+    if device.info["platform"] != "nvidia":
+        pytest.skip("interop with CUDA libraries is checked on NVIDIA")
+    return device
+
+
 @pytest.fixture(params=QUEUE_COUNTS, ids=lambda n: f"q{n}")
 def queue_count(request) -> int:
     return request.param

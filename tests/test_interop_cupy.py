@@ -8,26 +8,19 @@ from __future__ import annotations
 
 import pytest
 
-import hrx
-
 cupy = pytest.importorskip("cupy")
 
 NBYTES = 64 << 20
 
 
 @pytest.fixture(scope="module")
-def device():
+def device(request):
     try:
         if cupy.cuda.runtime.getDeviceCount() < 1:
             pytest.skip("CuPy sees no CUDA device")
     except cupy.cuda.runtime.CUDARuntimeError as error:
         pytest.skip(f"CuPy has no CUDA device: {error}")
-    if not any(b["name"] == "hip" and b["available"] for b in hrx.backends()):
-        pytest.skip("no hip device")
-    dev = hrx.Device.open(0, backend="hip")
-    if dev.info["platform"] != "nvidia":
-        pytest.skip("CuPy interop is checked on NVIDIA")
-    return dev
+    return request.getfixturevalue("nvidia_hip_device")
 
 
 def test_cupy_sees_and_writes_hrx_memory_without_a_copy(device):

@@ -6,23 +6,16 @@ from __future__ import annotations
 
 import pytest
 
-import hrx
-
 torch = pytest.importorskip("torch")
 
 NBYTES = 64 << 20
 
 
 @pytest.fixture(scope="module")
-def device():
+def device(request):
     if not torch.cuda.is_available():
         pytest.skip("PyTorch has no CUDA device")
-    if not any(b["name"] == "hip" and b["available"] for b in hrx.backends()):
-        pytest.skip("no hip device")
-    dev = hrx.Device.open(0, backend="hip")
-    if dev.info["platform"] != "nvidia":
-        pytest.skip("torch.cuda interop is checked on NVIDIA")
-    return dev
+    return request.getfixturevalue("nvidia_hip_device")
 
 
 def test_torch_sees_hrx_memory_without_a_copy(device):

@@ -45,17 +45,10 @@ static hrx_status_t hrx_backend_check(const hrx_backend_t* backend, int index,
   return NULL;
 }
 
-bool hrx_backend_probe(const char* name, char* out_reason,
-                       size_t reason_capacity) {
+hrx_status_t hrx_backend_probe(const char* name) {
   const hrx_backend_t* backend = hrx_backend_lookup(name);
-  hrx_status_t status = backend ? hrx_backend_check(backend, 0, false)
-                                : hrx_backend_unknown(name ? name : "(null)", "");
-  if (out_reason && reason_capacity) {
-    snprintf(out_reason, reason_capacity, "%s", hrx_status_message(status));
-  }
-  bool ok = status == NULL;
-  hrx_status_free(status);
-  return ok;
+  return backend ? hrx_backend_check(backend, 0, false)
+                 : hrx_backend_unknown(name ? name : "(null)", "");
 }
 
 void hrx_backend_query_info(const char* name, hrx_backend_info_t* out_info) {

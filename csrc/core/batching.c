@@ -38,6 +38,93 @@ hrx_status_t hrx_batch_settings_from_environment(
   return NULL;
 }
 
+/* When the calling thread last submitted a small copy or fill, on any
+ * stream, and whether it has observed a stream since its last command. */
+static _Thread_local uint64_t hrx_thread_last_batchable_ns;
+static _Thread_local bool hrx_thread_observed;
+
+hrx_batch_thread_t hrx_batch_thread_begin(
+    const hrx_batch_settings_t* settings) {
+  hrx_batch_thread_t thread = {.now = hrx_now_ns(),
+                               .urgent = hrx_thread_observed,
+                               .last_before = hrx_thread_last_batchable_ns};
+  thread.quiet = thread.urgent ||
+                 thread.now - thread.last_before > settings->delay_ns;
+  hrx_thread_last_batchable_ns = thread.now;
+  hrx_thread_observed = false;
+  return thread;
+}
+
+void hrx_batch_thread_undo(const hrx_batch_thread_t* thread) {
+  hrx_thread_last_batchable_ns = thread->last_before;
+  hrx_thread_observed = thread->urgent;
+}
+
+void hrx_batch_thread_observed(void) { hrx_thread_observed = true; }
+
+void hrx_pending_batch_initialize(hrx_pending_batch_t* batch) {
+  *batch = (hrx_pending_batch_t){0};
+  atomic_init(&batch->since, 0);
+}
+
+void hrx_pending_batch_deinitialize(hrx_pending_batch_t* batch) {
+  free(batch->storage);
+  batch->storage = NULL;
+}
+
+bool hrx_pending_batch_unpublished_locked(const hrx_pending_batch_t* batch) {
+  return batch->count != 0 || batch->in_flight;
+}
+
+bool hrx_pending_batch_fills_locked(const hrx_pending_batch_t* batch,
+                                    const hrx_batch_settings_t* settings,
+                                    uint64_t length) {
+  return batch->count + 1 >= settings->max_commands ||
+         batch->bytes + length >= settings->max_batch_bytes;
+}
+
+bool hrx_pending_batch_append_locked(hrx_pending_batch_t* batch,
+                                     const hrx_batch_settings_t* settings,
+                                     const hrx_batch_command_t* command,
+                                     uint64_t number, uint64_t now,
+                                     bool* out_started, bool* out_full) {
+  *out_started = batch->count == 0;
+  if (*out_started) {
+    if (!batch->storage) {
+      batch->storage =
+          malloc(2 * HRX_BATCH_MAX_COMMANDS * sizeof(*batch->storage));
+      if (!batch->storage) return false;
+      batch->commands = batch->storage;
+      batch->publishing = batch->storage + HRX_BATCH_MAX_COMMANDS;
+    }
+    batch->first = number;
+    atomic_store(&batch->since, now);
+  }
+  *out_full = hrx_pending_batch_fills_locked(batch, settings, command->length);
+  batch->commands[batch->count++] = *command;
+  batch->bytes += command->length;
+  batch->last_ns = now;
+  return true;
+}
+
+uint32_t hrx_pending_batch_take_locked(hrx_pending_batch_t* batch,
+                                       hrx_batch_command_t** out_commands,
+                                       uint64_t* out_first,
+                                       uint64_t* out_bytes) {
+  uint32_t count = batch->count;
+  if (!count) return 0;
+  *out_commands = batch->commands;
+  *out_first = batch->first;
+  *out_bytes = batch->bytes;
+  batch->commands = batch->publishing;
+  batch->publishing = *out_commands;
+  batch->count = 0;
+  batch->bytes = 0;
+  batch->in_flight = true;
+  atomic_store(&batch->since, 0);
+  return count;
+}
+
 hrx_status_t hrx_batch_submit_one(hrx_backend_device_t* backend,
                                   hrx_native_queue_t* queue,
                                   const hrx_batch_command_t* command) {

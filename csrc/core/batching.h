@@ -1,9 +1,25 @@
 /* Submission batching, in one place: the settings a live device reads from
- * the environment, publication of a gathered batch through the backend, and
- * the flusher thread that publishes batches nobody else does. The stream's
- * side (when a command joins the pending batch, when the batch is
- * published) is in stream.c, on the stream's own state. Internal to the
- * core.
+ * the environment, the policy that decides when a small copy or fill waits
+ * in a stream's pending batch, the pending batch itself, publication of a
+ * gathered batch through the backend, and the flusher thread that publishes
+ * batches nobody else does. stream.c applies the policy under the stream's
+ * locks (below). Internal to the core.
+ *
+ * Policy (small copies and fills while the device's switch is on):
+ * - the calling thread has observed a stream (synchronize, record_event,
+ *   read) since its last command, and nothing is pending on this stream:
+ *   the command is published at once, alone; a thread alternating commands
+ *   and waits is latency-bound, and holding its command back would only
+ *   delay it by the caller's time until its next wait;
+ * - the stream's queue is idle, and both the stream and the calling thread
+ *   have been quiet for the batch delay: the same (idle latency);
+ * - otherwise it joins the pending batch, which is published when it is
+ *   full (commands or bytes), at any observation point or other command of
+ *   the stream, or by the flusher once its first command has waited the
+ *   delay. A thread that keeps submitting is never "quiet", so a thread
+ *   that round-robins over many streams accumulates on each of them instead
+ *   of publishing one command per launch (each stream alone would look
+ *   quiet and idle by the time the thread comes back to it).
  *
  * Lock order (a thread holding one may take only the later ones):
  *   1. the stream's publish_mutex (one publication at a time per stream;
@@ -77,6 +93,62 @@ typedef struct hrx_batch_settings_s {
  * value is INVALID_ARGUMENT naming it, and the device does not open). */
 hrx_status_t hrx_batch_settings_from_environment(
     hrx_batch_settings_t* out_settings);
+
+/* The calling thread's side of the policy for one small command (begin
+ * notes the command; undo forgets it after a WOULD_BLOCK, so that the
+ * retry decides the same). */
+typedef struct hrx_batch_thread_s {
+  uint64_t now;          /* hrx_now_ns() when the command came */
+  bool urgent;           /* the thread observed since its last command */
+  bool quiet;            /* urgent, or nothing small from it for the delay */
+  uint64_t last_before;
+} hrx_batch_thread_t;
+hrx_batch_thread_t hrx_batch_thread_begin(const hrx_batch_settings_t* settings);
+void hrx_batch_thread_undo(const hrx_batch_thread_t* thread);
+/* Tells the policy that the calling thread observed work (a wait of any
+ * kind: synchronize, record_event, read): its next small command goes out
+ * at once instead of being held for a batch. */
+void hrx_batch_thread_observed(void);
+
+/* A stream's pending batch: small commands accepted but not published yet,
+ * in storage of two halves (one is filled while the other is published).
+ * The stream's batch_mutex (lock 3) guards every field but `since`. */
+typedef struct hrx_pending_batch_s {
+  hrx_batch_command_t* storage;     /* owned; allocated at the first batch */
+  hrx_batch_command_t* commands;    /* the half being filled */
+  hrx_batch_command_t* publishing;  /* the other half */
+  uint32_t count;
+  uint64_t bytes;
+  uint64_t first;                   /* command number of commands[0] */
+  bool in_flight;                   /* a moved-out batch is publishing */
+  atomic_uint_fast64_t since;       /* hrx_now_ns() of commands[0]; 0: none */
+  uint64_t last_ns;                 /* the last small command accepted */
+} hrx_pending_batch_t;
+
+void hrx_pending_batch_initialize(hrx_pending_batch_t* batch);
+void hrx_pending_batch_deinitialize(hrx_pending_batch_t* batch);
+/* Whether accepted commands are not on the queue yet (pending or
+ * publishing). */
+bool hrx_pending_batch_unpublished_locked(const hrx_pending_batch_t* batch);
+/* Whether a command of `length` bytes would leave the batch full. */
+bool hrx_pending_batch_fills_locked(const hrx_pending_batch_t* batch,
+                                    const hrx_batch_settings_t* settings,
+                                    uint64_t length);
+/* Appends command number `number`, accepted at `now`; false (nothing done)
+ * when the storage cannot be allocated. *out_started: it began the batch
+ * (tell the flusher); *out_full: publish the batch now. */
+bool hrx_pending_batch_append_locked(hrx_pending_batch_t* batch,
+                                     const hrx_batch_settings_t* settings,
+                                     const hrx_batch_command_t* command,
+                                     uint64_t number, uint64_t now,
+                                     bool* out_started, bool* out_full);
+/* Moves the pending commands out for publication and returns their count
+ * (0: none). The publisher (holding publish_mutex, so the half stays
+ * valid) clears in_flight when done. */
+uint32_t hrx_pending_batch_take_locked(hrx_pending_batch_t* batch,
+                                       hrx_batch_command_t** out_commands,
+                                       uint64_t* out_first,
+                                       uint64_t* out_bytes);
 
 /* Submits one command with the backend's copy() or fill(). */
 hrx_status_t hrx_batch_submit_one(hrx_backend_device_t* backend,

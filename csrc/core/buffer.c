@@ -56,12 +56,9 @@ static void hrx_buffer_release_object(void* buffer) {
 }
 
 void hrx_buffer_release(hrx_buffer_t* buffer) {
-  if (!buffer) return;
-  if (hrx_entry_release(buffer->device, hrx_buffer_release_object, buffer)) {
-    return;
-  }
-  if (atomic_fetch_sub_explicit(&buffer->ref_count, 1, memory_order_acq_rel) !=
-      1) {
+  if (!buffer ||
+      !hrx_entry_release_last(buffer->device, &buffer->ref_count,
+                              hrx_buffer_release_object, buffer)) {
     return;
   }
   hrx_backend_device_t* backend = hrx_device_backend(buffer->device);

@@ -59,16 +59,11 @@ static void hrx_completion_release_object(void* completion) {
 }
 
 void hrx_completion_release(hrx_completion_t* completion) {
-  if (!completion) return;
   /* Its last release frees the launch (graph, buffers): not on a callback
    * thread. */
-  if (completion->device &&
-      hrx_entry_release(completion->device, hrx_completion_release_object,
-                        completion)) {
-    return;
-  }
-  if (atomic_fetch_sub_explicit(&completion->ref_count, 1,
-                                memory_order_acq_rel) != 1) {
+  if (!completion ||
+      !hrx_entry_release_last(completion->device, &completion->ref_count,
+                              hrx_completion_release_object, completion)) {
     return;
   }
   if (completion->staged_free) completion->staged_free(completion->staged_payload);

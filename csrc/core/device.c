@@ -411,8 +411,6 @@ static hrx_status_t hrx_device_take_failures(hrx_device_t* device) {
   }
   pthread_mutex_unlock(&device->failure_mutex);
   if (first && others) {
-    size_t n = strlen(hrx_status_message(first));
-    (void)n;
     first = hrx_status_annotate(first, "%d other stream%s of the device "
                                        "failed too (%s); first",
                                 others, others == 1 ? "" : "s", more);
@@ -563,7 +561,7 @@ hrx_status_t hrx_device_synchronize(hrx_device_t* device,
   *out_interrupted = false;
   HRX_RETURN_IF_ERROR(hrx_entry_check(device, HRX_ENTRY_BLOCKING,
                                       "synchronizing a device"));
-  hrx_stream_thread_observed();
+  hrx_batch_thread_observed();
   hrx_flusher_publish_all(device->flusher);
   enum { capacity = HRX_STREAM_LANE_COUNT * HRX_MAX_STREAM_QUEUE_COUNT };
   hrx_native_queue_t* queues[capacity];
@@ -588,12 +586,7 @@ hrx_status_t hrx_device_synchronize(hrx_device_t* device,
   }
   if (*out_interrupted) return status;
   /* Failures of the device's streams that no observation raised yet. */
-  hrx_status_t failure = hrx_device_take_failures(device);
-  if (failure) {
-    hrx_status_free(status);
-    return failure;
-  }
-  return status;
+  return hrx_status_prefer(hrx_device_take_failures(device), status);
 }
 
 hrx_status_t hrx_device_set_stream_queue_count(hrx_device_t* device,

@@ -62,3 +62,9 @@ bool hrx_entry_release(hrx_device_t* device, void (*release)(void* object),
   hrx_device_defer_release(device, release, object);
   return true;
 }
+
+bool hrx_entry_release_last(hrx_device_t* device, atomic_int* ref_count,
+                            void (*release)(void* object), void* object) {
+  if (device && hrx_entry_release(device, release, object)) return false;
+  return atomic_fetch_sub_explicit(ref_count, 1, memory_order_acq_rel) == 1;
+}

@@ -29,6 +29,7 @@
 #ifndef HRX_CORE_ENTRY_H_
 #define HRX_CORE_ENTRY_H_
 
+#include <stdatomic.h>
 #include <stdbool.h>
 
 #include "hrx.h"
@@ -58,6 +59,13 @@ hrx_status_t hrx_entry_check(hrx_device_t* device, hrx_entry_kind_t kind,
  * release(object) will run on another thread). */
 bool hrx_entry_release(hrx_device_t* device, void (*release)(void* object),
                        void* object);
+
+/* The release of a device's reference-counted object, whole: true when the
+ * caller dropped the last reference and must destroy the object; false
+ * when hrx_entry_release stopped the call (never with a NULL `device`) or
+ * other references remain. */
+bool hrx_entry_release_last(hrx_device_t* device, atomic_int* ref_count,
+                            void (*release)(void* object), void* object);
 
 /* Brackets a host callback on the calling thread. */
 void hrx_entry_callback_begin(void);

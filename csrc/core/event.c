@@ -87,12 +87,9 @@ static void hrx_event_release_object(void* event) {
 }
 
 void hrx_event_release(hrx_event_t* event) {
-  if (!event) return;
-  if (hrx_entry_release(event->device, hrx_event_release_object, event)) {
-    return;
-  }
-  if (atomic_fetch_sub_explicit(&event->ref_count, 1, memory_order_acq_rel) !=
-      1) {
+  if (!event ||
+      !hrx_entry_release_last(event->device, &event->ref_count,
+                              hrx_event_release_object, event)) {
     return;
   }
   hrx_backend_device_t* backend = hrx_device_backend(event->device);

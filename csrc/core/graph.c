@@ -99,12 +99,9 @@ static void hrx_graph_release_object(void* graph) {
 }
 
 void hrx_graph_release(hrx_graph_t* graph) {
-  if (!graph) return;
-  if (hrx_entry_release(graph->device, hrx_graph_release_object, graph)) {
-    return;
-  }
-  if (atomic_fetch_sub_explicit(&graph->ref_count, 1, memory_order_acq_rel) !=
-      1) {
+  if (!graph ||
+      !hrx_entry_release_last(graph->device, &graph->ref_count,
+                              hrx_graph_release_object, graph)) {
     return;
   }
   hrx_backend_device_t* backend = hrx_device_backend(graph->device);

@@ -47,7 +47,7 @@ hrx_status_t hrx_stream_read(hrx_stream_t* stream, hrx_view_t src,
                              hrx_readback_t** out_readback) {
   HRX_RETURN_IF_ERROR(hrx_stream_check_view(stream, src, "read source"));
   HRX_RETURN_IF_ERROR(hrx_stream_enter(stream, "reading from a stream"));
-  hrx_stream_thread_observed();
+  hrx_batch_thread_observed();
   hrx_device_t* device = hrx_stream_device(stream);
   hrx_readback_t* readback = calloc(1, sizeof(*readback));
   if (!readback) {
@@ -134,7 +134,7 @@ hrx_status_t hrx_readback_wait(hrx_readback_t* readback,
   *out_interrupted = false;
   HRX_RETURN_IF_ERROR(hrx_entry_check(readback->device, HRX_ENTRY_BLOCKING,
                                       "waiting for a read"));
-  hrx_stream_thread_observed();
+  hrx_batch_thread_observed();
   hrx_backend_device_t* backend = hrx_device_backend(readback->device);
   HRX_RETURN_IF_ERROR(hrx_wait_native_event(backend, readback->block->event,
                                             hook, out_interrupted));

@@ -66,6 +66,12 @@ hrx_status_t hrx_status_annotate(hrx_status_t status, const char* format,
   return status;
 }
 
+hrx_status_t hrx_status_prefer(hrx_status_t preferred, hrx_status_t other) {
+  if (!preferred) return other;
+  hrx_status_free(other);
+  return preferred;
+}
+
 hrx_status_code_t hrx_status_code(hrx_status_t status) {
   return status ? status->code : HRX_STATUS_OK;
 }

@@ -23,6 +23,10 @@ hrx_status_t hrx_status_make_at(const char* file, int line,
 hrx_status_t hrx_status_annotate(hrx_status_t status, const char* format, ...)
     __attribute__((format(printf, 2, 3)));
 
+/* The status to report when two may have failed: `preferred` when it is a
+ * failure (`other` is freed), else `other`. Takes both. */
+hrx_status_t hrx_status_prefer(hrx_status_t preferred, hrx_status_t other);
+
 /* "file.c:123" of the call site that made the status. */
 const char* hrx_status_location(hrx_status_t status);
 

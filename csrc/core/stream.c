@@ -1,20 +1,9 @@
 /* Streams: ordered submission onto a native queue, either a pool slot or a
  * queue of their own (fabric).
  *
- * Locks, in the order batching.h documents for the whole core (a thread
- * holding one may take the later ones only):
- * - publish_mutex serialises publication: handing the pending batch or a
- *   lone command to the backend, which may wait for queue space (device
- *   progress). Only publishers take it: producers of commands that are not
- *   batched, whoever publishes the pending batch, synchronize (which waits
- *   for the queue anyway) and release;
- * - state_mutex guards the failure state; it is never held across a wait
- *   for queue space;
- * - batch_mutex guards the pending batch and is held only to append to it
- *   or to move it out, so producers appending small commands never wait
- *   for a launch in progress.
- * The device's flusher only try-locks publish_mutex, and never while it
- * holds its own list lock.
+ * Locks: publish_mutex, state_mutex, batch_mutex, in the one order that
+ * batching.h documents with what each guards (publishers take
+ * publish_mutex; the flusher only try-locks it).
  *
  * Failures (hrx.h, "Failures"; the same with batching on and off): a
  * command whose publication fails marks the stream failed; commands
@@ -24,21 +13,10 @@
  * how many were not run, and the stream is usable again. Releasing a
  * stream with a failure not raised reports it (hrx_stream_release_checked).
  *
- * Batching policy (small copies and fills while the device's switch is on):
- * - the calling thread has observed a stream (synchronize, record_event,
- *   read) since its last command, and nothing is pending on this stream:
- *   the command is published at once, alone; a thread alternating commands
- *   and waits is latency-bound, and holding its command back would only
- *   delay it by the caller's time until its next wait;
- * - the stream's queue is idle, and both the stream and the calling thread
- *   have been quiet for the batch delay: the same (idle latency);
- * - otherwise it joins the pending batch, which is published when it is
- *   full (commands or bytes), at any observation point or other command of
- *   the stream, or by the flusher once its first command has waited the
- *   delay. A thread that keeps submitting is never "quiet", so a thread
- *   that round-robins over many streams accumulates on each of them instead
- *   of publishing one command per launch (each stream alone would look
- *   quiet and idle by the time the thread comes back to it).
+ * Batching (batching.h has the policy): a small copy or fill goes out
+ * alone when the policy says so (hrx_stream_publish_if_idle), else joins
+ * the stream's pending batch, published by whoever finds it full, by the
+ * next publisher of the stream, or by the device's flusher.
  *
  * Non-blocking mode (nonblocking.h): publish_mutex is only taken when free
  * (batch_mutex and state_mutex, never held across a wait, are taken as
@@ -92,21 +70,10 @@ struct hrx_stream_s {
                                       raised; state_mutex */
   uint64_t not_run;                /* commands skipped since; state_mutex */
   hrx_failure_link_t failure_link; /* on the device's list while failed */
-  hrx_batch_command_t* batch_storage; /* owned: 2 * HRX_BATCH_MAX_COMMANDS
-                                      entries, allocated at the first batch;
-                                      pending and publishing are its halves */
-  hrx_batch_command_t* publishing; /* the half being published;
-                                      publish_mutex */
   hrx_flush_entry_t flush_entry;   /* on the device flusher's list */
-  /* The pending batch; batch_mutex guards these except pending_since. */
-  hrx_batch_command_t* pending;    /* the half being filled */
-  uint32_t pending_count;
-  bool batch_in_flight;            /* a moved-out batch is being published */
-  uint64_t pending_bytes;
-  uint64_t pending_first;          /* command number of pending[0] */
-  atomic_uint_fast64_t pending_since; /* hrx_now_ns() of pending[0]; 0: none */
-  uint64_t last_batchable_ns;      /* last small copy or fill accepted */
-  uint64_t commands;               /* commands accepted (numbers them) */
+  hrx_pending_batch_t batch;       /* batch_mutex (batching.h) */
+  uint64_t commands;               /* commands accepted (numbers them);
+                                      batch_mutex */
   hrx_completion_list_t gate;      /* completions later work waits for */
   hrx_completion_list_t launches;  /* launches in flight with callbacks */
   hrx_peer_holds_t peer_holds;     /* copies between devices in flight */
@@ -118,7 +85,7 @@ struct hrx_stream_s {
   ((hrx_stream_t*)((char*)(l) - offsetof(hrx_stream_t, failure_link)))
 
 static uint64_t hrx_stream_pending_since(hrx_flush_entry_t* entry) {
-  return atomic_load(&HRX_STREAM_OF_ENTRY(entry)->pending_since);
+  return atomic_load(&HRX_STREAM_OF_ENTRY(entry)->batch.since);
 }
 
 static void hrx_stream_publish_locked(hrx_stream_t* stream);
@@ -135,11 +102,15 @@ static bool hrx_stream_try_publish_entry(hrx_flush_entry_t* entry) {
   return true;
 }
 
-static void hrx_stream_publish_entry(hrx_flush_entry_t* entry) {
-  hrx_stream_t* stream = HRX_STREAM_OF_ENTRY(entry);
+/* Publishes the pending batch, waiting for publish_mutex. */
+static void hrx_stream_publish(hrx_stream_t* stream) {
   pthread_mutex_lock(&stream->publish_mutex);
   hrx_stream_publish_locked(stream);
   pthread_mutex_unlock(&stream->publish_mutex);
+}
+
+static void hrx_stream_publish_entry(hrx_flush_entry_t* entry) {
+  hrx_stream_publish(HRX_STREAM_OF_ENTRY(entry));
 }
 
 static const hrx_flush_entry_ops_t hrx_stream_flush_ops = {
@@ -163,7 +134,7 @@ static hrx_status_t hrx_stream_allocate(hrx_device_t* device,
   atomic_init(&stream->failed, false);
   stream->flush_entry.ops = &hrx_stream_flush_ops;
   atomic_init(&stream->flush_entry.listed, false);
-  atomic_init(&stream->pending_since, 0);
+  hrx_pending_batch_initialize(&stream->batch);
   hrx_completion_list_initialize(&stream->gate);
   hrx_completion_list_initialize(&stream->launches);
   hrx_peer_holds_initialize(&stream->peer_holds);
@@ -172,7 +143,7 @@ static hrx_status_t hrx_stream_allocate(hrx_device_t* device,
 }
 
 static void hrx_stream_free(hrx_stream_t* stream) {
-  free(stream->batch_storage);
+  hrx_pending_batch_deinitialize(&stream->batch);
   hrx_status_free(stream->failure);
   hrx_completion_list_deinitialize(&stream->gate);
   hrx_completion_list_deinitialize(&stream->launches);
@@ -269,20 +240,15 @@ static void hrx_stream_release_object(void* stream) {
 void hrx_stream_release_checked(hrx_stream_t* stream,
                                 hrx_status_t* out_unobserved) {
   if (out_unobserved) *out_unobserved = NULL;
-  if (!stream) return;
-  if (hrx_entry_release(stream->device, hrx_stream_release_object, stream)) {
-    return;
-  }
-  if (atomic_fetch_sub_explicit(&stream->ref_count, 1, memory_order_acq_rel) !=
-      1) {
+  if (!stream ||
+      !hrx_entry_release_last(stream->device, &stream->ref_count,
+                              hrx_stream_release_object, stream)) {
     return;
   }
   /* Release is an observation point: pending work goes out, then the
    * flusher forgets the stream. */
   hrx_flusher_remove(hrx_device_flusher(stream->device), &stream->flush_entry);
-  pthread_mutex_lock(&stream->publish_mutex);
-  hrx_stream_publish_locked(stream);
-  pthread_mutex_unlock(&stream->publish_mutex);
+  hrx_stream_publish(stream);
   /* Callbacks of its launches may still hold graphs: let them finish. */
   hrx_completion_list_wait(&stream->launches);
   hrx_device_unlist_failure(stream->device, &stream->failure_link);
@@ -439,25 +405,17 @@ static void hrx_stream_count_published(hrx_stream_t* stream, uint64_t commands,
  * failed stream the batch is dropped (not run); a command that fails fails
  * the stream and drops the rest of its batch. */
 static void hrx_stream_publish_locked(hrx_stream_t* stream) {
+  hrx_batch_command_t* batch = NULL;
+  uint64_t first = 0;
+  uint64_t bytes = 0;
   pthread_mutex_lock(&stream->batch_mutex);
-  uint32_t count = stream->pending_count;
-  if (!count) {
-    pthread_mutex_unlock(&stream->batch_mutex);
-    return;
-  }
-  hrx_batch_command_t* batch = stream->pending;
-  stream->pending = stream->publishing;
-  stream->publishing = batch;
-  uint64_t first = stream->pending_first;
-  uint64_t bytes = stream->pending_bytes;
-  stream->pending_count = 0;
-  stream->pending_bytes = 0;
-  stream->batch_in_flight = true;
-  atomic_store(&stream->pending_since, 0);
+  uint32_t count =
+      hrx_pending_batch_take_locked(&stream->batch, &batch, &first, &bytes);
   pthread_mutex_unlock(&stream->batch_mutex);
+  if (!count) return;
   hrx_stream_publish_batch_locked(stream, batch, count, first, bytes);
   pthread_mutex_lock(&stream->batch_mutex);
-  stream->batch_in_flight = false;
+  stream->batch.in_flight = false;
   pthread_mutex_unlock(&stream->batch_mutex);
 }
 
@@ -493,7 +451,7 @@ static void hrx_stream_publish_batch_locked(hrx_stream_t* stream,
  * batch, or one moved out whose publication is in progress. */
 static bool hrx_stream_has_unpublished(hrx_stream_t* stream) {
   pthread_mutex_lock(&stream->batch_mutex);
-  bool unpublished = stream->pending_count != 0 || stream->batch_in_flight;
+  bool unpublished = hrx_pending_batch_unpublished_locked(&stream->batch);
   pthread_mutex_unlock(&stream->batch_mutex);
   return unpublished;
 }
@@ -509,9 +467,7 @@ static hrx_status_t hrx_stream_publish_pending(hrx_stream_t* stream) {
   if (hrx_nonblocking()) {
     return hrx_would_block("the stream's pending batch to be published");
   }
-  pthread_mutex_lock(&stream->publish_mutex);
-  hrx_stream_publish_locked(stream);
-  pthread_mutex_unlock(&stream->publish_mutex);
+  hrx_stream_publish(stream);
   return NULL;
 }
 
@@ -613,12 +569,11 @@ static hrx_stream_command_t hrx_stream_batchable_command(
   };
 }
 
-/* When the calling thread last submitted a small copy or fill, on any
- * stream, and whether it has observed a stream since its last command. */
-static _Thread_local uint64_t hrx_thread_last_batchable_ns;
-static _Thread_local bool hrx_thread_observed;
-
-void hrx_stream_thread_observed(void) { hrx_thread_observed = true; }
+static hrx_status_t hrx_stream_submit_alone(hrx_stream_t* stream,
+                                            const hrx_batch_command_t* command) {
+  hrx_stream_command_t lone = hrx_stream_batchable_command(command);
+  return hrx_stream_submit(stream, &lone);
+}
 
 /* The idle path: with nothing pending on the stream and either `urgent`
  * (the thread just observed) or the stream quiet too and its queue idle,
@@ -635,8 +590,8 @@ static hrx_status_t hrx_stream_publish_if_idle(
    * idle: batch. */
   if (!hrx_nonblocking_lock(&stream->publish_mutex)) return NULL;
   pthread_mutex_lock(&stream->batch_mutex);
-  bool empty = stream->pending_count == 0;
-  bool quiet = now - stream->last_batchable_ns > settings->delay_ns;
+  bool empty = stream->batch.count == 0;
+  bool quiet = now - stream->batch.last_ns > settings->delay_ns;
   pthread_mutex_unlock(&stream->batch_mutex);
   hrx_status_t blocked = NULL;
   uint64_t pending = UINT64_MAX;  /* an error leaves it busy */
@@ -649,7 +604,7 @@ static hrx_status_t hrx_stream_publish_if_idle(
     blocked = hrx_stream_run_locked(stream, &lone); /* not observing */
     if (!blocked) {
       pthread_mutex_lock(&stream->batch_mutex);
-      stream->last_batchable_ns = now;
+      stream->batch.last_ns = now;
       pthread_mutex_unlock(&stream->batch_mutex);
       *out_published = true;
     }
@@ -668,49 +623,36 @@ static hrx_status_t hrx_stream_enqueue(hrx_stream_t* stream,
       hrx_device_batch_settings(stream->device);
   if (!hrx_device_batching(stream->device) ||
       command->length > settings->max_command_bytes) {
-    hrx_stream_command_t lone = hrx_stream_batchable_command(command);
-    return hrx_stream_submit(stream, &lone);
+    return hrx_stream_submit_alone(stream, command);
   }
-  uint64_t now = hrx_now_ns();
-  bool urgent = hrx_thread_observed;
-  bool thread_quiet =
-      urgent || now - hrx_thread_last_batchable_ns > settings->delay_ns;
-  /* Restored when the command reports WOULD_BLOCK, so that the repeated
-   * call takes the same decision. */
-  uint64_t thread_last_before = hrx_thread_last_batchable_ns;
-  hrx_thread_last_batchable_ns = now;
-  hrx_thread_observed = false;
+  hrx_batch_thread_t thread = hrx_batch_thread_begin(settings);
   hrx_status_t blocked = NULL;
-  if (thread_quiet) {
+  if (thread.quiet) {
     bool published = false;
-    blocked =
-        hrx_stream_publish_if_idle(stream, command, now, urgent, &published);
+    blocked = hrx_stream_publish_if_idle(stream, command, thread.now,
+                                         thread.urgent, &published);
     if (published) return NULL;
   }
   bool nonblocking = hrx_nonblocking();
-  bool started = false;
-  bool full = false;
   for (;;) {
     if (blocked) break;
     pthread_mutex_lock(&stream->batch_mutex);
-    if (stream->pending_count < HRX_BATCH_MAX_COMMANDS) break;
+    if (stream->batch.count < HRX_BATCH_MAX_COMMANDS) break;
     /* Full and not yet moved out by whoever filled it: publish it here. */
     pthread_mutex_unlock(&stream->batch_mutex);
     if (nonblocking) {
       blocked = hrx_would_block("a full batch to be published");
       break;
     }
-    pthread_mutex_lock(&stream->publish_mutex);
-    hrx_stream_publish_locked(stream);
-    pthread_mutex_unlock(&stream->publish_mutex);
+    hrx_stream_publish(stream);
   }
   if (!blocked && nonblocking) {
     /* This command would fill the batch (then it must be published), or
      * start one that the flusher might not see without its mutex. */
-    if (stream->pending_count + 1 >= settings->max_commands ||
-        stream->pending_bytes + command->length >= settings->max_batch_bytes) {
+    if (hrx_pending_batch_fills_locked(&stream->batch, settings,
+                                       command->length)) {
       blocked = hrx_would_block("a full batch to be published");
-    } else if (stream->pending_count == 0 &&
+    } else if (stream->batch.count == 0 &&
                !hrx_flusher_watching(hrx_device_flusher(stream->device),
                                      &stream->flush_entry)) {
       blocked = hrx_would_block("the batch deadline thread to be woken");
@@ -718,48 +660,27 @@ static hrx_status_t hrx_stream_enqueue(hrx_stream_t* stream,
     if (blocked) pthread_mutex_unlock(&stream->batch_mutex);
   }
   if (blocked) {
-    hrx_thread_last_batchable_ns = thread_last_before;
-    hrx_thread_observed = urgent;
+    hrx_batch_thread_undo(&thread);
     return blocked;
   }
-  if (stream->pending_count == 0) {
-    if (!stream->pending) {
-      hrx_batch_command_t* both =
-          malloc(2 * HRX_BATCH_MAX_COMMANDS * sizeof(*both));
-      if (!both) {
-        pthread_mutex_unlock(&stream->batch_mutex);
-        hrx_stream_command_t lone = hrx_stream_batchable_command(command);
-        return hrx_stream_submit(stream, &lone);
-      }
-      stream->batch_storage = both;
-      stream->pending = both;
-      stream->publishing = both + HRX_BATCH_MAX_COMMANDS;
-    }
-    stream->pending_first = stream->commands + 1;
-    atomic_store(&stream->pending_since, now);
-    started = true;
+  bool started = false;
+  bool full = false;
+  if (!hrx_pending_batch_append_locked(&stream->batch, settings, command,
+                                       stream->commands + 1, thread.now,
+                                       &started, &full)) {
+    pthread_mutex_unlock(&stream->batch_mutex);
+    return hrx_stream_submit_alone(stream, command);
   }
   ++stream->commands;
-  stream->pending[stream->pending_count++] = *command;
-  stream->pending_bytes += command->length;
-  stream->last_batchable_ns = now;
-  full = stream->pending_count >= settings->max_commands ||
-         stream->pending_bytes >= settings->max_batch_bytes;
   pthread_mutex_unlock(&stream->batch_mutex);
-  if (full) {
-    pthread_mutex_lock(&stream->publish_mutex);
-    hrx_stream_publish_locked(stream);
-    pthread_mutex_unlock(&stream->publish_mutex);
-  }
+  if (full) hrx_stream_publish(stream);
   if (started) {
     hrx_status_t failure = hrx_flusher_notify(
         hrx_device_flusher(stream->device), &stream->flush_entry);
     if (failure) {
       /* Without the deadline thread nothing bounds the delay: publish now. */
       hrx_status_free(failure);
-      pthread_mutex_lock(&stream->publish_mutex);
-      hrx_stream_publish_locked(stream);
-      pthread_mutex_unlock(&stream->publish_mutex);
+      hrx_stream_publish(stream);
     }
   }
   return NULL;
@@ -836,22 +757,15 @@ hrx_status_t hrx_stream_synchronize(hrx_stream_t* stream,
   if (!out_interrupted) out_interrupted = &interrupted;
   *out_interrupted = false;
   HRX_RETURN_IF_ERROR(hrx_stream_enter(stream, "synchronizing a stream"));
-  hrx_thread_observed = true;
+  hrx_batch_thread_observed();
   /* Once the pending batch is published (and a publication in progress
    * has ended), everything the stream accepted is on its queue, so waiting
    * for the queue's current end covers it. */
-  pthread_mutex_lock(&stream->publish_mutex);
-  hrx_stream_publish_locked(stream);
-  pthread_mutex_unlock(&stream->publish_mutex);
+  hrx_stream_publish(stream);
   hrx_status_t status = hrx_wait_queue(stream->backend, stream->queue,
                                        hook, out_interrupted);
   if (*out_interrupted) return status;
-  hrx_status_t failure = hrx_stream_take_failure(stream);
-  if (failure) {
-    hrx_status_free(status);
-    return failure;
-  }
-  return status;
+  return hrx_status_prefer(hrx_stream_take_failure(stream), status);
 }
 
 /* Records a native event at the end of the stream's queue (a plain record
@@ -876,7 +790,7 @@ static hrx_status_t hrx_stream_record_new_event(hrx_stream_t* stream,
                                                 hrx_event_t** out_event) {
   HRX_RETURN_IF_ERROR(hrx_stream_enter(stream, "recording an event"));
   HRX_RETURN_IF_ERROR(hrx_stream_publish_pending(stream));
-  hrx_thread_observed = true;
+  hrx_batch_thread_observed();
   HRX_RETURN_IF_ERROR(hrx_stream_take_failure(stream));
   hrx_event_t* event = NULL;
   HRX_RETURN_IF_ERROR(timing ? hrx_event_create_timing(stream->device, &event)

@@ -44,11 +44,6 @@ hrx_status_t hrx_stream_submit(hrx_stream_t* stream,
 /* The stream's copies between devices in flight (peer_copy.h). */
 hrx_peer_holds_t* hrx_stream_peer_holds(hrx_stream_t* stream);
 
-/* Tells the batching policy that the calling thread observed work (a wait
- * of any kind): its next small command goes out at once instead of being
- * held for a batch. synchronize and record_event call it themselves. */
-void hrx_stream_thread_observed(void);
-
 /* Keeps a launch's completion (retained) until it is done; releasing the
  * stream waits for it. Call only after the launch was submitted. */
 hrx_status_t hrx_stream_track_completion(hrx_stream_t* stream,

@@ -5,6 +5,15 @@
 
 #include "status.h"
 
+/* After a slice that did not finish: whether the caller asked to stop
+ * (then *out_interrupted is set). */
+static bool hrx_wait_interrupted(const hrx_wait_hook_t* hook,
+                                 bool* out_interrupted) {
+  if (!hook || !hook->interrupted(hook->user_data)) return false;
+  if (out_interrupted) *out_interrupted = true;
+  return true;
+}
+
 hrx_status_t hrx_wait_native_event(hrx_backend_device_t* backend,
                                    hrx_native_event_t* event,
                                    const hrx_wait_hook_t* hook,
@@ -15,11 +24,7 @@ hrx_status_t hrx_wait_native_event(hrx_backend_device_t* backend,
     bool done = false;
     HRX_RETURN_IF_ERROR(
         backend->vtable->event_wait(backend, event, slice, &done));
-    if (done) return NULL;
-    if (hook && hook->interrupted(hook->user_data)) {
-      if (out_interrupted) *out_interrupted = true;
-      return NULL;
-    }
+    if (done || hrx_wait_interrupted(hook, out_interrupted)) return NULL;
   }
 }
 
@@ -32,11 +37,7 @@ hrx_status_t hrx_wait_queue(hrx_backend_device_t* backend,
   bool done = false;
   HRX_RETURN_IF_ERROR(
       backend->vtable->queue_wait(backend, queue, slice, &done));
-  if (done) return NULL;
-  if (hook && hook->interrupted(hook->user_data)) {
-    if (out_interrupted) *out_interrupted = true;
-    return NULL;
-  }
+  if (done || hrx_wait_interrupted(hook, out_interrupted)) return NULL;
   hrx_native_event_t* marker = NULL;
   HRX_RETURN_IF_ERROR(backend->vtable->event_create(backend, &marker));
   hrx_status_t status = backend->vtable->event_record(backend, queue, marker);

@@ -106,10 +106,9 @@ typedef struct hrx_wait_hook_s {
 int hrx_backend_names(const char* const** out_names);
 
 /* Loads the backend (once per process) and reports whether it can open a
- * device. On false, out_reason (if not NULL) receives the loader's or the
- * runtime's own message, truncated to reason_capacity. */
-bool hrx_backend_probe(const char* name, char* out_reason,
-                       size_t reason_capacity);
+ * device: NULL when it can; otherwise a status whose message is the
+ * loader's or the runtime's own reason, whole. */
+hrx_status_t hrx_backend_probe(const char* name);
 
 /* ------------------------------------------------------------------ device */
 

@@ -4,6 +4,7 @@
 #include "args.h"
 #include "dlpack.h"
 #include "objects.h"
+#include "property.h"
 
 PyObject* hrx_py_buffer_wrap(hrx_py_state_t* state, hrx_buffer_t* buffer,
                              uint64_t offset, uint64_t length) {
@@ -55,11 +56,6 @@ static hrx_py_buffer_t* hrx_py_buffer_get(PyObject* self) {
     return NULL;
   }
   return buffer;
-}
-
-static int hrx_py_buffer_traverse(PyObject* self, visitproc visit, void* arg) {
-  Py_VISIT(Py_TYPE(self));
-  return 0;
 }
 
 static void hrx_py_buffer_close_handle(hrx_py_buffer_t* self) {
@@ -201,33 +197,34 @@ static Py_ssize_t hrx_py_buffer_length(PyObject* self) {
   return buffer ? (Py_ssize_t)buffer->length : -1;
 }
 
-static PyObject* hrx_py_buffer_get_nbytes(PyObject* self, void* closure) {
-  (void)closure;
-  hrx_py_buffer_t* buffer = hrx_py_buffer_get(self);
-  return buffer ? PyLong_FromUnsignedLongLong(buffer->length) : NULL;
+/* The open view (the handle itself), or NULL once closed. */
+static void* hrx_py_buffer_object(PyObject* self) {
+  return ((hrx_py_buffer_t*)self)->buffer ? self : NULL;
 }
 
-static PyObject* hrx_py_buffer_get_offset(PyObject* self, void* closure) {
-  (void)closure;
-  hrx_py_buffer_t* buffer = hrx_py_buffer_get(self);
-  return buffer ? PyLong_FromUnsignedLongLong(buffer->offset) : NULL;
+static const hrx_py_handle_kind_t hrx_py_buffer_kind = {"buffer",
+                                                        hrx_py_buffer_object};
+
+static PyObject* hrx_py_buffer_nbytes(hrx_py_state_t* state, void* view) {
+  (void)state;
+  return PyLong_FromUnsignedLongLong(((hrx_py_buffer_t*)view)->length);
 }
 
-static PyObject* hrx_py_buffer_get_allocation_size(PyObject* self,
-                                                   void* closure) {
-  (void)closure;
-  hrx_py_buffer_t* buffer = hrx_py_buffer_get(self);
-  return buffer ? PyLong_FromUnsignedLongLong(hrx_buffer_size(buffer->buffer))
-                : NULL;
+static PyObject* hrx_py_buffer_offset(hrx_py_state_t* state, void* view) {
+  (void)state;
+  return PyLong_FromUnsignedLongLong(((hrx_py_buffer_t*)view)->offset);
 }
 
-static PyObject* hrx_py_buffer_get_device(PyObject* self, void* closure) {
-  (void)closure;
-  hrx_py_buffer_t* buffer = hrx_py_buffer_get(self);
-  if (!buffer) return NULL;
-  hrx_device_t* device = hrx_buffer_device(buffer->buffer);
-  hrx_device_retain(device);
-  return hrx_py_device_wrap(hrx_py_state_from_type(Py_TYPE(self)), device);
+static PyObject* hrx_py_buffer_allocation_size(hrx_py_state_t* state,
+                                               void* view) {
+  (void)state;
+  return PyLong_FromUnsignedLongLong(
+      hrx_buffer_size(((hrx_py_buffer_t*)view)->buffer));
+}
+
+static PyObject* hrx_py_buffer_device_of(hrx_py_state_t* state, void* view) {
+  return hrx_py_device_ref(state,
+                           hrx_buffer_device(((hrx_py_buffer_t*)view)->buffer));
 }
 
 /* The CUDA Array Interface, version 3: this view as a 1-D uint8 array.
@@ -286,11 +283,6 @@ static PyObject* hrx_py_buffer_new(PyTypeObject* type, PyObject* args,
   return NULL;
 }
 
-static PyObject* hrx_py_buffer_get_closed(PyObject* self, void* closure) {
-  (void)closure;
-  return PyBool_FromLong(((hrx_py_buffer_t*)self)->buffer == NULL);
-}
-
 static PyObject* hrx_py_buffer_repr(PyObject* self) {
   hrx_py_buffer_t* buffer = (hrx_py_buffer_t*)self;
   if (!buffer->buffer) return PyUnicode_FromString("<hrx.Buffer (closed)>");
@@ -342,15 +334,16 @@ static PyMethodDef hrx_py_buffer_methods[] = {
 };
 
 static PyGetSetDef hrx_py_buffer_getset[] = {
-    {"nbytes", hrx_py_buffer_get_nbytes, NULL, "length of this view in bytes",
-     NULL},
-    {"offset", hrx_py_buffer_get_offset, NULL,
-     "offset of this view in its allocation", NULL},
-    {"allocation_size", hrx_py_buffer_get_allocation_size, NULL,
-     "size of the whole allocation", NULL},
-    {"device", hrx_py_buffer_get_device, NULL, "the buffer's device", NULL},
-    {"closed", hrx_py_buffer_get_closed, NULL, "whether close() was called",
-     NULL},
+    HRX_PY_PROPERTY("nbytes", hrx_py_buffer_kind, hrx_py_buffer_nbytes,
+                    "length of this view in bytes"),
+    HRX_PY_PROPERTY("offset", hrx_py_buffer_kind, hrx_py_buffer_offset,
+                    "offset of this view in its allocation"),
+    HRX_PY_PROPERTY("allocation_size", hrx_py_buffer_kind,
+                    hrx_py_buffer_allocation_size,
+                    "size of the whole allocation"),
+    HRX_PY_PROPERTY("device", hrx_py_buffer_kind, hrx_py_buffer_device_of,
+                    "the buffer's device"),
+    HRX_PY_CLOSED_PROPERTY(hrx_py_buffer_kind),
     {"__cuda_array_interface__", hrx_py_buffer_get_cuda_array_interface, NULL,
      "the CUDA Array Interface (version 3) of this view as 1-D uint8, for "
      "Numba and CuPy. Its stream is the legacy default stream, made to wait "
@@ -366,7 +359,7 @@ static PyType_Slot hrx_py_buffer_slots[] = {
                 "its device. Create with Device.allocate or Stream.allocate."},
     {Py_tp_new, hrx_py_buffer_new},
     {Py_tp_dealloc, hrx_py_buffer_dealloc},
-    {Py_tp_traverse, hrx_py_buffer_traverse},
+    {Py_tp_traverse, hrx_py_traverse_type},
     {Py_tp_methods, hrx_py_buffer_methods},
     {Py_tp_getset, hrx_py_buffer_getset},
     {Py_tp_repr, hrx_py_buffer_repr},

@@ -32,12 +32,6 @@ hrx_completion_t* hrx_py_completion_unwrap(hrx_py_state_t* state,
   return ((hrx_py_completion_t*)object)->completion;
 }
 
-static int hrx_py_completion_traverse(PyObject* self, visitproc visit,
-                                      void* arg) {
-  Py_VISIT(Py_TYPE(self));
-  return 0;
-}
-
 static void hrx_py_completion_dealloc(PyObject* self) {
   PyTypeObject* type = Py_TYPE(self);
   PyObject_GC_UnTrack(self);
@@ -209,7 +203,7 @@ static PyType_Slot hrx_py_completion_slots[] = {
                 "Stream.wait_completion(). Returned by Graph.launch() for "
                 "graphs with host callbacks."},
     {Py_tp_dealloc, hrx_py_completion_dealloc},
-    {Py_tp_traverse, hrx_py_completion_traverse},
+    {Py_tp_traverse, hrx_py_traverse_type},
     {Py_tp_methods, hrx_py_completion_methods},
     {0, NULL},
 };

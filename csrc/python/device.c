@@ -1,6 +1,7 @@
 /* hrx.Device: a handle on a live device. */
 #include "args.h"
 #include "objects.h"
+#include "property.h"
 #include "wait.h"
 
 void hrx_py_raise_closed(hrx_py_state_t* state, const char* what) {
@@ -18,6 +19,23 @@ PyObject* hrx_py_device_wrap(hrx_py_state_t* state, hrx_device_t* device) {
   self->device = device;
   PyObject_GC_Track(self);
   return (PyObject*)self;
+}
+
+PyObject* hrx_py_device_ref(hrx_py_state_t* state, hrx_device_t* device) {
+  hrx_device_retain(device);
+  return hrx_py_device_wrap(state, device);
+}
+
+hrx_device_t* hrx_py_device_argument(PyTypeObject* type, PyObject* args,
+                                     PyObject* kwargs, const char* format,
+                                     hrx_py_state_t** out_state) {
+  static char* keywords[] = {"device", NULL};
+  PyObject* object = NULL;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, format, keywords, &object)) {
+    return NULL;
+  }
+  *out_state = hrx_py_state_from_type(type);
+  return *out_state ? hrx_py_device_unwrap(*out_state, object) : NULL;
 }
 
 hrx_device_t* hrx_py_device_unwrap(hrx_py_state_t* state, PyObject* object) {
@@ -138,11 +156,6 @@ static PyObject* hrx_py_device_open(PyObject* cls, PyObject* args,
   return hrx_py_device_open_impl((PyTypeObject*)cls, args, kwargs);
 }
 
-static int hrx_py_device_traverse(PyObject* self, visitproc visit, void* arg) {
-  Py_VISIT(Py_TYPE(self));
-  return 0;
-}
-
 static void hrx_py_device_close_handle(hrx_py_device_t* self) {
   hrx_device_t* device = self->device;
   self->device = NULL;
@@ -184,8 +197,7 @@ static PyObject* hrx_py_device_clone(PyObject* self, PyObject* unused) {
   (void)unused;
   hrx_device_t* device = hrx_py_device_get(self);
   if (!device) return NULL;
-  hrx_device_retain(device);
-  return hrx_py_device_wrap(hrx_py_state_from_type(Py_TYPE(self)), device);
+  return hrx_py_device_ref(hrx_py_state_from_type(Py_TYPE(self)), device);
 }
 
 static PyObject* hrx_py_device_set_stream_queue_count(PyObject* self,
@@ -357,11 +369,16 @@ static PyObject* hrx_py_device_set_stream_queue_policy(PyObject* self,
   Py_RETURN_NONE;
 }
 
-static PyObject* hrx_py_device_get_stream_queue_policy(PyObject* self,
-                                                       void* closure) {
-  (void)closure;
-  hrx_device_t* device = hrx_py_device_get(self);
-  if (!device) return NULL;
+static void* hrx_py_device_object(PyObject* self) {
+  return ((hrx_py_device_t*)self)->device;
+}
+
+static const hrx_py_handle_kind_t hrx_py_device_kind = {"device",
+                                                        hrx_py_device_object};
+
+static PyObject* hrx_py_device_stream_queue_policy(hrx_py_state_t* state,
+                                                   void* device) {
+  (void)state;
   return PyUnicode_FromString(
       hrx_queue_policy_name(hrx_device_stream_queue_policy(device)));
 }
@@ -448,11 +465,7 @@ static PyObject* hrx_py_device_pool_stats(PyObject* self, PyObject* unused) {
       "queues", list);
 }
 
-static PyObject* hrx_py_device_get_info(PyObject* self, void* closure) {
-  (void)closure;
-  hrx_device_t* device = hrx_py_device_get(self);
-  if (!device) return NULL;
-  hrx_py_state_t* state = hrx_py_state_from_type(Py_TYPE(self));
+static PyObject* hrx_py_device_info(hrx_py_state_t* state, void* device) {
   hrx_device_info_t info;
   hrx_status_t status = hrx_device_query_info(device, &info);
   if (status) return hrx_py_raise(state, status);
@@ -490,10 +503,8 @@ static PyObject* hrx_py_device_get_info(PyObject* self, void* closure) {
                        info.device_count, "peer", peer);
 }
 
-static PyObject* hrx_py_device_get_free_memory(PyObject* self, void* closure) {
-  (void)closure;
-  hrx_device_t* device = hrx_py_device_get(self);
-  if (!device) return NULL;
+static PyObject* hrx_py_device_free_memory(hrx_py_state_t* state,
+                                           void* device) {
   uint64_t free_bytes = 0;
   hrx_status_t status;
   hrx_device_retain(device);
@@ -501,15 +512,13 @@ static PyObject* hrx_py_device_get_free_memory(PyObject* self, void* closure) {
   status = hrx_device_query_free_memory(device, &free_bytes);
   hrx_device_release(device);
   Py_END_ALLOW_THREADS
-  if (status) return hrx_py_raise(hrx_py_state_from_type(Py_TYPE(self)), status);
+  if (status) return hrx_py_raise(state, status);
   return PyLong_FromUnsignedLongLong(free_bytes);
 }
 
-static PyObject* hrx_py_device_get_stream_queue_count(PyObject* self,
-                                                      void* closure) {
-  (void)closure;
-  hrx_device_t* device = hrx_py_device_get(self);
-  if (!device) return NULL;
+static PyObject* hrx_py_device_stream_queue_count(hrx_py_state_t* state,
+                                                  void* device) {
+  (void)state;
   return PyLong_FromLong(hrx_device_stream_queue_count(device));
 }
 
@@ -527,16 +536,10 @@ static PyObject* hrx_py_device_set_batching(PyObject* self,
   Py_RETURN_NONE;
 }
 
-static PyObject* hrx_py_device_get_batching(PyObject* self, void* closure) {
-  (void)closure;
-  hrx_device_t* device = hrx_py_device_get(self);
-  if (!device) return NULL;
+static PyObject* hrx_py_device_batching_of(hrx_py_state_t* state,
+                                           void* device) {
+  (void)state;
   return PyBool_FromLong(hrx_device_batching(device));
-}
-
-static PyObject* hrx_py_device_get_closed(PyObject* self, void* closure) {
-  (void)closure;
-  return PyBool_FromLong(((hrx_py_device_t*)self)->device == NULL);
 }
 
 static PyObject* hrx_py_device_richcompare(PyObject* self, PyObject* other,
@@ -615,24 +618,27 @@ static PyMethodDef hrx_py_device_methods[] = {
 };
 
 static PyGetSetDef hrx_py_device_getset[] = {
-    {"info", hrx_py_device_get_info, NULL,
-     "dict: backend, index, name, target, runtime, total_memory, "
-     "max_native_queues, selection (how the backend was chosen), "
-     "batch_publication (how batched commands reach the device), platform, "
-     "engines (host: the engine threads serving the queues; else 0), "
-     "device_count (devices of the backend), peer ({other index: 'direct', "
-     "'peer' or 'staged'}: how Stream.copy_peer reaches each other device)",
-     NULL},
-    {"free_memory", hrx_py_device_get_free_memory, NULL,
-     "free device memory in bytes", NULL},
-    {"stream_queue_count", hrx_py_device_get_stream_queue_count, NULL,
-     "the pool size (per priority lane)", NULL},
-    {"stream_queue_policy", hrx_py_device_get_stream_queue_policy, NULL,
-     "the queue policy: \"round_robin\" or \"least_loaded\"", NULL},
-    {"batching", hrx_py_device_get_batching, NULL,
-     "whether submission batching is on (set_batching changes it)", NULL},
-    {"closed", hrx_py_device_get_closed, NULL, "whether close() was called",
-     NULL},
+    HRX_PY_PROPERTY("info", hrx_py_device_kind, hrx_py_device_info,
+                    "dict: backend, index, name, target, runtime, "
+                    "total_memory, max_native_queues, selection (how the "
+                    "backend was chosen), batch_publication (how batched "
+                    "commands reach the device), platform, engines (host: "
+                    "the engine threads serving the queues; else 0), "
+                    "device_count (devices of the backend), peer ({other "
+                    "index: 'direct', 'peer' or 'staged'}: how "
+                    "Stream.copy_peer reaches each other device)"),
+    HRX_PY_PROPERTY("free_memory", hrx_py_device_kind,
+                    hrx_py_device_free_memory, "free device memory in bytes"),
+    HRX_PY_PROPERTY("stream_queue_count", hrx_py_device_kind,
+                    hrx_py_device_stream_queue_count,
+                    "the pool size (per priority lane)"),
+    HRX_PY_PROPERTY("stream_queue_policy", hrx_py_device_kind,
+                    hrx_py_device_stream_queue_policy,
+                    "the queue policy: \"round_robin\" or \"least_loaded\""),
+    HRX_PY_PROPERTY("batching", hrx_py_device_kind, hrx_py_device_batching_of,
+                    "whether submission batching is on (set_batching changes "
+                    "it)"),
+    HRX_PY_CLOSED_PROPERTY(hrx_py_device_kind),
     {NULL, NULL, NULL, NULL, NULL},
 };
 
@@ -641,7 +647,7 @@ static PyType_Slot hrx_py_device_slots[] = {
                 "index) share one live device, its pool setting and queues."},
     {Py_tp_new, hrx_py_device_new},
     {Py_tp_dealloc, hrx_py_device_dealloc},
-    {Py_tp_traverse, hrx_py_device_traverse},
+    {Py_tp_traverse, hrx_py_traverse_type},
     {Py_tp_methods, hrx_py_device_methods},
     {Py_tp_getset, hrx_py_device_getset},
     {Py_tp_richcompare, hrx_py_device_richcompare},

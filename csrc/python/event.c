@@ -1,5 +1,6 @@
 /* hrx.Event: a snapshot of a stream's published work. */
 #include "objects.h"
+#include "property.h"
 #include "wait.h"
 
 PyObject* hrx_py_event_wrap(hrx_py_state_t* state, hrx_event_t* event) {
@@ -27,11 +28,6 @@ hrx_event_t* hrx_py_event_unwrap(hrx_py_state_t* state, PyObject* object) {
 static hrx_event_t* hrx_py_event_get(PyObject* self, hrx_py_state_t** out) {
   *out = hrx_py_state_from_type(Py_TYPE(self));
   return *out ? hrx_py_event_unwrap(*out, self) : NULL;
-}
-
-static int hrx_py_event_traverse(PyObject* self, visitproc visit, void* arg) {
-  Py_VISIT(Py_TYPE(self));
-  return 0;
 }
 
 static void hrx_py_event_close_handle(hrx_py_event_t* self) {
@@ -114,27 +110,20 @@ static PyObject* hrx_py_event_exit(PyObject* self, PyObject* args) {
   Py_RETURN_FALSE;
 }
 
-static PyObject* hrx_py_event_get_device(PyObject* self, void* closure) {
-  (void)closure;
-  hrx_py_state_t* state;
-  hrx_event_t* event = hrx_py_event_get(self, &state);
-  if (!event) return NULL;
-  hrx_device_t* device = hrx_event_device(event);
-  hrx_device_retain(device);
-  return hrx_py_device_wrap(state, device);
+static void* hrx_py_event_object(PyObject* self) {
+  return ((hrx_py_event_t*)self)->event;
 }
 
-static PyObject* hrx_py_event_get_timing(PyObject* self, void* closure) {
-  (void)closure;
-  hrx_py_state_t* state;
-  hrx_event_t* event = hrx_py_event_get(self, &state);
-  if (!event) return NULL;
+static const hrx_py_handle_kind_t hrx_py_event_kind = {"event",
+                                                       hrx_py_event_object};
+
+static PyObject* hrx_py_event_device_of(hrx_py_state_t* state, void* event) {
+  return hrx_py_device_ref(state, hrx_event_device(event));
+}
+
+static PyObject* hrx_py_event_timing(hrx_py_state_t* state, void* event) {
+  (void)state;
   return PyBool_FromLong(hrx_event_timing(event));
-}
-
-static PyObject* hrx_py_event_get_closed(PyObject* self, void* closure) {
-  (void)closure;
-  return PyBool_FromLong(((hrx_py_event_t*)self)->event == NULL);
 }
 
 static PyMethodDef hrx_py_event_methods[] = {
@@ -154,11 +143,11 @@ static PyMethodDef hrx_py_event_methods[] = {
 };
 
 static PyGetSetDef hrx_py_event_getset[] = {
-    {"device", hrx_py_event_get_device, NULL, "the event's device", NULL},
-    {"timing", hrx_py_event_get_timing, NULL,
-     "whether the event was recorded with timing=True", NULL},
-    {"closed", hrx_py_event_get_closed, NULL, "whether close() was called",
-     NULL},
+    HRX_PY_PROPERTY("device", hrx_py_event_kind, hrx_py_event_device_of,
+                    "the event's device"),
+    HRX_PY_PROPERTY("timing", hrx_py_event_kind, hrx_py_event_timing,
+                    "whether the event was recorded with timing=True"),
+    HRX_PY_CLOSED_PROPERTY(hrx_py_event_kind),
     {NULL, NULL, NULL, NULL, NULL},
 };
 
@@ -166,7 +155,7 @@ static PyType_Slot hrx_py_event_slots[] = {
     {Py_tp_doc, "Completes when the work its stream had published at "
                 "Stream.record_event() is done."},
     {Py_tp_dealloc, hrx_py_event_dealloc},
-    {Py_tp_traverse, hrx_py_event_traverse},
+    {Py_tp_traverse, hrx_py_traverse_type},
     {Py_tp_methods, hrx_py_event_methods},
     {Py_tp_getset, hrx_py_event_getset},
     {0, NULL},

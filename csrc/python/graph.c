@@ -5,6 +5,7 @@
 
 #include "args.h"
 #include "objects.h"
+#include "property.h"
 #include "submit.h"
 
 /* ------------------------------------------------------------ trampoline */
@@ -220,15 +221,9 @@ static void hrx_py_graph_drop(hrx_graph_t* graph) {
 /* Graph(device) */
 static PyObject* hrx_py_graph_new(PyTypeObject* type, PyObject* args,
                                   PyObject* kwargs) {
-  static char* keywords[] = {"device", NULL};
-  PyObject* device_object = NULL;
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O:Graph", keywords,
-                                   &device_object)) {
-    return NULL;
-  }
-  hrx_py_state_t* state = hrx_py_state_from_type(type);
-  if (!state) return NULL;
-  hrx_device_t* device = hrx_py_device_unwrap(state, device_object);
+  hrx_py_state_t* state = NULL;
+  hrx_device_t* device =
+      hrx_py_device_argument(type, args, kwargs, "O:Graph", &state);
   if (!device) return NULL;
   hrx_graph_t* graph = NULL;
   hrx_status_t status = hrx_graph_create(device, &graph);
@@ -461,42 +456,25 @@ static PyObject* hrx_py_graph_exit(PyObject* self, PyObject* args) {
   Py_RETURN_FALSE;
 }
 
-static hrx_graph_t* hrx_py_graph_get(PyObject* self, hrx_py_state_t** out) {
-  *out = hrx_py_state_from_type(Py_TYPE(self));
-  hrx_graph_t* graph = ((hrx_py_graph_t*)self)->graph;
-  if (!graph && *out) hrx_py_raise_closed(*out, "graph");
-  return graph;
+static void* hrx_py_graph_object(PyObject* self) {
+  return ((hrx_py_graph_t*)self)->graph;
 }
 
-static PyObject* hrx_py_graph_get_device(PyObject* self, void* closure) {
-  (void)closure;
-  hrx_py_state_t* state;
-  hrx_graph_t* graph = hrx_py_graph_get(self, &state);
-  if (!graph) return NULL;
-  hrx_device_t* device = hrx_graph_device(graph);
-  hrx_device_retain(device);
-  return hrx_py_device_wrap(state, device);
+static const hrx_py_handle_kind_t hrx_py_graph_kind = {"graph",
+                                                       hrx_py_graph_object};
+
+static PyObject* hrx_py_graph_device_of(hrx_py_state_t* state, void* graph) {
+  return hrx_py_device_ref(state, hrx_graph_device(graph));
 }
 
-static PyObject* hrx_py_graph_get_node_count(PyObject* self, void* closure) {
-  (void)closure;
-  hrx_py_state_t* state;
-  hrx_graph_t* graph = hrx_py_graph_get(self, &state);
-  if (!graph) return NULL;
+static PyObject* hrx_py_graph_node_count(hrx_py_state_t* state, void* graph) {
+  (void)state;
   return PyLong_FromSize_t(hrx_graph_node_count(graph));
 }
 
-static PyObject* hrx_py_graph_get_native(PyObject* self, void* closure) {
-  (void)closure;
-  hrx_py_state_t* state;
-  hrx_graph_t* graph = hrx_py_graph_get(self, &state);
-  if (!graph) return NULL;
+static PyObject* hrx_py_graph_native(hrx_py_state_t* state, void* graph) {
+  (void)state;
   return PyBool_FromLong(hrx_graph_is_native(graph));
-}
-
-static PyObject* hrx_py_graph_get_closed(PyObject* self, void* closure) {
-  (void)closure;
-  return PyBool_FromLong(((hrx_py_graph_t*)self)->graph == NULL);
 }
 
 static PyMethodDef hrx_py_graph_methods[] = {
@@ -533,14 +511,14 @@ static PyMethodDef hrx_py_graph_methods[] = {
 };
 
 static PyGetSetDef hrx_py_graph_getset[] = {
-    {"device", hrx_py_graph_get_device, NULL, "the graph's device", NULL},
-    {"node_count", hrx_py_graph_get_node_count, NULL, "nodes recorded", NULL},
-    {"native", hrx_py_graph_get_native, NULL,
-     "whether launches run as one native graph (hip, device work only); "
-     "known after the first launch",
-     NULL},
-    {"closed", hrx_py_graph_get_closed, NULL, "whether close() was called",
-     NULL},
+    HRX_PY_PROPERTY("device", hrx_py_graph_kind, hrx_py_graph_device_of,
+                    "the graph's device"),
+    HRX_PY_PROPERTY("node_count", hrx_py_graph_kind, hrx_py_graph_node_count,
+                    "nodes recorded"),
+    HRX_PY_PROPERTY("native", hrx_py_graph_kind, hrx_py_graph_native,
+                    "whether launches run as one native graph (hip, device "
+                    "work only); known after the first launch"),
+    HRX_PY_CLOSED_PROPERTY(hrx_py_graph_kind),
     {NULL, NULL, NULL, NULL, NULL},
 };
 

@@ -17,6 +17,11 @@ hrx_py_state_t* hrx_py_state_from_type(PyTypeObject* type) {
   return module ? hrx_py_state(module) : NULL;
 }
 
+int hrx_py_traverse_type(PyObject* self, visitproc visit, void* arg) {
+  Py_VISIT(Py_TYPE(self));
+  return 0;
+}
+
 PyObject* hrx_py_raise(hrx_py_state_t* state, hrx_status_t status) {
   hrx_status_code_t code = hrx_status_code(status);
   PyObject* type = (code > 0 && code <= HRX_STATUS_DEVICE_ERROR)
@@ -116,25 +121,26 @@ static PyObject* hrx_py_backends(PyObject* module, PyObject* unused) {
   PyObject* list = PyList_New(0);
   if (!list) return NULL;
   for (int i = 0; i < count; ++i) {
-    char reason[1024] = "";
-    bool available;
+    hrx_status_t refusal;
     Py_BEGIN_ALLOW_THREADS
-    available = hrx_backend_probe(names[i], reason, sizeof(reason));
+    refusal = hrx_backend_probe(names[i]);
     Py_END_ALLOW_THREADS
     hrx_backend_info_t info;
     hrx_backend_query_info(names[i], &info);
     PyObject* connections = info.has_connections
                                 ? hrx_py_connection_budget(&info.connections)
                                 : Py_NewRef(Py_None);
-    if (!connections) {
-      Py_DECREF(list);
-      return NULL;
-    }
-    PyObject* entry = Py_BuildValue(
-        "{s:s,s:O,s:s,s:z,s:z,s:N}", "name", names[i], "available",
-        available ? Py_True : Py_False, "reason", available ? "" : reason,
-        "library", info.library[0] ? info.library : NULL, "platform",
-        info.platform[0] ? info.platform : NULL, "connections", connections);
+    PyObject* entry =
+        connections
+            ? Py_BuildValue(
+                  "{s:s,s:O,s:s,s:z,s:z,s:N}", "name", names[i], "available",
+                  refusal ? Py_False : Py_True, "reason",
+                  hrx_status_message(refusal), "library",
+                  info.library[0] ? info.library : NULL, "platform",
+                  info.platform[0] ? info.platform : NULL, "connections",
+                  connections)
+            : NULL;
+    hrx_status_free(refusal);
     if (!entry || PyList_Append(list, entry) < 0) {
       Py_XDECREF(entry);
       Py_DECREF(list);

@@ -27,6 +27,10 @@ hrx_py_state_t* hrx_py_state(PyObject* module);
 /* Module state from an instance of one of the module's heap types. */
 hrx_py_state_t* hrx_py_state_from_type(PyTypeObject* type);
 
+/* tp_traverse of the handle types that keep no Python object: visits the
+ * heap type only. */
+int hrx_py_traverse_type(PyObject* self, visitproc visit, void* arg);
+
 /* Raises the hrx.Error subclass for the status's code with its message and
  * frees the status. Returns NULL, for `return hrx_py_raise(...)`. */
 PyObject* hrx_py_raise(hrx_py_state_t* state, hrx_status_t status);

@@ -57,6 +57,8 @@ typedef struct {
 /* New Python handles that take over one reference to the C object. On
  * failure the reference is released and NULL returned. */
 PyObject* hrx_py_device_wrap(hrx_py_state_t* state, hrx_device_t* device);
+/* A new hrx.Device handle of a device the caller borrows (retained here). */
+PyObject* hrx_py_device_ref(hrx_py_state_t* state, hrx_device_t* device);
 /* {variable, value, wanted, source} (variable and value None when no
  * variable applies). */
 PyObject* hrx_py_connection_budget(const hrx_connection_budget_t* budget);
@@ -83,6 +85,11 @@ PyObject* hrx_py_allocate(hrx_py_state_t* state, hrx_device_t* device,
  * while the GIL is released; drop it with hrx_py_release_held. */
 int hrx_py_buffer_view(hrx_py_state_t* state, PyObject* object,
                        const char* role, hrx_view_t* out_view);
+/* The one argument `device` of a constructor (format "O:Graph"): its
+ * borrowed C device and the module state, or NULL with an error set. */
+hrx_device_t* hrx_py_device_argument(PyTypeObject* type, PyObject* args,
+                                     PyObject* kwargs, const char* format,
+                                     hrx_py_state_t** out_state);
 /* Borrowed C event of an hrx.Event, or NULL with an error set. */
 hrx_event_t* hrx_py_event_unwrap(hrx_py_state_t* state, PyObject* object);
 

@@ -7,6 +7,7 @@
 #include "args.h"
 #include "dlpack.h"
 #include "objects.h"
+#include "property.h"
 #include "submit.h"
 #include "wait.h"
 
@@ -47,11 +48,6 @@ static hrx_stream_t* hrx_py_stream_hold(PyObject* self) {
   hrx_stream_t* stream = hrx_py_stream_get(self, &state);
   hrx_stream_retain(stream);
   return stream;
-}
-
-static int hrx_py_stream_traverse(PyObject* self, visitproc visit, void* arg) {
-  Py_VISIT(Py_TYPE(self));
-  return 0;
 }
 
 /* Drops the handle's reference. A failure of the stream that no
@@ -491,49 +487,40 @@ static PyObject* hrx_py_stream_wait_completion(PyObject* self,
   Py_RETURN_NONE;
 }
 
-static PyObject* hrx_py_stream_get_device(PyObject* self, void* closure) {
-  (void)closure;
-  hrx_py_state_t* state;
-  hrx_stream_t* stream = hrx_py_stream_get(self, &state);
-  if (!stream) return NULL;
-  hrx_device_t* device = hrx_stream_device(stream);
-  hrx_device_retain(device);
-  return hrx_py_device_wrap(state, device);
+static void* hrx_py_stream_object(PyObject* self) {
+  return ((hrx_py_stream_t*)self)->stream;
 }
 
-static PyObject* hrx_py_stream_get_queue_index(PyObject* self, void* closure) {
-  (void)closure;
-  hrx_py_state_t* state;
-  hrx_stream_t* stream = hrx_py_stream_get(self, &state);
-  if (!stream) return NULL;
+static const hrx_py_handle_kind_t hrx_py_stream_kind = {"stream",
+                                                        hrx_py_stream_object};
+
+static PyObject* hrx_py_stream_device_of(hrx_py_state_t* state, void* stream) {
+  return hrx_py_device_ref(state, hrx_stream_device(stream));
+}
+
+static PyObject* hrx_py_stream_queue_index(hrx_py_state_t* state,
+                                           void* stream) {
+  (void)state;
   int index = hrx_stream_queue_index(stream);
   if (index < 0) Py_RETURN_NONE;
   return PyLong_FromLong(index);
 }
 
-static PyObject* hrx_py_stream_get_priority(PyObject* self, void* closure) {
-  (void)closure;
-  hrx_py_state_t* state;
-  hrx_stream_t* stream = hrx_py_stream_get(self, &state);
-  if (!stream) return NULL;
+static PyObject* hrx_py_stream_priority_of(hrx_py_state_t* state,
+                                           void* stream) {
+  (void)state;
   return PyUnicode_FromString(
       hrx_stream_priority_name(hrx_stream_priority(stream)));
 }
 
-static PyObject* hrx_py_stream_get_reserved(PyObject* self, void* closure) {
-  (void)closure;
-  hrx_py_state_t* state;
-  hrx_stream_t* stream = hrx_py_stream_get(self, &state);
-  if (!stream) return NULL;
+static PyObject* hrx_py_stream_reserved(hrx_py_state_t* state, void* stream) {
+  (void)state;
   return PyBool_FromLong(hrx_stream_reserved(stream));
 }
 
-static PyObject* hrx_py_stream_get_native_handle(PyObject* self,
-                                                 void* closure) {
-  (void)closure;
-  hrx_py_state_t* state;
-  hrx_stream_t* stream = hrx_py_stream_get(self, &state);
-  if (!stream) return NULL;
+static PyObject* hrx_py_stream_native_handle(hrx_py_state_t* state,
+                                             void* stream) {
+  (void)state;
   return PyLong_FromVoidPtr(hrx_stream_native_handle(stream));
 }
 
@@ -579,11 +566,6 @@ static PyObject* hrx_py_stream_get_cuda_stream(PyObject* self, void* closure) {
     return NULL;
   }
   return PyCFunction_New(&hrx_py_stream_cuda_stream_def, self);
-}
-
-static PyObject* hrx_py_stream_get_closed(PyObject* self, void* closure) {
-  (void)closure;
-  return PyBool_FromLong(((hrx_py_stream_t*)self)->stream == NULL);
 }
 
 static PyObject* hrx_py_stream_repr(PyObject* self) {
@@ -662,18 +644,21 @@ static PyMethodDef hrx_py_stream_methods[] = {
 };
 
 static PyGetSetDef hrx_py_stream_getset[] = {
-    {"device", hrx_py_stream_get_device, NULL, "the stream's device", NULL},
-    {"queue_index", hrx_py_stream_get_queue_index, NULL,
-     "pool slot of the stream's queue within its priority lane (None "
-     "outside the pool and for a reserved queue)", NULL},
-    {"priority", hrx_py_stream_get_priority, NULL,
-     "the stream's lane: \"high\", \"normal\" or \"low\"", NULL},
-    {"reserved", hrx_py_stream_get_reserved, NULL,
-     "whether the stream has a reserved queue of its own", NULL},
-    {"native_handle", hrx_py_stream_get_native_handle, NULL,
-     "the native queue handle as an int (hipStream_t / cudaStream_t)", NULL},
-    {"closed", hrx_py_stream_get_closed, NULL, "whether close() was called",
-     NULL},
+    HRX_PY_PROPERTY("device", hrx_py_stream_kind, hrx_py_stream_device_of,
+                    "the stream's device"),
+    HRX_PY_PROPERTY("queue_index", hrx_py_stream_kind,
+                    hrx_py_stream_queue_index,
+                    "pool slot of the stream's queue within its priority lane "
+                    "(None outside the pool and for a reserved queue)"),
+    HRX_PY_PROPERTY("priority", hrx_py_stream_kind, hrx_py_stream_priority_of,
+                    "the stream's lane: \"high\", \"normal\" or \"low\""),
+    HRX_PY_PROPERTY("reserved", hrx_py_stream_kind, hrx_py_stream_reserved,
+                    "whether the stream has a reserved queue of its own"),
+    HRX_PY_PROPERTY("native_handle", hrx_py_stream_kind,
+                    hrx_py_stream_native_handle,
+                    "the native queue handle as an int (hipStream_t / "
+                    "cudaStream_t)"),
+    HRX_PY_CLOSED_PROPERTY(hrx_py_stream_kind),
     {"__cuda_stream__", hrx_py_stream_get_cuda_stream, NULL,
      "__cuda_stream__() -> (0, cudaStream_t handle): the CUDA stream "
      "protocol (cuda.core, CuPy, PyTorch). Only on NVIDIA GPUs; elsewhere "
@@ -699,7 +684,7 @@ static PyType_Slot hrx_py_stream_slots[] = {
                 "device's pool, assigned round-robin for the stream's life. "
                 "Create with Device.stream() or Stream.open()."},
     {Py_tp_dealloc, hrx_py_stream_dealloc},
-    {Py_tp_traverse, hrx_py_stream_traverse},
+    {Py_tp_traverse, hrx_py_traverse_type},
     {Py_tp_methods, hrx_py_stream_methods},
     {Py_tp_getset, hrx_py_stream_getset},
     {Py_tp_repr, hrx_py_stream_repr},
@@ -717,15 +702,9 @@ static PyType_Spec hrx_py_stream_spec = {
 /* hrx.fabric.Queue(device): a native queue outside the pool. */
 static PyObject* hrx_py_queue_new(PyTypeObject* type, PyObject* args,
                                   PyObject* kwargs) {
-  static char* keywords[] = {"device", NULL};
-  PyObject* device_object = NULL;
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O:Queue", keywords,
-                                   &device_object)) {
-    return NULL;
-  }
-  hrx_py_state_t* state = hrx_py_state_from_type(type);
-  if (!state) return NULL;
-  hrx_device_t* device = hrx_py_device_unwrap(state, device_object);
+  hrx_py_state_t* state = NULL;
+  hrx_device_t* device =
+      hrx_py_device_argument(type, args, kwargs, "O:Queue", &state);
   if (!device) return NULL;
   hrx_stream_t* stream = NULL;
   hrx_status_t status;
@@ -742,7 +721,7 @@ static PyType_Slot hrx_py_queue_slots[] = {
                 "pool's first use and is never handed to pool streams. It "
                 "has the Stream API; queue_index is None."},
     {Py_tp_new, hrx_py_queue_new},
-    {Py_tp_traverse, hrx_py_stream_traverse},
+    {Py_tp_traverse, hrx_py_traverse_type},
     {Py_tp_dealloc, hrx_py_stream_dealloc},
     {0, NULL},
 };

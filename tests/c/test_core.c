@@ -425,10 +425,10 @@ static void test_status(void) {
   hrx_event_release(NULL);
   hrx_device_release(NULL);
   hrx_readback_release(NULL);
-  char reason[256];
-  CHECK(hrx_backend_probe("host", reason, sizeof(reason)));
-  CHECK(!hrx_backend_probe("nonsense", reason, sizeof(reason)));
-  CHECK(strstr(reason, "unknown backend") != NULL);
+  CHECK(hrx_backend_probe("host") == NULL);
+  hrx_status_t refusal = hrx_backend_probe("nonsense");
+  CHECK(strstr(hrx_status_message(refusal), "unknown backend") != NULL);
+  hrx_status_free(refusal);
 }
 
 int main(void) {

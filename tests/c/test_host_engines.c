@@ -301,6 +301,24 @@ static void wait_for_gate(void* arg) {
   atomic_store(&gate->saw_release, atomic_load(&gate->released));
 }
 
+/* The parts of a gated scenario: an arena, a closed gate and an event. */
+typedef struct {
+  arena_t arena;
+  gate_t gate;
+  hrx_native_event_t* event;
+} scene_t;
+
+static void scene_open(scene_t* scene, hrx_backend_device_t* device) {
+  memset(scene, 0, sizeof(*scene));
+  arena_open(&scene->arena, device);
+  CHECK_OK(device->vtable->event_create(device, &scene->event));
+}
+
+static void scene_close(scene_t* scene, hrx_backend_device_t* device) {
+  device->vtable->event_destroy(device, scene->event);
+  arena_close(&scene->arena);
+}
+
 /* One engine; queues of the three lanes wait on an event that a host
  * function holds back, so they are all listed at the same moment when it
  * returns: the engine serves high, then normal, then low, although they
@@ -312,39 +330,34 @@ static void test_strict_lane_precedence(void) {
   hrx_native_queue_t* low = lane_queue(device, HRX_STREAM_PRIORITY_LOW);
   hrx_native_queue_t* normal = lane_queue(device, HRX_STREAM_PRIORITY_NORMAL);
   hrx_native_queue_t* high = lane_queue(device, HRX_STREAM_PRIORITY_HIGH);
-  arena_t arena;
-  arena_open(&arena, device);
-  gate_t gate;
-  memset(&gate, 0, sizeof(gate));
-  hrx_native_event_t* event = NULL;
-  CHECK_OK(device->vtable->event_create(device, &event));
+  scene_t scene;
+  scene_open(&scene, device);
   CHECK_OK(device->vtable->queue_host_call(device, gate_queue, wait_for_gate,
-                                           &gate));
-  CHECK_OK(device->vtable->event_record(device, gate_queue, event));
+                                           &scene.gate));
+  CHECK_OK(device->vtable->event_record(device, gate_queue, scene.event));
   hrx_native_queue_t* lanes[] = {low, normal, high};
   for (int i = 0; i < 3; ++i) {
-    CHECK_OK(device->vtable->queue_wait_event(device, lanes[i], event));
+    CHECK_OK(device->vtable->queue_wait_event(device, lanes[i], scene.event));
   }
   enum { HIGH_NORMAL = 0, NORMAL_LOW = 1, HIGH_LOW = 2 };
-  fill(&arena, low, NORMAL_LOW, 'l');
-  fill(&arena, low, HIGH_LOW, 'l');
-  fill(&arena, normal, HIGH_NORMAL, 'n');
-  fill(&arena, normal, NORMAL_LOW, 'n');
-  fill(&arena, high, HIGH_NORMAL, 'h');
-  fill(&arena, high, HIGH_LOW, 'h');
+  fill(&scene.arena, low, NORMAL_LOW, 'l');
+  fill(&scene.arena, low, HIGH_LOW, 'l');
+  fill(&scene.arena, normal, HIGH_NORMAL, 'n');
+  fill(&scene.arena, normal, NORMAL_LOW, 'n');
+  fill(&scene.arena, high, HIGH_NORMAL, 'h');
+  fill(&scene.arena, high, HIGH_LOW, 'h');
   /* Time for the engine to meet each queue's wait and set it aside. */
   struct timespec settle = {0, 200000000};
   nanosleep(&settle, NULL);
   CHECK(pending(device, high) == 3);
-  atomic_store(&gate.released, 1);
+  atomic_store(&scene.gate.released, 1);
   hrx_native_queue_t* queues[] = {gate_queue, low, normal, high};
   for (int i = 0; i < 4; ++i) CHECK(poll_idle(device, queues[i], 30 * SECOND));
-  CHECK(atomic_load(&gate.saw_release));
-  CHECK(arena.bytes[HIGH_NORMAL] == 'n');
-  CHECK(arena.bytes[NORMAL_LOW] == 'l');
-  CHECK(arena.bytes[HIGH_LOW] == 'l');
-  device->vtable->event_destroy(device, event);
-  arena_close(&arena);
+  CHECK(atomic_load(&scene.gate.saw_release));
+  CHECK(scene.arena.bytes[HIGH_NORMAL] == 'n');
+  CHECK(scene.arena.bytes[NORMAL_LOW] == 'l');
+  CHECK(scene.arena.bytes[HIGH_LOW] == 'l');
+  scene_close(&scene, device);
   finish(device, queues, 4);
 }
 
@@ -389,25 +402,20 @@ static void test_event_wait_does_not_hold_an_engine(void) {
   hrx_native_queue_t* busy = lane_queue(device, HRX_STREAM_PRIORITY_LOW);
   hrx_native_queue_t* source = lane_queue(device, HRX_STREAM_PRIORITY_NORMAL);
   hrx_native_queue_t* waiter = lane_queue(device, HRX_STREAM_PRIORITY_HIGH);
-  arena_t arena;
-  arena_open(&arena, device);
-  gate_t gate;
-  memset(&gate, 0, sizeof(gate));
-  hrx_native_event_t* event = NULL;
-  CHECK_OK(device->vtable->event_create(device, &event));
-  keep_busy(&arena, busy, 1);
+  scene_t scene;
+  scene_open(&scene, device);
+  keep_busy(&scene.arena, busy, 1);
   CHECK_OK(device->vtable->queue_host_call(device, source, release_gate,
-                                           &gate));
-  CHECK_OK(device->vtable->event_record(device, source, event));
-  CHECK_OK(device->vtable->queue_wait_event(device, waiter, event));
-  fill(&arena, waiter, 0, 7);
+                                           &scene.gate));
+  CHECK_OK(device->vtable->event_record(device, source, scene.event));
+  CHECK_OK(device->vtable->queue_wait_event(device, waiter, scene.event));
+  fill(&scene.arena, waiter, 0, 7);
   CHECK(poll_idle(device, waiter, 30 * SECOND));
-  CHECK(atomic_load(&gate.released));
-  CHECK(arena.bytes[0] == 7);
+  CHECK(atomic_load(&scene.gate.released));
+  CHECK(scene.arena.bytes[0] == 7);
   hrx_native_queue_t* queues[] = {busy, source, waiter};
   for (int i = 0; i < 3; ++i) check_done(device, queues[i]);
-  device->vtable->event_destroy(device, event);
-  arena_close(&arena);
+  scene_close(&scene, device);
   finish(device, queues, 3);
 }
 

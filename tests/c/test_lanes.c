@@ -329,13 +329,14 @@ static void test_probe_leaves_the_budget_alone(void) {
   unsetenv("CUDA_DEVICE_MAX_CONNECTIONS");
   unsetenv("GPU_MAX_HW_QUEUES");
   unsetenv("HRX_CONNECTION_BUDGET_SET");
-  char reason[1024];
-  bool available = hrx_backend_probe("hip", reason, sizeof(reason));
+  hrx_status_t refusal = hrx_backend_probe("hip");
+  bool available = refusal == NULL;
+  hrx_status_free(refusal);
   CHECK(getenv("CUDA_DEVICE_MAX_CONNECTIONS") == NULL);
   CHECK(getenv("GPU_MAX_HW_QUEUES") == NULL);
   CHECK(getenv("HRX_CONNECTION_BUDGET_SET") == NULL);
   setenv("GPU_MAX_HW_QUEUES", "3", 1);
-  hrx_backend_probe("hip", reason, sizeof(reason));
+  hrx_status_free(hrx_backend_probe("hip"));
   CHECK(strcmp(getenv("GPU_MAX_HW_QUEUES"), "3") == 0);
   unsetenv("GPU_MAX_HW_QUEUES");
   /* Without a hip device the automatic choice opens host and applies

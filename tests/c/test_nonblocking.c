@@ -18,6 +18,31 @@ static hrx_device_t* open_host(void) {
   return device;
 }
 
+/* A host device with a stream, a buffer of `bytes` (none when 0) and, with
+ * `big`, a second one of BIG bytes. Variables the test sets around it
+ * apply to the device. */
+typedef struct {
+  hrx_device_t* device;
+  hrx_stream_t* stream;
+  hrx_buffer_t* buffer;
+  hrx_buffer_t* big;
+} fixture_t;
+
+static fixture_t fixture_open(uint64_t bytes, bool big) {
+  fixture_t f = {open_host(), NULL, NULL, NULL};
+  CHECK_OK(hrx_stream_create(f.device, &f.stream));
+  if (big) CHECK_OK(hrx_buffer_allocate(f.device, BIG, &f.big));
+  if (bytes) CHECK_OK(hrx_buffer_allocate(f.device, bytes, &f.buffer));
+  return f;
+}
+
+static void fixture_close(fixture_t* f) {
+  hrx_buffer_release(f->big);
+  hrx_buffer_release(f->buffer);
+  hrx_stream_release(f->stream);
+  hrx_device_release(f->device);
+}
+
 static hrx_view_t whole(hrx_buffer_t* buffer) {
   hrx_view_t view;
   hrx_status_free(hrx_view_make(buffer, 0, hrx_buffer_size(buffer), &view));
@@ -33,68 +58,56 @@ static hrx_view_t part(hrx_buffer_t* buffer, uint64_t offset, uint64_t n) {
 /* Without anything to wait for, non-blocking submissions just work, and
  * the mode is per thread with the previous value returned. */
 static void test_nonblocking_submits(void) {
-  hrx_device_t* device = open_host();
-  hrx_stream_t* stream = NULL;
-  hrx_buffer_t* buffer = NULL;
-  CHECK_OK(hrx_stream_create(device, &stream));
-  CHECK_OK(hrx_buffer_allocate(device, 64, &buffer));
+  fixture_t f = fixture_open(64, false);
   CHECK(hrx_thread_set_nonblocking(true) == false);
-  CHECK_OK(hrx_stream_fill(stream, part(buffer, 0, 32), 7));
+  CHECK_OK(hrx_stream_fill(f.stream, part(f.buffer, 0, 32), 7));
   uint8_t data[32];
   memset(data, 9, sizeof(data));
-  CHECK_OK(hrx_stream_upload(stream, part(buffer, 32, 32), data, 32));
+  CHECK_OK(hrx_stream_upload(f.stream, part(f.buffer, 32, 32), data, 32));
   hrx_event_t* event = NULL;
-  CHECK_OK(hrx_stream_record_event(stream, &event));
-  CHECK_OK(hrx_stream_wait_event(stream, event));
+  CHECK_OK(hrx_stream_record_event(f.stream, &event));
+  CHECK_OK(hrx_stream_wait_event(f.stream, event));
   CHECK(hrx_thread_set_nonblocking(false) == true);
   uint8_t out[64];
-  CHECK_OK(hrx_stream_read_blocking(stream, whole(buffer), out, 64,
+  CHECK_OK(hrx_stream_read_blocking(f.stream, whole(f.buffer), out, 64,
                                    NULL, NULL));
   CHECK(out[0] == 7 && out[31] == 7 && out[32] == 9 && out[63] == 9);
   hrx_event_release(event);
-  hrx_buffer_release(buffer);
-  hrx_stream_release(stream);
-  hrx_device_release(device);
+  fixture_close(&f);
 }
 
 /* A full host ring: WOULD_BLOCK with nothing submitted; the same call made
  * blocking then goes through. */
 static void test_full_queue_would_block(void) {
   setenv("HRX_HOST_RING_CAPACITY", "2", 1);
-  hrx_device_t* device = open_host();
+  fixture_t f = fixture_open(64, true);
   unsetenv("HRX_HOST_RING_CAPACITY");
-  hrx_device_set_batching(device, false);
-  hrx_stream_t* stream = NULL;
-  hrx_buffer_t* big = NULL;
-  hrx_buffer_t* small = NULL;
-  CHECK_OK(hrx_stream_create(device, &stream));
-  CHECK_OK(hrx_buffer_allocate(device, BIG, &big));
-  CHECK_OK(hrx_buffer_allocate(device, 64, &small));
-  for (int i = 0; i < 3; ++i) CHECK_OK(hrx_stream_fill(stream, whole(big), i));
-  uint64_t before = hrx_device_commands_submitted(device);
+  hrx_device_set_batching(f.device, false);
+  for (int i = 0; i < 3; ++i) {
+    CHECK_OK(hrx_stream_fill(f.stream, whole(f.big), i));
+  }
+  uint64_t before = hrx_device_commands_submitted(f.device);
   hrx_thread_set_nonblocking(true);
-  CHECK_CODE(hrx_stream_fill(stream, whole(small), 1), HRX_STATUS_WOULD_BLOCK,
+  CHECK_CODE(hrx_stream_fill(f.stream, whole(f.buffer), 1),
+             HRX_STATUS_WOULD_BLOCK,
              "full host queue");
   uint8_t data[64] = {0};
-  CHECK_CODE(hrx_stream_upload(stream, whole(small), data, 64),
+  CHECK_CODE(hrx_stream_upload(f.stream, whole(f.buffer), data, 64),
              HRX_STATUS_WOULD_BLOCK, NULL);
   hrx_event_t* timing = NULL;
-  CHECK_CODE(hrx_stream_record_timing_event(stream, &timing),
+  CHECK_CODE(hrx_stream_record_timing_event(f.stream, &timing),
              HRX_STATUS_WOULD_BLOCK, NULL);
   CHECK(timing == NULL);
   bool done = true;
-  CHECK_OK(hrx_stream_query(stream, &done));
+  CHECK_OK(hrx_stream_query(f.stream, &done));
   CHECK(!done);
   hrx_thread_set_nonblocking(false);
-  CHECK(hrx_device_commands_submitted(device) == before);
-  CHECK_OK(hrx_stream_fill(stream, whole(small), 1));
-  CHECK_OK(hrx_stream_synchronize(stream, NULL, NULL));
-  CHECK_OK(hrx_stream_query(stream, &done));
+  CHECK(hrx_device_commands_submitted(f.device) == before);
+  CHECK_OK(hrx_stream_fill(f.stream, whole(f.buffer), 1));
+  CHECK_OK(hrx_stream_synchronize(f.stream, NULL, NULL));
+  CHECK_OK(hrx_stream_query(f.stream, &done));
   CHECK(done);
-  hrx_buffer_release(big);
-  hrx_buffer_release(small);
-  hrx_stream_release(stream);
-  hrx_device_release(device);
+  fixture_close(&f);
 }
 
 /* Under the fault wrapper a call the backend answered with WOULD_BLOCK is
@@ -103,35 +116,29 @@ static void test_full_queue_would_block(void) {
 static void test_would_block_is_not_a_fault_call(void) {
   setenv("HRX_HOST_RING_CAPACITY", "2", 1);
   setenv("HRX_FAULTS", "fill:5", 1);
-  hrx_device_t* device = open_host();
+  fixture_t f = fixture_open(64, true);
   unsetenv("HRX_FAULTS");
   unsetenv("HRX_HOST_RING_CAPACITY");
-  hrx_device_set_batching(device, false);
-  hrx_stream_t* stream = NULL;
-  hrx_buffer_t* big = NULL;
-  hrx_buffer_t* small = NULL;
-  CHECK_OK(hrx_stream_create(device, &stream));
-  CHECK_OK(hrx_buffer_allocate(device, BIG, &big));
-  CHECK_OK(hrx_buffer_allocate(device, 64, &small));
-  for (int i = 0; i < 3; ++i) CHECK_OK(hrx_stream_fill(stream, whole(big), i));
+  hrx_device_set_batching(f.device, false);
+  for (int i = 0; i < 3; ++i) {
+    CHECK_OK(hrx_stream_fill(f.stream, whole(f.big), i));
+  }
   hrx_fault_counts_t before, after;
   hrx_fault_query_counts(&before);
   hrx_thread_set_nonblocking(true);
-  CHECK_CODE(hrx_stream_fill(stream, whole(small), 1), HRX_STATUS_WOULD_BLOCK,
+  CHECK_CODE(hrx_stream_fill(f.stream, whole(f.buffer), 1),
+             HRX_STATUS_WOULD_BLOCK,
              "full host queue");
   hrx_thread_set_nonblocking(false);
   hrx_fault_query_counts(&after);
   CHECK(after.native_commands == before.native_commands);
-  CHECK_OK(hrx_stream_fill(stream, whole(small), 1));
-  CHECK_OK(hrx_stream_synchronize(stream, NULL, NULL));
-  CHECK_OK(hrx_stream_fill(stream, whole(small), 2));
-  CHECK_CODE(hrx_stream_synchronize(stream, NULL, NULL),
+  CHECK_OK(hrx_stream_fill(f.stream, whole(f.buffer), 1));
+  CHECK_OK(hrx_stream_synchronize(f.stream, NULL, NULL));
+  CHECK_OK(hrx_stream_fill(f.stream, whole(f.buffer), 2));
+  CHECK_CODE(hrx_stream_synchronize(f.stream, NULL, NULL),
              HRX_STATUS_DEVICE_ERROR,
              "fill call #5 failed");
-  hrx_buffer_release(big);
-  hrx_buffer_release(small);
-  hrx_stream_release(stream);
-  hrx_device_release(device);
+  fixture_close(&f);
 }
 
 /* Batching: a non-blocking command never publishes a batch, never fills
@@ -139,51 +146,45 @@ static void test_would_block_is_not_a_fault_call(void) {
 static void test_batches_would_block(void) {
   setenv("HRX_BATCH_MAX_COMMANDS", "4", 1);
   setenv("HRX_BATCH_DELAY_US", "10000000", 1);
-  hrx_device_t* device = open_host();
+  fixture_t f = fixture_open(1024, false);
   unsetenv("HRX_BATCH_MAX_COMMANDS");
   unsetenv("HRX_BATCH_DELAY_US");
-  hrx_stream_t* stream = NULL;
-  hrx_buffer_t* buffer = NULL;
-  CHECK_OK(hrx_stream_create(device, &stream));
-  CHECK_OK(hrx_buffer_allocate(device, 1024, &buffer));
   /* The stream's first command goes out alone; the next would start a batch
    * before the flusher lists the stream. */
   hrx_thread_set_nonblocking(true);
-  CHECK_OK(hrx_stream_fill(stream, part(buffer, 0, 64), 1));
-  CHECK_CODE(hrx_stream_fill(stream, part(buffer, 64, 64), 2),
+  CHECK_OK(hrx_stream_fill(f.stream, part(f.buffer, 0, 64), 1));
+  CHECK_CODE(hrx_stream_fill(f.stream, part(f.buffer, 64, 64), 2),
              HRX_STATUS_WOULD_BLOCK, "deadline thread");
   hrx_thread_set_nonblocking(false);
-  CHECK_OK(hrx_stream_fill(stream, part(buffer, 64, 64), 2));
+  CHECK_OK(hrx_stream_fill(f.stream, part(f.buffer, 64, 64), 2));
   hrx_thread_set_nonblocking(true);
-  CHECK_OK(hrx_stream_fill(stream, part(buffer, 128, 64), 3));
-  CHECK_OK(hrx_stream_fill(stream, part(buffer, 192, 64), 4));
+  CHECK_OK(hrx_stream_fill(f.stream, part(f.buffer, 128, 64), 3));
+  CHECK_OK(hrx_stream_fill(f.stream, part(f.buffer, 192, 64), 4));
   /* The fourth would fill the batch: publishing it may wait. */
-  CHECK_CODE(hrx_stream_fill(stream, part(buffer, 256, 64), 5),
+  CHECK_CODE(hrx_stream_fill(f.stream, part(f.buffer, 256, 64), 5),
              HRX_STATUS_WOULD_BLOCK, "full batch");
   /* Observations and lone commands would publish the pending batch. */
   hrx_event_t* event = NULL;
-  CHECK_CODE(hrx_stream_record_event(stream, &event), HRX_STATUS_WOULD_BLOCK,
+  CHECK_CODE(hrx_stream_record_event(f.stream, &event), HRX_STATUS_WOULD_BLOCK,
              "pending batch");
   uint8_t data[64] = {0};
-  CHECK_CODE(hrx_stream_upload(stream, part(buffer, 512, 64), data, 64),
+  CHECK_CODE(hrx_stream_upload(f.stream, part(f.buffer, 512, 64), data, 64),
              HRX_STATUS_WOULD_BLOCK, "pending batch");
   bool done = true;
-  CHECK_OK(hrx_stream_query(stream, &done));
+  CHECK_OK(hrx_stream_query(f.stream, &done));
   CHECK(!done);
   hrx_thread_set_nonblocking(false);
-  CHECK_OK(hrx_stream_fill(stream, part(buffer, 256, 64), 5));
-  CHECK_OK(hrx_stream_record_event(stream, &event));
+  CHECK_OK(hrx_stream_fill(f.stream, part(f.buffer, 256, 64), 5));
+  CHECK_OK(hrx_stream_record_event(f.stream, &event));
   CHECK_OK(hrx_event_synchronize(event, NULL, NULL));
   uint8_t out[320];
-  CHECK_OK(hrx_stream_read_blocking(stream, part(buffer, 0, 320), out, 320,
+  CHECK_OK(hrx_stream_read_blocking(f.stream, part(f.buffer, 0, 320), out, 320,
                                      NULL, NULL));
   bool right = true;
   for (int i = 0; i < 320; ++i) right = right && out[i] == i / 64 + 1;
   CHECK(right);
   hrx_event_release(event);
-  hrx_buffer_release(buffer);
-  hrx_stream_release(stream);
-  hrx_device_release(device);
+  fixture_close(&f);
 }
 
 static atomic_int callback_release;
@@ -200,64 +201,55 @@ static hrx_status_t hold_callback(void* user_data,
  * and while a launch's host callbacks are in flight, no non-blocking
  * submission proceeds (a callback may need the caller's global lock). */
 static void test_graphs_and_callbacks_would_block(void) {
-  hrx_device_t* device = open_host();
-  hrx_stream_t* stream = NULL;
-  hrx_buffer_t* buffer = NULL;
+  fixture_t f = fixture_open(64, false);
   hrx_graph_t* graph = NULL;
-  CHECK_OK(hrx_stream_create(device, &stream));
-  CHECK_OK(hrx_buffer_allocate(device, 64, &buffer));
-  CHECK_OK(hrx_graph_create(device, &graph));
+  CHECK_OK(hrx_graph_create(f.device, &graph));
   CHECK_OK(hrx_graph_add_host(graph, hold_callback, NULL, NULL, NULL, 0, NULL));
   hrx_thread_set_nonblocking(true);
-  CHECK_CODE(hrx_graph_launch(graph, stream, NULL), HRX_STATUS_WOULD_BLOCK,
+  CHECK_CODE(hrx_graph_launch(graph, f.stream, NULL), HRX_STATUS_WOULD_BLOCK,
              "first launch");
   hrx_thread_set_nonblocking(false);
   atomic_store(&callback_release, 0);
   hrx_completion_t* completion = NULL;
-  CHECK_OK(hrx_graph_launch(graph, stream, &completion));
+  CHECK_OK(hrx_graph_launch(graph, f.stream, &completion));
   hrx_thread_set_nonblocking(true);
-  CHECK_CODE(hrx_graph_launch(graph, stream, NULL), HRX_STATUS_WOULD_BLOCK,
+  CHECK_CODE(hrx_graph_launch(graph, f.stream, NULL), HRX_STATUS_WOULD_BLOCK,
              NULL);
-  CHECK_CODE(hrx_stream_fill(stream, whole(buffer), 1), HRX_STATUS_WOULD_BLOCK,
+  CHECK_CODE(hrx_stream_fill(f.stream, whole(f.buffer), 1),
+             HRX_STATUS_WOULD_BLOCK,
              "host callbacks");
   hrx_thread_set_nonblocking(false);
   atomic_store(&callback_release, 1);
   bool done = false;
   CHECK_OK(hrx_completion_wait(completion, -1, &done));
   CHECK(done);
-  CHECK_OK(hrx_stream_synchronize(stream, NULL, NULL));
+  CHECK_OK(hrx_stream_synchronize(f.stream, NULL, NULL));
   hrx_thread_set_nonblocking(true);
-  CHECK_OK(hrx_stream_fill(stream, whole(buffer), 1));
+  CHECK_OK(hrx_stream_fill(f.stream, whole(f.buffer), 1));
   /* The host backend has no native graphs. */
-  CHECK_CODE(hrx_graph_launch(graph, stream, NULL), HRX_STATUS_WOULD_BLOCK,
+  CHECK_CODE(hrx_graph_launch(graph, f.stream, NULL), HRX_STATUS_WOULD_BLOCK,
              "node by node");
   hrx_thread_set_nonblocking(false);
-  CHECK_OK(hrx_stream_synchronize(stream, NULL, NULL));
+  CHECK_OK(hrx_stream_synchronize(f.stream, NULL, NULL));
   hrx_completion_release(completion);
   hrx_graph_release(graph);
-  hrx_buffer_release(buffer);
-  hrx_stream_release(stream);
-  hrx_device_release(device);
+  fixture_close(&f);
 }
 
 /* Timing events: elapsed time in ms between completed timing events;
  * refused for plain events and before completion. */
 static void test_timing_events(void) {
-  hrx_device_t* device = open_host();
-  hrx_device_set_batching(device, false);
-  hrx_stream_t* stream = NULL;
-  hrx_buffer_t* big = NULL;
-  CHECK_OK(hrx_stream_create(device, &stream));
-  CHECK_OK(hrx_buffer_allocate(device, BIG, &big));
+  fixture_t f = fixture_open(0, true);
+  hrx_device_set_batching(f.device, false);
   hrx_event_t* start = NULL;
   hrx_event_t* end = NULL;
   hrx_event_t* plain = NULL;
-  CHECK_OK(hrx_stream_record_timing_event(stream, &start));
+  CHECK_OK(hrx_stream_record_timing_event(f.stream, &start));
   CHECK(hrx_event_timing(start));
-  CHECK_OK(hrx_stream_fill(stream, whole(big), 3));
-  CHECK_OK(hrx_stream_fill(stream, whole(big), 4));
-  CHECK_OK(hrx_stream_record_timing_event(stream, &end));
-  CHECK_OK(hrx_stream_record_event(stream, &plain));
+  CHECK_OK(hrx_stream_fill(f.stream, whole(f.big), 3));
+  CHECK_OK(hrx_stream_fill(f.stream, whole(f.big), 4));
+  CHECK_OK(hrx_stream_record_timing_event(f.stream, &end));
+  CHECK_OK(hrx_stream_record_event(f.stream, &plain));
   CHECK(!hrx_event_timing(plain));
   double ms = -1;
   bool done = true;
@@ -280,9 +272,7 @@ static void test_timing_events(void) {
   hrx_event_release(start);
   hrx_event_release(end);
   hrx_event_release(plain);
-  hrx_buffer_release(big);
-  hrx_stream_release(stream);
-  hrx_device_release(device);
+  fixture_close(&f);
 }
 
 /* Several threads in non-blocking mode, each repeating refused calls
@@ -361,32 +351,27 @@ static void held_release(void* object) {
  * queued work), a non-blocking submission reports WOULD_BLOCK at its entry
  * and changes nothing; once they are done it goes through. */
 static void test_deferred_releases_would_block(void) {
-  hrx_device_t* device = open_host();
-  hrx_stream_t* stream = NULL;
-  hrx_buffer_t* buffer = NULL;
-  CHECK_OK(hrx_stream_create(device, &stream));
-  CHECK_OK(hrx_buffer_allocate(device, 64, &buffer));
+  fixture_t f = fixture_open(64, false);
   atomic_store(&release_gate, 0);
-  hrx_device_defer_release(device, held_release, NULL);
-  uint64_t before = hrx_device_commands_submitted(device);
+  hrx_device_defer_release(f.device, held_release, NULL);
+  uint64_t before = hrx_device_commands_submitted(f.device);
   hrx_thread_set_nonblocking(true);
-  CHECK_CODE(hrx_stream_fill(stream, whole(buffer), 1), HRX_STATUS_WOULD_BLOCK,
+  CHECK_CODE(hrx_stream_fill(f.stream, whole(f.buffer), 1),
+             HRX_STATUS_WOULD_BLOCK,
              "deferred releases");
   hrx_thread_set_nonblocking(false);
-  CHECK(hrx_device_commands_submitted(device) == before);
+  CHECK(hrx_device_commands_submitted(f.device) == before);
   CHECK(!atomic_load(&release_ran));
   atomic_store(&release_gate, 1);
   /* The blocking call waits for the helper's drain, then runs. */
-  CHECK_OK(hrx_stream_fill(stream, whole(buffer), 1));
+  CHECK_OK(hrx_stream_fill(f.stream, whole(f.buffer), 1));
   CHECK(atomic_load(&release_ran));
   uint8_t data[64] = {0};
   hrx_thread_set_nonblocking(true);
-  CHECK_OK(hrx_stream_upload(stream, whole(buffer), data, 64));
+  CHECK_OK(hrx_stream_upload(f.stream, whole(f.buffer), data, 64));
   hrx_thread_set_nonblocking(false);
-  CHECK_OK(hrx_stream_synchronize(stream, NULL, NULL));
-  hrx_buffer_release(buffer);
-  hrx_stream_release(stream);
-  hrx_device_release(device);
+  CHECK_OK(hrx_stream_synchronize(f.stream, NULL, NULL));
+  fixture_close(&f);
 }
 
 int main(void) {

@@ -67,24 +67,30 @@ static _Thread_local bool hrx_hip_load_opening = false;
  * CUDA and HIP runtimes do not support fork() after initialization). */
 static pid_t hrx_hip_load_pid;
 static hrx_status_code_t hrx_hip_load_code = HRX_STATUS_UNAVAILABLE;
-static char hrx_hip_load_message[4096];
+/* Why the search failed, whole (malloc'd once; NULL if that failed). */
+static char* hrx_hip_load_message;
 /* Published (release) at the end of the search; read without the once
  * control so that the queries never trigger a load. */
 static char hrx_hip_settled_library_buffer[512];
 static _Atomic(const char*) hrx_hip_settled_library;
 static _Atomic(const hrx_hip_platform_t*) hrx_hip_settled_platform;
 
-/* Appends printf-style text to a fixed buffer, truncating silently. */
-static void hrx_hip_append(char* buffer, size_t capacity, const char* format,
-                           ...) __attribute__((format(printf, 3, 4)));
-static void hrx_hip_append(char* buffer, size_t capacity, const char* format,
-                           ...) {
-  size_t used = strnlen(buffer, capacity);
-  if (used + 1 >= capacity) return;
+/* Appends printf-style text to *text (malloc'd; NULL is empty), growing
+ * it: a reason is never cut. Out of memory, *text keeps what it had. */
+static void hrx_hip_append(char** text, const char* format, ...)
+    __attribute__((format(printf, 2, 3)));
+static void hrx_hip_append(char** text, const char* format, ...) {
   va_list args;
   va_start(args, format);
-  vsnprintf(buffer + used, capacity - used, format, args);
+  int n = vsnprintf(NULL, 0, format, args);
   va_end(args);
+  size_t used = *text ? strlen(*text) : 0;
+  char* grown = n < 0 ? NULL : realloc(*text, used + (size_t)n + 1);
+  if (!grown) return;
+  va_start(args, format);
+  vsnprintf(grown + used, (size_t)n + 1, format, args);
+  va_end(args);
+  *text = grown;
 }
 
 static const char* hrx_hip_error_text_of(const hrx_hip_runtime_t* rt,
@@ -190,8 +196,8 @@ typedef struct hrx_hip_search_s {
   /* The first library that loaded but was unusable, and its platform. */
   char first_refused[512];
   const hrx_hip_platform_t* first_refused_platform;
-  char refused[1536];  /* why libraries that loaded were unusable */
-  char not_loaded[2048];  /* dlerror text of the others */
+  char* refused;     /* owned: why libraries that loaded were unusable */
+  char* not_loaded;  /* owned: dlerror text of the others */
   /* Handles already tried: sonames and paths often name the same file. */
   void* seen[32];
   int seen_count;
@@ -201,8 +207,8 @@ typedef struct hrx_hip_search_s {
  * Otherwise appends why to `why` and says how far it got. */
 static hrx_hip_attempt_t hrx_hip_try_library(hrx_hip_search_t* search,
                                              const char* path,
-                                             hrx_hip_runtime_t* rt, char* why,
-                                             size_t why_capacity) {
+                                             hrx_hip_runtime_t* rt,
+                                             char** why) {
   memset(rt, 0, sizeof(*rt));
   dlerror();
   /* Never closed: a GPU runtime that has initialised cannot be unloaded
@@ -210,7 +216,7 @@ static hrx_hip_attempt_t hrx_hip_try_library(hrx_hip_search_t* search,
   void* library = dlopen(path, RTLD_NOW | RTLD_LOCAL);
   if (!library) {
     const char* error = dlerror();
-    hrx_hip_append(why, why_capacity, "%s", error ? error : path);
+    hrx_hip_append(why, "%s", error ? error : path);
     return HRX_HIP_ATTEMPT_NOT_LOADED;
   }
   for (int i = 0; i < search->seen_count; ++i) {
@@ -225,7 +231,7 @@ static hrx_hip_attempt_t hrx_hip_try_library(hrx_hip_search_t* search,
   } else if (dlsym(library, "cudaGetDeviceCount")) {
     platform = &hrx_hip_platform_nvidia;
   } else {
-    hrx_hip_append(why, why_capacity,
+    hrx_hip_append(why,
                    "%s loaded, but it exports neither hipGetDeviceCount nor "
                    "cudaGetDeviceCount",
                    path);
@@ -237,7 +243,7 @@ static hrx_hip_attempt_t hrx_hip_try_library(hrx_hip_search_t* search,
 
   const char* missing = NULL;
   if (!hrx_hip_bind(library, platform, rt, &missing)) {
-    hrx_hip_append(why, why_capacity,
+    hrx_hip_append(why,
                    "%s loaded, but its required symbol %s is missing", path,
                    missing);
     return HRX_HIP_ATTEMPT_REFUSED;
@@ -255,12 +261,12 @@ static hrx_hip_attempt_t hrx_hip_try_library(hrx_hip_search_t* search,
   hrx_hip_attempt_t result = HRX_HIP_ATTEMPT_OK;
   if (err != platform->success) {
     char text[512];
-    hrx_hip_append(why, why_capacity, "%s loaded, but %s failed: %s", path,
+    hrx_hip_append(why, "%s loaded, but %s failed: %s", path,
                    rt->names.GetDeviceCount,
                    hrx_hip_error_text_of(rt, err, text, sizeof(text)));
     result = HRX_HIP_ATTEMPT_REFUSED;
   } else if (count <= 0) {
-    hrx_hip_append(why, why_capacity, "%s loaded, but %s reports no device",
+    hrx_hip_append(why, "%s loaded, but %s reports no device",
                    path, rt->names.GetDeviceCount);
     result = HRX_HIP_ATTEMPT_REFUSED;
   } else {
@@ -281,26 +287,24 @@ static hrx_hip_attempt_t hrx_hip_try_library(hrx_hip_search_t* search,
 /* Tries one candidate; returns true once a runtime is found. */
 static bool hrx_hip_search_try(hrx_hip_search_t* search, const char* path) {
   if (search->ok) return true;
-  char why[1024] = "";
+  char* why = NULL;
   hrx_hip_attempt_t attempt =
-      hrx_hip_try_library(search, path, &search->found, why, sizeof(why));
-  if (attempt == HRX_HIP_ATTEMPT_OK) {
-    search->ok = true;
-    return true;
+      hrx_hip_try_library(search, path, &search->found, &why);
+  if (attempt == HRX_HIP_ATTEMPT_OK || attempt == HRX_HIP_ATTEMPT_SEEN) {
+    free(why);
+    search->ok = attempt == HRX_HIP_ATTEMPT_OK;
+    return search->ok;
   }
-  if (attempt == HRX_HIP_ATTEMPT_SEEN) return false;
   if (attempt == HRX_HIP_ATTEMPT_REFUSED && !search->first_refused[0] &&
       search->found.platform) {
     snprintf(search->first_refused, sizeof(search->first_refused), "%s",
              path);
     search->first_refused_platform = search->found.platform;
   }
-  char* list = attempt == HRX_HIP_ATTEMPT_REFUSED ? search->refused
-                                                  : search->not_loaded;
-  size_t capacity = attempt == HRX_HIP_ATTEMPT_REFUSED
-                        ? sizeof(search->refused)
-                        : sizeof(search->not_loaded);
-  hrx_hip_append(list, capacity, "%s%s", list[0] ? "; " : "", why);
+  char** list = attempt == HRX_HIP_ATTEMPT_REFUSED ? &search->refused
+                                                   : &search->not_loaded;
+  hrx_hip_append(list, "%s%s", *list ? "; " : "", why ? why : "");
+  free(why);
   return false;
 }
 
@@ -346,9 +350,9 @@ static void hrx_hip_search(hrx_hip_search_t* search) {
   const char* override = getenv("HRX_HIP_LIBRARY");
   if (override && override[0]) {
     if (!hrx_hip_search_try(search, override)) {
-      snprintf(hrx_hip_load_message, sizeof(hrx_hip_load_message),
-               "HRX_HIP_LIBRARY=%s: %s", override,
-               search->refused[0] ? search->refused : search->not_loaded);
+      hrx_hip_append(&hrx_hip_load_message, "HRX_HIP_LIBRARY=%s: %s",
+                     override,
+                     search->refused ? search->refused : search->not_loaded);
     }
     return;
   }
@@ -362,13 +366,14 @@ static void hrx_hip_search(hrx_hip_search_t* search) {
     if (hrx_hip_search_try(search, candidates[i])) return;
   }
   if (hrx_hip_search_site_dirs(search)) return;
-  if (search->refused[0]) {
-    snprintf(hrx_hip_load_message, sizeof(hrx_hip_load_message),
-             "%s; also tried: %s", search->refused, search->not_loaded);
+  if (search->refused) {
+    hrx_hip_append(&hrx_hip_load_message, "%s; also tried: %s",
+                   search->refused,
+                   search->not_loaded ? search->not_loaded : "nothing else");
   } else {
-    snprintf(hrx_hip_load_message, sizeof(hrx_hip_load_message),
-             "no HIP or CUDA runtime library found; tried: %s",
-             search->not_loaded);
+    hrx_hip_append(&hrx_hip_load_message,
+                   "no HIP or CUDA runtime library found; tried: %s",
+                   search->not_loaded ? search->not_loaded : "nothing");
   }
 }
 
@@ -386,6 +391,8 @@ static void hrx_hip_settle(const char* library,
 static void hrx_hip_load_once(void) {
   static hrx_hip_search_t search;  /* large; used once */
   hrx_hip_search(&search);
+  free(search.refused);
+  free(search.not_loaded);
   if (search.ok) {
     hrx_hip_rt = search.found;
     hrx_hip_settle(hrx_hip_rt.library_name, hrx_hip_rt.platform);
@@ -401,7 +408,11 @@ hrx_status_t hrx_hip_runtime_load(bool opening, int* out_device_count) {
   pthread_once(&hrx_hip_load_once_control, hrx_hip_load_once);
   hrx_hip_load_opening = false;
   if (hrx_hip_load_code != HRX_STATUS_OK) {
-    return hrx_make_status(hrx_hip_load_code, "%s", hrx_hip_load_message);
+    return hrx_make_status(hrx_hip_load_code, "%s",
+                           hrx_hip_load_message
+                               ? hrx_hip_load_message
+                               : "no usable HIP or CUDA runtime (out of "
+                                 "memory while describing the search)");
   }
   if (getpid() != hrx_hip_load_pid) {
     return hrx_make_status(
