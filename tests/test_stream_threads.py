@@ -152,7 +152,9 @@ def test_submissions_on_queues_with_room_keep_the_gil(backend):
     counts each one that does, with the core's reason). The batch delay is
     long so that only the submitting threads publish: a publication in
     progress on another thread is a wait, and with it the count would
-    depend on timing. Warm-up first: a stream's first upload may allocate
+    depend on timing; for the same reason the buffers outlive every
+    thread's submissions (a buffer's last release publishes every stream's
+    pending work). Warm-up first: a stream's first upload may allocate
     staging, and the flusher must already watch every stream."""
     out = run_fresh("""
         import json, threading
@@ -163,11 +165,13 @@ def test_submissions_on_queues_with_room_keep_the_gil(backend):
         ready = threading.Barrier(threads + 1)
         go = threading.Barrier(threads + 1)
         failures = []
+        kept = []
 
         def worker(index):
             try:
                 s = d.stream()
                 src, dst = d.allocate(4096), d.allocate(4096)
+                kept.append((s, src, dst))
                 s.fill(src, index)
                 s.upload(src[0:64], np.full(64, index, np.uint8))
                 for _ in range(3):
