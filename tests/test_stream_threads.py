@@ -4,6 +4,7 @@ the core says they would wait; these tests drive every submission kind from
 check that a submission that has to wait does release the GIL."""
 from __future__ import annotations
 
+import json
 import random
 import threading
 
@@ -141,3 +142,77 @@ def test_a_submission_that_waits_releases_the_gil():
         print(gate.is_set(), b.read(buf[0:1]).wait()[0])
     """, backend="host", env={"HRX_HOST_RING_CAPACITY": "2"}, timeout=60)
     assert out.split() == ["True", "15"]
+
+
+def test_submissions_on_queues_with_room_keep_the_gil(backend):
+    """With room in every queue, no submission releases the GIL: 16 threads
+    fill and publish batches (copies, fills), publish them before lone
+    commands (upload, wait_event, a timing record) and observations
+    (record_event), and none takes the blocking path (the testing build
+    counts each one that does, with the core's reason). The batch delay is
+    long so that only the submitting threads publish: a publication in
+    progress on another thread is a wait, and with it the count would
+    depend on timing; for the same reason the buffers outlive every
+    thread's submissions (a buffer's last release publishes every stream's
+    pending work). Warm-up first: a stream's first upload may allocate
+    staging, and the flusher must already watch every stream."""
+    out = run_fresh("""
+        import json, threading
+        counts = hrx._hrx._testing_submissions_released_gil
+        d = hrx.Device.open(0, backend=backend)
+        d.set_stream_queue_count(8)
+        threads = 16
+        ready = threading.Barrier(threads + 1)
+        go = threading.Barrier(threads + 1)
+        failures = []
+        kept = []
+
+        def worker(index):
+            try:
+                s = d.stream()
+                src, dst = d.allocate(4096), d.allocate(4096)
+                kept.append((s, src, dst))
+                s.fill(src, index)
+                s.upload(src[0:64], np.full(64, index, np.uint8))
+                for _ in range(3):
+                    s.copy(dst, src)
+                ready.wait()
+                go.wait()
+                payload = np.full(256, index + 1, np.uint8)
+                for round_ in range(20):
+                    for _ in range(300):
+                        s.copy(dst, src)
+                    for i in range(8):
+                        s.fill(dst[i * 512:i * 512 + 256], round_)
+                    s.upload(dst[4000:4096 - 40], payload[:56])
+                    event = s.record_event()
+                    s.wait_event(event)
+                    s.record_event(timing=True)
+                s.synchronize()
+                out = s.read(dst[0:4096]).wait()
+                assert bytes(out[256:512]) == bytes([index]) * 256, index
+                assert out[0] == 19 and out[4000] == index + 1, index
+            except BaseException as error:
+                failures.append(repr(error))
+                ready.abort()
+                go.abort()
+
+        workers = [threading.Thread(target=worker, args=(i,))
+                   for i in range(threads)]
+        for w in workers:
+            w.start()
+        ready.wait()
+        before = counts()
+        go.wait()
+        for w in workers:
+            w.join()
+        after = counts()
+        released = {f"{kind}: {reason}": n - before.get((kind, reason), 0)
+                    for (kind, reason), n in after.items()
+                    if n != before.get((kind, reason), 0)}
+        print(json.dumps({"failures": failures, "released": released}))
+    """, backend=backend, env={"HRX_BATCH_DELAY_US": "10000000"},
+        timeout=300)
+    result = json.loads(out.strip().splitlines()[-1])
+    assert result["failures"] == []
+    assert result["released"] == {}

@@ -24,8 +24,11 @@
 #                    64 x 1 GiB backlog, against an idle copy + synchronize
 #                    (bench/scripts/read_latency.py)
 #   python-threads   small copies from 1 and 16 Python threads: the python
-#                    driver at 8 queues (3 fresh processes) beside PyTorch
-#                    and CuPy streams, in one run (python_threads.py)
+#                    driver at 8 queues (5 fresh processes, each giving its
+#                    one-thread and 16-thread rates) beside PyTorch and CuPy
+#                    streams, in one run (python_threads.py), then how many
+#                    submissions released the GIL in each case (the testing
+#                    build counts them; about 4 minutes in all)
 #   conformance      the hip device test and the CUDA header checks, then
 #                    the whole Python suite on hip (batching on)
 #   conformance-off  the conformance files on hip with batching off (the
@@ -193,7 +196,7 @@ start=$(date +%s)
   python3 -m pip install --no-build-isolation --no-deps . 2>&1 | tail -3
   # The test stages import the testing build (fault injection, test hooks).
   case " $* " in
-    *" conformance "*|*" conformance-off "*|*" model-random "*|*" load "*|*" multi-gpu "*)
+    *" conformance "*|*" conformance-off "*|*" model-random "*|*" load "*|*" multi-gpu "*|*" python-threads "*)
       make -s testing-build PY=python3 2>&1 | tail -3 ;;
   esac
   if ! python3 -c "import hypothesis" 2>/dev/null && [ -d wheels ]; then
@@ -221,8 +224,9 @@ for stage in "$@"; do
         --backlog-bytes 1073741824 --backlog-copies 64 >"$OUT/read-latency.txt"
       echo "exit status $?" ;;
     python-threads)
-      python3 -P bench/scripts/python_threads.py --backend hip --queues 8 \
-        --repeat 3 --output "$OUT/python-threads.jsonl" >"$OUT/python-threads.txt"
+      timeout 540 python3 -P bench/scripts/python_threads.py --backend hip \
+        --queues 8 --repeat 5 --gil-releases build/testing \
+        --output "$OUT/python-threads.jsonl" >"$OUT/python-threads.txt"
       echo "exit status $?" ;;
     conformance)  conformance ;;
     conformance-off) conformance_off ;;

@@ -6,60 +6,134 @@ Each implementation runs the queue-pool protocol's two small-copy cases
 1024 copies per lane per round; 3 warm-up and 15 measured rounds; the
 median round): "one thread" submits every lane's copies from one thread,
 "16 threads" gives each lane its own thread, released together by a
-barrier, a round lasting from the first start to the last end. hrx runs as
-`hrx-bench run --driver python QUEUES` in a fresh process per repeat
-(its one-thread and 16-thread columns); PyTorch copies with
-`dst.copy_(src, non_blocking=True)` under `torch.cuda.stream(s)`, CuPy with
+barrier, a round lasting from the first start to the last end (both timed
+by hrx.bench.rounds). hrx runs as `hrx-bench run --driver python QUEUES` in
+a fresh process per repeat (its one-thread and 16-thread columns);
+PyTorch copies with `dst.copy_(src, non_blocking=True)` under
+`torch.cuda.stream(s)`, CuPy with
 `dst.data.copy_from_device_async(src.data, n, stream)`; both are skipped
 (with the reason) where they cannot run, e.g. on the host backend.
 
     python3 -P bench/scripts/python_threads.py --backend hip --output FILE
     python3 -P bench/scripts/python_threads.py --backend host --quick
 
-Prints one line per implementation and writes every repeat's numbers as
-JSON lines to --output (if given).
+--build LABEL=PATH (repeatable) compares builds of hrx in one run: each
+repeat runs every build in turn, interleaved, the hrx process importing hrx
+from PATH (PYTHONPATH), e.g. a testing build made by `make testing-build`
+in another checkout. --gil-releases PATH runs the two cases once more with
+the testing build at PATH and reports how many submissions released the GIL
+in each, and why (the testing build counts them).
+
+Prints one line per implementation (and build) and writes every repeat's
+numbers as JSON lines to --output (if given).
 """
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import subprocess
 import sys
-import threading
 import time
+
+from hrx.bench.rounds import barrier_rounds, timed_rounds
+from hrx.bench.stats import median
 
 LANES = 16
 SMALL_BYTES = 4096
 
 
-def median(values):
-    return sorted(values)[(len(values) + 1) // 2 - 1]  # nearest rank
+def python_env(path):
+    """The environment of a child importing hrx from `path` (None: the
+    installed hrx)."""
+    env = dict(os.environ)
+    if path:
+        env["PYTHONPATH"] = os.path.abspath(path)
+    return env
 
 
-def hrx_run(args, queues):
+def hrx_run(args, queues, label="hrx", path=None):
     command = [sys.executable, "-P", "-m", "hrx.bench", "run", "--driver",
                "python", "--backend", args.backend, str(queues),
                str(args.samples)]
     if args.quick:
         command.insert(-2, "--quick")
-    line = subprocess.run(command, check=True, capture_output=True,
-                          text=True).stdout.strip().splitlines()[-1]
+    line = subprocess.run(command, check=True, capture_output=True, text=True,
+                          env=python_env(path)).stdout.strip().splitlines()[-1]
     record = json.loads(line)
-    return {"implementation": f"hrx python driver, {queues} queues",
+    return {"implementation": f"{label} python driver, {queues} queues",
+            "build": label, "pythonpath": path,
             "one_thread_mcps": record["small_commands_per_second"] / 1e6,
             "threads16_mcps": record["threaded_commands_per_second"] / 1e6,
             "git_commit": record.get("git_commit"),
             "command": " ".join(command[1:])}
 
 
-def rounds(body, warmup, samples):
-    return [body() for _ in range(warmup + samples)][warmup:]
+# The two cases once more with a testing build, counting the submissions
+# that released the GIL (hrx._hrx._testing_submissions_released_gil) in each.
+GIL_PROBE = r"""
+import json, sys
+import hrx
+from hrx.bench.rounds import barrier_rounds, timed_rounds
+backend, queues, copies, samples, lanes_count, size = sys.argv[1:]
+copies, samples, lanes_count, size = map(int, (copies, samples, lanes_count, size))
+counts = hrx._hrx._testing_submissions_released_gil
+device = hrx.Device.open(0, backend=backend)
+device.set_stream_queue_count(int(queues))
+lanes = []
+for index in range(lanes_count):
+    stream, src, dst = device.stream(), device.allocate(size), device.allocate(size)
+    stream.fill(src, index)
+    lanes.append((stream, dst[0:size], src[0:size]))
+for stream, _, _ in lanes:
+    stream.synchronize()
+
+def one_thread():
+    for _ in range(copies):
+        for stream, dst, src in lanes:
+            stream.copy(dst, src)
+    for stream, _, _ in lanes:
+        stream.synchronize()
+    return 0
+
+def share(index):
+    stream, dst, src = lanes[index]
+    for _ in range(copies):
+        stream.copy(dst, src)
+    stream.synchronize()
+
+def released(before):
+    after = counts()
+    return {f"{kind}: {reason}": n - before.get((kind, reason), 0)
+            for (kind, reason), n in after.items()
+            if n != before.get((kind, reason), 0)}
+
+report = {}
+before = counts()
+timed_rounds(one_thread, 3, samples)
+report["one thread"] = released(before)
+before = counts()
+barrier_rounds(lanes_count, share, 3, samples)
+report["16 threads"] = released(before)
+print(json.dumps(report))
+"""
+
+
+def gil_releases(args, copies):
+    """{case: {"kind: reason": count}} of one run of the two cases with the
+    testing build at args.gil_releases."""
+    command = [sys.executable, "-P", "-c", GIL_PROBE, args.backend,
+               str(args.queues), str(copies), str(args.samples), str(LANES),
+               str(SMALL_BYTES)]
+    done = subprocess.run(command, check=True, capture_output=True, text=True,
+                          env=python_env(args.gil_releases))
+    return json.loads(done.stdout.strip().splitlines()[-1])
 
 
 def peer_run(name, make_lane, copy, sync, stream_context, copies, samples):
-    """The two cases with one library's streams; a lane is (stream, dst,
-    src)."""
+    """The two cases with one library's streams, timed as the python driver
+    times them (hrx.bench.rounds); a lane is (stream, dst, src)."""
     lanes = [make_lane() for _ in range(LANES)]
 
     def one_thread():
@@ -71,36 +145,15 @@ def peer_run(name, make_lane, copy, sync, stream_context, copies, samples):
             sync(lane)
         return time.perf_counter_ns() - start
 
-    total = 3 + samples
-    starts = [[0] * LANES for _ in range(total)]
-    ends = [[0] * LANES for _ in range(total)]
-    barrier = threading.Barrier(LANES)
-    failures = []
-
-    def worker(index):
+    def share(index):
         lane = lanes[index]
-        try:
-            with stream_context(lane):
-                for r in range(total):
-                    barrier.wait()
-                    starts[r][index] = time.perf_counter_ns()
-                    for _ in range(copies):
-                        copy(lane)
-                    sync(lane)
-                    ends[r][index] = time.perf_counter_ns()
-        except BaseException as error:  # reported below
-            failures.append(error)
-            barrier.abort()
+        for _ in range(copies):
+            copy(lane)
+        sync(lane)
 
-    single = rounds(one_thread, 3, samples)
-    threads = [threading.Thread(target=worker, args=(i,)) for i in range(LANES)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    if failures:
-        raise failures[0]
-    threaded = [max(ends[r]) - min(starts[r]) for r in range(3, total)]
+    single = timed_rounds(one_thread, 3, samples)
+    threaded = barrier_rounds(LANES, share, 3, samples,
+                              context=lambda index: stream_context(lanes[index]))
     commands = LANES * copies
     return {"implementation": name,
             "one_thread_mcps": commands / median(single) * 1e3,
@@ -153,13 +206,29 @@ def main(argv=None):
     parser.add_argument("--quick", action="store_true",
                         help="the CPU preset (256 copies per lane per round)")
     parser.add_argument("--output", help="JSON lines file to append to")
+    parser.add_argument("--build", action="append", default=[],
+                        metavar="LABEL=PATH",
+                        help="a build of hrx to run, importing hrx from PATH "
+                             "(repeatable; the builds alternate within each "
+                             "repeat); default: the installed hrx")
+    parser.add_argument("--gil-releases", metavar="PATH",
+                        help="a testing build (make testing-build) to count "
+                             "the submissions that release the GIL with")
     args = parser.parse_args(argv)
+    builds = []
+    for spec in args.build:
+        label, _, path = spec.partition("=")
+        if not label or not path:
+            parser.error(f"--build takes LABEL=PATH, got {spec!r}")
+        builds.append((label, path))
+    builds = builds or [("hrx", None)]
     copies = 256 if args.quick else 1024
     results = []
     for repeat in range(args.repeat):
-        result = hrx_run(args, args.queues)
-        result["repeat"] = repeat
-        results.append(result)
+        for label, path in builds:
+            result = hrx_run(args, args.queues, label, path)
+            result["repeat"] = repeat
+            results.append(result)
     if args.backend == "hip":
         for run in (torch_run, cupy_run):
             try:
@@ -178,11 +247,24 @@ def main(argv=None):
         print(f"{result['implementation']}: one thread "
               f"{result['one_thread_mcps']:.3f} M/s, 16 threads "
               f"{result['threads16_mcps']:.3f} M/s ({ratio:.2f}x)")
-    hrx_results = [r for r in results if "repeat" in r]
-    ratios = [r["threads16_mcps"] / r["one_thread_mcps"] for r in hrx_results]
-    print(f"hrx 16 threads / one thread, per repeat: "
-          f"{', '.join(f'{x:.2f}' for x in ratios)} "
-          f"(median {statistics.median(ratios):.2f})")
+    for label, _ in builds:
+        mine = [r for r in results if r.get("build") == label]
+        ratios = [r["threads16_mcps"] / r["one_thread_mcps"] for r in mine]
+        print(f"{label} 16 threads / one thread, per repeat: "
+              f"{', '.join(f'{x:.2f}' for x in ratios)} "
+              f"(median {statistics.median(ratios):.2f}); medians: one thread "
+              f"{statistics.median(r['one_thread_mcps'] for r in mine):.3f} "
+              f"M/s, 16 threads "
+              f"{statistics.median(r['threads16_mcps'] for r in mine):.3f} M/s")
+    if args.gil_releases:
+        report = gil_releases(args, copies)
+        results.append({"implementation": "GIL releases",
+                        "pythonpath": args.gil_releases, "released": report})
+        for case, reasons in report.items():
+            total = sum(reasons.values())
+            print(f"submissions that released the GIL ({args.gil_releases}), "
+                  f"{case}: {total}"
+                  + "".join(f"\n  {n} {why}" for why, n in reasons.items()))
     if args.output:
         with open(args.output, "a") as out:
             for result in results:

@@ -3,6 +3,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 #ifdef __linux__
 #include <sys/prctl.h>
@@ -76,11 +77,10 @@ bool hrx_pending_batch_unpublished_locked(const hrx_pending_batch_t* batch) {
   return batch->count != 0 || batch->in_flight;
 }
 
-bool hrx_pending_batch_fills_locked(const hrx_pending_batch_t* batch,
-                                    const hrx_batch_settings_t* settings,
-                                    uint64_t length) {
-  return batch->count + 1 >= settings->max_commands ||
-         batch->bytes + length >= settings->max_batch_bytes;
+bool hrx_pending_batch_full_locked(const hrx_pending_batch_t* batch,
+                                   const hrx_batch_settings_t* settings) {
+  return batch->count >= settings->max_commands ||
+         batch->bytes >= settings->max_batch_bytes;
 }
 
 bool hrx_pending_batch_append_locked(hrx_pending_batch_t* batch,
@@ -100,10 +100,10 @@ bool hrx_pending_batch_append_locked(hrx_pending_batch_t* batch,
     batch->first = number;
     atomic_store(&batch->since, now);
   }
-  *out_full = hrx_pending_batch_fills_locked(batch, settings, command->length);
   batch->commands[batch->count++] = *command;
   batch->bytes += command->length;
   batch->last_ns = now;
+  *out_full = hrx_pending_batch_full_locked(batch, settings);
   return true;
 }
 
@@ -113,16 +113,32 @@ uint32_t hrx_pending_batch_take_locked(hrx_pending_batch_t* batch,
                                        uint64_t* out_bytes) {
   uint32_t count = batch->count;
   if (!count) return 0;
-  *out_commands = batch->commands;
-  *out_first = batch->first;
-  *out_bytes = batch->bytes;
-  batch->commands = batch->publishing;
-  batch->publishing = *out_commands;
-  batch->count = 0;
-  batch->bytes = 0;
+  *out_commands =
+      hrx_pending_batch_take_first_locked(batch, count, out_first, out_bytes);
   batch->in_flight = true;
-  atomic_store(&batch->since, 0);
   return count;
+}
+
+hrx_batch_command_t* hrx_pending_batch_take_first_locked(
+    hrx_pending_batch_t* batch, uint32_t count, uint64_t* out_first,
+    uint64_t* out_bytes) {
+  uint32_t rest = batch->count - count;
+  hrx_batch_command_t* taken = batch->commands;
+  batch->commands = batch->publishing;
+  batch->publishing = taken;
+  uint64_t bytes = batch->bytes;
+  if (rest) {
+    memcpy(batch->commands, taken + count, rest * sizeof(*taken));
+    bytes = 0;
+    for (uint32_t i = 0; i < count; ++i) bytes += taken[i].length;
+  }
+  *out_first = batch->first;
+  *out_bytes = bytes;
+  batch->first += count;
+  batch->count = rest;
+  batch->bytes -= bytes;
+  if (!rest) atomic_store(&batch->since, 0);
+  return taken;
 }
 
 hrx_status_t hrx_batch_submit_one(hrx_backend_device_t* backend,
@@ -346,6 +362,45 @@ bool hrx_flusher_watching(hrx_flusher_t* flusher, hrx_flush_entry_t* entry) {
   return atomic_load(&entry->listed) && !atomic_load(&flusher->parked);
 }
 
+/* Starts the thread if needed, lists the entry if needed and wakes the
+ * thread (mutex held). Fails only when the thread cannot be started. */
+static hrx_status_t hrx_flusher_watch_locked(hrx_flusher_t* flusher,
+                                             hrx_flush_entry_t* entry) {
+  if (!flusher->started && !flusher->stopping) {
+    int error = pthread_create(&flusher->thread, NULL, hrx_flusher_main,
+                               flusher);
+    if (error) {
+      return hrx_make_status(HRX_STATUS_RESOURCE_EXHAUSTED,
+                             "cannot start the batch flusher thread "
+                             "(error %d)",
+                             error);
+    }
+    flusher->started = true;
+  }
+  if (!atomic_load(&entry->listed)) {
+    entry->prev = NULL;
+    entry->next = flusher->head;
+    if (flusher->head) flusher->head->prev = entry;
+    flusher->head = entry;
+    atomic_store(&entry->listed, true);
+  }
+  /* Under the mutex a parked thread is inside its wait, so the signal
+   * reaches it: it counts as awake from now on. */
+  atomic_store(&flusher->parked, false);
+  pthread_cond_signal(&flusher->wake_cond);
+  return NULL;
+}
+
+bool hrx_flusher_try_watch(hrx_flusher_t* flusher, hrx_flush_entry_t* entry) {
+  if (hrx_flusher_watching(flusher, entry)) return true;
+  if (pthread_mutex_trylock(&flusher->mutex) != 0) return false;
+  hrx_status_t status = hrx_flusher_watch_locked(flusher, entry);
+  pthread_mutex_unlock(&flusher->mutex);
+  bool watching = status == NULL;
+  hrx_status_free(status);  /* the blocking retry's notify reports it */
+  return watching;
+}
+
 hrx_status_t hrx_flusher_notify(hrx_flusher_t* flusher,
                                 hrx_flush_entry_t* entry) {
   if (hrx_flusher_watching(flusher, entry)) return NULL;
@@ -361,28 +416,8 @@ hrx_status_t hrx_flusher_notify(hrx_flusher_t* flusher,
     pthread_mutex_unlock(&flusher->mutex);
     return NULL;
   }
-  hrx_status_t status = NULL;
   pthread_mutex_lock(&flusher->mutex);
-  if (!flusher->started && !flusher->stopping) {
-    int error = pthread_create(&flusher->thread, NULL, hrx_flusher_main,
-                               flusher);
-    if (error) {
-      status = hrx_make_status(HRX_STATUS_RESOURCE_EXHAUSTED,
-                               "cannot start the batch flusher thread "
-                               "(error %d)",
-                               error);
-    } else {
-      flusher->started = true;
-    }
-  }
-  if (!status && !atomic_load(&entry->listed)) {
-    entry->prev = NULL;
-    entry->next = flusher->head;
-    if (flusher->head) flusher->head->prev = entry;
-    flusher->head = entry;
-    atomic_store(&entry->listed, true);
-  }
-  pthread_cond_signal(&flusher->wake_cond);
+  hrx_status_t status = hrx_flusher_watch_locked(flusher, entry);
   pthread_mutex_unlock(&flusher->mutex);
   return status;
 }

@@ -27,7 +27,8 @@
  *   2. the stream's state_mutex (the failure state; never held
  *      across a wait for queue space);
  *   3. the stream's batch_mutex (the pending batch; held only to append to
- *      it or move it out);
+ *      it or move it out, or across a non-blocking publication, which
+ *      never waits: the backend's own locks come after it);
  *   4. the flusher's list mutex (the streams with pending work).
  * The flusher thread never publishes while it holds its list mutex, and
  * only try-locks a stream's publish_mutex (a stream busy publishing is
@@ -130,10 +131,10 @@ void hrx_pending_batch_deinitialize(hrx_pending_batch_t* batch);
 /* Whether accepted commands are not on the queue yet (pending or
  * publishing). */
 bool hrx_pending_batch_unpublished_locked(const hrx_pending_batch_t* batch);
-/* Whether a command of `length` bytes would leave the batch full. */
-bool hrx_pending_batch_fills_locked(const hrx_pending_batch_t* batch,
-                                    const hrx_batch_settings_t* settings,
-                                    uint64_t length);
+/* Whether the batch is full: it must be published before another command
+ * joins it. */
+bool hrx_pending_batch_full_locked(const hrx_pending_batch_t* batch,
+                                   const hrx_batch_settings_t* settings);
 /* Appends command number `number`, accepted at `now`; false (nothing done)
  * when the storage cannot be allocated. *out_started: it began the batch
  * (tell the flusher); *out_full: publish the batch now. */
@@ -149,6 +150,14 @@ uint32_t hrx_pending_batch_take_locked(hrx_pending_batch_t* batch,
                                        hrx_batch_command_t** out_commands,
                                        uint64_t* out_first,
                                        uint64_t* out_bytes);
+/* Moves the first `count` (1..batch->count) pending commands out, into the
+ * other half, which it returns; the rest stay pending, in order. For a
+ * publisher that published them from `commands` while holding batch_mutex
+ * (no publication is left in flight); it holds publish_mutex, so the
+ * returned half stays valid. */
+hrx_batch_command_t* hrx_pending_batch_take_first_locked(
+    hrx_pending_batch_t* batch, uint32_t count, uint64_t* out_first,
+    uint64_t* out_bytes);
 
 /* Submits one command with the backend's copy() or fill(). */
 hrx_status_t hrx_batch_submit_one(hrx_backend_device_t* backend,
@@ -207,6 +216,12 @@ hrx_status_t hrx_flusher_notify(hrx_flusher_t* flusher,
  * holder of the mutex, at most for the thread's own short critical
  * sections while the thread parks. */
 bool hrx_flusher_watching(hrx_flusher_t* flusher, hrx_flush_entry_t* entry);
+/* Makes the flusher watch `entry` without waiting: true when it already
+ * does, or when the mutex was free and the entry is now listed and the
+ * thread started and woken; false (nothing changed) when another thread
+ * holds the mutex or the thread cannot be started. Called before a
+ * non-blocking producer starts a batch. */
+bool hrx_flusher_try_watch(hrx_flusher_t* flusher, hrx_flush_entry_t* entry);
 /* Unlists the entry and waits until no publisher holds it (no callback
  * runs on it after this returns). */
 void hrx_flusher_remove(hrx_flusher_t* flusher, hrx_flush_entry_t* entry);

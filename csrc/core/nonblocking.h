@@ -9,7 +9,9 @@
  * a short critical section: queue space, a lock a producer may hold while
  * it waits for queue space, a completion, a native graph to instantiate,
  * staging memory to allocate or reclaim. Short critical sections (the
- * batch lock, a backend's bookkeeping lock) are still entered. */
+ * batch lock, a backend's bookkeeping lock) are still entered. Conversely,
+ * nothing that cannot wait reports WOULD_BLOCK: the binding's retry
+ * releases its global lock, which costs every other thread a hand-off. */
 #ifndef HRX_CORE_NONBLOCKING_H_
 #define HRX_CORE_NONBLOCKING_H_
 

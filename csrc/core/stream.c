@@ -20,12 +20,20 @@
  *
  * Non-blocking mode (nonblocking.h): publish_mutex is only taken when free
  * (batch_mutex and state_mutex, never held across a wait, are taken as
- * usual); a command or record_event that would publish a pending batch
- * first (or fill one), start a batch while the flusher is not awake and
- * watching the stream, or find the queue full reports WOULD_BLOCK before
- * it is numbered or counted, so that it never fails the stream and its
- * blocking retry is the only one accepted. A lone command is numbered once
- * the backend took it (hrx_stream_run_locked).
+ * usual). A pending batch is published without waiting whenever the queue
+ * has room (hrx_stream_publish_nonblocking_locked: the backend, in
+ * non-blocking mode, is called under batch_mutex, so a refused batch stays
+ * pending as it was); a command that fills the batch is accepted even when
+ * the batch cannot go at once (it stays pending for the flusher or the
+ * next command). A command or record_event that would have to publish a
+ * pending batch first while another publisher holds publish_mutex or the
+ * queue is full, start a batch the flusher cannot be made to watch without
+ * waiting for its lock, or find the queue full for a lone command reports
+ * WOULD_BLOCK before it is numbered or counted, so that it never fails the
+ * stream and its blocking retry is the only one accepted. A small command
+ * that finds the queue full on the idle path joins the batch instead (the
+ * queue is busy). A lone command is numbered once the backend took it
+ * (hrx_stream_run_locked).
  *
  * Completions: `gate` lists the completions that wait_completion named; every
  * later command, record_event and synchronize first waits on the host until
@@ -89,10 +97,6 @@ static uint64_t hrx_stream_pending_since(hrx_flush_entry_t* entry) {
 }
 
 static void hrx_stream_publish_locked(hrx_stream_t* stream);
-static void hrx_stream_publish_batch_locked(hrx_stream_t* stream,
-                                            hrx_batch_command_t* batch,
-                                            uint32_t count, uint64_t first,
-                                            uint64_t bytes);
 
 static bool hrx_stream_try_publish_entry(hrx_flush_entry_t* entry) {
   hrx_stream_t* stream = HRX_STREAM_OF_ENTRY(entry);
@@ -399,41 +403,24 @@ static void hrx_stream_count_published(hrx_stream_t* stream, uint64_t commands,
   }
 }
 
-/* Publishes the pending batch, if any; the caller holds publish_mutex. The
- * batch is moved out under batch_mutex (the two halves of the buffer swap),
- * so producers keep appending to a fresh batch during the launch. On a
- * failed stream the batch is dropped (not run); a command that fails fails
- * the stream and drops the rest of its batch. */
-static void hrx_stream_publish_locked(hrx_stream_t* stream) {
-  hrx_batch_command_t* batch = NULL;
-  uint64_t first = 0;
-  uint64_t bytes = 0;
-  pthread_mutex_lock(&stream->batch_mutex);
-  uint32_t count =
-      hrx_pending_batch_take_locked(&stream->batch, &batch, &first, &bytes);
-  pthread_mutex_unlock(&stream->batch_mutex);
-  if (!count) return;
-  hrx_stream_publish_batch_locked(stream, batch, count, first, bytes);
-  pthread_mutex_lock(&stream->batch_mutex);
-  stream->batch.in_flight = false;
-  pthread_mutex_unlock(&stream->batch_mutex);
-}
-
-/* Publishes a batch moved out of `pending` (publish_mutex held). */
-static void hrx_stream_publish_batch_locked(hrx_stream_t* stream,
-                                            hrx_batch_command_t* batch,
-                                            uint32_t count, uint64_t first,
-                                            uint64_t bytes) {
+/* What became of a batch moved out of the pending one (publish_mutex
+ * held, batch_mutex not): `skipped`, it was not run (the stream had
+ * failed); otherwise `status` (taken) is NULL when every command was
+ * published, or the failure of command `failed`: the ones before it were
+ * published, the ones after it are dropped. */
+static void hrx_stream_batch_done_locked(hrx_stream_t* stream,
+                                         const hrx_batch_command_t* batch,
+                                         uint32_t count, uint64_t first,
+                                         uint64_t bytes, bool skipped,
+                                         hrx_status_t status,
+                                         uint32_t failed) {
   /* The batch's commands were accepted; the device counts them now, once
    * per batch (hrx_device_count_commands). */
   hrx_device_count_commands(stream->device, count);
-  if (atomic_load(&stream->failed)) {
+  if (skipped) {
     hrx_stream_skip(stream, count);
     return;
   }
-  uint32_t failed = 0;
-  hrx_status_t status = hrx_batch_publish(stream->backend, stream->queue,
-                                          batch, count, &failed);
   uint32_t published = status ? failed : count;
   if (status) {
     bytes = 0;
@@ -447,6 +434,70 @@ static void hrx_stream_publish_batch_locked(hrx_stream_t* stream,
   }
 }
 
+/* Publishes the pending batch, if any, waiting for queue space if need be
+ * (also when called in non-blocking mode); the caller holds publish_mutex.
+ * The batch is moved out under batch_mutex (the two halves of the buffer
+ * swap), so producers keep appending to a fresh batch during the launch.
+ * On a failed stream the batch is dropped (not run); a command that fails
+ * fails the stream and drops the rest of its batch. */
+static void hrx_stream_publish_locked(hrx_stream_t* stream) {
+  hrx_batch_command_t* batch = NULL;
+  uint64_t first = 0;
+  uint64_t bytes = 0;
+  pthread_mutex_lock(&stream->batch_mutex);
+  uint32_t count =
+      hrx_pending_batch_take_locked(&stream->batch, &batch, &first, &bytes);
+  pthread_mutex_unlock(&stream->batch_mutex);
+  if (!count) return;
+  bool skipped = atomic_load(&stream->failed);
+  hrx_status_t status = NULL;
+  uint32_t failed = 0;
+  if (!skipped) {
+    bool previous = hrx_thread_set_nonblocking(false);
+    status = hrx_batch_publish(stream->backend, stream->queue, batch, count,
+                               &failed);
+    hrx_thread_set_nonblocking(previous);
+  }
+  hrx_stream_batch_done_locked(stream, batch, count, first, bytes, skipped,
+                               status, failed);
+  pthread_mutex_lock(&stream->batch_mutex);
+  stream->batch.in_flight = false;
+  pthread_mutex_unlock(&stream->batch_mutex);
+}
+
+/* The same in non-blocking mode, for a publication that must not wait
+ * (publish_mutex held). The backend is called with batch_mutex held (a
+ * non-blocking call does not wait, so an appending producer waits no
+ * longer than for another append), so that the commands it refuses with
+ * WOULD_BLOCK stay pending, in order, as if they had not been offered;
+ * that WOULD_BLOCK is returned. Otherwise NULL, as above. */
+static hrx_status_t hrx_stream_publish_nonblocking_locked(
+    hrx_stream_t* stream) {
+  pthread_mutex_lock(&stream->batch_mutex);
+  uint32_t count = stream->batch.count;
+  bool skipped = atomic_load(&stream->failed);
+  hrx_status_t status = NULL;
+  uint32_t failed = 0;
+  if (count && !skipped) {
+    status = hrx_batch_publish(stream->backend, stream->queue,
+                               stream->batch.commands, count, &failed);
+  }
+  bool blocked = hrx_status_code(status) == HRX_STATUS_WOULD_BLOCK;
+  uint32_t taken = blocked ? failed : count;
+  uint64_t first = 0;
+  uint64_t bytes = 0;
+  hrx_batch_command_t* batch =
+      taken ? hrx_pending_batch_take_first_locked(&stream->batch, taken,
+                                                  &first, &bytes)
+            : NULL;
+  pthread_mutex_unlock(&stream->batch_mutex);
+  if (taken) {
+    hrx_stream_batch_done_locked(stream, batch, taken, first, bytes, skipped,
+                                 blocked ? NULL : status, failed);
+  }
+  return blocked ? status : NULL;
+}
+
 /* Whether commands the stream accepted are not on its queue yet: a pending
  * batch, or one moved out whose publication is in progress. */
 static bool hrx_stream_has_unpublished(hrx_stream_t* stream) {
@@ -456,33 +507,38 @@ static bool hrx_stream_has_unpublished(hrx_stream_t* stream) {
   return unpublished;
 }
 
+/* Takes publish_mutex and publishes the pending batch (for a lone command,
+ * which must follow it, or an observation). In non-blocking mode:
+ * WOULD_BLOCK (not locked, nothing published) when another publisher holds
+ * the lock (a batch moved out may still be on its way), or when the
+ * backend would wait for queue space to take the pending batch. */
+static hrx_status_t hrx_stream_lock_published(hrx_stream_t* stream) {
+  if (!hrx_nonblocking_lock(&stream->publish_mutex)) {
+    return hrx_would_block("the stream's publication lock");
+  }
+  if (!hrx_nonblocking()) {
+    hrx_stream_publish_locked(stream);
+    return NULL;
+  }
+  hrx_status_t blocked = hrx_stream_publish_nonblocking_locked(stream);
+  if (blocked) {
+    pthread_mutex_unlock(&stream->publish_mutex);
+    return hrx_status_annotate(blocked,
+                               "publishing the stream's pending batch");
+  }
+  return NULL;
+}
+
 /* Publishes the pending batch, and lets a batch publication in progress
  * (perhaps by another thread that moved this thread's commands out) end:
  * afterwards every command accepted so far is on the queue. Takes no lock
  * a producer of a lone command holds while it waits for queue space: such
  * a command is not accepted before its call returns. In non-blocking mode:
- * WOULD_BLOCK instead when there is anything to publish or wait for. */
+ * WOULD_BLOCK instead when that would wait (hrx_stream_lock_published). */
 static hrx_status_t hrx_stream_publish_pending(hrx_stream_t* stream) {
   if (!hrx_stream_has_unpublished(stream)) return NULL;
-  if (hrx_nonblocking()) {
-    return hrx_would_block("the stream's pending batch to be published");
-  }
-  hrx_stream_publish(stream);
-  return NULL;
-}
-
-/* Takes publish_mutex for a lone command and publishes the pending batch
- * first. In non-blocking mode: WOULD_BLOCK (not locked) when another
- * publisher holds the lock or a batch is pending. */
-static hrx_status_t hrx_stream_lock_published(hrx_stream_t* stream) {
-  if (!hrx_nonblocking_lock(&stream->publish_mutex)) {
-    return hrx_would_block("the stream's publication lock");
-  }
-  if (hrx_nonblocking() && hrx_stream_has_unpublished(stream)) {
-    pthread_mutex_unlock(&stream->publish_mutex);
-    return hrx_would_block("the stream's pending batch to be published");
-  }
-  hrx_stream_publish_locked(stream);
+  HRX_RETURN_IF_ERROR(hrx_stream_lock_published(stream));
+  pthread_mutex_unlock(&stream->publish_mutex);
   return NULL;
 }
 
@@ -577,23 +633,23 @@ static hrx_status_t hrx_stream_submit_alone(hrx_stream_t* stream,
 
 /* The idle path: with nothing pending on the stream and either `urgent`
  * (the thread just observed) or the stream quiet too and its queue idle,
- * the command goes out alone at once (*out_published). Otherwise nothing
- * happens. Returns only a WOULD_BLOCK of the lone command (non-blocking
- * mode; nothing happened then either). */
-static hrx_status_t hrx_stream_publish_if_idle(
-    hrx_stream_t* stream, const hrx_batch_command_t* command, uint64_t now,
-    bool urgent, bool* out_published) {
+ * the command goes out alone at once; returns whether it did. Otherwise
+ * nothing happens, also when a non-blocking call finds the lock taken or
+ * the queue full: then the queue is busy and the command is gathered. */
+static bool hrx_stream_publish_if_idle(hrx_stream_t* stream,
+                                       const hrx_batch_command_t* command,
+                                       uint64_t now, bool urgent) {
   const hrx_batch_settings_t* settings =
       hrx_device_batch_settings(stream->device);
   const hrx_backend_vtable_t* vtable = stream->backend->vtable;
   /* In non-blocking mode a publication in progress means the queue is not
    * idle: batch. */
-  if (!hrx_nonblocking_lock(&stream->publish_mutex)) return NULL;
+  if (!hrx_nonblocking_lock(&stream->publish_mutex)) return false;
   pthread_mutex_lock(&stream->batch_mutex);
   bool empty = stream->batch.count == 0;
   bool quiet = now - stream->batch.last_ns > settings->delay_ns;
   pthread_mutex_unlock(&stream->batch_mutex);
-  hrx_status_t blocked = NULL;
+  bool published = false;
   uint64_t pending = UINT64_MAX;  /* an error leaves it busy */
   if (empty && !urgent && quiet) {
     hrx_status_free(vtable->queue_query(stream->backend, stream->queue,
@@ -601,16 +657,35 @@ static hrx_status_t hrx_stream_publish_if_idle(
   }
   if (empty && (urgent || (quiet && pending == 0))) {
     hrx_stream_command_t lone = hrx_stream_batchable_command(command);
-    blocked = hrx_stream_run_locked(stream, &lone); /* not observing */
-    if (!blocked) {
+    /* Only a WOULD_BLOCK comes back (not observing); nothing was done. */
+    hrx_status_t blocked = hrx_stream_run_locked(stream, &lone);
+    published = !blocked;
+    hrx_status_free(blocked);
+    if (published) {
       pthread_mutex_lock(&stream->batch_mutex);
       stream->batch.last_ns = now;
       pthread_mutex_unlock(&stream->batch_mutex);
-      *out_published = true;
     }
   }
   pthread_mutex_unlock(&stream->publish_mutex);
-  return blocked;
+  return published;
+}
+
+/* Publishes a full pending batch before a command joins it; returns with
+ * batch_mutex held and the batch not full. In non-blocking mode it
+ * publishes only what can go without waiting: WOULD_BLOCK (batch_mutex not
+ * held, nothing changed) when another publisher holds publish_mutex or the
+ * queue is full. */
+static hrx_status_t hrx_stream_lock_batch_with_room(
+    hrx_stream_t* stream, const hrx_batch_settings_t* settings) {
+  for (;;) {
+    pthread_mutex_lock(&stream->batch_mutex);
+    if (!hrx_pending_batch_full_locked(&stream->batch, settings)) return NULL;
+    /* Full and not yet published by whoever filled it: publish it here. */
+    pthread_mutex_unlock(&stream->batch_mutex);
+    HRX_RETURN_IF_ERROR(hrx_stream_lock_published(stream));
+    pthread_mutex_unlock(&stream->publish_mutex);
+  }
 }
 
 /* A small copy or fill: published alone at once when the queue is idle and
@@ -626,40 +701,23 @@ static hrx_status_t hrx_stream_enqueue(hrx_stream_t* stream,
     return hrx_stream_submit_alone(stream, command);
   }
   hrx_batch_thread_t thread = hrx_batch_thread_begin(settings);
-  hrx_status_t blocked = NULL;
-  if (thread.quiet) {
-    bool published = false;
-    blocked = hrx_stream_publish_if_idle(stream, command, thread.now,
-                                         thread.urgent, &published);
-    if (published) return NULL;
+  if (thread.quiet && hrx_stream_publish_if_idle(stream, command, thread.now,
+                                                 thread.urgent)) {
+    return NULL;
   }
   bool nonblocking = hrx_nonblocking();
-  for (;;) {
-    if (blocked) break;
-    pthread_mutex_lock(&stream->batch_mutex);
-    if (stream->batch.count < HRX_BATCH_MAX_COMMANDS) break;
-    /* Full and not yet moved out by whoever filled it: publish it here. */
+  hrx_flusher_t* flusher = hrx_device_flusher(stream->device);
+  /* A non-blocking producer starts a batch only while the flusher watches
+   * the stream (batching.h, hrx_flusher_try_watch). */
+  bool watched = !nonblocking ||
+                 hrx_flusher_try_watch(flusher, &stream->flush_entry);
+  hrx_status_t blocked = hrx_stream_lock_batch_with_room(stream, settings);
+  if (!blocked && stream->batch.count == 0 && !watched) {
     pthread_mutex_unlock(&stream->batch_mutex);
-    if (nonblocking) {
-      blocked = hrx_would_block("a full batch to be published");
-      break;
-    }
-    hrx_stream_publish(stream);
-  }
-  if (!blocked && nonblocking) {
-    /* This command would fill the batch (then it must be published), or
-     * start one that the flusher might not see without its mutex. */
-    if (hrx_pending_batch_fills_locked(&stream->batch, settings,
-                                       command->length)) {
-      blocked = hrx_would_block("a full batch to be published");
-    } else if (stream->batch.count == 0 &&
-               !hrx_flusher_watching(hrx_device_flusher(stream->device),
-                                     &stream->flush_entry)) {
-      blocked = hrx_would_block("the batch deadline thread to be woken");
-    }
-    if (blocked) pthread_mutex_unlock(&stream->batch_mutex);
+    blocked = hrx_would_block("the batch deadline thread's lock");
   }
   if (blocked) {
+    /* Nothing changed: the repeated call takes the same decisions. */
     hrx_batch_thread_undo(&thread);
     return blocked;
   }
@@ -673,10 +731,16 @@ static hrx_status_t hrx_stream_enqueue(hrx_stream_t* stream,
   }
   ++stream->commands;
   pthread_mutex_unlock(&stream->batch_mutex);
-  if (full) hrx_stream_publish(stream);
+  if (full && !nonblocking) {
+    hrx_stream_publish(stream);
+  } else if (full && pthread_mutex_trylock(&stream->publish_mutex) == 0) {
+    /* Published now if that needs no wait; otherwise it stays pending,
+     * full, for the flusher or the stream's next command to publish. */
+    hrx_status_free(hrx_stream_publish_nonblocking_locked(stream));
+    pthread_mutex_unlock(&stream->publish_mutex);
+  }
   if (started) {
-    hrx_status_t failure = hrx_flusher_notify(
-        hrx_device_flusher(stream->device), &stream->flush_entry);
+    hrx_status_t failure = hrx_flusher_notify(flusher, &stream->flush_entry);
     if (failure) {
       /* Without the deadline thread nothing bounds the delay: publish now. */
       hrx_status_free(failure);

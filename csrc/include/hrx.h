@@ -721,8 +721,10 @@ hrx_status_t hrx_stream_wait_completion(hrx_stream_t* stream,
  * report it when the call would wait for queue space, for a lock that a
  * producer may hold while it waits, for a completion named by
  * hrx_stream_wait_completion, for host callbacks in flight (which may need
- * the caller's global lock), for a full pending batch to be published,
- * for one-time preparation (a graph's first launch, staging memory), or
+ * the caller's global lock), for another thread's publication of the
+ * stream's pending batch, for one-time preparation (a graph's first
+ * launch, staging memory, the batch kernel), for a graph's launch node by
+ * node (which could find the queue full part-way), or
  * for deferred releases (made on host-callback threads) to be run. A
  * WOULD_BLOCK is never a stream failure: the command was not accepted, not
  * numbered and not counted. Other calls that may block also report it at

@@ -20,8 +20,8 @@ PyObject* hrx_py_buffer_wrap(hrx_py_state_t* state, hrx_buffer_t* buffer,
   return (PyObject*)self;
 }
 
-int hrx_py_buffer_view(hrx_py_state_t* state, PyObject* object,
-                       const char* role, hrx_view_t* out_view) {
+int hrx_py_buffer_view_borrowed(hrx_py_state_t* state, PyObject* object,
+                                const char* role, hrx_view_t* out_view) {
   if (!PyObject_TypeCheck(object, state->buffer_type)) {
     PyErr_Format(PyExc_TypeError, "%s must be an hrx.Buffer, not %.100s", role,
                  Py_TYPE(object)->tp_name);
@@ -33,10 +33,18 @@ int hrx_py_buffer_view(hrx_py_state_t* state, PyObject* object,
                  "%s is a closed buffer", role);
     return -1;
   }
-  hrx_buffer_retain(self->buffer);
   out_view->buffer = self->buffer;
   out_view->offset = self->offset;
   out_view->length = self->length;
+  return 0;
+}
+
+int hrx_py_buffer_view(hrx_py_state_t* state, PyObject* object,
+                       const char* role, hrx_view_t* out_view) {
+  if (hrx_py_buffer_view_borrowed(state, object, role, out_view) < 0) {
+    return -1;
+  }
+  hrx_buffer_retain(out_view->buffer);
   return 0;
 }
 

@@ -423,12 +423,14 @@ static PyObject* hrx_py_graph_launch(PyObject* self, PyObject* stream_object) {
   hrx_py_state_t* state = hrx_py_state_from_type(Py_TYPE(self));
   hrx_stream_t* stream = hrx_py_stream_unwrap(state, stream_object);
   if (!stream) return NULL;
-  hrx_py_submission_t s = {.kind = HRX_PY_SUBMIT_GRAPH_LAUNCH};
-  s.graph = hrx_py_graph_hold(state, self);
-  if (!s.graph) return NULL;
-  hrx_stream_retain(stream);
-  s.stream = stream;
-  hrx_status_t status = hrx_py_submit(&s, true);
+  hrx_py_submission_t s = {.kind = HRX_PY_SUBMIT_GRAPH_LAUNCH,
+                           .stream = stream,
+                           .graph = ((hrx_py_graph_t*)self)->graph};
+  if (!s.graph) {
+    hrx_py_raise_closed(state, "graph");
+    return NULL;
+  }
+  hrx_status_t status = hrx_py_submit(&s);
   if (status) return hrx_py_raise(state, status);
   if (!s.out_completion) Py_RETURN_NONE;
   return hrx_py_completion_wrap(state, s.out_completion);

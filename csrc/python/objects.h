@@ -90,6 +90,10 @@ int hrx_py_buffer_view(hrx_py_state_t* state, PyObject* object,
 hrx_device_t* hrx_py_device_argument(PyTypeObject* type, PyObject* args,
                                      PyObject* kwargs, const char* format,
                                      hrx_py_state_t** out_state);
+/* The same with out_view->buffer BORROWED from the open handle: valid only
+ * until the GIL is next released (submit.h). */
+int hrx_py_buffer_view_borrowed(hrx_py_state_t* state, PyObject* object,
+                                const char* role, hrx_view_t* out_view);
 /* Borrowed C event of an hrx.Event, or NULL with an error set. */
 hrx_event_t* hrx_py_event_unwrap(hrx_py_state_t* state, PyObject* object);
 

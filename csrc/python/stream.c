@@ -148,13 +148,15 @@ static PyObject* hrx_py_stream_copy_kind(PyObject* self, PyObject* const* args,
     return NULL;
   }
   hrx_py_submission_t s = {.kind = kind};
-  s.stream = hrx_py_stream_hold(self);
-  if (!s.stream) return NULL;
-  bool ok =
-      hrx_py_buffer_view(state, args[0], "copy destination", &s.dst) == 0 &&
-      hrx_py_buffer_view(state, args[1], "copy source", &s.src) == 0;
-  hrx_status_t status = hrx_py_submit(&s, ok);
-  if (!ok) return NULL;
+  s.stream = hrx_py_stream_unwrap(state, self);
+  if (!s.stream ||
+      hrx_py_buffer_view_borrowed(state, args[0], "copy destination",
+                                  &s.dst) < 0 ||
+      hrx_py_buffer_view_borrowed(state, args[1], "copy source", &s.src) <
+          0) {
+    return NULL;
+  }
+  hrx_status_t status = hrx_py_submit(&s);
   if (status) return hrx_py_raise(state, status);
   Py_RETURN_NONE;
 }
@@ -189,12 +191,13 @@ static PyObject* hrx_py_stream_fill(PyObject* self, PyObject* const* args,
     return NULL;
   }
   hrx_py_submission_t s = {.kind = HRX_PY_SUBMIT_FILL, .byte = (uint8_t)byte};
-  s.stream = hrx_py_stream_hold(self);
-  if (!s.stream) return NULL;
-  bool ok =
-      hrx_py_buffer_view(state, args[0], "fill destination", &s.dst) == 0;
-  hrx_status_t status = hrx_py_submit(&s, ok);
-  if (!ok) return NULL;
+  s.stream = hrx_py_stream_unwrap(state, self);
+  if (!s.stream || hrx_py_buffer_view_borrowed(state, args[0],
+                                               "fill destination", &s.dst) <
+                       0) {
+    return NULL;
+  }
+  hrx_status_t status = hrx_py_submit(&s);
   if (status) return hrx_py_raise(state, status);
   Py_RETURN_NONE;
 }
@@ -320,10 +323,11 @@ static PyObject* hrx_py_stream_upload(PyObject* self, PyObject* const* args,
   hrx_py_submission_t s = {.kind = HRX_PY_SUBMIT_UPLOAD,
                            .data = data.data,
                            .length = data.length};
-  s.stream = hrx_py_stream_hold(self);
-  bool ok = s.stream && hrx_py_buffer_view(state, args[0],
-                                           "upload destination", &s.dst) == 0;
-  hrx_status_t status = hrx_py_submit(&s, ok);
+  s.stream = hrx_py_stream_unwrap(state, self);
+  bool ok = s.stream && hrx_py_buffer_view_borrowed(state, args[0],
+                                                    "upload destination",
+                                                    &s.dst) == 0;
+  hrx_status_t status = ok ? hrx_py_submit(&s) : NULL;
   hrx_py_host_memory_release(&data);
   if (!ok) return NULL;
   if (status) return hrx_py_raise(state, status);
@@ -438,9 +442,9 @@ static PyObject* hrx_py_stream_record_event(PyObject* self,
   }
   hrx_py_submission_t s = {.kind = HRX_PY_SUBMIT_RECORD_EVENT,
                            .timing = timing == Py_True};
-  s.stream = hrx_py_stream_hold(self);
+  s.stream = hrx_py_stream_unwrap(state, self);
   if (!s.stream) return NULL;
-  hrx_status_t status = hrx_py_submit(&s, true);
+  hrx_status_t status = hrx_py_submit(&s);
   if (status) return hrx_py_raise(state, status);
   return hrx_py_event_wrap(state, s.out_event);
 }
@@ -459,13 +463,11 @@ static PyObject* hrx_py_stream_query(PyObject* self, PyObject* unused) {
 static PyObject* hrx_py_stream_wait_event(PyObject* self, PyObject* event_obj) {
   hrx_py_state_t* state = hrx_py_state_from_type(Py_TYPE(self));
   hrx_py_submission_t s = {.kind = HRX_PY_SUBMIT_WAIT_EVENT};
-  s.stream = hrx_py_stream_hold(self);
+  s.stream = hrx_py_stream_unwrap(state, self);
   if (!s.stream) return NULL;
   s.event = hrx_py_event_unwrap(state, event_obj);
-  hrx_event_retain(s.event);
-  bool ok = s.event != NULL;
-  hrx_status_t status = hrx_py_submit(&s, ok);
-  if (!ok) return NULL;
+  if (!s.event) return NULL;
+  hrx_status_t status = hrx_py_submit(&s);
   if (status) return hrx_py_raise(state, status);
   Py_RETURN_NONE;
 }

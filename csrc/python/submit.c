@@ -23,6 +23,14 @@ static hrx_status_t hrx_py_submission_call(hrx_py_submission_t* s) {
                            "unknown submission kind");
 }
 
+static void hrx_py_submission_retain(hrx_py_submission_t* s) {
+  hrx_stream_retain(s->stream);
+  hrx_buffer_retain(s->dst.buffer);
+  hrx_buffer_retain(s->src.buffer);
+  hrx_event_retain(s->event);
+  hrx_graph_retain(s->graph);
+}
+
 static void hrx_py_submission_release(hrx_py_submission_t* s) {
   hrx_stream_release(s->stream);
   hrx_buffer_release(s->dst.buffer);
@@ -31,11 +39,54 @@ static void hrx_py_submission_release(hrx_py_submission_t* s) {
   hrx_graph_release(s->graph);
 }
 
-hrx_status_t hrx_py_submit(hrx_py_submission_t* s, bool run) {
-  if (!run) {
-    hrx_py_submission_release(s);
-    return NULL;
+#ifdef HRX_TESTING_BUILD
+/* The testing build counts the submissions that released the GIL, by kind
+ * and by the core's reason (the WOULD_BLOCK message; "large upload" for an
+ * upload that skipped the attempt): {(kind, reason): count}. Only touched
+ * with the GIL held. */
+static PyObject* hrx_py_gil_releases;
+
+static const char* const hrx_py_submission_kind_names[] = {
+    [HRX_PY_SUBMIT_COPY] = "copy",
+    [HRX_PY_SUBMIT_COPY_PEER] = "copy_peer",
+    [HRX_PY_SUBMIT_FILL] = "fill",
+    [HRX_PY_SUBMIT_UPLOAD] = "upload",
+    [HRX_PY_SUBMIT_WAIT_EVENT] = "wait_event",
+    [HRX_PY_SUBMIT_RECORD_EVENT] = "record_event",
+    [HRX_PY_SUBMIT_GRAPH_LAUNCH] = "graph_launch",
+};
+
+static void hrx_py_count_gil_release(hrx_py_submission_kind_t kind,
+                                     const char* reason) {
+  if (!hrx_py_gil_releases && !(hrx_py_gil_releases = PyDict_New())) {
+    PyErr_WriteUnraisable(NULL);
+    return;
   }
+  PyObject* key =
+      Py_BuildValue("(ss)", hrx_py_submission_kind_names[kind], reason);
+  PyObject* count = key ? PyDict_GetItemWithError(hrx_py_gil_releases, key)
+                        : NULL;
+  PyObject* next = NULL;
+  if (key && !PyErr_Occurred()) {
+    next = PyLong_FromLongLong(count ? PyLong_AsLongLong(count) + 1 : 1);
+  }
+  if (!next || PyDict_SetItem(hrx_py_gil_releases, key, next) < 0) {
+    PyErr_WriteUnraisable(NULL);
+  }
+  Py_XDECREF(next);
+  Py_XDECREF(key);
+}
+
+PyObject* hrx_py_testing_gil_releases(void) {
+  return hrx_py_gil_releases ? PyDict_Copy(hrx_py_gil_releases) : PyDict_New();
+}
+#define HRX_PY_COUNT_GIL_RELEASE(kind, reason) \
+  hrx_py_count_gil_release(kind, reason)
+#else
+#define HRX_PY_COUNT_GIL_RELEASE(kind, reason) ((void)0)
+#endif
+
+hrx_status_t hrx_py_submit(hrx_py_submission_t* s) {
   hrx_status_t status = NULL;
   bool attempt = !(s->kind == HRX_PY_SUBMIT_UPLOAD &&
                    s->length > HRX_PY_UPLOAD_KEEP_GIL_BYTES);
@@ -43,13 +94,14 @@ hrx_status_t hrx_py_submit(hrx_py_submission_t* s, bool run) {
     bool previous = hrx_thread_set_nonblocking(true);
     status = hrx_py_submission_call(s);
     hrx_thread_set_nonblocking(previous);
-    if (hrx_status_code(status) != HRX_STATUS_WOULD_BLOCK) {
-      hrx_py_submission_release(s);
-      return status;
-    }
+    if (hrx_status_code(status) != HRX_STATUS_WOULD_BLOCK) return status;
+    HRX_PY_COUNT_GIL_RELEASE(s->kind, hrx_status_message(status));
     hrx_status_free(status);
     status = NULL;
+  } else {
+    HRX_PY_COUNT_GIL_RELEASE(s->kind, "large upload");
   }
+  hrx_py_submission_retain(s);
   Py_BEGIN_ALLOW_THREADS
   status = hrx_py_submission_call(s);
   hrx_py_submission_release(s);

@@ -25,29 +25,37 @@ typedef enum hrx_py_submission_kind_e {
  * bytes is worth letting other threads run meanwhile. */
 #define HRX_PY_UPLOAD_KEEP_GIL_BYTES (64u << 10)
 
-/* One submission. The objects it names are RETAINED by the caller (as for
- * any call that may release the GIL) and released by hrx_py_submit. */
+/* One submission. The objects it names are BORROWED from open handles:
+ * fill it with the GIL held and pass it to hrx_py_submit before anything
+ * can release the GIL (a handle closed meanwhile would free them);
+ * hrx_py_submit retains them only when it releases the GIL. */
 typedef struct hrx_py_submission_s {
   hrx_py_submission_kind_t kind;
-  hrx_stream_t* stream;          /* retained */
-  hrx_view_t dst;                /* buffer retained (COPY, COPY_PEER, FILL,
+  hrx_stream_t* stream;          /* borrowed */
+  hrx_view_t dst;                /* buffer borrowed (COPY, COPY_PEER, FILL,
                                     UPLOAD) */
-  hrx_view_t src;                /* buffer retained (COPY, COPY_PEER) */
+  hrx_view_t src;                /* buffer borrowed (COPY, COPY_PEER) */
   uint8_t byte;                  /* FILL */
   const void* data;              /* UPLOAD: borrowed host bytes */
   uint64_t length;               /* UPLOAD */
-  hrx_event_t* event;            /* retained (WAIT_EVENT) */
+  hrx_event_t* event;            /* borrowed (WAIT_EVENT) */
   bool timing;                   /* RECORD_EVENT */
   hrx_event_t* out_event;        /* RECORD_EVENT result */
-  hrx_graph_t* graph;            /* retained (GRAPH_LAUNCH) */
+  hrx_graph_t* graph;            /* borrowed (GRAPH_LAUNCH) */
   hrx_completion_t* out_completion;  /* GRAPH_LAUNCH result */
 } hrx_py_submission_t;
 
-/* Runs the submission as described above (`run` false: only drops the
- * references, e.g. after an argument error) and releases the objects it
- * names: with the GIL when it was never released (the handles, still open,
- * hold their own references, so none of these is the last), else without
- * it (a last buffer release waits for queued work). Call with the GIL. */
-hrx_status_t hrx_py_submit(hrx_py_submission_t* submission, bool run);
+/* Runs the submission as described above. Call with the GIL. Before the
+ * blocking retry it retains the objects the submission names (another
+ * thread may close their handles while the GIL is released) and releases
+ * them after it without the GIL (a last buffer release waits for queued
+ * work). */
+hrx_status_t hrx_py_submit(hrx_py_submission_t* submission);
+
+#ifdef HRX_TESTING_BUILD
+/* A new dict {(kind, reason): count} of the submissions that released the
+ * GIL so far in this process (testing.c). */
+PyObject* hrx_py_testing_gil_releases(void);
+#endif
 
 #endif /* HRX_PYTHON_SUBMIT_H_ */

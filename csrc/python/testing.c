@@ -4,6 +4,7 @@
 #ifdef HRX_TESTING_BUILD
 #include "module.h"
 
+#include "submit.h"
 #include "testing/hrx_testing.h"
 
 /* The fault wrapper's counts (hrx_fault_query_counts). */
@@ -30,6 +31,13 @@ static PyObject* hrx_py_testing_commands_submitted(PyObject* module,
   return PyLong_FromUnsignedLongLong(hrx_device_commands_submitted(device));
 }
 
+static PyObject* hrx_py_testing_submissions_released_gil(PyObject* module,
+                                                         PyObject* unused) {
+  (void)module;
+  (void)unused;
+  return hrx_py_testing_gil_releases();
+}
+
 static PyMethodDef hrx_py_testing_methods[] = {
     {"_testing_live_native_objects", hrx_py_testing_live_native_objects,
      METH_NOARGS,
@@ -40,6 +48,12 @@ static PyMethodDef hrx_py_testing_methods[] = {
     {"_testing_commands_submitted", hrx_py_testing_commands_submitted, METH_O,
      "_testing_commands_submitted(device) -> int: commands the live "
      "device's streams have accepted (hrx_device_commands_submitted)."},
+    {"_testing_submissions_released_gil",
+     hrx_py_testing_submissions_released_gil, METH_NOARGS,
+     "_testing_submissions_released_gil() -> dict: {(kind, reason): count} "
+     "of the submissions (copy, fill, upload, wait_event, record_event, "
+     "graph_launch) that released the GIL in this process so far, with the "
+     "core's reason (its WOULD_BLOCK message, or 'large upload')."},
     {NULL, NULL, 0, NULL},
 };
 

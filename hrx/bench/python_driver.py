@@ -13,11 +13,11 @@ Every lane has its own source and destination buffers.
 """
 from __future__ import annotations
 
-import threading
 import time
-from typing import Any, Callable, Dict, List, Sequence
+from typing import Any, Dict, List, Sequence
 
 from .config import BenchConfig
+from .rounds import barrier_rounds, timed_rounds
 
 __all__ = ["run", "OutputMismatch", "CHECK_BYTES"]
 
@@ -67,12 +67,6 @@ class _Lane:
                 f"expected {self.expected[index]:#04x}")
 
 
-def _rounds(config: BenchConfig, body: Callable[[], int]) -> List[int]:
-    """Runs body warmup + samples times; keeps the recorded durations."""
-    durations = [body() for _ in range(config.warmup + config.samples)]
-    return durations[config.warmup:]
-
-
 def _sync_all(lanes: Sequence[_Lane]) -> None:
     for lane in lanes:
         lane.stream.synchronize()
@@ -87,44 +81,18 @@ def _burst(config: BenchConfig, lanes: Sequence[_Lane], copies: int) -> List[int
                 lane.copy()
         _sync_all(lanes)
         return _now() - start
-    return _rounds(config, body)
+    return timed_rounds(body, config.warmup, config.samples)
 
 
 def _threaded(config: BenchConfig, lanes: Sequence[_Lane]) -> List[int]:
     """One thread per lane, released together by a barrier each round; a round
     lasts from the earliest start to the latest end (the slowest thread)."""
-    rounds = config.warmup + config.samples
-    starts = [[0] * len(lanes) for _ in range(rounds)]
-    ends = [[0] * len(lanes) for _ in range(rounds)]
-    barrier = threading.Barrier(len(lanes))
-    failures: List[BaseException] = []
-
-    def worker(index: int) -> None:
+    def body(index: int) -> None:
         lane = lanes[index]
-        try:
-            for round_index in range(rounds):
-                barrier.wait()
-                starts[round_index][index] = _now()
-                for _ in range(config.small_copies):
-                    lane.copy()
-                lane.stream.synchronize()
-                ends[round_index][index] = _now()
-        except threading.BrokenBarrierError:
-            return
-        except BaseException as error:  # noqa: BLE001 - re-raised by the caller
-            failures.append(error)
-            barrier.abort()
-
-    threads = [threading.Thread(target=worker, args=(index,), name=f"hrx-bench-{index}",
-                                daemon=True) for index in range(len(lanes))]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    if failures:
-        raise failures[0]
-    durations = [max(ends[r]) - min(starts[r]) for r in range(rounds)]
-    return durations[config.warmup:]
+        for _ in range(config.small_copies):
+            lane.copy()
+        lane.stream.synchronize()
+    return barrier_rounds(len(lanes), body, config.warmup, config.samples)
 
 
 def _idle(config: BenchConfig, lanes: Sequence[_Lane]) -> List[int]:

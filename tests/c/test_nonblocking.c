@@ -141,48 +141,96 @@ static void test_would_block_is_not_a_fault_call(void) {
   fixture_close(&f);
 }
 
-/* Batching: a non-blocking command never publishes a batch, never fills
- * one and never starts one the flusher is not watching. */
-static void test_batches_would_block(void) {
+/* Whether the first `count` bytes of the buffer are 64 ones, 64 twos, and
+ * so on (what the tests below write, in order). */
+static bool ladder_is(hrx_stream_t* stream, hrx_buffer_t* buffer,
+                      uint64_t count) {
+  uint8_t out[1024];
+  CHECK(count <= sizeof(out));
+  CHECK_OK(hrx_stream_read_blocking(stream, part(buffer, 0, count), out, count,
+                                   NULL, NULL));
+  bool right = true;
+  for (uint64_t i = 0; i < count; ++i) right = right && out[i] == i / 64 + 1;
+  return right;
+}
+
+/* Batching with room in the queue: non-blocking commands start, fill and
+ * publish batches, and observations and lone commands publish the pending
+ * batch first, none of them reporting WOULD_BLOCK. */
+static void test_batches_publish_without_waiting(void) {
   setenv("HRX_BATCH_MAX_COMMANDS", "4", 1);
   setenv("HRX_BATCH_DELAY_US", "10000000", 1);
   fixture_t f = fixture_open(1024, false);
   unsetenv("HRX_BATCH_MAX_COMMANDS");
   unsetenv("HRX_BATCH_DELAY_US");
-  /* The stream's first command goes out alone; the next would start a batch
-   * before the flusher lists the stream. */
+  uint64_t before = hrx_device_commands_submitted(f.device);
   hrx_thread_set_nonblocking(true);
-  CHECK_OK(hrx_stream_fill(f.stream, part(f.buffer, 0, 64), 1));
-  CHECK_CODE(hrx_stream_fill(f.stream, part(f.buffer, 64, 64), 2),
-             HRX_STATUS_WOULD_BLOCK, "deadline thread");
+  /* The first goes out alone; the second starts a batch (the flusher
+   * starts watching the stream), the fifth fills and publishes it. */
+  for (int i = 0; i < 5; ++i) {
+    CHECK_OK(hrx_stream_fill(f.stream, part(f.buffer, (uint64_t)i * 64, 64),
+                             (uint8_t)(i + 1)));
+  }
+  hrx_event_t* event = NULL;
+  CHECK_OK(hrx_stream_fill(f.stream, part(f.buffer, 320, 64), 6));
+  CHECK_OK(hrx_stream_record_event(f.stream, &event));  /* publishes fill 6 */
+  CHECK_OK(hrx_stream_fill(f.stream, part(f.buffer, 384, 64), 7));
+  uint8_t data[64];
+  memset(data, 8, sizeof(data));
+  CHECK_OK(hrx_stream_upload(f.stream, part(f.buffer, 448, 64), data, 64));
   hrx_thread_set_nonblocking(false);
-  CHECK_OK(hrx_stream_fill(f.stream, part(f.buffer, 64, 64), 2));
+  /* Seven fills, the event record and the upload, each accepted once. */
+  CHECK(hrx_device_commands_submitted(f.device) == before + 9);
+  CHECK_OK(hrx_event_synchronize(event, NULL, NULL));
+  CHECK(ladder_is(f.stream, f.buffer, 512));
+  hrx_event_release(event);
+  fixture_close(&f);
+}
+
+/* Batching with the queue full: the command that fills the batch is still
+ * accepted (the batch stays pending, whole), and what would have to
+ * publish it before going on (the next command, record_event, a lone
+ * command) reports WOULD_BLOCK having changed nothing; the same calls made
+ * blocking then go through in order. */
+static void test_batches_would_block_on_a_full_queue(void) {
+  setenv("HRX_HOST_RING_CAPACITY", "2", 1);
+  setenv("HRX_BATCH_MAX_COMMANDS", "4", 1);
+  setenv("HRX_BATCH_DELAY_US", "10000000", 1);
+  fixture_t f = fixture_open(1024, true);
+  unsetenv("HRX_HOST_RING_CAPACITY");
+  unsetenv("HRX_BATCH_MAX_COMMANDS");
+  unsetenv("HRX_BATCH_DELAY_US");
+  /* One big fill running, two queued: the ring is full for a while. */
+  for (int i = 0; i < 3; ++i) {
+    CHECK_OK(hrx_stream_fill(f.stream, whole(f.big), i));
+  }
+  uint64_t before = hrx_device_commands_submitted(f.device);
   hrx_thread_set_nonblocking(true);
-  CHECK_OK(hrx_stream_fill(f.stream, part(f.buffer, 128, 64), 3));
-  CHECK_OK(hrx_stream_fill(f.stream, part(f.buffer, 192, 64), 4));
-  /* The fourth would fill the batch: publishing it may wait. */
+  for (int i = 0; i < 4; ++i) {
+    CHECK_OK(hrx_stream_fill(f.stream, part(f.buffer, (uint64_t)i * 64, 64),
+                             (uint8_t)(i + 1)));
+  }
   CHECK_CODE(hrx_stream_fill(f.stream, part(f.buffer, 256, 64), 5),
-             HRX_STATUS_WOULD_BLOCK, "full batch");
-  /* Observations and lone commands would publish the pending batch. */
+             HRX_STATUS_WOULD_BLOCK, "full host queue");
   hrx_event_t* event = NULL;
   CHECK_CODE(hrx_stream_record_event(f.stream, &event), HRX_STATUS_WOULD_BLOCK,
              "pending batch");
-  uint8_t data[64] = {0};
-  CHECK_CODE(hrx_stream_upload(f.stream, part(f.buffer, 512, 64), data, 64),
+  CHECK(event == NULL);
+  uint8_t data[64];
+  memset(data, 6, sizeof(data));
+  CHECK_CODE(hrx_stream_upload(f.stream, part(f.buffer, 320, 64), data, 64),
              HRX_STATUS_WOULD_BLOCK, "pending batch");
   bool done = true;
   CHECK_OK(hrx_stream_query(f.stream, &done));
   CHECK(!done);
   hrx_thread_set_nonblocking(false);
+  /* The four accepted fills (published by this count), nothing else. */
+  CHECK(hrx_device_commands_submitted(f.device) == before + 4);
   CHECK_OK(hrx_stream_fill(f.stream, part(f.buffer, 256, 64), 5));
+  CHECK_OK(hrx_stream_upload(f.stream, part(f.buffer, 320, 64), data, 64));
   CHECK_OK(hrx_stream_record_event(f.stream, &event));
   CHECK_OK(hrx_event_synchronize(event, NULL, NULL));
-  uint8_t out[320];
-  CHECK_OK(hrx_stream_read_blocking(f.stream, part(f.buffer, 0, 320), out, 320,
-                                     NULL, NULL));
-  bool right = true;
-  for (int i = 0; i < 320; ++i) right = right && out[i] == i / 64 + 1;
-  CHECK(right);
+  CHECK(ladder_is(f.stream, f.buffer, 384));
   hrx_event_release(event);
   fixture_close(&f);
 }
@@ -378,7 +426,8 @@ int main(void) {
   test_nonblocking_submits();
   test_full_queue_would_block();
   test_would_block_is_not_a_fault_call();
-  test_batches_would_block();
+  test_batches_publish_without_waiting();
+  test_batches_would_block_on_a_full_queue();
   test_graphs_and_callbacks_would_block();
   test_deferred_releases_would_block();
   test_timing_events();

@@ -510,7 +510,6 @@ static hrx_status_t hrx_fault_batch_submit(hrx_backend_device_t* base,
     if (!fault) ++good;
   }
   hrx_status_t status = NULL;
-  if (good) atomic_fetch_add(&hrx_fault_native_commands, 1);
   if (good >= 2) {
     status = inner->vtable->batch_submit(inner, native, commands, good,
                                          out_published);
@@ -523,6 +522,24 @@ static hrx_status_t hrx_fault_batch_submit(hrx_backend_device_t* base,
                                        c->length);
     if (!status) *out_published = 1;
   }
+  if (hrx_status_code(status) == HRX_STATUS_WOULD_BLOCK) {
+    /* The commands from *out_published on were not made (non-blocking
+     * mode): their calls, and the fault that stopped the batch, are taken
+     * back, so the retry meets the same schedule. */
+    hrx_fault_device_t* device = hrx_fault_cast(base);
+    uint32_t checked = fault ? good + 1 : good;
+    for (uint32_t i = *out_published; i < checked; ++i) {
+      atomic_fetch_sub(&device->calls[commands[i].kind == HRX_BATCH_FILL
+                                          ? HRX_FAULT_FILL
+                                          : HRX_FAULT_COPY],
+                       1);
+    }
+    if (fault) atomic_fetch_sub(&hrx_fault_injected, 1);
+    hrx_status_free(fault);
+    if (*out_published) atomic_fetch_add(&hrx_fault_native_commands, 1);
+    return status;
+  }
+  if (good) atomic_fetch_add(&hrx_fault_native_commands, 1);
   if (status) {
     hrx_status_free(fault);
     return status;

@@ -22,6 +22,7 @@
 #include "backends/hip/hip_staging.h"
 #include "core/clock.h"
 #include "core/environment.h"
+#include "core/nonblocking.h"
 
 typedef struct hrx_hip_device_s {
   hrx_backend_device_t base;  /* first member */
@@ -704,7 +705,13 @@ static hrx_status_t hrx_hip_batch_submit(hrx_backend_device_t* base,
   HRX_RETURN_IF_ERROR(hrx_hip_enter(base));
   hrx_hip_device_t* device = hrx_hip_device_cast(base);
   /* A command too large for the kernel's grid sends the batch natively. */
-  if (hrx_hip_batch_fits(commands, count) &&
+  bool fits = hrx_hip_batch_fits(commands, count);
+  if (fits && hrx_nonblocking() && !hrx_hip_batch_prepared(device->batch)) {
+    /* Batching was off when the device opened: the first batch compiles
+     * the kernel (backend.h, non-blocking mode). */
+    return hrx_would_block("the batch kernel to be compiled");
+  }
+  if (fits &&
       hrx_hip_batch_prepare(device->batch)) {
     hrx_status_t status = hrx_hip_batch_launch(
         device->batch, hrx_hip_stream_of(queue), commands, count);

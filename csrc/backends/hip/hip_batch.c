@@ -189,7 +189,7 @@ struct hrx_hip_batch_s {
   int device_index;
   char target[64];
   pthread_mutex_t mutex;
-  bool prepared;                 /* mutex; then immutable */
+  atomic_bool prepared;          /* written under mutex, once */
   atomic_bool usable;            /* set once prepared successfully */
   atomic_uint_fast64_t failed_launches;  /* each fell back for its batch */
   char last_failure[256];        /* mutex: the latest failed launch */
@@ -211,6 +211,7 @@ hrx_status_t hrx_hip_batch_create(int device_index, const char* target,
   snprintf(batch->target, sizeof(batch->target), "%s", target);
   pthread_mutex_init(&batch->mutex, NULL);
   atomic_init(&batch->usable, false);
+  atomic_init(&batch->prepared, false);
   atomic_init(&batch->failed_launches, 0);
   snprintf(batch->description, sizeof(batch->description),
            "not prepared yet");
@@ -320,7 +321,7 @@ static hrx_status_t hrx_hip_batch_load_locked(hrx_hip_batch_t* batch) {
 
 bool hrx_hip_batch_prepare(hrx_hip_batch_t* batch) {
   pthread_mutex_lock(&batch->mutex);
-  if (!batch->prepared) {
+  if (!atomic_load(&batch->prepared)) {
     hrx_status_t status = hrx_hip_batch_load_locked(batch);
     if (status) {
       snprintf(batch->description, sizeof(batch->description),
@@ -330,10 +331,14 @@ bool hrx_hip_batch_prepare(hrx_hip_batch_t* batch) {
     } else {
       atomic_store(&batch->usable, true);
     }
-    batch->prepared = true;
+    atomic_store(&batch->prepared, true);
   }
   pthread_mutex_unlock(&batch->mutex);
   return atomic_load(&batch->usable);
+}
+
+bool hrx_hip_batch_prepared(hrx_hip_batch_t* batch) {
+  return atomic_load(&batch->prepared);
 }
 
 void hrx_hip_batch_describe(hrx_hip_batch_t* batch, char* out,

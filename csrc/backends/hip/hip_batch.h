@@ -32,6 +32,9 @@ void hrx_hip_batch_destroy(hrx_hip_batch_t* batch);
  * whether the kernel can be launched. Never fails otherwise: the reason is
  * kept in the description. */
 bool hrx_hip_batch_prepare(hrx_hip_batch_t* batch);
+/* Whether prepare has run to its end (lock-free): until then a call of
+ * prepare may wait for the compiler. */
+bool hrx_hip_batch_prepared(hrx_hip_batch_t* batch);
 
 /* Writes "PTX from libnvrtc.so.13 for compute_90", or "unavailable: <why>;
  * one native call per command", followed by how many launches failed (and
