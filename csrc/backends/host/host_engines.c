@@ -47,6 +47,9 @@ struct hrx_host_engines_s {
   /* Engines serving a reserved queue as its own engine (at most count - 1);
    * written under mutex but for the ends of turns. */
   atomic_int dedicated;
+  /* Turns being served per lane (host functions included); written under
+   * mutex but for the ends of turns. */
+  atomic_int lane_serving[HRX_HOST_LANE_COUNT];
   /* Threads spinning or serving, not parked and not inside a host
    * function. Written under mutex but for the callback hand-off's reads. */
   atomic_int active;
@@ -113,16 +116,33 @@ static void hrx_host_engines_append_locked(hrx_host_engines_t* engines,
   }
 }
 
+/* Whether a more urgent lane than `lane` has work listed or being served:
+ * lane precedence would hold a queue of `lane` back. */
+static bool hrx_host_engines_held_back(hrx_host_engines_t* engines, int lane) {
+  for (int more_urgent = 0; more_urgent < lane; ++more_urgent) {
+    if (atomic_load(&engines->lane_listed[more_urgent]) > 0 ||
+        atomic_load(&engines->lane_serving[more_urgent]) > 0) {
+      return true;
+    }
+  }
+  return false;
+}
+
 /* After listing: wakes a parked engine when no engine that serves the
  * shared queues is awake (every awake one is dedicated), or when a
- * reserved queue was listed that a free engine would take as its own and
- * no engine spins to take it. */
+ * reserved queue of `reserved_lane` (-1: none) was listed that lane
+ * precedence would hold back, that a free engine would take as its own,
+ * and no engine spins to take it. Any other reserved queue wakes nobody:
+ * its waiter, or an engine at its next turn, runs it sooner than a woken
+ * engine starts (measured: woken engines made a reserved queue's 4 KiB
+ * copy behind a backlog take about 2 ms instead of 5-40 us). */
 static void hrx_host_engines_wake_for_locked(hrx_host_engines_t* engines,
-                                             bool reserved) {
+                                             int reserved_lane) {
   if (atomic_load(&engines->active) <= atomic_load(&engines->dedicated) ||
-      (reserved && atomic_load(&engines->spinning) == 0 &&
+      (reserved_lane >= 0 && atomic_load(&engines->spinning) == 0 &&
        atomic_load(&engines->active) < engines->count &&
-       hrx_host_engines_dedication_open(engines))) {
+       hrx_host_engines_dedication_open(engines) &&
+       hrx_host_engines_held_back(engines, reserved_lane))) {
     hrx_host_engines_wake_locked(engines);
   }
 }
@@ -131,7 +151,8 @@ void hrx_host_engines_list(hrx_host_engines_t* engines,
                            hrx_host_runnable_t* runnable) {
   pthread_mutex_lock(&engines->mutex);
   hrx_host_engines_append_locked(engines, runnable);
-  hrx_host_engines_wake_for_locked(engines, runnable->reserved);
+  hrx_host_engines_wake_for_locked(
+      engines, runnable->reserved ? (int)runnable->lane : -1);
   pthread_mutex_unlock(&engines->mutex);
 }
 
@@ -139,14 +160,17 @@ void hrx_host_engines_list_chain(hrx_host_engines_t* engines,
                                  hrx_host_runnable_t* chain) {
   if (!chain) return;
   pthread_mutex_lock(&engines->mutex);
-  bool reserved = false;
+  int reserved_lane = -1;  /* the most urgent lane of a reserved queue */
   while (chain) {
     hrx_host_runnable_t* next = chain->next;
-    reserved = reserved || chain->reserved;
+    if (chain->reserved &&
+        (reserved_lane < 0 || (int)chain->lane < reserved_lane)) {
+      reserved_lane = (int)chain->lane;
+    }
     hrx_host_engines_append_locked(engines, chain);
     chain = next;
   }
-  hrx_host_engines_wake_for_locked(engines, reserved);
+  hrx_host_engines_wake_for_locked(engines, reserved_lane);
   pthread_mutex_unlock(&engines->mutex);
 }
 
@@ -212,16 +236,19 @@ static hrx_host_runnable_t* hrx_host_engines_take(hrx_host_engines_t* engines,
   }
   if (runnable) {
     atomic_fetch_add(&engines->serving, 1);
+    atomic_fetch_add(&engines->lane_serving[runnable->lane], 1);
     hrx_host_engines_spread_locked(engines);
   }
   pthread_mutex_unlock(&engines->mutex);
   return runnable;
 }
 
-/* The end of a turn that hrx_host_engines_take began. */
+/* The end of a turn on a queue of `lane` that hrx_host_engines_take
+ * began. */
 static void hrx_host_engines_end_turn(hrx_host_engines_t* engines,
-                                      bool dedicated) {
+                                      hrx_host_lane_t lane, bool dedicated) {
   if (dedicated) atomic_fetch_sub(&engines->dedicated, 1);
+  atomic_fetch_sub(&engines->lane_serving[lane], 1);
   atomic_fetch_sub(&engines->serving, 1);
 }
 
@@ -331,8 +358,9 @@ static void* hrx_host_engine_main(void* arg) {
     bool dedicated = false;
     hrx_host_runnable_t* runnable = hrx_host_engines_take(engines, &dedicated);
     if (runnable) {
+      hrx_host_lane_t lane = runnable->lane;  /* the queue may go in serve */
       hrx_host_runnable_serve(runnable, dedicated);
-      hrx_host_engines_end_turn(engines, dedicated);
+      hrx_host_engines_end_turn(engines, lane, dedicated);
       continue;
     }
     if (hrx_host_engines_spin(engines)) continue;
@@ -441,6 +469,7 @@ hrx_status_t hrx_host_engines_create(int count, uint64_t spin_ns,
   for (int lane = 0; lane < HRX_HOST_LANE_COUNT; ++lane) {
     atomic_init(&engines->lane_listed[lane], 0);
     atomic_init(&engines->lane_reserved_listed[lane], 0);
+    atomic_init(&engines->lane_serving[lane], 0);
   }
   atomic_init(&engines->listed, 0);
   atomic_init(&engines->reserved_listed, 0);

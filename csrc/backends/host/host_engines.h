@@ -19,8 +19,11 @@
  * engines are dedicated to reserved queues, so that one engine always
  * serves the shared queues (with one engine there is no dedication). The
  * dedicated engine serves that queue until it has no work left (or waits
- * on an event), without ending its turn for other queues, and listing a
- * reserved queue wakes a parked engine for it when none is spinning. When
+ * on an event), without ending its turn for other queues. Listing a
+ * reserved queue that lane precedence holds back (a more urgent lane has
+ * work listed or served) wakes a parked engine for it when none is
+ * spinning; other reserved queues wake nobody (their waiters run them
+ * sooner than a woken engine would). When
  * no engine is free, or count - 1 are dedicated already, a reserved queue
  * takes turns in its lane like any other queue. Turns on shared queues do
  * not end for a reserved queue that a free engine will take.
