@@ -31,8 +31,13 @@ for rep in 1 2 3; do
       -o "$out/engines-$who-quick.jsonl" > /dev/null
   done
 done
+# The reference protocol's sizes: builds with --preset pick quick sizes on
+# the host backend unless told; older ones know only the reference sizes.
+reference() {  # reference WHO: the flag that selects them, if any
+  if sweep "$1" --help | grep -q -- --preset; then echo "--preset reference"; fi
+}
 for who in before after; do
-  sweep $who --driver native --samples 5 --repeats 1 \
+  sweep $who --driver native --samples 5 --repeats 1 $(reference $who) \
     -o "$out/engines-$who-default.jsonl" > /dev/null
 done
 for preset in quick default; do
