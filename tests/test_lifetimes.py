@@ -211,7 +211,13 @@ if pid == 0:
     refused("fabric.Queue", lambda: hrx.fabric.Queue(dev))
     refused("Graph", lambda: hrx.Graph(dev))
     refused("graph.launch", lambda: g.launch(s))
-    if backend == "host":
+    if backend == "host" and os.environ.get("HRX_EXPECT_SANITIZED"):
+        # Under ASan (GCC 12's runtime) a thread started in a forked child can
+        # block for good on an allocator lock that another parent thread held
+        # at the fork; the fresh device's engine threads are such threads.
+        # The ordinary build checks the fresh device.
+        pass
+    elif backend == "host":
         fresh = hrx.Device.open(0, backend="host")   # a new live device
         t = fresh.stream()
         c = fresh.allocate(64)
