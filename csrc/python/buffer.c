@@ -56,39 +56,26 @@ void hrx_py_release_held(hrx_stream_t* stream, hrx_buffer_t* first,
   hrx_stream_release(stream);
 }
 
+static void hrx_py_buffer_release(void* buffer) {
+  /* Freeing waits until no submitted work can touch the memory. */
+  hrx_buffer_release(buffer);
+}
+
+/* The open view (the handle itself), or NULL once closed. */
+static void* hrx_py_buffer_object(PyObject* self) {
+  return ((hrx_py_buffer_t*)self)->buffer ? self : NULL;
+}
+
+static const hrx_py_handle_kind_t hrx_py_buffer_kind = {
+    .name = "buffer",
+    .field = offsetof(hrx_py_buffer_t, buffer),
+    .release = hrx_py_buffer_release,
+    .open = hrx_py_buffer_object};
+
+HRX_PY_HANDLE_FUNCTIONS(hrx_py_buffer, hrx_py_buffer_kind)
+
 static hrx_py_buffer_t* hrx_py_buffer_get(PyObject* self) {
-  hrx_py_buffer_t* buffer = (hrx_py_buffer_t*)self;
-  if (!buffer->buffer) {
-    hrx_py_state_t* state = hrx_py_state_from_type(Py_TYPE(self));
-    if (state) hrx_py_raise_closed(state, "buffer");
-    return NULL;
-  }
-  return buffer;
-}
-
-static void hrx_py_buffer_close_handle(hrx_py_buffer_t* self) {
-  hrx_buffer_t* buffer = self->buffer;
-  self->buffer = NULL;
-  if (buffer) {
-    /* Freeing waits until no submitted work can touch the memory. */
-    Py_BEGIN_ALLOW_THREADS
-    hrx_buffer_release(buffer);
-    Py_END_ALLOW_THREADS
-  }
-}
-
-static void hrx_py_buffer_dealloc(PyObject* self) {
-  PyTypeObject* type = Py_TYPE(self);
-  PyObject_GC_UnTrack(self);
-  hrx_py_buffer_close_handle((hrx_py_buffer_t*)self);
-  type->tp_free(self);
-  Py_DECREF(type);
-}
-
-static PyObject* hrx_py_buffer_close(PyObject* self, PyObject* unused) {
-  (void)unused;
-  hrx_py_buffer_close_handle((hrx_py_buffer_t*)self);
-  Py_RETURN_NONE;
+  return hrx_py_handle_get(self, &hrx_py_buffer_kind);
 }
 
 /* A view bound: an integer beyond int64 is out of range like any other too
@@ -205,14 +192,6 @@ static Py_ssize_t hrx_py_buffer_length(PyObject* self) {
   return buffer ? (Py_ssize_t)buffer->length : -1;
 }
 
-/* The open view (the handle itself), or NULL once closed. */
-static void* hrx_py_buffer_object(PyObject* self) {
-  return ((hrx_py_buffer_t*)self)->buffer ? self : NULL;
-}
-
-static const hrx_py_handle_kind_t hrx_py_buffer_kind = {"buffer",
-                                                        hrx_py_buffer_object};
-
 static PyObject* hrx_py_buffer_nbytes(hrx_py_state_t* state, void* view) {
   (void)state;
   return PyLong_FromUnsignedLongLong(((hrx_py_buffer_t*)view)->length);
@@ -302,28 +281,14 @@ static PyObject* hrx_py_buffer_repr(PyObject* self) {
                                   buffer->buffer));
 }
 
-static PyObject* hrx_py_buffer_enter(PyObject* self, PyObject* unused) {
-  (void)unused;
-  if (!hrx_py_buffer_get(self)) return NULL;
-  return Py_NewRef(self);
-}
-
-static PyObject* hrx_py_buffer_exit(PyObject* self, PyObject* args) {
-  (void)args;
-  hrx_py_buffer_close_handle((hrx_py_buffer_t*)self);
-  Py_RETURN_FALSE;
-}
-
 static PyMethodDef hrx_py_buffer_methods[] = {
     {"slice", (PyCFunction)(void (*)(void))hrx_py_buffer_slice,
      METH_VARARGS | METH_KEYWORDS,
      "slice(offset, length) -> Buffer view, relative to this view and "
      "bounds-checked."},
-    {"close", hrx_py_buffer_close, METH_NOARGS,
-     "close(): drop this view; memory is freed once no view or queued "
-     "command uses it."},
-    {"__enter__", hrx_py_buffer_enter, METH_NOARGS, NULL},
-    {"__exit__", hrx_py_buffer_exit, METH_VARARGS, NULL},
+    HRX_PY_HANDLE_METHODS(hrx_py_buffer,
+                          "close(): drop this view; memory is freed once no "
+                          "view or queued command uses it."),
     {"__dlpack__", (PyCFunction)(void (*)(void))hrx_py_buffer_dlpack,
      METH_VARARGS | METH_KEYWORDS,
      "__dlpack__(*, stream=None, max_version=None, dl_device=None, "

@@ -4,6 +4,7 @@
  * by the trampoline in graph.c). */
 #include <math.h>
 
+#include "handle.h"
 #include "objects.h"
 #include "wait.h"
 
@@ -32,17 +33,20 @@ hrx_completion_t* hrx_py_completion_unwrap(hrx_py_state_t* state,
   return ((hrx_py_completion_t*)object)->completion;
 }
 
-static void hrx_py_completion_dealloc(PyObject* self) {
-  PyTypeObject* type = Py_TYPE(self);
-  PyObject_GC_UnTrack(self);
-  hrx_completion_t* completion = ((hrx_py_completion_t*)self)->completion;
+static void hrx_py_completion_release(void* completion) {
   /* The last reference may free a graph, whose buffers wait for queued
    * work, which may include callbacks that need the GIL. */
-  Py_BEGIN_ALLOW_THREADS
   hrx_completion_release(completion);
-  Py_END_ALLOW_THREADS
-  type->tp_free(self);
-  Py_DECREF(type);
+}
+
+/* A Completion is never closed: only dealloc drops its reference. */
+static const hrx_py_handle_kind_t hrx_py_completion_kind = {
+    .name = "completion",
+    .field = offsetof(hrx_py_completion_t, completion),
+    .release = hrx_py_completion_release};
+
+static void hrx_py_completion_dealloc(PyObject* self) {
+  hrx_py_handle_dealloc(self, &hrx_py_completion_kind);
 }
 
 /* Raises a shallow copy of the callback's exception, with its traceback and

@@ -4,11 +4,6 @@
 #include "property.h"
 #include "wait.h"
 
-void hrx_py_raise_closed(hrx_py_state_t* state, const char* what) {
-  PyErr_Format(state->errors[HRX_STATUS_FAILED_PRECONDITION],
-               "%s is closed; open a new one", what);
-}
-
 PyObject* hrx_py_device_wrap(hrx_py_state_t* state, hrx_device_t* device) {
   hrx_py_device_t* self =
       PyObject_GC_New(hrx_py_device_t, state->device_type);
@@ -38,20 +33,25 @@ hrx_device_t* hrx_py_device_argument(PyTypeObject* type, PyObject* args,
   return *out_state ? hrx_py_device_unwrap(*out_state, object) : NULL;
 }
 
+static void hrx_py_device_release(void* device) {
+  /* The last release tears the device down, waiting for its queues. */
+  hrx_device_release(device);
+}
+
+static const hrx_py_handle_kind_t hrx_py_device_kind = {
+    .name = "device",
+    .field = offsetof(hrx_py_device_t, device),
+    .release = hrx_py_device_release};
+
+HRX_PY_HANDLE_FUNCTIONS(hrx_py_device, hrx_py_device_kind)
+
 hrx_device_t* hrx_py_device_unwrap(hrx_py_state_t* state, PyObject* object) {
-  if (!PyObject_TypeCheck(object, state->device_type)) {
-    PyErr_Format(PyExc_TypeError, "expected an hrx.Device, not %.100s",
-                 Py_TYPE(object)->tp_name);
-    return NULL;
-  }
-  hrx_device_t* device = ((hrx_py_device_t*)object)->device;
-  if (!device) hrx_py_raise_closed(state, "device");
-  return device;
+  return hrx_py_handle_unwrap(state, object, state->device_type,
+                              &hrx_py_device_kind);
 }
 
 static hrx_device_t* hrx_py_device_get(PyObject* self) {
-  hrx_py_state_t* state = hrx_py_state_from_type(Py_TYPE(self));
-  return state ? hrx_py_device_unwrap(state, self) : NULL;
+  return hrx_py_handle_get(self, &hrx_py_device_kind);
 }
 
 /* The batching switch's argument: True or False only (1 or "no" would hide
@@ -154,43 +154,6 @@ static PyObject* hrx_py_device_new(PyTypeObject* type, PyObject* args,
 static PyObject* hrx_py_device_open(PyObject* cls, PyObject* args,
                                     PyObject* kwargs) {
   return hrx_py_device_open_impl((PyTypeObject*)cls, args, kwargs);
-}
-
-static void hrx_py_device_close_handle(hrx_py_device_t* self) {
-  hrx_device_t* device = self->device;
-  self->device = NULL;
-  if (device) {
-    /* The last release tears the device down, waiting for its queues. */
-    Py_BEGIN_ALLOW_THREADS
-    hrx_device_release(device);
-    Py_END_ALLOW_THREADS
-  }
-}
-
-static void hrx_py_device_dealloc(PyObject* self) {
-  PyTypeObject* type = Py_TYPE(self);
-  PyObject_GC_UnTrack(self);
-  hrx_py_device_close_handle((hrx_py_device_t*)self);
-  type->tp_free(self);
-  Py_DECREF(type);
-}
-
-static PyObject* hrx_py_device_close(PyObject* self, PyObject* unused) {
-  (void)unused;
-  hrx_py_device_close_handle((hrx_py_device_t*)self);
-  Py_RETURN_NONE;
-}
-
-static PyObject* hrx_py_device_enter(PyObject* self, PyObject* unused) {
-  (void)unused;
-  if (!hrx_py_device_get(self)) return NULL;
-  return Py_NewRef(self);
-}
-
-static PyObject* hrx_py_device_exit(PyObject* self, PyObject* args) {
-  (void)args;
-  hrx_py_device_close_handle((hrx_py_device_t*)self);
-  Py_RETURN_FALSE;
 }
 
 static PyObject* hrx_py_device_clone(PyObject* self, PyObject* unused) {
@@ -368,13 +331,6 @@ static PyObject* hrx_py_device_set_stream_queue_policy(PyObject* self,
   if (status) return hrx_py_raise(state, status);
   Py_RETURN_NONE;
 }
-
-static void* hrx_py_device_object(PyObject* self) {
-  return ((hrx_py_device_t*)self)->device;
-}
-
-static const hrx_py_handle_kind_t hrx_py_device_kind = {"device",
-                                                        hrx_py_device_object};
 
 static PyObject* hrx_py_device_stream_queue_policy(hrx_py_state_t* state,
                                                    void* device) {
@@ -577,11 +533,9 @@ static PyMethodDef hrx_py_device_methods[] = {
      "leaves it)."},
     {"clone", hrx_py_device_clone, METH_NOARGS,
      "clone() -> Device: another handle on the same live device."},
-    {"close", hrx_py_device_close, METH_NOARGS,
-     "close(): drop this handle; the live device goes once nothing of it "
-     "is left."},
-    {"__enter__", hrx_py_device_enter, METH_NOARGS, NULL},
-    {"__exit__", hrx_py_device_exit, METH_VARARGS, NULL},
+    HRX_PY_HANDLE_METHODS(hrx_py_device,
+                          "close(): drop this handle; the live device goes "
+                          "once nothing of it is left."),
     {"set_stream_queue_count", hrx_py_device_set_stream_queue_count, METH_O,
      "set_stream_queue_count(n): pool size, 1..MAX_STREAM_QUEUE_COUNT, before "
      "the first pool queue is created (BusyError after, unless n is the "

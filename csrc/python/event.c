@@ -14,44 +14,23 @@ PyObject* hrx_py_event_wrap(hrx_py_state_t* state, hrx_event_t* event) {
   return (PyObject*)self;
 }
 
+static void hrx_py_event_release(void* event) { hrx_event_release(event); }
+
+static const hrx_py_handle_kind_t hrx_py_event_kind = {
+    .name = "event",
+    .field = offsetof(hrx_py_event_t, event),
+    .release = hrx_py_event_release};
+
+HRX_PY_HANDLE_FUNCTIONS(hrx_py_event, hrx_py_event_kind)
+
 hrx_event_t* hrx_py_event_unwrap(hrx_py_state_t* state, PyObject* object) {
-  if (!PyObject_TypeCheck(object, state->event_type)) {
-    PyErr_Format(PyExc_TypeError, "expected an hrx.Event, not %.100s",
-                 Py_TYPE(object)->tp_name);
-    return NULL;
-  }
-  hrx_event_t* event = ((hrx_py_event_t*)object)->event;
-  if (!event) hrx_py_raise_closed(state, "event");
-  return event;
+  return hrx_py_handle_unwrap(state, object, state->event_type,
+                              &hrx_py_event_kind);
 }
 
 static hrx_event_t* hrx_py_event_get(PyObject* self, hrx_py_state_t** out) {
   *out = hrx_py_state_from_type(Py_TYPE(self));
   return *out ? hrx_py_event_unwrap(*out, self) : NULL;
-}
-
-static void hrx_py_event_close_handle(hrx_py_event_t* self) {
-  hrx_event_t* event = self->event;
-  self->event = NULL;
-  if (event) {
-    Py_BEGIN_ALLOW_THREADS
-    hrx_event_release(event);
-    Py_END_ALLOW_THREADS
-  }
-}
-
-static void hrx_py_event_dealloc(PyObject* self) {
-  PyTypeObject* type = Py_TYPE(self);
-  PyObject_GC_UnTrack(self);
-  hrx_py_event_close_handle((hrx_py_event_t*)self);
-  type->tp_free(self);
-  Py_DECREF(type);
-}
-
-static PyObject* hrx_py_event_close(PyObject* self, PyObject* unused) {
-  (void)unused;
-  hrx_py_event_close_handle((hrx_py_event_t*)self);
-  Py_RETURN_NONE;
 }
 
 static PyObject* hrx_py_event_query(PyObject* self, PyObject* unused) {
@@ -97,26 +76,6 @@ static PyObject* hrx_py_event_synchronize(PyObject* self, PyObject* unused) {
   Py_RETURN_NONE;
 }
 
-static PyObject* hrx_py_event_enter(PyObject* self, PyObject* unused) {
-  (void)unused;
-  hrx_py_state_t* state;
-  if (!hrx_py_event_get(self, &state)) return NULL;
-  return Py_NewRef(self);
-}
-
-static PyObject* hrx_py_event_exit(PyObject* self, PyObject* args) {
-  (void)args;
-  hrx_py_event_close_handle((hrx_py_event_t*)self);
-  Py_RETURN_FALSE;
-}
-
-static void* hrx_py_event_object(PyObject* self) {
-  return ((hrx_py_event_t*)self)->event;
-}
-
-static const hrx_py_handle_kind_t hrx_py_event_kind = {"event",
-                                                       hrx_py_event_object};
-
 static PyObject* hrx_py_event_device_of(hrx_py_state_t* state, void* event) {
   return hrx_py_device_ref(state, hrx_event_device(event));
 }
@@ -136,9 +95,7 @@ static PyMethodDef hrx_py_event_methods[] = {
      "never waits."},
     {"synchronize", hrx_py_event_synchronize, METH_NOARGS,
      "synchronize(): wait until the recorded work is done."},
-    {"close", hrx_py_event_close, METH_NOARGS, "close(): drop this event."},
-    {"__enter__", hrx_py_event_enter, METH_NOARGS, NULL},
-    {"__exit__", hrx_py_event_exit, METH_VARARGS, NULL},
+    HRX_PY_HANDLE_METHODS(hrx_py_event, "close(): drop this event."),
     {NULL, NULL, 0, NULL},
 };
 

@@ -101,18 +101,21 @@ static int hrx_py_graph_node_clear(PyObject* self) {
   return 0;
 }
 
-static void hrx_py_graph_node_dealloc(PyObject* self) {
-  PyTypeObject* type = Py_TYPE(self);
-  PyObject_GC_UnTrack(self);
-  hrx_py_graph_node_clear(self);
-  hrx_graph_t* graph = ((hrx_py_graph_node_t*)self)->graph;
+static void hrx_py_graph_release(void* graph) {
   /* A last graph reference frees buffers (which wait for queued work) and
    * callables (which take the GIL themselves). */
-  Py_BEGIN_ALLOW_THREADS
   hrx_graph_release(graph);
-  Py_END_ALLOW_THREADS
-  type->tp_free(self);
-  Py_DECREF(type);
+}
+
+/* A GraphNode is never closed: dealloc drops its owner, then its graph. */
+static const hrx_py_handle_kind_t hrx_py_graph_node_kind = {
+    .name = "graph node",
+    .field = offsetof(hrx_py_graph_node_t, graph),
+    .release = hrx_py_graph_release,
+    .clear = hrx_py_graph_node_clear};
+
+static void hrx_py_graph_node_dealloc(PyObject* self) {
+  hrx_py_handle_dealloc(self, &hrx_py_graph_node_kind);
 }
 
 static PyObject* hrx_py_graph_node_get_index(PyObject* self, void* closure) {
@@ -154,15 +157,12 @@ static PyType_Spec hrx_py_graph_node_spec = {
 
 /* ----------------------------------------------------------------- Graph */
 
-static void hrx_py_graph_close_handle(hrx_py_graph_t* self) {
-  hrx_graph_t* graph = self->graph;
-  self->graph = NULL;
-  if (graph) {
-    Py_BEGIN_ALLOW_THREADS
-    hrx_graph_release(graph);
-    Py_END_ALLOW_THREADS
-  }
-}
+static const hrx_py_handle_kind_t hrx_py_graph_kind = {
+    .name = "graph",
+    .field = offsetof(hrx_py_graph_t, graph),
+    .release = hrx_py_graph_release};
+
+HRX_PY_HANDLE_FUNCTIONS(hrx_py_graph, hrx_py_graph_kind)
 
 typedef struct {
   visitproc visit;
@@ -188,26 +188,14 @@ static int hrx_py_graph_traverse(PyObject* self, visitproc visit, void* arg) {
 }
 
 static int hrx_py_graph_clear(PyObject* self) {
-  hrx_py_graph_close_handle((hrx_py_graph_t*)self);
+  hrx_py_handle_close(self, &hrx_py_graph_kind);
   return 0;
-}
-
-static void hrx_py_graph_dealloc(PyObject* self) {
-  PyTypeObject* type = Py_TYPE(self);
-  PyObject_GC_UnTrack(self);
-  hrx_py_graph_close_handle((hrx_py_graph_t*)self);
-  type->tp_free(self);
-  Py_DECREF(type);
 }
 
 /* The graph RETAINED for a call that releases the GIL, or NULL with the
  * closed error. Call after converting arguments (they may run Python). */
-static hrx_graph_t* hrx_py_graph_hold(hrx_py_state_t* state, PyObject* self) {
-  hrx_graph_t* graph = ((hrx_py_graph_t*)self)->graph;
-  if (!graph) {
-    hrx_py_raise_closed(state, "graph");
-    return NULL;
-  }
+static hrx_graph_t* hrx_py_graph_hold(PyObject* self) {
+  hrx_graph_t* graph = hrx_py_handle_get(self, &hrx_py_graph_kind);
   hrx_graph_retain(graph);
   return graph;
 }
@@ -321,7 +309,7 @@ static PyObject* hrx_py_graph_record(PyObject* self, hrx_py_graph_op_t op,
     ok = hrx_py_buffer_view(state, first, "fill destination", &dst) == 0;
   }
   if (ok) {
-    graph = hrx_py_graph_hold(state, self);
+    graph = hrx_py_graph_hold(self);
     ok = graph != NULL;
   }
   hrx_graph_node_t* node = NULL;
@@ -409,7 +397,7 @@ static PyObject* hrx_py_graph_add_dependency(PyObject* self, PyObject* args,
       return NULL;
     }
   }
-  hrx_graph_t* graph = hrx_py_graph_hold(state, self);
+  hrx_graph_t* graph = hrx_py_graph_hold(self);
   if (!graph) return NULL;
   hrx_status_t status = hrx_graph_add_dependency(
       graph, ((hrx_py_graph_node_t*)node_object)->node,
@@ -425,45 +413,13 @@ static PyObject* hrx_py_graph_launch(PyObject* self, PyObject* stream_object) {
   if (!stream) return NULL;
   hrx_py_submission_t s = {.kind = HRX_PY_SUBMIT_GRAPH_LAUNCH,
                            .stream = stream,
-                           .graph = ((hrx_py_graph_t*)self)->graph};
-  if (!s.graph) {
-    hrx_py_raise_closed(state, "graph");
-    return NULL;
-  }
+                           .graph = hrx_py_handle_get(self, &hrx_py_graph_kind)};
+  if (!s.graph) return NULL;
   hrx_status_t status = hrx_py_submit(&s);
   if (status) return hrx_py_raise(state, status);
   if (!s.out_completion) Py_RETURN_NONE;
   return hrx_py_completion_wrap(state, s.out_completion);
 }
-
-static PyObject* hrx_py_graph_close(PyObject* self, PyObject* unused) {
-  (void)unused;
-  hrx_py_graph_close_handle((hrx_py_graph_t*)self);
-  Py_RETURN_NONE;
-}
-
-static PyObject* hrx_py_graph_enter(PyObject* self, PyObject* unused) {
-  (void)unused;
-  hrx_py_state_t* state = hrx_py_state_from_type(Py_TYPE(self));
-  if (!((hrx_py_graph_t*)self)->graph) {
-    hrx_py_raise_closed(state, "graph");
-    return NULL;
-  }
-  return Py_NewRef(self);
-}
-
-static PyObject* hrx_py_graph_exit(PyObject* self, PyObject* args) {
-  (void)args;
-  hrx_py_graph_close_handle((hrx_py_graph_t*)self);
-  Py_RETURN_FALSE;
-}
-
-static void* hrx_py_graph_object(PyObject* self) {
-  return ((hrx_py_graph_t*)self)->graph;
-}
-
-static const hrx_py_handle_kind_t hrx_py_graph_kind = {"graph",
-                                                       hrx_py_graph_object};
 
 static PyObject* hrx_py_graph_device_of(hrx_py_state_t* state, void* graph) {
   return hrx_py_device_ref(state, hrx_graph_device(graph));
@@ -505,10 +461,8 @@ static PyMethodDef hrx_py_graph_methods[] = {
      "callbacks return a Completion; device-only graphs return None (record "
      "an event on the stream to wait for them). The first launch seals the "
      "graph."},
-    {"close", hrx_py_graph_close, METH_NOARGS,
-     "close(): drop this handle; launches in flight still complete."},
-    {"__enter__", hrx_py_graph_enter, METH_NOARGS, NULL},
-    {"__exit__", hrx_py_graph_exit, METH_VARARGS, NULL},
+    HRX_PY_HANDLE_METHODS(hrx_py_graph, "close(): drop this handle; "
+                                        "launches in flight still complete."),
     {NULL, NULL, 0, NULL},
 };
 

@@ -1,16 +1,11 @@
 /* Read-only properties of the handle types, one getter for all: a
- * PyGetSetDef entry names the handle's kind and a reader of its open C
- * object; the getter raises FailedPreconditionError("<kind> is closed") on
- * a closed handle, so no reader checks it again. */
+ * PyGetSetDef entry names the handle's kind (handle.h) and a reader of its
+ * open C object; the getter raises FailedPreconditionError("<kind> is
+ * closed") on a closed handle, so no reader checks it again. */
 #ifndef HRX_PYTHON_PROPERTY_H_
 #define HRX_PYTHON_PROPERTY_H_
 
-#include "module.h"
-
-typedef struct hrx_py_handle_kind_s {
-  const char* name;                 /* "stream", for "stream is closed" */
-  void* (*object)(PyObject* self);  /* borrowed; NULL once closed */
-} hrx_py_handle_kind_t;
+#include "handle.h"
 
 typedef struct hrx_py_property_s {
   const hrx_py_handle_kind_t* kind;

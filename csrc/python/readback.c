@@ -1,4 +1,5 @@
 /* hrx.Readback: an asynchronous read; wait() returns a numpy uint8 array. */
+#include "handle.h"
 #include "objects.h"
 #include "wait.h"
 
@@ -29,31 +30,33 @@ static int hrx_py_readback_clear(PyObject* self) {
   return 0;
 }
 
-static void hrx_py_readback_close_handle(hrx_py_readback_t* self) {
-  hrx_readback_t* readback = self->readback;
-  self->readback = NULL;
-  if (readback) {
-    bool abandoned = self->abandoned;
-    Py_BEGIN_ALLOW_THREADS
-    /* After an interrupted wait (Ctrl-C) dropping the handle must not
-     * wait for the read either. */
-    if (abandoned) {
-      hrx_readback_release_deferred(readback);
-    } else {
-      hrx_readback_release(readback);
-    }
-    Py_END_ALLOW_THREADS
+static void hrx_py_readback_release(PyObject* self, void* readback) {
+  bool abandoned = ((hrx_py_readback_t*)self)->abandoned;
+  Py_BEGIN_ALLOW_THREADS
+  /* After an interrupted wait (Ctrl-C) dropping the handle must not
+   * wait for the read either. */
+  if (abandoned) {
+    hrx_readback_release_deferred(readback);
+  } else {
+    hrx_readback_release(readback);
   }
+  Py_END_ALLOW_THREADS
 }
 
-static void hrx_py_readback_dealloc(PyObject* self) {
-  PyTypeObject* type = Py_TYPE(self);
-  PyObject_GC_UnTrack(self);
-  hrx_py_readback_clear(self);
-  hrx_py_readback_close_handle((hrx_py_readback_t*)self);
-  type->tp_free(self);
-  Py_DECREF(type);
+/* Open while it holds the read or its result. */
+static void* hrx_py_readback_open(PyObject* self) {
+  hrx_py_readback_t* readback = (hrx_py_readback_t*)self;
+  return readback->readback || readback->result ? self : NULL;
 }
+
+static const hrx_py_handle_kind_t hrx_py_readback_kind = {
+    .name = "readback",
+    .field = offsetof(hrx_py_readback_t, readback),
+    .close = hrx_py_readback_release,
+    .open = hrx_py_readback_open,
+    .clear = hrx_py_readback_clear};
+
+HRX_PY_HANDLE_FUNCTIONS(hrx_py_readback, hrx_py_readback_kind)
 
 static PyObject* hrx_py_readback_wait(PyObject* self, PyObject* unused) {
   (void)unused;
@@ -121,37 +124,14 @@ static PyObject* hrx_py_readback_done(PyObject* self, PyObject* unused) {
   return PyBool_FromLong(done);
 }
 
-static PyObject* hrx_py_readback_close(PyObject* self, PyObject* unused) {
-  (void)unused;
-  hrx_py_readback_close_handle((hrx_py_readback_t*)self);
-  Py_RETURN_NONE;
-}
-
-static PyObject* hrx_py_readback_enter(PyObject* self, PyObject* unused) {
-  (void)unused;
-  hrx_py_readback_t* readback = (hrx_py_readback_t*)self;
-  if (!readback->readback && !readback->result) {
-    hrx_py_raise_closed(hrx_py_state_from_type(Py_TYPE(self)), "readback");
-    return NULL;
-  }
-  return Py_NewRef(self);
-}
-
-static PyObject* hrx_py_readback_exit(PyObject* self, PyObject* args) {
-  (void)args;
-  hrx_py_readback_close_handle((hrx_py_readback_t*)self);
-  Py_RETURN_FALSE;
-}
-
 static PyMethodDef hrx_py_readback_methods[] = {
     {"wait", hrx_py_readback_wait, METH_NOARGS,
      "wait() -> numpy.ndarray[uint8]: blocks until the read is done."},
     {"done", hrx_py_readback_done, METH_NOARGS,
      "done() -> bool: whether the read has completed."},
-    {"close", hrx_py_readback_close, METH_NOARGS,
-     "close(): drop the read's staging memory without waiting for it."},
-    {"__enter__", hrx_py_readback_enter, METH_NOARGS, NULL},
-    {"__exit__", hrx_py_readback_exit, METH_VARARGS, NULL},
+    HRX_PY_HANDLE_METHODS(hrx_py_readback,
+                          "close(): drop the read's staging memory without "
+                          "waiting for it."),
     {NULL, NULL, 0, NULL},
 };
 

@@ -24,15 +24,37 @@ PyObject* hrx_py_stream_wrap(hrx_py_state_t* state, PyTypeObject* type,
   return (PyObject*)self;
 }
 
-hrx_stream_t* hrx_py_stream_unwrap(hrx_py_state_t* state, PyObject* object) {
-  if (!PyObject_TypeCheck(object, state->stream_type)) {
-    PyErr_Format(PyExc_TypeError, "expected an hrx.Stream, not %.100s",
-                 Py_TYPE(object)->tp_name);
-    return NULL;
+/* Drops the handle's reference. A failure of the stream that no
+ * observation raised becomes a RuntimeWarning naming the command: like the
+ * ResourceWarning of an unclosed file, but shown under the default warning
+ * filters, so a failure is never silent. A warning that a filter turned
+ * into an error is reported as unraisable (close() itself cannot fail). */
+static void hrx_py_stream_release(PyObject* self, void* stream) {
+  hrx_status_t unobserved = NULL;
+  Py_BEGIN_ALLOW_THREADS
+  hrx_stream_release_checked(stream, &unobserved);
+  Py_END_ALLOW_THREADS
+  if (!unobserved) return;
+  PyObject *type, *value, *traceback;
+  PyErr_Fetch(&type, &value, &traceback);
+  if (PyErr_WarnFormat(PyExc_RuntimeWarning, 1, "hrx stream closed: %s",
+                       hrx_status_message(unobserved)) < 0) {
+    PyErr_WriteUnraisable(self);
   }
-  hrx_stream_t* stream = ((hrx_py_stream_t*)object)->stream;
-  if (!stream) hrx_py_raise_closed(state, "stream");
-  return stream;
+  PyErr_Restore(type, value, traceback);
+  hrx_status_free(unobserved);
+}
+
+static const hrx_py_handle_kind_t hrx_py_stream_kind = {
+    .name = "stream",
+    .field = offsetof(hrx_py_stream_t, stream),
+    .close = hrx_py_stream_release};
+
+HRX_PY_HANDLE_FUNCTIONS(hrx_py_stream, hrx_py_stream_kind)
+
+hrx_stream_t* hrx_py_stream_unwrap(hrx_py_state_t* state, PyObject* object) {
+  return hrx_py_handle_unwrap(state, object, state->stream_type,
+                              &hrx_py_stream_kind);
 }
 
 static hrx_stream_t* hrx_py_stream_get(PyObject* self, hrx_py_state_t** out) {
@@ -48,38 +70,6 @@ static hrx_stream_t* hrx_py_stream_hold(PyObject* self) {
   hrx_stream_t* stream = hrx_py_stream_get(self, &state);
   hrx_stream_retain(stream);
   return stream;
-}
-
-/* Drops the handle's reference. A failure of the stream that no
- * observation raised becomes a RuntimeWarning naming the command: like the
- * ResourceWarning of an unclosed file, but shown under the default warning
- * filters, so a failure is never silent. A warning that a filter turned
- * into an error is reported as unraisable (close() itself cannot fail). */
-static void hrx_py_stream_close_handle(hrx_py_stream_t* self) {
-  hrx_stream_t* stream = self->stream;
-  self->stream = NULL;
-  if (!stream) return;
-  hrx_status_t unobserved = NULL;
-  Py_BEGIN_ALLOW_THREADS
-  hrx_stream_release_checked(stream, &unobserved);
-  Py_END_ALLOW_THREADS
-  if (!unobserved) return;
-  PyObject *type, *value, *traceback;
-  PyErr_Fetch(&type, &value, &traceback);
-  if (PyErr_WarnFormat(PyExc_RuntimeWarning, 1, "hrx stream closed: %s",
-                       hrx_status_message(unobserved)) < 0) {
-    PyErr_WriteUnraisable((PyObject*)self);
-  }
-  PyErr_Restore(type, value, traceback);
-  hrx_status_free(unobserved);
-}
-
-static void hrx_py_stream_dealloc(PyObject* self) {
-  PyTypeObject* type = Py_TYPE(self);
-  PyObject_GC_UnTrack(self);
-  hrx_py_stream_close_handle((hrx_py_stream_t*)self);
-  type->tp_free(self);
-  Py_DECREF(type);
 }
 
 /* Stream.open(index=0, backend=None): a pool stream on that device. */
@@ -102,25 +92,6 @@ static PyObject* hrx_py_stream_open(PyObject* cls, PyObject* args,
   Py_DECREF(device_object); /* the stream holds the device */
   if (status) return hrx_py_raise(state, status);
   return hrx_py_stream_wrap(state, (PyTypeObject*)cls, stream);
-}
-
-static PyObject* hrx_py_stream_close(PyObject* self, PyObject* unused) {
-  (void)unused;
-  hrx_py_stream_close_handle((hrx_py_stream_t*)self);
-  Py_RETURN_NONE;
-}
-
-static PyObject* hrx_py_stream_enter(PyObject* self, PyObject* unused) {
-  (void)unused;
-  hrx_py_state_t* state;
-  if (!hrx_py_stream_get(self, &state)) return NULL;
-  return Py_NewRef(self);
-}
-
-static PyObject* hrx_py_stream_exit(PyObject* self, PyObject* args) {
-  (void)args;
-  hrx_py_stream_close_handle((hrx_py_stream_t*)self);
-  Py_RETURN_FALSE;
 }
 
 static PyObject* hrx_py_stream_allocate(PyObject* self, PyObject* size) {
@@ -489,13 +460,6 @@ static PyObject* hrx_py_stream_wait_completion(PyObject* self,
   Py_RETURN_NONE;
 }
 
-static void* hrx_py_stream_object(PyObject* self) {
-  return ((hrx_py_stream_t*)self)->stream;
-}
-
-static const hrx_py_handle_kind_t hrx_py_stream_kind = {"stream",
-                                                        hrx_py_stream_object};
-
 static PyObject* hrx_py_stream_device_of(hrx_py_state_t* state, void* stream) {
   return hrx_py_device_ref(state, hrx_stream_device(stream));
 }
@@ -637,11 +601,10 @@ static PyMethodDef hrx_py_stream_methods[] = {
      "graph launch's Completion (of any device). Until it is done, the "
      "stream's next submission, record_event() or synchronize() waits for "
      "it on the host (GIL released)."},
-    {"close", hrx_py_stream_close, METH_NOARGS,
-     "close(): drop the stream; its queued work still completes (waits for "
-     "graph launches with host callbacks still running on it)."},
-    {"__enter__", hrx_py_stream_enter, METH_NOARGS, NULL},
-    {"__exit__", hrx_py_stream_exit, METH_VARARGS, NULL},
+    HRX_PY_HANDLE_METHODS(hrx_py_stream,
+                          "close(): drop the stream; its queued work still "
+                          "completes (waits for graph launches with host "
+                          "callbacks still running on it)."),
     {NULL, NULL, 0, NULL},
 };
 
