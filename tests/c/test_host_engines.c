@@ -457,6 +457,8 @@ int main(void) {
   test_turns_within_a_lane();
   test_reserved_queue_beside_backlog("2", HRX_STREAM_PRIORITY_HIGH,
                                      HRX_STREAM_PRIORITY_LOW);
+  test_reserved_queue_beside_backlog("2", HRX_STREAM_PRIORITY_NORMAL,
+                                     HRX_STREAM_PRIORITY_HIGH);
   test_reserved_queue_beside_backlog("1", HRX_STREAM_PRIORITY_NORMAL,
                                      HRX_STREAM_PRIORITY_NORMAL);
   test_shared_queues_progress_beside_reserved_ones();

@@ -253,8 +253,8 @@ static void hrx_host_engines_end_turn(hrx_host_engines_t* engines,
 }
 
 /* Listed queues of `lane` that compete for the engines serving shared
- * turns: a reserved queue that a free engine will take as its own does
- * not. */
+ * turns: a reserved queue that a spinning free engine will take as its
+ * own does not. */
 static int hrx_host_engines_competing(hrx_host_engines_t* engines, int lane,
                                       bool dedication_open) {
   int listed = atomic_load_explicit(&engines->lane_listed[lane],
@@ -271,7 +271,12 @@ bool hrx_host_engines_should_yield(hrx_host_engines_t* engines,
   if (atomic_load_explicit(&engines->listed, memory_order_relaxed) == 0) {
     return false;
   }
+  /* Only a spinning engine is sure to take a listed reserved queue: a
+   * parked one is woken only for a queue that this turn's lane holds back,
+   * which never ends the turn anyway. */
   bool open = atomic_load_explicit(&engines->reserved_listed,
+                                   memory_order_relaxed) > 0 &&
+              atomic_load_explicit(&engines->spinning,
                                    memory_order_relaxed) > 0 &&
               hrx_host_engines_dedication_open(engines);
   for (int more_urgent = 0; more_urgent < (int)lane; ++more_urgent) {

@@ -26,7 +26,7 @@
  * sooner than a woken engine would). When
  * no engine is free, or count - 1 are dedicated already, a reserved queue
  * takes turns in its lane like any other queue. Turns on shared queues do
- * not end for a reserved queue that a free engine will take.
+ * not end for a reserved queue that a spinning free engine will take.
  *
  * Idle engines spin briefly (at most one at a time, so that spinning never
  * takes every core from the submitting threads), then park. Listing a queue
