@@ -188,10 +188,11 @@ hrx_status_t hrx_stream_copy_peer(hrx_stream_t* stream, hrx_view_t dst,
         here->backend, here->index);
   }
   HRX_RETURN_IF_ERROR(hrx_view_check_copy(dst, src));
-  hrx_buffer_t* other = dst_device == device ? src.buffer : dst.buffer;
+  bool dst_here = dst_device == device;
+  hrx_buffer_t* other = dst_here ? src.buffer : dst.buffer;
   hrx_peer_path_t path = HRX_PEER_PATH_DIRECT;
   HRX_RETURN_IF_ERROR(hrx_device_query_peer_path(
-      device, hrx_device_info(hrx_buffer_device(other))->index, &path));
+      device, dst_here ? src_info->index : dst_info->index, &path));
   /* Preparing it may allocate (staging, an event): never in non-blocking
    * mode, whose callers repeat the call blocking. */
   if (hrx_nonblocking()) return hrx_would_block("a copy between devices");
