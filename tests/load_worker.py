@@ -25,7 +25,6 @@ from __future__ import annotations
 import argparse
 import faulthandler
 import json
-import os
 import sys
 import threading
 import time

@@ -7,7 +7,6 @@ whole contract is checked both ways.
 """
 from __future__ import annotations
 
-import time
 
 import numpy as np
 import pytest

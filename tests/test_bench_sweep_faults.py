@@ -3,7 +3,6 @@ holding its pipes, a full disk (injected, a file size limit, a real full
 tmpfs), the sweep itself killed or terminated. Each leaves the results file
 with whole lines only, and ``--resume`` finishes the sweep."""
 import errno
-import json
 import os
 import pathlib
 import signal

@@ -16,7 +16,6 @@ import gc
 import threading
 import time
 
-import numpy as np
 import pytest
 
 import hrx

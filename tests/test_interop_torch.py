@@ -18,6 +18,17 @@ def device(request):
     return request.getfixturevalue("nvidia_hip_device")
 
 
+def test_a_refused_hrx_call_leaves_no_error_for_torch(device):
+    """The runtime keeps the last failed call of each thread, and PyTorch
+    reads it after each of its launches: hrx reports its own refusals and
+    must leave that slot clean, or torch's next kernel fails with hrx's
+    out-of-memory."""
+    with pytest.raises(MemoryError):
+        device.allocate(device.info["total_memory"] * 4)
+    tensor = torch.ones(256, dtype=torch.int32, device=f"cuda:{device.info['index']}")
+    assert int(tensor.sum()) == 256
+
+
 def test_torch_sees_hrx_memory_without_a_copy(device):
     stream = device.stream()
     buffer = device.allocate(4096)

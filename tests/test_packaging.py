@@ -107,7 +107,9 @@ def test_importing_the_checkout_without_the_extension_says_what_to_run(tmp_path)
     shutil.copytree(ROOT / "hrx", checkout / "hrx",
                     ignore=shutil.ignore_patterns("*.so", "__pycache__", "_build_info.py"))
     (checkout / "setup.py").write_text("")
-    env = {key: value for key, value in os.environ.items() if key != "PYTHONPATH"}
+    # PYTHONSAFEPATH would keep the checkout (the working directory) off sys.path.
+    env = {key: value for key, value in os.environ.items()
+           if key not in ("PYTHONPATH", "PYTHONSAFEPATH")}
     # -S: no site-packages, so nothing installed (an editable finder) can
     # take the place of the checkout's hrx, first on sys.path as in a REPL.
     done = subprocess.run([sys.executable, "-S", "-c", "import hrx"], capture_output=True,

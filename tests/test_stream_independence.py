@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import textwrap
 
+import pytest
+
 
 def test_a_read_does_not_wait_for_another_streams_backlog(fresh):
     """The busy stream's queue is held shut by a gated graph callback (its

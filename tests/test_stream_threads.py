@@ -9,7 +9,6 @@ import random
 import threading
 
 import numpy as np
-import pytest
 
 import hrx
 

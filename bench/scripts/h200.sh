@@ -30,11 +30,21 @@
 #                    submissions released the GIL in each case (the testing
 #                    build counts them; about 4 minutes in all)
 #   conformance      the hip device test and the CUDA header checks, then
-#                    the whole Python suite on hip (batching on)
+#                    the whole Python suite on hip (batching on) but for the
+#                    python_only tests (plots, notebook, packaging: CI's)
 #   conformance-off  the conformance files on hip with batching off (the
 #                    test stages run against the testing build of the
 #                    extension, made in build/testing after the install:
 #                    make testing-build)
+#   selected         the tests named by $TESTS (pytest arguments, relative
+#                    to tests/) on hip against the testing build, e.g. to
+#                    re-run what a conformance stage reported failed
+#   before-after     the default sweep (native driver, batching on) at 4, 8
+#                    and 16 queues of two builds taken in turn, a repeat of
+#                    each at a time: this tree against the source tree in
+#                    $BEFORE_TREE (e.g. `git archive COMMIT | tar -x -C
+#                    before`, carried with the tree), with the medians and
+#                    ranges side by side (before_after.py)
 #   model-random     the bad-input catalogue and the model-based random
 #                    programs on hip ($PROFILE, default thorough; needs
 #                    hypothesis, see below)
@@ -70,7 +80,7 @@ export PYTHONUNBUFFERED=1
 export PYTHONSAFEPATH=1   # import the installed hrx, not ./hrx (no extension there)
 STAGES="sweep sweep-raw sweep-python connections workload submission-cost \
 quick-batching read-latency python-threads conformance conformance-off \
-model-random load multi-gpu multi-gpu-sweep multi-gpu-concurrent"
+selected before-after model-random load multi-gpu multi-gpu-sweep multi-gpu-concurrent"
 if [ $# -eq 0 ]; then
   echo "usage: bash bench/scripts/h200.sh STAGE [STAGE...]; stages: $STAGES" >&2
   exit 2
@@ -143,8 +153,8 @@ conformance() (
   echo "\$ make -s -f tests/c/hip.mk hip-device hip-constants-cuda"
   timeout 90 make -s -f tests/c/hip.mk hip-device hip-constants-cuda 2>&1 | tail -12
   cd tests || return
-  echo "\$ HRX_BACKEND=hip HRX_TEST_BACKENDS=hip python3 -m pytest -q -rfEs . (batching on)"
-  hip_pytest .
+  echo "\$ HRX_BACKEND=hip HRX_TEST_BACKENDS=hip python3 -m pytest -q -rfEs --durations=20 -m 'not python_only' . (batching on)"
+  hip_pytest --durations=20 -m "not python_only" .
 )
 
 conformance_off() (
@@ -153,6 +163,38 @@ conformance_off() (
   echo "\$ HRX_BATCHING=0 HRX_BACKEND=hip HRX_TEST_BACKENDS=hip python3 -m pytest -q -rfEs (conformance files)"
   HRX_BATCHING=0 hip_pytest $(make -s -C .. conformance-tests)
 )
+
+selected() (
+  export PYTHONPATH=$PWD/build/testing
+  cd tests || return
+  echo "\$ HRX_BACKEND=hip HRX_TEST_BACKENDS=hip python3 -m pytest -q -rfEs ${TESTS:?}"
+  hip_pytest ${TESTS:?}
+)
+
+# Two builds' sweeps in turn, so that both see the same machine: the before
+# tree is installed under a directory of its own and put first on PYTHONPATH.
+before_after() {
+  local before=/tmp/hrx-before repeat who
+  python3 -m pip install --no-build-isolation --no-deps --target "$before" \
+    "${BEFORE_TREE:?a source tree to compare against}" 2>&1 | tail -2
+  for repeat in 1 2 3; do
+    for who in before after; do
+      if [ "$who" = before ]; then
+        PYTHONPATH=$before timeout 200 python3 -m hrx.bench sweep --backend hip \
+          --no-progress --queues 4,8,16 --repeats "$repeat" --resume \
+          --output "$OUT/before-after-$who.jsonl" >/dev/null
+      else
+        timeout 200 python3 -m hrx.bench sweep --backend hip --no-progress \
+          --queues 4,8,16 --repeats "$repeat" --resume \
+          --output "$OUT/before-after-$who.jsonl" >/dev/null
+      fi
+      echo "$who, repeat $repeat: exit status $?"
+    done
+  done
+  python3 bench/scripts/before_after.py "$OUT/before-after-before.jsonl" \
+    "$OUT/before-after-after.jsonl" >"$OUT/before-after.txt" 2>&1
+  cat "$OUT/before-after.txt"
+}
 
 model_random() (
   export PYTHONPATH=$PWD/build/testing
@@ -196,7 +238,7 @@ start=$(date +%s)
   python3 -m pip install --no-build-isolation --no-deps . 2>&1 | tail -3
   # The test stages import the testing build (fault injection, test hooks).
   case " $* " in
-    *" conformance "*|*" conformance-off "*|*" model-random "*|*" load "*|*" multi-gpu "*|*" python-threads "*)
+    *" conformance "*|*" conformance-off "*|*" selected "*|*" model-random "*|*" load "*|*" multi-gpu "*|*" python-threads "*)
       make -s testing-build PY=python3 2>&1 | tail -3 ;;
   esac
   if ! python3 -c "import hypothesis" 2>/dev/null && [ -d wheels ]; then
@@ -230,6 +272,8 @@ for stage in "$@"; do
       echo "exit status $?" ;;
     conformance)  conformance ;;
     conformance-off) conformance_off ;;
+    selected)     selected ;;
+    before-after) before_after ;;
     model-random) model_random ;;
     load)         load ;;
     multi-gpu)    multi_gpu ;;

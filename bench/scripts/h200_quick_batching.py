@@ -4,7 +4,7 @@ process (a live device per setting). Not a recorded protocol run (that is
 `hrx-bench sweep --batching on,off`); for checking a change quickly:
     python3 -P bench/scripts/h200_quick_batching.py
 """
-import sys, hrx
+import hrx
 def med(x): x=sorted(x); return x[len(x)//2]
 def p95(x): x=sorted(x); return x[-1 - len(x)//20]
 for q in (1, 8, 16):

@@ -9,7 +9,7 @@ from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Union
 from .analysis import Recommendation, format_group_analysis, recommend
 from .lines import Unreadable, read_lines
 from .schema import is_error_line
-from .table import COLUMNS, Group, format_probe_table, format_table, format_value, group_lines
+from .table import Group, format_probe_table, format_table, format_value, group_lines
 
 __all__ = ["Results", "load", "as_results", "failure_reason"]
 

@@ -50,7 +50,7 @@ import subprocess
 import sys
 import time
 from dataclasses import dataclass
-from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Set, Tuple
+from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
 from .config import (SIZE_FIELDS, BenchConfig, check_size_rule, describe_sizes, preset_name,
                      resolve_rule)

@@ -33,6 +33,7 @@
 #include "backends/hip/hip_backend.h"
 #include "backends/hip/hip_batch.h"
 #include "backends/hip/hip_connections.h"
+#include "backends/hip/hip_dynamic.h"
 #include "core/status.h"
 
 static int failures;
@@ -690,6 +691,13 @@ static int scenario_device(void) {
            hrx_status_message(status));
     CHECK(huge == NULL, "out_ptr written on failure");
     hrx_status_free(status);
+    /* The refusal is hrx's to report: the runtime's per-thread last error,
+     * which other libraries on this thread read, is left clean. */
+    CHECK(hrx_hip_rt.sym.GetLastError != NULL, "GetLastError not bound");
+    if (hrx_hip_rt.sym.GetLastError) {
+      hrx_hip_error_t last = hrx_hip_rt.sym.GetLastError();
+      CHECK(hrx_hip_ok(last), "the failed Malloc left last error %d", (int)last);
+    }
   }
 
   f.vt->free(f.device, a);

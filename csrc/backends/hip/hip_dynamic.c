@@ -115,6 +115,13 @@ const char* hrx_hip_error_text(hrx_hip_error_t error, char* buffer,
   return hrx_hip_error_text_of(&hrx_hip_rt, error, buffer, capacity);
 }
 
+void hrx_hip_forget_error(hrx_hip_error_t error) {
+  if (error != hrx_hip_rt.platform->error_not_ready &&
+      hrx_hip_rt.sym.GetLastError) {
+    (void)hrx_hip_rt.sym.GetLastError();
+  }
+}
+
 hrx_status_t hrx_hip_error_status_at(const char* file, int line,
                                      hrx_status_code_t code, const char* api,
                                      hrx_hip_error_t error) {

@@ -85,9 +85,20 @@ typedef struct hrx_hip_runtime_s {
 /* Valid once hrx_hip_runtime_load() has succeeded. */
 extern hrx_hip_runtime_t hrx_hip_rt;
 
-/* True if `error` is the bound runtime's success code. */
+/* Takes a failure of hrx's own call off the calling thread's last-error
+ * slot (hipGetLastError / cudaGetLastError). The runtime keeps the last
+ * failure of any call per thread, and a library sharing the thread reads it
+ * after its own launches (PyTorch does after every kernel): a refused
+ * allocation of hrx would otherwise surface there as PyTorch's error.
+ * "Not ready" is an answer, not a failure, and is left alone. */
+void hrx_hip_forget_error(hrx_hip_error_t error);
+
+/* True if `error` is the bound runtime's success code; a failure is
+ * forgotten by the runtime (hrx_hip_forget_error): hrx reports it itself. */
 static inline bool hrx_hip_ok(hrx_hip_error_t error) {
-  return error == hrx_hip_rt.platform->success;
+  if (error == hrx_hip_rt.platform->success) return true;
+  hrx_hip_forget_error(error);
+  return false;
 }
 
 /* Finds, loads and binds the runtime once per process and reports its device

@@ -53,6 +53,9 @@ HRX_HIP_REQUIRED(MemGetInfo, hrx_hip_error_t,
                  hipMemGetInfo, cudaMemGetInfo)
 HRX_HIP_REQUIRED(DeviceSynchronize, hrx_hip_error_t, (void),
                  hipDeviceSynchronize, cudaDeviceSynchronize)
+/* Reads and clears the calling thread's last runtime error. */
+HRX_HIP_OPTIONAL(GetLastError, hrx_hip_error_t, (void),
+                 hipGetLastError, cudaGetLastError)
 
 /* Streams */
 HRX_HIP_REQUIRED(StreamCreateWithFlags, hrx_hip_error_t,
