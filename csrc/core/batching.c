@@ -13,6 +13,7 @@
 #include "core/environment.h"
 #include "nonblocking.h"
 #include "status.h"
+#include "thread_state.h"
 
 /* ------------------------------------------------------------- batches */
 
@@ -39,29 +40,29 @@ hrx_status_t hrx_batch_settings_from_environment(
   return NULL;
 }
 
-/* When the calling thread last submitted a small copy or fill, on any
- * stream, and whether it has observed a stream since its last command. */
-static _Thread_local uint64_t hrx_thread_last_batchable_ns;
-static _Thread_local bool hrx_thread_observed;
-
+/* The thread's side of the policy: thread_state.h's last_batchable_ns
+ * and observed. */
 hrx_batch_thread_t hrx_batch_thread_begin(
     const hrx_batch_settings_t* settings) {
-  hrx_batch_thread_t thread = {.now = hrx_now_ns(),
-                               .urgent = hrx_thread_observed,
-                               .last_before = hrx_thread_last_batchable_ns};
+  uint64_t now = hrx_now_ns();
+  hrx_thread_state_t* state = hrx_thread_state();
+  hrx_batch_thread_t thread = {.now = now,
+                               .urgent = state->observed,
+                               .last_before = state->last_batchable_ns};
   thread.quiet = thread.urgent ||
                  thread.now - thread.last_before > settings->delay_ns;
-  hrx_thread_last_batchable_ns = thread.now;
-  hrx_thread_observed = false;
+  state->last_batchable_ns = thread.now;
+  state->observed = false;
   return thread;
 }
 
 void hrx_batch_thread_undo(const hrx_batch_thread_t* thread) {
-  hrx_thread_last_batchable_ns = thread->last_before;
-  hrx_thread_observed = thread->urgent;
+  hrx_thread_state_t* state = hrx_thread_state();
+  state->last_batchable_ns = thread->last_before;
+  state->observed = thread->urgent;
 }
 
-void hrx_batch_thread_observed(void) { hrx_thread_observed = true; }
+void hrx_batch_thread_observed(void) { hrx_thread_state()->observed = true; }
 
 void hrx_pending_batch_initialize(hrx_pending_batch_t* batch) {
   *batch = (hrx_pending_batch_t){0};

@@ -15,6 +15,7 @@
 #include "fork.h"
 #include "status.h"
 #include "stream.h"
+#include "thread_state.h"
 #include "wait.h"
 
 #ifdef HRX_TESTING_BUILD
@@ -195,10 +196,7 @@ static void hrx_device_release_object(void* device) {
   hrx_device_release(device);
 }
 
-/* Set on the helper thread of hrx_device_defer_release. */
-static _Thread_local bool hrx_device_on_release_helper = false;
-/* Deferred releases this thread is running (they may release more). */
-static _Thread_local int hrx_device_drain_depth = 0;
+/* The thread's on_release_helper and drain_depth are thread_state.h's. */
 
 void hrx_device_release(hrx_device_t* device) {
   if (!device) return;
@@ -208,7 +206,8 @@ void hrx_device_release(hrx_device_t* device) {
    * them finishes first, so that the last reference is dropped here and
    * the device is gone when this returns (the pool contract's rule 9). */
   hrx_device_run_deferred_releases(device);
-  if (!hrx_device_on_release_helper && hrx_device_drain_depth == 0) {
+  const hrx_thread_state_t* thread = hrx_thread_state();
+  if (!thread->on_release_helper && thread->drain_depth == 0) {
     pthread_mutex_lock(&device->release_mutex);
     while (device->release_helper) {
       pthread_cond_wait(&device->helper_done, &device->release_mutex);
@@ -244,17 +243,20 @@ bool hrx_device_has_deferred_releases(hrx_device_t* device) {
 }
 
 void hrx_device_run_deferred_releases(hrx_device_t* device) {
-  /* Inside a drain, the outer call finishes the list. */
-  if (hrx_device_drain_depth) return;
   if (!hrx_device_has_deferred_releases(device)) return;
-  hrx_device_drain_depth++;
+  /* Inside a drain, the outer call finishes the list. */
+  hrx_thread_state_t* thread = hrx_thread_state();
+  if (thread->drain_depth) return;
+  thread->drain_depth++;
   pthread_mutex_lock(&device->release_mutex);
   for (;;) {
     if (device->releases) {
       hrx_deferred_release_t* list = device->releases;
       device->releases = NULL;
-      atomic_store(&device->has_releases, false);
+      /* Draining is counted before the list is marked empty, so that
+       * hrx_device_has_deferred_releases never sees neither. */
       atomic_fetch_add(&device->draining, 1);
+      atomic_store(&device->has_releases, false);
       pthread_mutex_unlock(&device->release_mutex);
       /* Oldest first. */
       hrx_deferred_release_t* ordered = NULL;
@@ -282,7 +284,7 @@ void hrx_device_run_deferred_releases(hrx_device_t* device) {
     pthread_cond_wait(&device->drained, &device->release_mutex);
   }
   pthread_mutex_unlock(&device->release_mutex);
-  hrx_device_drain_depth--;
+  thread->drain_depth--;
 }
 
 /* Drains the device's deferred releases when no other call comes, then
@@ -291,7 +293,7 @@ void hrx_device_run_deferred_releases(hrx_device_t* device) {
  * waiting: a waiter holds a reference). */
 static void* hrx_device_release_helper(void* arg) {
   hrx_device_t* device = arg;
-  hrx_device_on_release_helper = true;
+  hrx_thread_state()->on_release_helper = true;
   for (;;) {
     hrx_device_run_deferred_releases(device);
     pthread_mutex_lock(&device->release_mutex);

@@ -4,41 +4,54 @@
 #include "device.h"
 #include "nonblocking.h"
 #include "status.h"
+#include "thread_state.h"
 
-/* Set while this thread runs a host callback. */
-static _Thread_local bool hrx_entry_in_host_callback = false;
+void hrx_entry_callback_begin(void) {
+  hrx_thread_state()->in_host_callback = true;
+}
 
-void hrx_entry_callback_begin(void) { hrx_entry_in_host_callback = true; }
+void hrx_entry_callback_end(void) {
+  hrx_thread_state()->in_host_callback = false;
+}
 
-void hrx_entry_callback_end(void) { hrx_entry_in_host_callback = false; }
+bool hrx_entry_in_callback(void) {
+  return hrx_thread_state()->in_host_callback;
+}
 
-bool hrx_entry_in_callback(void) { return hrx_entry_in_host_callback; }
-
-hrx_status_t hrx_entry_check(hrx_device_t* device, hrx_entry_kind_t kind,
-                             const char* what) {
-  if (device) HRX_RETURN_IF_ERROR(hrx_device_check_process(device));
-  if (hrx_entry_in_host_callback) {
-    if (kind == HRX_ENTRY_QUERY) return NULL;
-    if (kind == HRX_ENTRY_RUNTIME_QUERY) {
-      if (device == NULL || hrx_device_callbacks_may_call_runtime(device)) {
-        return NULL;
-      }
-      return hrx_make_status(
-          HRX_STATUS_FAILED_PRECONDITION,
-          "%s is not allowed inside a graph host callback on this backend: "
-          "its runtime forbids runtime calls inside host functions "
-          "(cudaLaunchHostFunc, hipLaunchHostFunc); query after the launch's "
-          "completion instead",
-          what);
+/* The refusal inside a host callback (entry.h). */
+static hrx_status_t hrx_entry_check_in_callback(hrx_device_t* device,
+                                                hrx_entry_kind_t kind,
+                                                const char* what) {
+  if (kind == HRX_ENTRY_QUERY) return NULL;
+  if (kind == HRX_ENTRY_RUNTIME_QUERY) {
+    if (device == NULL || hrx_device_callbacks_may_call_runtime(device)) {
+      return NULL;
     }
     return hrx_make_status(
         HRX_STATUS_FAILED_PRECONDITION,
-        "%s is not allowed inside a graph host callback: the queue running "
-        "the callback waits for it to return; do this after the launch's "
+        "%s is not allowed inside a graph host callback on this backend: "
+        "its runtime forbids runtime calls inside host functions "
+        "(cudaLaunchHostFunc, hipLaunchHostFunc); query after the launch's "
         "completion instead",
         what);
   }
-  if (hrx_nonblocking()) {
+  return hrx_make_status(
+      HRX_STATUS_FAILED_PRECONDITION,
+      "%s is not allowed inside a graph host callback: the queue running "
+      "the callback waits for it to return; do this after the launch's "
+      "completion instead",
+      what);
+}
+
+hrx_status_t hrx_entry_check_mode(hrx_device_t* device, hrx_entry_kind_t kind,
+                                  const char* what, bool* out_nonblocking) {
+  const hrx_thread_state_t* thread = hrx_thread_state();
+  bool in_callback = thread->in_host_callback;
+  bool nonblocking = thread->nonblocking;
+  *out_nonblocking = nonblocking;
+  if (device) HRX_RETURN_IF_ERROR(hrx_device_check_process(device));
+  if (in_callback) return hrx_entry_check_in_callback(device, kind, what);
+  if (nonblocking) {
     if (kind == HRX_ENTRY_QUERY) return NULL;
     /* nonblocking.h: a callback may need the caller's global lock, and a
      * deferred release may wait for queued work; a blocking retry runs
@@ -55,10 +68,16 @@ hrx_status_t hrx_entry_check(hrx_device_t* device, hrx_entry_kind_t kind,
   return NULL;
 }
 
+hrx_status_t hrx_entry_check(hrx_device_t* device, hrx_entry_kind_t kind,
+                             const char* what) {
+  bool nonblocking;
+  return hrx_entry_check_mode(device, kind, what, &nonblocking);
+}
+
 bool hrx_entry_release(hrx_device_t* device, void (*release)(void* object),
                        void* object) {
   if (hrx_device_is_stale(device)) return true; /* fork.h */
-  if (!hrx_entry_in_host_callback) return false;
+  if (!hrx_entry_in_callback()) return false;
   hrx_device_defer_release(device, release, object);
   return true;
 }

@@ -51,6 +51,11 @@ typedef enum hrx_entry_kind_e {
  * the device's deferred releases. */
 hrx_status_t hrx_entry_check(hrx_device_t* device, hrx_entry_kind_t kind,
                              const char* what);
+/* hrx_entry_check, also saying whether the calling thread is in
+ * non-blocking mode (nonblocking.h), for a caller that needs both: the
+ * submission path asks once per command. */
+hrx_status_t hrx_entry_check_mode(hrx_device_t* device, hrx_entry_kind_t kind,
+                                  const char* what, bool* out_nonblocking);
 
 /* For hrx_*_release(object): true when the caller must stop here, either
  * because the device belongs to the parent of a fork (nothing may be

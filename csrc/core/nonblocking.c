@@ -4,16 +4,14 @@
 
 #include "status.h"
 
-static _Thread_local bool hrx_thread_nonblocking;
 static atomic_int hrx_host_callbacks;
 
 bool hrx_thread_set_nonblocking(bool nonblocking) {
-  bool previous = hrx_thread_nonblocking;
-  hrx_thread_nonblocking = nonblocking;
+  hrx_thread_state_t* thread = hrx_thread_state();
+  bool previous = thread->nonblocking;
+  thread->nonblocking = nonblocking;
   return previous;
 }
-
-bool hrx_nonblocking(void) { return hrx_thread_nonblocking; }
 
 hrx_status_t hrx_would_block(const char* what) {
   return hrx_make_status(HRX_STATUS_WOULD_BLOCK,
@@ -21,7 +19,7 @@ hrx_status_t hrx_would_block(const char* what) {
 }
 
 bool hrx_nonblocking_lock(pthread_mutex_t* mutex) {
-  if (!hrx_thread_nonblocking) {
+  if (!hrx_nonblocking()) {
     pthread_mutex_lock(mutex);
     return true;
   }

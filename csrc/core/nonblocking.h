@@ -19,9 +19,12 @@
 #include <stdbool.h>
 
 #include "hrx.h"
+#include "thread_state.h"
 
-/* The calling thread's flag. */
-bool hrx_nonblocking(void);
+/* The calling thread's flag (kept in thread_state.h's block). */
+static inline bool hrx_nonblocking(void) {
+  return hrx_thread_state()->nonblocking;
+}
 
 /* A WOULD_BLOCK status naming what would have been waited for. */
 hrx_status_t hrx_would_block(const char* what);

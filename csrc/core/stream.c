@@ -583,10 +583,16 @@ static hrx_status_t hrx_stream_run_locked(hrx_stream_t* stream,
   return NULL;
 }
 
-hrx_status_t hrx_stream_enter(hrx_stream_t* stream, const char* what) {
-  HRX_RETURN_IF_ERROR(hrx_entry_check(stream->device, HRX_ENTRY_BLOCKING,
-                                      what));
-  if (hrx_nonblocking()) {
+/* hrx_stream_enter, also saying whether the thread is in non-blocking
+ * mode. */
+static hrx_status_t hrx_stream_enter_mode(hrx_stream_t* stream,
+                                          const char* what,
+                                          bool* out_nonblocking) {
+  bool nonblocking;
+  HRX_RETURN_IF_ERROR(hrx_entry_check_mode(stream->device, HRX_ENTRY_BLOCKING,
+                                           what, &nonblocking));
+  *out_nonblocking = nonblocking;
+  if (nonblocking) {
     if (atomic_load(&stream->gate.count)) {
       return hrx_would_block("a completion named by wait_completion");
     }
@@ -596,6 +602,11 @@ hrx_status_t hrx_stream_enter(hrx_stream_t* stream, const char* what) {
   hrx_completion_list_prune(&stream->launches);
   hrx_peer_holds_prune(&stream->peer_holds);
   return NULL;
+}
+
+hrx_status_t hrx_stream_enter(hrx_stream_t* stream, const char* what) {
+  bool nonblocking;
+  return hrx_stream_enter_mode(stream, what, &nonblocking);
 }
 
 hrx_status_t hrx_stream_submit(hrx_stream_t* stream,
@@ -693,7 +704,9 @@ static hrx_status_t hrx_stream_lock_batch_with_room(
  * above). */
 static hrx_status_t hrx_stream_enqueue(hrx_stream_t* stream,
                                        const hrx_batch_command_t* command) {
-  HRX_RETURN_IF_ERROR(hrx_stream_enter(stream, "submitting work to a stream"));
+  bool nonblocking;
+  HRX_RETURN_IF_ERROR(hrx_stream_enter_mode(
+      stream, "submitting work to a stream", &nonblocking));
   const hrx_batch_settings_t* settings =
       hrx_device_batch_settings(stream->device);
   if (!hrx_device_batching(stream->device) ||
@@ -705,7 +718,6 @@ static hrx_status_t hrx_stream_enqueue(hrx_stream_t* stream,
                                                  thread.urgent)) {
     return NULL;
   }
-  bool nonblocking = hrx_nonblocking();
   hrx_flusher_t* flusher = hrx_device_flusher(stream->device);
   /* A non-blocking producer starts a batch only while the flusher watches
    * the stream (batching.h, hrx_flusher_try_watch). */
