@@ -14,7 +14,11 @@
 PYTHON ?= python3
 VENV ?= .venv
 VPY := $(VENV)/bin/python
-RESULTS ?= bench/results/sweep-$(shell date -u +%Y%m%dT%H%M%SZ).jsonl
+# Expanded once (:=): the sweep and its plot must name the same file even
+# when the clock turns a second between their lines.
+ifeq ($(origin RESULTS),undefined)
+RESULTS := bench/results/sweep-$(shell date -u +%Y%m%dT%H%M%SZ).jsonl
+endif
 SWEEP_ARGS ?=
 # The runtime's contract tests, run a second time with batching off.
 CONFORMANCE_TESTS := test_pool_contract.py test_stream_ops.py \
