@@ -74,7 +74,11 @@ def test_cupy_kernel_on_an_hrx_stream_through_the_stream_protocol(device):
     a, b = device.stream(), device.stream()
     version, handle = b.__cuda_stream__()
     assert version == 0 and handle == b.native_handle
-    external = cupy.cuda.ExternalStream(handle)
+    if hasattr(cupy.cuda.Stream, "from_external"):   # CuPy 14: the protocol itself
+        external = cupy.cuda.Stream.from_external(b)
+        assert external.ptr == handle
+    else:
+        external = cupy.cuda.ExternalStream(handle)
     src, dst = device.allocate(NBYTES), device.allocate(NBYTES)
     view = cupy.from_dlpack(src)
     for value in (5, 60, 250):
