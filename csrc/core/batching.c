@@ -78,12 +78,6 @@ bool hrx_pending_batch_unpublished_locked(const hrx_pending_batch_t* batch) {
   return batch->count != 0 || batch->in_flight;
 }
 
-bool hrx_pending_batch_full_locked(const hrx_pending_batch_t* batch,
-                                   const hrx_batch_settings_t* settings) {
-  return batch->count >= settings->max_commands ||
-         batch->bytes >= settings->max_batch_bytes;
-}
-
 bool hrx_pending_batch_append_locked(hrx_pending_batch_t* batch,
                                      const hrx_batch_settings_t* settings,
                                      const hrx_batch_command_t* command,

@@ -132,9 +132,12 @@ void hrx_pending_batch_deinitialize(hrx_pending_batch_t* batch);
  * publishing). */
 bool hrx_pending_batch_unpublished_locked(const hrx_pending_batch_t* batch);
 /* Whether the batch is full: it must be published before another command
- * joins it. */
-bool hrx_pending_batch_full_locked(const hrx_pending_batch_t* batch,
-                                   const hrx_batch_settings_t* settings);
+ * joins it. Inline: every submission asks. */
+static inline bool hrx_pending_batch_full_locked(
+    const hrx_pending_batch_t* batch, const hrx_batch_settings_t* settings) {
+  return batch->count >= settings->max_commands ||
+         batch->bytes >= settings->max_batch_bytes;
+}
 /* Appends command number `number`, accepted at `now`; false (nothing done)
  * when the storage cannot be allocated. *out_started: it began the batch
  * (tell the flusher); *out_full: publish the batch now. */

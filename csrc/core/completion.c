@@ -254,7 +254,7 @@ hrx_status_t hrx_completion_list_add(hrx_completion_list_t* list,
 }
 
 void hrx_completion_list_prune(hrx_completion_list_t* list) {
-  if (atomic_load_explicit(&list->count, memory_order_acquire) == 0) return;
+  if (hrx_completion_list_empty(list)) return;
   pthread_mutex_lock(&list->mutex);
   size_t n = list->count;
   hrx_completion_t** done = n ? malloc(n * sizeof(*done)) : NULL;
@@ -265,7 +265,7 @@ void hrx_completion_list_prune(hrx_completion_list_t* list) {
 }
 
 void hrx_completion_list_wait(hrx_completion_list_t* list) {
-  if (atomic_load_explicit(&list->count, memory_order_acquire) == 0) return;
+  if (hrx_completion_list_empty(list)) return;
   for (;;) {
     pthread_mutex_lock(&list->mutex);
     if (list->count == 0) {

@@ -41,6 +41,12 @@ void hrx_completion_list_deinitialize(hrx_completion_list_t* list);
 /* Retains and adds; also drops the entries that are done. */
 hrx_status_t hrx_completion_list_add(hrx_completion_list_t* list,
                                      hrx_completion_t* completion);
+/* True when the list holds nothing (read without the lock: a hint that a
+ * caller acting on it re-checks under the lock). Inline: every submission
+ * asks of three lists. */
+static inline bool hrx_completion_list_empty(hrx_completion_list_t* list) {
+  return atomic_load_explicit(&list->count, memory_order_acquire) == 0;
+}
 /* Drops the entries that are done (never blocks on them). Cheap when
  * empty. */
 void hrx_completion_list_prune(hrx_completion_list_t* list);

@@ -46,7 +46,7 @@ static bool hrx_peer_hold_done(hrx_peer_hold_t* hold) {
 }
 
 void hrx_peer_holds_prune(hrx_peer_holds_t* holds) {
-  if (atomic_load(&holds->count) == 0) return;
+  if (hrx_peer_holds_empty(holds)) return;
   pthread_mutex_lock(&holds->mutex);
   hrx_peer_hold_t* list = holds->head;
   holds->head = NULL;

@@ -29,6 +29,10 @@ typedef struct hrx_peer_holds_s {
 } hrx_peer_holds_t;
 
 void hrx_peer_holds_initialize(hrx_peer_holds_t* holds);
+/* True when nothing is held (read without the mutex: a hint). */
+static inline bool hrx_peer_holds_empty(hrx_peer_holds_t* holds) {
+  return atomic_load(&holds->count) == 0;
+}
 /* Gives back the holds whose copies are complete; never waits for one. */
 void hrx_peer_holds_prune(hrx_peer_holds_t* holds);
 /* Waits for every held copy, then gives everything back (the stream's

@@ -593,14 +593,21 @@ static hrx_status_t hrx_stream_enter_mode(hrx_stream_t* stream,
                                            what, &nonblocking));
   *out_nonblocking = nonblocking;
   if (nonblocking) {
-    if (atomic_load(&stream->gate.count)) {
+    if (!hrx_completion_list_empty(&stream->gate)) {
       return hrx_would_block("a completion named by wait_completion");
     }
     return NULL; /* finished launches are given back by a blocking call */
   }
-  hrx_completion_list_wait(&stream->gate);
-  hrx_completion_list_prune(&stream->launches);
-  hrx_peer_holds_prune(&stream->peer_holds);
+  /* Usually all three are empty: the calls are made only when not. */
+  if (!hrx_completion_list_empty(&stream->gate)) {
+    hrx_completion_list_wait(&stream->gate);
+  }
+  if (!hrx_completion_list_empty(&stream->launches)) {
+    hrx_completion_list_prune(&stream->launches);
+  }
+  if (!hrx_peer_holds_empty(&stream->peer_holds)) {
+    hrx_peer_holds_prune(&stream->peer_holds);
+  }
   return NULL;
 }
 
