@@ -44,3 +44,31 @@ def test_cli_compare(tmp_path, capsys):
     assert main(["compare", str(path)]) == 0
     out = capsys.readouterr().out
     assert "python ÷ raw" in out and "| 2 | 0.50" in out
+
+
+def test_before_after_script_pairs_two_files_by_group_and_marks_overlap(tmp_path):
+    """bench/scripts/before_after.py: one build's runs against another's,
+    paired by group (a line without a device pairs with device 0), with
+    the same ratio cells as compare."""
+    import json
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+    root = Path(__file__).resolve().parent.parent
+    before, after = tmp_path / "before.jsonl", tmp_path / "after.jsonl"
+    before.write_text("".join(json.dumps(line("native", 8, v, 10.0)) + "\n"
+                              for v in (1.0, 2.0, 3.0)))
+    after.write_text("".join(json.dumps({**line("native", 8, v, 20.0), "device": 0}) + "\n"
+                             for v in (2.5, 3.0, 3.5)))
+    done = subprocess.run([sys.executable, str(root / "bench/scripts/before_after.py"),
+                           str(before), str(after)], capture_output=True, text=True,
+                          env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)},
+                          timeout=60)
+    assert done.returncode == 0, done.stderr
+    rows = {cells[1]: cells for cells in
+            ([c.strip() for c in r.strip("|").split("|")]
+             for r in done.stdout.splitlines() if r.startswith("| 8 |"))}
+    assert rows["One host thread"][2:] == ["2.000 (1.000–3.000)", "3.000 (2.500–3.500)",
+                                           "1.50 ~"]
+    assert rows["Idle p95"][4] == "2.00"          # 20 against 10, ranges apart

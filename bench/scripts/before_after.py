@@ -1,61 +1,55 @@
-"""Two builds' sweeps side by side: for each queue count, the median and the
-run-to-run range (min-max) of each figure before and after, the ratio of the
-medians, and whether the ranges overlap (within variation).
+"""Two builds' sweeps side by side: for each group of runs (target, backend,
+driver, sizes, batching; devices are not told apart) and queue count, every
+table column's median and run-to-run range before and after, and the ratio
+of the medians, marked "~" where the ranges overlap (within variation), as
+``hrx-bench compare`` marks it.
 
     python3 bench/scripts/before_after.py BEFORE.jsonl AFTER.jsonl
 
-Lines are grouped by (queues, driver, batching); error lines are left out.
-Made by the before-after stage of bench/scripts/h200.sh.
+Made by the before-after stage of bench/scripts/h200.sh; imports the
+installed hrx.
 """
-import json
-import statistics
+import dataclasses
 import sys
 
-FIGURES = [  # (field, label)
-    ("small_commands_per_second", "one thread, M/s"),
-    ("threaded_commands_per_second", "16 threads, M/s"),
-    ("idle_latency_p95_us", "idle p95, us"),
-    ("loaded_latency_p95_us", "loaded p95, us"),
-]
+from hrx.bench.compare import ratio_cell
+from hrx.bench.lines import read_lines
+from hrx.bench.table import COLUMNS, format_value, group_lines, markdown_table
 
 
-def runs(path):
-    groups = {}
-    with open(path) as lines:
-        for text in lines:
-            if not text.strip():
-                continue
-            line = json.loads(text)
-            if "error" in line or "queues" not in line:
-                continue
-            key = (line["queues"], line.get("driver"), line.get("batching"))
-            groups.setdefault(key, []).append(line)
-    return groups
+def groups(path):
+    """The file's groups, keyed without the device (lines recorded before
+    runs named their device have none)."""
+    lines, _ = read_lines([path])
+    return {dataclasses.replace(g.key, device=None, concurrent_devices=None): g
+            for g in group_lines(lines)}
 
 
-def scale(field, value):
-    return value / 1e6 if field.endswith("per_second") else value
+def cell(row, column):
+    return (f"{format_value(column, row.median(column.key))} "
+            f"({format_value(column, row.low(column.key))}–"
+            f"{format_value(column, row.high(column.key))})")
 
 
 def main(before_path, after_path):
-    before, after = runs(before_path), runs(after_path)
-    print(f"# before: {before_path}\n# after:  {after_path}")
-    print("# median (min-max) over the runs; ratio = after / before median; "
-          "~ = the ranges overlap")
+    before, after = groups(before_path), groups(after_path)
+    print(f"before: {before_path}\nafter: {after_path}\n"
+          "each cell: median (min–max) over the runs; ratio: after ÷ before median, "
+          "~ where the ranges overlap")
     for key in sorted(set(before) & set(after)):
-        queues, driver, batching = key
-        print(f"\n{queues} queues, {driver}, batching {'on' if batching else 'off'}: "
-              f"{len(before[key])} runs before, {len(after[key])} after")
-        for field, label in FIGURES:
-            b = [scale(field, line[field]) for line in before[key] if field in line]
-            a = [scale(field, line[field]) for line in after[key] if field in line]
-            if not a or not b:
-                continue
-            overlap = min(a) <= max(b) and min(b) <= max(a)
-            print(f"  {label:18} {statistics.median(b):9.3f} ({min(b):.3f}-{max(b):.3f})"
-                  f"  {statistics.median(a):9.3f} ({min(a):.3f}-{max(a):.3f})"
-                  f"  {statistics.median(a) / statistics.median(b):5.2f}"
-                  f" {'~' if overlap else ''}")
+        old, new = before[key], after[key]
+        print(f"\n## {new.label}: {old.rows[0].runs if old.rows else 0} runs before, "
+              f"{new.rows[0].runs if new.rows else 0} after, per queue count\n")
+        header = ["Queues", "Column", "Before", "After", "Ratio"]
+        rows = []
+        for queues in sorted({r.queues for r in old.rows} & {r.queues for r in new.rows}):
+            row_old = next(r for r in old.rows if r.queues == queues)
+            row_new = next(r for r in new.rows if r.queues == queues)
+            for column in COLUMNS:
+                rows.append([str(queues), new.header(column, short=True),
+                             cell(row_old, column), cell(row_new, column),
+                             ratio_cell(new, old, queues, column.key)])
+        print(markdown_table(header, rows))
 
 
 if __name__ == "__main__":

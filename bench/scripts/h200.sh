@@ -179,15 +179,10 @@ before_after() {
     "${BEFORE_TREE:?a source tree to compare against}" 2>&1 | tail -2
   for repeat in 1 2 3; do
     for who in before after; do
-      if [ "$who" = before ]; then
-        PYTHONPATH=$before timeout 200 python3 -m hrx.bench sweep --backend hip \
-          --no-progress --queues 4,8,16 --repeats "$repeat" --resume \
-          --output "$OUT/before-after-$who.jsonl" >/dev/null
-      else
-        timeout 200 python3 -m hrx.bench sweep --backend hip --no-progress \
-          --queues 4,8,16 --repeats "$repeat" --resume \
-          --output "$OUT/before-after-$who.jsonl" >/dev/null
-      fi
+      # An empty PYTHONPATH adds nothing: the installed hrx.
+      PYTHONPATH=$([ "$who" = before ] && echo "$before") timeout 200 \
+        python3 -m hrx.bench sweep --backend hip --no-progress --queues 4,8,16 \
+        --repeats "$repeat" --resume --output "$OUT/before-after-$who.jsonl" >/dev/null
       echo "$who, repeat $repeat: exit status $?"
     done
   done

@@ -1,13 +1,13 @@
 /* What the core remembers about the calling thread, in one thread-local
  * block. Internal to the core.
  *
- * Every field belongs to one rule and is read and written only by that
- * rule's file; they share a block so that a call reading several of them
- * (a submission reads three) looks the thread up once. In a shared library
- * each look-up of a thread-local is a call into the dynamic linker
- * (__tls_get_addr), and the compiler repeats it for every access unless
- * it is told the address is already known: hrx_thread_state() is that
- * one look-up. */
+ * Every field belongs to one rule and is written only by that rule's file
+ * (the entry check also reads the non-blocking flag); they share a block
+ * so that a function reading several of them looks the thread up once. In
+ * a shared library each look-up of a thread-local is a call into the
+ * dynamic linker (__tls_get_addr), and the compiler repeats it for every
+ * access unless it is told the address is already known:
+ * hrx_thread_state() is that one look-up. */
 #ifndef HRX_CORE_THREAD_STATE_H_
 #define HRX_CORE_THREAD_STATE_H_
 

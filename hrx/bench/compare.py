@@ -17,7 +17,7 @@ from typing import Any, Dict, Iterable, List, Mapping, Tuple
 
 from .table import COLUMNS, Group, group_lines, markdown_table
 
-__all__ = ["compare_groups", "format_comparison"]
+__all__ = ["compare_groups", "format_comparison", "ratio_cell"]
 
 _Key = Tuple[str, Any, Any, str, Any, Any]
 
@@ -47,7 +47,9 @@ def compare_groups(lines: Iterable[Mapping[str, Any]], baseline: str
             if g.key.driver != baseline and _context(g) in bases]
 
 
-def _cell(group: Group, base: Group, queues: int, key: str) -> str:
+def ratio_cell(group: Group, base: Group, queues: int, key: str) -> str:
+    """median(group) / median(base) of column ``key`` at ``queues``, with
+    " ~" when their run-to-run ranges overlap; "–" where either has no run."""
     row = next((r for r in group.rows if r.queues == queues), None)
     ref = next((r for r in base.rows if r.queues == queues), None)
     if row is None or ref is None or ref.median(key) == 0:
@@ -72,7 +74,7 @@ def format_comparison(lines: Iterable[Mapping[str, Any]],
             f"{group.header(c, short=True)} ({'higher' if c.higher_is_better else 'lower'}"
             " is better)" for c in columns]
         queues = sorted({r.queues for r in group.rows} | {r.queues for r in base.rows})
-        rows = [[str(q)] + [_cell(group, base, q, c.key) for c in columns]
+        rows = [[str(q)] + [ratio_cell(group, base, q, c.key) for c in columns]
                 for q in queues]
         against = ("batching off" if baseline == BATCHING_OFF else base.key.driver)
         out.append(f"## {group.label} ÷ {against}\n")
