@@ -44,7 +44,8 @@
 #                    each at a time: this tree against the source tree in
 #                    $BEFORE_TREE (e.g. `git archive COMMIT | tar -x -C
 #                    before`, carried with the tree), with the medians and
-#                    ranges side by side (before_after.py)
+#                    ranges side by side (before_after.py); $REPEATS
+#                    repeats of each (default 3)
 #   model-random     the bad-input catalogue and the model-based random
 #                    programs on hip ($PROFILE, default thorough; needs
 #                    hypothesis, see below)
@@ -175,14 +176,17 @@ selected() (
 # tree is installed under a directory of its own and put first on PYTHONPATH.
 before_after() {
   local before=/tmp/hrx-before repeat who
+  rm -rf "$before"
   python3 -m pip install --no-build-isolation --no-deps --target "$before" \
     "${BEFORE_TREE:?a source tree to compare against}" 2>&1 | tail -2
-  for repeat in 1 2 3; do
+  for repeat in $(seq "${REPEATS:-3}"); do
     for who in before after; do
-      # An empty PYTHONPATH adds nothing: the installed hrx.
+      # An empty PYTHONPATH adds nothing: the installed hrx. The first repeat
+      # starts each file; later ones resume it with one more repeat.
       PYTHONPATH=$([ "$who" = before ] && echo "$before") timeout 200 \
         python3 -m hrx.bench sweep --backend hip --no-progress --queues 4,8,16 \
-        --repeats "$repeat" --resume --output "$OUT/before-after-$who.jsonl" >/dev/null
+        --repeats "$repeat" $([ "$repeat" -gt 1 ] && echo --resume) \
+        --output "$OUT/before-after-$who.jsonl" >/dev/null
       echo "$who, repeat $repeat: exit status $?"
     done
   done
