@@ -1,14 +1,19 @@
 """Shared helpers of the tests/test_bench_*.py files (imported, not a plugin):
-hand-made result lines, an in-memory device for the Python driver, and the
-environment a child process needs to import this source tree."""
+hand-made result lines, an in-memory device for the Python driver, the
+environment a child process needs to import this source tree, and the fake
+interpreter that sweeps take to run fake children (fake_bench_child.py)."""
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any, Dict, List, Optional
 
+from fake_bench_child import fake_python
 from hrx.bench.config import BenchConfig
 from hrx.bench.provenance import package_root
 
@@ -23,6 +28,13 @@ REFERENCE_ROWS = [
     "| 16 | 1.007 | 1.972 | 196.1 | 573.75 | 21.86 | 79.37 |",
 ]
 """The five rows of the table in reference/queue-pool-measurements.md."""
+
+
+_FAKE_DIRECTORY = tempfile.mkdtemp(prefix="hrx-fake-python-")
+atexit.register(shutil.rmtree, _FAKE_DIRECTORY, ignore_errors=True)
+FAKE_PYTHON = fake_python(Path(_FAKE_DIRECTORY))
+"""``python=FAKE_PYTHON`` (``--python FAKE_PYTHON``): a sweep whose children
+act as HRX_BENCH_FAKE says, without a device (see fake_bench_child.py)."""
 
 
 def child_env(**extra: str) -> Dict[str, str]:

@@ -1,5 +1,5 @@
 """The sweep: run orders, whole-line appends, failures, timeouts,
-interruption and resume, with a fake child (hrx/bench/fake.py)."""
+interruption and resume, with fake children (fake_bench_child.py)."""
 import json
 import multiprocessing
 import os
@@ -9,13 +9,13 @@ import sys
 import time
 
 import pytest
-from conftest_bench import bench_command, child_env
+from conftest_bench import FAKE_PYTHON, bench_command, child_env
+from fake_bench_child import mode_for
 
 from hrx.bench import sweep
 from dataclasses import replace
 
 from hrx.bench.config import DEFAULT, QUICK, automatic_preset, check_size_rule, resolve_rule
-from hrx.bench.fake import mode_for
 from hrx.bench.lines import append_line, read_lines
 from hrx.bench.schema import schema_errors
 from hrx.bench.sweep import REFERENCE_ORDERS, Step, SweepError, child_command, orders, plan
@@ -133,7 +133,7 @@ def test_failures_are_recorded_and_the_sweep_goes_on(tmp_path, monkeypatch):
     monkeypatch.setenv("HRX_BENCH_FAKE", "ok,2=crash,4/1=hang,8/1=garbage,1/2=sigint")
     path = tmp_path / "r.jsonl"
     results = sweep([1, 2, 4, 8], repeats=2, samples=3, quick=True, sizes=TINY,
-                    output=str(path), timeout=4, progress=False)
+                    output=str(path), timeout=4, progress=False, python=FAKE_PYTHON)
     lines = _file_lines(path)
     assert len(lines) == 8
     errors = {(line["queues"], line["repeat"]): line for line in lines if "error" in line}
@@ -155,11 +155,11 @@ def test_failures_are_recorded_and_the_sweep_goes_on(tmp_path, monkeypatch):
 def test_resume_skips_successful_runs_only(tmp_path, monkeypatch):
     path = tmp_path / "r.jsonl"
     monkeypatch.setenv("HRX_BENCH_FAKE", "ok,2/1=crash")
-    sweep([1, 2], repeats=2, samples=3, quick=True, sizes=TINY, output=str(path), progress=False)
+    sweep([1, 2], repeats=2, samples=3, quick=True, sizes=TINY, output=str(path), progress=False, python=FAKE_PYTHON)
     assert len(_file_lines(path)) == 4
     monkeypatch.setenv("HRX_BENCH_FAKE", "ok")
     results = sweep([1, 2], repeats=2, samples=3, quick=True, sizes=TINY, output=str(path),
-                    resume=True, progress=False)
+                    resume=True, progress=False, python=FAKE_PYTHON)
     lines = _file_lines(path)
     assert len(lines) == 5
     assert (lines[-1]["queues"], lines[-1]["repeat"], "error" in lines[-1]) == (2, 1, False)
@@ -167,7 +167,7 @@ def test_resume_skips_successful_runs_only(tmp_path, monkeypatch):
         [(1, 1), (1, 2), (2, 1), (2, 2)]
     before = path.read_bytes()
     sweep([1, 2], repeats=2, samples=3, quick=True, sizes=TINY, output=str(path), resume=True,
-          progress=False)
+          progress=False, python=FAKE_PYTHON)
     assert path.read_bytes() == before
 
 
@@ -175,7 +175,8 @@ def test_resume_skips_successful_runs_only(tmp_path, monkeypatch):
 def test_ctrl_c_leaves_whole_lines_and_resume_finishes(tmp_path):
     path = tmp_path / "r.jsonl"
     args = ["sweep", "--queues", "1,2,4", "--repeats", "2", "--samples", "3", "--quick",
-            "--small-copies", "2", "--bulk-bytes", "4096", "--output", str(path)]
+            "--small-copies", "2", "--bulk-bytes", "4096", "--output", str(path),
+            "--python", FAKE_PYTHON]
     env = child_env(HRX_BENCH_FAKE="slow", HRX_BENCH_FAKE_SLEEP="0.6")
     process = subprocess.Popen(bench_command(*args), env=env, stdout=subprocess.PIPE,
                                stderr=subprocess.PIPE, text=True, start_new_session=True)
@@ -207,7 +208,7 @@ def test_cli_sweep_reports_progress_and_fails_on_errors(tmp_path):
     path = tmp_path / "r.jsonl"
     done = subprocess.run(
         bench_command("sweep", "--queues", "1,2", "--repeats", "1", "--samples", "3", "--quick",
-                      "--small-copies", "2", "--output", str(path)),
+                      "--small-copies", "2", "--output", str(path), "--python", FAKE_PYTHON),
         env=child_env(HRX_BENCH_FAKE="ok,2=crash"), capture_output=True, text=True, timeout=120)
     assert done.returncode == 1
     assert "[1/2] repeat 1/1  queues  1  native  ok" in done.stderr
@@ -220,9 +221,9 @@ def test_a_call_returns_only_its_own_runs(tmp_path, monkeypatch):
     monkeypatch.setenv("HRX_BENCH_FAKE", "ok")
     path = tmp_path / "r.jsonl"
     first = sweep([1, 2], repeats=1, samples=3, quick=True, sizes=TINY, output=str(path),
-                  progress=False)
+                  progress=False, python=FAKE_PYTHON)
     second = sweep([1, 2], repeats=1, samples=3, quick=True, sizes=TINY, output=str(path),
-                   append=True, progress=False)
+                   append=True, progress=False, python=FAKE_PYTHON)
     assert len(first.records) == 2 and len(second.records) == 2
     assert "1 per queue count" in second.table()
     assert len(_file_lines(path)) == 4
@@ -231,24 +232,24 @@ def test_a_call_returns_only_its_own_runs(tmp_path, monkeypatch):
 def test_an_output_that_holds_lines_needs_resume_or_append(tmp_path, monkeypatch):
     monkeypatch.setenv("HRX_BENCH_FAKE", "ok")
     path = tmp_path / "r.jsonl"
-    sweep([1], repeats=1, samples=3, quick=True, sizes=TINY, output=str(path), progress=False)
+    sweep([1], repeats=1, samples=3, quick=True, sizes=TINY, output=str(path), progress=False, python=FAKE_PYTHON)
     before = path.read_bytes()
     with pytest.raises(SweepError, match="already holds the lines of an earlier sweep.*resume"):
         sweep([1], repeats=1, samples=3, quick=True, sizes=TINY, output=str(path),
-              progress=False)
+              progress=False, python=FAKE_PYTHON)
     assert path.read_bytes() == before
     path.write_text("")      # an empty file is not an earlier sweep
-    sweep([1], repeats=1, samples=3, quick=True, sizes=TINY, output=str(path), progress=False)
+    sweep([1], repeats=1, samples=3, quick=True, sizes=TINY, output=str(path), progress=False, python=FAKE_PYTHON)
     assert len(_file_lines(path)) == 1
 
 
 def test_resume_needs_the_file(tmp_path, monkeypatch):
     monkeypatch.setenv("HRX_BENCH_FAKE", "ok")
     with pytest.raises(SweepError, match="resume needs the results file"):
-        sweep([1], repeats=1, resume=True, progress=False)
+        sweep([1], repeats=1, resume=True, progress=False, python=FAKE_PYTHON)
     missing = tmp_path / "missing.jsonl"
     with pytest.raises(SweepError, match="does not exist"):
-        sweep([1], repeats=1, output=str(missing), resume=True, progress=False)
+        sweep([1], repeats=1, output=str(missing), resume=True, progress=False, python=FAKE_PYTHON)
     assert not missing.exists()
     done = subprocess.run(bench_command("sweep", "--resume", "--no-progress"), env=child_env(),
                           capture_output=True, text=True, timeout=120, cwd=tmp_path)
@@ -264,6 +265,29 @@ def test_an_unknown_backend_fails_before_any_child(tmp_path):
     assert "cannot open device 0 of backend 'cuda'" in done.stderr
     assert "unknown backend 'cuda'; expected one of: hip, host" in done.stderr
     assert not path.exists()
+
+
+def test_a_missing_interpreter_fails_before_any_child(tmp_path):
+    path = tmp_path / "r.jsonl"
+    missing = str(tmp_path / "no-python")
+    done = subprocess.run(bench_command("sweep", "--python", missing, "-o", str(path)),
+                          env=child_env(), capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2
+    assert f"cannot start the children's Python interpreter {missing!r}: " \
+           "No such file or directory" in done.stderr
+    assert not path.exists()
+
+
+def test_children_run_under_the_given_interpreter(tmp_path):
+    """--python reaches every child: the fake interpreter's device and lines."""
+    path = tmp_path / "r.jsonl"
+    done = subprocess.run(bench_command("sweep", "--queues", "1,2", "--repeats", "1",
+                                        "--python", FAKE_PYTHON, "-o", str(path)),
+                          env=child_env(), capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.startswith("Device: fake device")
+    assert [(line["backend"], line["queues"]) for line in _file_lines(path)] == \
+        [("fake", 1), ("fake", 2)]
 
 
 def test_the_first_lines_name_the_device_and_the_sizes(tmp_path):
@@ -290,7 +314,8 @@ def test_the_first_lines_name_the_device_and_the_sizes(tmp_path):
 def test_a_failed_childs_own_error_is_in_the_summary(tmp_path):
     env = child_env(HRX_BENCH_FAKE="ok,2=crash")
     done = subprocess.run(bench_command("sweep", "--queues", "1,2", "--repeats", "1", "--quick",
-                                        "-o", str(tmp_path / "r.jsonl")),
+                                        "-o", str(tmp_path / "r.jsonl"),
+                                        "--python", FAKE_PYTHON),
                           env=env, capture_output=True, text=True, timeout=120)
     assert done.returncode == 1
     reason = ("the child exited with status 3: fake child: crashing on purpose "

@@ -11,7 +11,7 @@ import sys
 import time
 
 import pytest
-from conftest_bench import bench_command, child_env
+from conftest_bench import FAKE_PYTHON, bench_command, child_env
 
 from figures import figures
 from hrx.bench import lines as lines_module
@@ -26,7 +26,7 @@ pytestmark = pytest.mark.python_only
 TINY = {"small_copies": 2, "bulk_bytes": 4096, "bulk_copies": 1, "loaded_copies": 1,
         "warmup": 1}
 CLI_TINY = ["--samples", "3", "--quick", "--small-copies", "2", "--bulk-bytes", "4096",
-            "--no-progress"]
+            "--no-progress", "--python", FAKE_PYTHON]
 FIGURES = figures("sweep faults")
 posix_only = pytest.mark.skipif(os.name != "posix", reason="signals and process groups")
 
@@ -71,7 +71,7 @@ def test_a_killed_child_is_recorded_and_resume_reruns_it(tmp_path, monkeypatch):
     path = tmp_path / "r.jsonl"
     monkeypatch.setenv("HRX_BENCH_FAKE", "ok,2/1=kill")
     sweep([1, 2], repeats=2, samples=3, quick=True, sizes=TINY, output=str(path),
-          progress=False)
+          progress=False, python=FAKE_PYTHON)
     lines = whole_lines(path)
     [error] = [line for line in lines if "error" in line]
     assert (error["queues"], error["repeat"]) == (2, 1)
@@ -79,7 +79,7 @@ def test_a_killed_child_is_recorded_and_resume_reruns_it(tmp_path, monkeypatch):
     assert error["error"] == f"the child killed by signal {int(signal.SIGKILL)}"
     monkeypatch.setenv("HRX_BENCH_FAKE", "ok")
     sweep([1, 2], repeats=2, samples=3, quick=True, sizes=TINY, output=str(path),
-          resume=True, progress=False)
+          resume=True, progress=False, python=FAKE_PYTHON)
     lines = whole_lines(path)
     assert len(lines) == 5
     assert keys(lines) == [(1, 1), (1, 2), (2, 1), (2, 2)]
@@ -95,7 +95,7 @@ def test_a_hang_whose_grandchild_holds_the_pipes_is_bounded(tmp_path, monkeypatc
     monkeypatch.setenv("HRX_BENCH_FAKE", "ok,2=orphan")
     start = time.monotonic()
     sweep([1, 2, 4], repeats=1, samples=3, quick=True, sizes=TINY, output=str(path),
-          timeout=3, progress=False)
+          timeout=3, progress=False, python=FAKE_PYTHON)
     assert time.monotonic() - start < 60
     lines = whole_lines(path)
     [error] = [line for line in lines if "error" in line]
@@ -170,12 +170,12 @@ def test_enospc_stops_the_sweep_with_whole_lines_and_resume_finishes(tmp_path,
     monkeypatch.setattr(lines_module.os, "write", disk_fills_on_third_line)
     with pytest.raises(ResultsFileError, match="No space left") as info:
         sweep([1, 2, 4], repeats=2, samples=3, quick=True, sizes=TINY, output=str(path),
-              progress=False)
+              progress=False, python=FAKE_PYTHON)
     assert "queues 4, repeat 1" in str(info.value)
     assert keys(whole_lines(path)) == [(1, 1), (2, 1)]
     monkeypatch.setattr(lines_module.os, "write", real_write)
     sweep([1, 2, 4], repeats=2, samples=3, quick=True, sizes=TINY, output=str(path),
-          resume=True, progress=False)
+          resume=True, progress=False, python=FAKE_PYTHON)
     lines = whole_lines(path)
     assert len(lines) == 6 and keys(lines) == [(q, r) for q in (1, 2, 4) for r in (1, 2)]
     FIGURES["full disks (injected ENOSPC)"] += 1

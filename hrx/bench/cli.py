@@ -178,6 +178,9 @@ def build_parser() -> argparse.ArgumentParser:
                        help="add this sweep's runs to an --output file that already holds "
                             "lines (else refused: the table would aggregate both)")
     sweep.add_argument("--no-progress", action="store_true", help="no progress display on stderr")
+    sweep.add_argument("--python", default=sys.executable, metavar="PATH",
+                       help="the Python interpreter each child runs under, with hrx importable "
+                            "there (default: this one)")
     _add_device_options(sweep, several=True)
     sweep.add_argument("--concurrent-devices", action="store_true",
                        help="with --device all: run each step on every device at once, one "
@@ -208,7 +211,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _command_run(args: argparse.Namespace) -> int:
-    from .config import check_size_rule, resolve_rule
+    from .config import check_size_rule
     from .record import dumps_line
 
     try:
@@ -216,29 +219,20 @@ def _command_run(args: argparse.Namespace) -> int:
     except ValueError as error:
         sys.stderr.write(f"hrx-bench run: {error}\n")
         return 2
-    overrides = dict(_sizes(args), samples=args.samples)
-    fake = os.environ.get("HRX_BENCH_FAKE")
     stdout = sys.stdout
     saved = os.dup(1)
     try:
         sys.stdout.flush()
         os.dup2(2, 1)
         sys.stdout = sys.stderr
-        if fake:
-            from .fake import behave
+        from .runner import run
 
-            text = behave(fake, args.queues, args.repeat, args.driver,
-                          resolve_rule(rule, "fake", overrides), batching=args.batching,
-                          size_rule=rule)
-        else:
-            from .runner import run
-
-            text = dumps_line(run(args.queues, args.samples, backend=args.backend,
-                                  device=args.device, driver=args.driver,
-                                  batching=args.batching, repeat=args.repeat, preset=rule,
-                                  sizes=_sizes(args),
-                                  workload=args.workload,
-                                  workload_streams=args.workload_streams))
+        text = dumps_line(run(args.queues, args.samples, backend=args.backend,
+                              device=args.device, driver=args.driver,
+                              batching=args.batching, repeat=args.repeat, preset=rule,
+                              sizes=_sizes(args),
+                              workload=args.workload,
+                              workload_streams=args.workload_streams))
     except WorkloadError as error:
         sys.stderr.write(f"hrx-bench run: {error}\n")
         return 2
@@ -262,20 +256,15 @@ def _terminate(signum: int, frame: Any) -> None:
 def _command_describe(args: argparse.Namespace) -> int:
     import json
 
-    if os.environ.get("HRX_BENCH_FAKE"):
-        from .fake import fake_info
+    import hrx
 
-        info = fake_info()
-    else:
-        import hrx
-
-        try:
-            handle = hrx.Device.open(index=args.device, backend=args.backend)
-        except Exception as error:  # noqa: BLE001 - reported on stderr, status 2
-            sys.stderr.write(f"hrx-bench describe: {type(error).__name__}: {error}\n")
-            return 2
-        info = dict(handle.info)
-        handle.close()
+    try:
+        handle = hrx.Device.open(index=args.device, backend=args.backend)
+    except Exception as error:  # noqa: BLE001 - reported on stderr, status 2
+        sys.stderr.write(f"hrx-bench describe: {type(error).__name__}: {error}\n")
+        return 2
+    info = dict(handle.info)
+    handle.close()
     sys.stdout.write(json.dumps(info) + "\n")
     return 0
 
@@ -294,7 +283,7 @@ def _command_sweep(args: argparse.Namespace) -> int:
                         concurrent_devices=args.concurrent_devices, output=output,
                         quick=args.quick, preset=args.preset, sizes=_sizes(args),
                         timeout=args.timeout or None, resume=args.resume, append=args.append,
-                        progress=not args.no_progress,
+                        progress=not args.no_progress, python=args.python,
                         workload=args.workload, workload_streams=args.workload_streams)
     except (WorkloadError, SweepError) as error:
         sys.stderr.write(f"hrx-bench sweep: {error}\n")

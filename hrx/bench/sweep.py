@@ -411,6 +411,9 @@ def describe_device(*, backend: Optional[str], device: int, python: str = sys.ex
                               check=False)
     except subprocess.TimeoutExpired:
         raise SweepError(f"opening device {device} took more than {timeout:g} s") from None
+    except OSError as error:
+        raise SweepError(f"cannot start the children's Python interpreter {python!r}: "
+                         f"{error.strerror or error}") from None
     texts = [text for text in done.stdout.splitlines() if text.strip()]
     info: Any = None
     if done.returncode == 0 and texts:

@@ -1,11 +1,15 @@
-"""A stand-in for a benchmark child, for testing the sweep without a device.
+"""A stand-in for the Python interpreter a sweep starts its children with,
+for testing the sweep without a device: ``sweep(..., python=...)`` and
+``hrx-bench sweep --python`` take ``fake_python(directory)``, an executable
+that runs this file with the child's own arguments
+(``-P -m hrx.bench run|describe ...``), parsed by hrx-bench's own parser.
 
-When the environment variable HRX_BENCH_FAKE is set, ``hrx-bench run`` does
-not open a device: it behaves as the variable says for its (queues, repeat).
-The value is a comma-separated list of ``MODE``, ``Q=MODE`` or ``Q/R=MODE``
-(the most specific entry wins). If HRX_BENCH_FAKE_PIDFILE is set, each
-fake child first appends its process id to that file (so tests can check
-that no child outlives the sweep).
+``describe`` prints a fake device's info. ``run`` behaves as the environment
+variable HRX_BENCH_FAKE says for its (queues, repeat): a comma-separated
+list of ``MODE``, ``Q=MODE`` or ``Q/R=MODE`` (the most specific entry wins;
+unset means ``ok``). If HRX_BENCH_FAKE_PIDFILE is set, each run first
+appends its process id to that file (so tests can check that no child
+outlives the sweep).
 
   ok       print a synthetic, schema-valid result line and exit 0
   slow     sleep HRX_BENCH_FAKE_SLEEP seconds (default 1), then as ok
@@ -19,16 +23,20 @@ that no child outlives the sweep).
 """
 from __future__ import annotations
 
+import json
 import os
 import signal
 import sys
 import time
-from typing import Any, Dict
+from pathlib import Path
+from typing import Any, Dict, List
 
-from .config import BenchConfig, preset_name
-from .record import build_record, dumps_line
+from hrx.bench.cli import build_parser
+from hrx.bench.config import (SIZE_FIELDS, BenchConfig, check_size_rule, preset_name,
+                              resolve_rule)
+from hrx.bench.record import build_record, dumps_line
 
-__all__ = ["ENV", "MODES", "mode_for", "behave", "fake_info"]
+__all__ = ["ENV", "MODES", "mode_for", "fake_python"]
 
 ENV = "HRX_BENCH_FAKE"
 MODES = ("ok", "slow", "crash", "hang", "sigint", "kill", "orphan", "garbage")
@@ -70,7 +78,7 @@ def _synthetic_result(queues: int, repeat: int, driver: str, config: BenchConfig
 def fake_info() -> Dict[str, Any]:
     """What ``hrx-bench describe`` prints for a fake device."""
     return {"backend": "fake", "index": 0, "name": "fake device", "target": "fake",
-            "runtime": None, "selection": f"{ENV} is set: no device is opened"}
+            "runtime": None, "selection": "a fake child: no device is opened"}
 
 
 def _synthetic_line(queues: int, repeat: int, driver: str, config: BenchConfig,
@@ -128,3 +136,38 @@ def behave(spec: str, queues: int, repeat: int, driver: str, config: BenchConfig
     os.kill(os.getpid(), signal.SIGINT)
     time.sleep(60)
     os._exit(5)
+
+
+def fake_python(directory: Path) -> str:
+    """Writes an executable into ``directory`` that runs this file under the
+    current interpreter with its arguments, and returns its path."""
+    path = Path(directory) / "fake-python"
+    path.write_text(f'#!/bin/sh\nexec "{sys.executable}" "{Path(__file__).resolve()}" "$@"\n')
+    path.chmod(0o755)
+    return str(path)
+
+
+def main(argv: List[str]) -> int:
+    """``argv``: what the sweep gives its interpreter, ``-P -m hrx.bench
+    COMMAND ARGS``."""
+    if argv[:3] != ["-P", "-m", "hrx.bench"]:
+        sys.stderr.write(f"fake child: expected -P -m hrx.bench ..., got {argv!r}\n")
+        return 2
+    args = build_parser().parse_args(argv[3:])
+    if args.command == "describe":
+        sys.stdout.write(json.dumps(fake_info()) + "\n")
+        return 0
+    if args.command != "run":
+        sys.stderr.write(f"fake child: only run and describe, got {args.command!r}\n")
+        return 2
+    rule = check_size_rule(args.preset, args.quick)
+    sizes = {name: getattr(args, name, None) for name in SIZE_FIELDS if name != "samples"}
+    config = resolve_rule(rule, "fake", dict(sizes, samples=args.samples))
+    text = behave(os.environ.get(ENV, "ok"), args.queues, args.repeat, args.driver, config,
+                  batching=args.batching, size_rule=rule)
+    sys.stdout.write(text + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
