@@ -20,6 +20,10 @@ ifeq ($(origin RESULTS),undefined)
 RESULTS := bench/results/sweep-$(shell date -u +%Y%m%dT%H%M%SZ).jsonl
 endif
 SWEEP_ARGS ?=
+# pip builds in the tree, where setuptools copies the package to build/lib
+# and never removes a module the tree no longer has: an old copy would be
+# installed with the new code, so each install starts from no copy.
+PIP_INSTALL := rm -rf build/lib.* build/bdist.* && $(VPY) -m pip install -q
 # The runtime's contract tests, run a second time with batching off.
 CONFORMANCE_TESTS := test_pool_contract.py test_stream_ops.py \
   test_event_ordering.py test_bad_input.py test_host_backend.py \
@@ -40,7 +44,7 @@ $(VPY):
 venv: $(VPY)
 
 test: $(VPY)
-	$(VPY) -m pip install -q '.[test]' 'setuptools>=77'
+	$(PIP_INSTALL) '.[test]' 'setuptools>=77'
 	$(MAKE) testing-build
 	$(MAKE) -C tests/c
 	cd tests && PYTHONPATH=$(TESTING_PKG) ../$(VPY) -m pytest -q \
@@ -78,7 +82,7 @@ testing-build:
 ASAN_PKG := $(CURDIR)/build/asan
 SANITIZE := -fsanitize=address,undefined
 test-python-asan: $(VPY)
-	$(VPY) -m pip install -q '.[test]' 'setuptools>=77'
+	$(PIP_INSTALL) '.[test]' 'setuptools>=77'
 	rm -rf $(ASAN_PKG) build/asan-tmp
 	mkdir -p $(ASAN_PKG)
 	cp -r hrx $(ASAN_PKG)/
@@ -95,7 +99,7 @@ test-python-asan: $(VPY)
 	  ../$(VPY) -m pytest -q -p no:cacheprovider -m 'not python_only' .
 
 bench: $(VPY)
-	$(VPY) -m pip install -q '.[plot]'
+	$(PIP_INSTALL) '.[plot]'
 	$(VENV)/bin/hrx-bench sweep --output $(RESULTS) $(SWEEP_ARGS)
 	$(VENV)/bin/hrx-bench plot $(RESULTS) --out $(RESULTS:.jsonl=.png)
 
