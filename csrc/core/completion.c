@@ -253,8 +253,7 @@ hrx_status_t hrx_completion_list_add(hrx_completion_list_t* list,
   return status;
 }
 
-void hrx_completion_list_prune(hrx_completion_list_t* list) {
-  if (hrx_completion_list_empty(list)) return;
+void hrx_completion_list_prune_entries(hrx_completion_list_t* list) {
   pthread_mutex_lock(&list->mutex);
   size_t n = list->count;
   hrx_completion_t** done = n ? malloc(n * sizeof(*done)) : NULL;
@@ -264,8 +263,7 @@ void hrx_completion_list_prune(hrx_completion_list_t* list) {
   free(done);
 }
 
-void hrx_completion_list_wait(hrx_completion_list_t* list) {
-  if (hrx_completion_list_empty(list)) return;
+void hrx_completion_list_wait_entries(hrx_completion_list_t* list) {
   for (;;) {
     pthread_mutex_lock(&list->mutex);
     if (list->count == 0) {

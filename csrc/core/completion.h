@@ -42,16 +42,23 @@ void hrx_completion_list_deinitialize(hrx_completion_list_t* list);
 hrx_status_t hrx_completion_list_add(hrx_completion_list_t* list,
                                      hrx_completion_t* completion);
 /* True when the list holds nothing (read without the lock: a hint that a
- * caller acting on it re-checks under the lock). Inline: every submission
- * asks of three lists. */
+ * caller acting on it re-checks under the lock). */
 static inline bool hrx_completion_list_empty(hrx_completion_list_t* list) {
   return atomic_load_explicit(&list->count, memory_order_acquire) == 0;
 }
-/* Drops the entries that are done (never blocks on them). Cheap when
- * empty. */
-void hrx_completion_list_prune(hrx_completion_list_t* list);
+/* The work of prune and wait below when the list looked non-empty. */
+void hrx_completion_list_prune_entries(hrx_completion_list_t* list);
+void hrx_completion_list_wait_entries(hrx_completion_list_t* list);
+/* Drops the entries that are done (never blocks on them). An empty list
+ * costs one atomic load, inline: every submission prunes. */
+static inline void hrx_completion_list_prune(hrx_completion_list_t* list) {
+  if (!hrx_completion_list_empty(list)) hrx_completion_list_prune_entries(list);
+}
 /* Blocks until every entry is done, then drops them. Entries stay listed
- * until done, so concurrent callers all wait. Cheap when empty. */
-void hrx_completion_list_wait(hrx_completion_list_t* list);
+ * until done, so concurrent callers all wait. An empty list costs one
+ * atomic load, inline: every submission waits on its stream's gate. */
+static inline void hrx_completion_list_wait(hrx_completion_list_t* list) {
+  if (!hrx_completion_list_empty(list)) hrx_completion_list_wait_entries(list);
+}
 
 #endif /* HRX_CORE_COMPLETION_H_ */

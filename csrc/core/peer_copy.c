@@ -45,8 +45,7 @@ static bool hrx_peer_hold_done(hrx_peer_hold_t* hold) {
   return done;
 }
 
-void hrx_peer_holds_prune(hrx_peer_holds_t* holds) {
-  if (hrx_peer_holds_empty(holds)) return;
+void hrx_peer_holds_prune_entries(hrx_peer_holds_t* holds) {
   pthread_mutex_lock(&holds->mutex);
   hrx_peer_hold_t* list = holds->head;
   holds->head = NULL;

@@ -29,12 +29,14 @@ typedef struct hrx_peer_holds_s {
 } hrx_peer_holds_t;
 
 void hrx_peer_holds_initialize(hrx_peer_holds_t* holds);
-/* True when nothing is held (read without the mutex: a hint). */
-static inline bool hrx_peer_holds_empty(hrx_peer_holds_t* holds) {
-  return atomic_load(&holds->count) == 0;
+/* The work of hrx_peer_holds_prune when something looked held. */
+void hrx_peer_holds_prune_entries(hrx_peer_holds_t* holds);
+/* Gives back the holds whose copies are complete; never waits for one.
+ * Nothing held costs one atomic load (read without the mutex), inline:
+ * every submission prunes. */
+static inline void hrx_peer_holds_prune(hrx_peer_holds_t* holds) {
+  if (atomic_load(&holds->count) != 0) hrx_peer_holds_prune_entries(holds);
 }
-/* Gives back the holds whose copies are complete; never waits for one. */
-void hrx_peer_holds_prune(hrx_peer_holds_t* holds);
 /* Waits for every held copy, then gives everything back (the stream's
  * release; no copy can be added any more). */
 void hrx_peer_holds_deinitialize(hrx_peer_holds_t* holds);

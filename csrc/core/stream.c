@@ -598,16 +598,10 @@ static hrx_status_t hrx_stream_enter_mode(hrx_stream_t* stream,
     }
     return NULL; /* finished launches are given back by a blocking call */
   }
-  /* Usually all three are empty: the calls are made only when not. */
-  if (!hrx_completion_list_empty(&stream->gate)) {
-    hrx_completion_list_wait(&stream->gate);
-  }
-  if (!hrx_completion_list_empty(&stream->launches)) {
-    hrx_completion_list_prune(&stream->launches);
-  }
-  if (!hrx_peer_holds_empty(&stream->peer_holds)) {
-    hrx_peer_holds_prune(&stream->peer_holds);
-  }
+  /* Usually all three are empty, which each checks inline. */
+  hrx_completion_list_wait(&stream->gate);
+  hrx_completion_list_prune(&stream->launches);
+  hrx_peer_holds_prune(&stream->peer_holds);
   return NULL;
 }
 
