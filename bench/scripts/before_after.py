@@ -14,7 +14,7 @@ import sys
 
 from hrx.bench.compare import ratio_cell
 from hrx.bench.lines import read_lines
-from hrx.bench.table import COLUMNS, format_value, group_lines, markdown_table
+from hrx.bench.table import COLUMNS, format_range, format_value, group_lines, markdown_table
 
 
 def groups(path):
@@ -26,9 +26,7 @@ def groups(path):
 
 
 def cell(row, column):
-    return (f"{format_value(column, row.median(column.key))} "
-            f"({format_value(column, row.low(column.key))}–"
-            f"{format_value(column, row.high(column.key))})")
+    return f"{format_value(column, row.median(column.key))} ({format_range(column, row)})"
 
 
 def main(before_path, after_path):

@@ -37,7 +37,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Dict, List, Mapping, Optional
 
-from .table import COLUMNS, Column, Group, Row, format_value, markdown_table
+from .table import COLUMNS, Column, Group, Row, format_range, format_value, markdown_table
 
 __all__ = ["RULE", "Change", "Recommendation", "overlap", "adjacent_changes", "recommend",
            "format_ranges", "format_changes", "format_group_analysis", "queues_text"]
@@ -113,8 +113,7 @@ def queues_text(count: int) -> str:
 
 
 def _range(group: Group, row: Row, key: str) -> str:
-    column = next(c for c in group.columns if c.key == key)
-    return f"{format_value(column, row.low(key))}–{format_value(column, row.high(key))}"
+    return format_range(next(c for c in group.columns if c.key == key), row)
 
 
 def _latency_guard(group: Group, candidates: List[Row], key: str) -> Dict[int, str]:

@@ -31,7 +31,7 @@ from .stats import median
 
 __all__ = ["Column", "COLUMNS", "WORKLOAD_COLUMNS", "columns_of", "PROBE_COLUMNS", "has_probes",
            "format_probe_table", "GroupKey", "Row", "Group", "group_lines", "aggregate",
-           "format_value", "format_table", "markdown_table", "table"]
+           "format_value", "format_range", "format_table", "markdown_table", "table"]
 
 
 @dataclass(frozen=True)
@@ -285,6 +285,12 @@ def group_lines(lines: Iterable[Mapping[str, Any]]) -> List[Group]:
 def format_value(column: Column, value: float) -> str:
     """A value with the column's decimals, as the reference table prints it."""
     return f"{value:.{column.decimals}f}"
+
+
+def format_range(column: Column, row: Row) -> str:
+    """The column's run-to-run range at the row's queue count: "min–max"."""
+    return (f"{format_value(column, row.low(column.key))}–"
+            f"{format_value(column, row.high(column.key))}")
 
 
 def markdown_table(header: Sequence[str], rows: Iterable[Sequence[str]]) -> str:
