@@ -31,9 +31,8 @@ import time
 from pathlib import Path
 from typing import Any, Dict, List
 
-from hrx.bench.cli import build_parser
-from hrx.bench.config import (SIZE_FIELDS, BenchConfig, check_size_rule, preset_name,
-                              resolve_rule)
+from hrx.bench.cli import _sizes, build_parser
+from hrx.bench.config import BenchConfig, check_size_rule, preset_name, resolve_rule
 from hrx.bench.record import build_record, dumps_line
 
 __all__ = ["ENV", "MODES", "mode_for", "fake_python"]
@@ -161,8 +160,7 @@ def main(argv: List[str]) -> int:
         sys.stderr.write(f"fake child: only run and describe, got {args.command!r}\n")
         return 2
     rule = check_size_rule(args.preset, args.quick)
-    sizes = {name: getattr(args, name, None) for name in SIZE_FIELDS if name != "samples"}
-    config = resolve_rule(rule, "fake", dict(sizes, samples=args.samples))
+    config = resolve_rule(rule, "fake", dict(_sizes(args), samples=args.samples))
     text = behave(os.environ.get(ENV, "ok"), args.queues, args.repeat, args.driver, config,
                   batching=args.batching, size_rule=rule)
     sys.stdout.write(text + "\n")
