@@ -75,12 +75,73 @@ extern const hrx_backend_t hrx_hip_backend;
 /* A host function queued on a native queue (queue_host_call). */
 typedef void (*hrx_queue_host_fn_t)(void* user_data);
 
+/* ---------------------------------------------------------------- kernels
+ *
+ * A backend that runs kernels compiles source into an image, loads images
+ * as modules, looks kernels up by name and launches them on a queue. The
+ * core owns everything above that: the kernel cache (memory and disk),
+ * argument checks against hrx_kernel_info_t and the device's limits, the
+ * stream rules. */
+typedef struct hrx_native_module_s hrx_native_module_t;
+typedef struct hrx_native_kernel_s hrx_native_kernel_t;
+
+/* The most arguments one launch passes, and the most bytes of argument
+ * values (the parameter-space limit every HIP and CUDA version accepts). */
+#define HRX_KERNEL_MAX_ARGS 128
+#define HRX_KERNEL_MAX_ARG_BYTES 4096
+
+/* What compiles kernels for a device: written into the kernel cache key,
+ * and named in messages. Every field is a NUL-terminated string. */
+typedef struct hrx_kernel_toolchain_s {
+  char language[16];      /* source language: "cuda", "hip", "c" */
+  char compiler[256];     /* the compiler and its version, e.g.
+                             "libnvrtc.so.13 13.0", "/usr/bin/cc gcc 12.2.0" */
+  char target[64];        /* what images are for: "sm_90", "gfx1151",
+                             "host-x86_64" */
+  char image_format[16];  /* what kernel_compile makes and module_load
+                             takes: "cubin", "ptx", "hsaco", "elf" */
+} hrx_kernel_toolchain_t;
+
+/* A kernel as its module describes it. */
+typedef struct hrx_kernel_info_s {
+  /* The parameters' count, byte offsets and sizes in the kernel's
+   * parameter block, where the runtime can tell them; param_count is -1
+   * (offsets and sizes zero) where it cannot. */
+  int param_count;
+  uint32_t param_offset[HRX_KERNEL_MAX_ARGS];
+  uint32_t param_size[HRX_KERNEL_MAX_ARGS];
+  /* The most threads one block of this kernel may have (its registers can
+   * make it lower than the device's limit). */
+  uint32_t max_threads_per_block;
+  /* Shared memory the kernel declares statically, and the most dynamic
+   * shared memory one launch may ask for beyond it. */
+  uint64_t static_shared_bytes;
+  uint64_t max_dynamic_shared_bytes;
+} hrx_kernel_info_t;
+
+/* One launch. The core has checked the dimensions (each in [1, the
+ * device's limit], the block's product within the kernel's
+ * max_threads_per_block), shared_bytes against max_dynamic_shared_bytes
+ * and, where param_count >= 0, the argument count and sizes. */
+typedef struct hrx_kernel_launch_s {
+  uint32_t grid[3];
+  uint32_t block[3];
+  uint64_t shared_bytes;      /* dynamic shared memory per block */
+  uint32_t arg_count;         /* <= HRX_KERNEL_MAX_ARGS */
+  /* args[i] points at argument i's value, arg_sizes[i] bytes (the sizes add
+   * up to at most HRX_KERNEL_MAX_ARG_BYTES). Borrowed for the call only: a
+   * backend copies the values before it returns. */
+  const void* const* args;
+  const uint32_t* arg_sizes;
+} hrx_kernel_launch_t;
+
 /* A native graph (graph_create) and the description it is built from. */
 typedef struct hrx_native_graph_s hrx_native_graph_t;
 
 typedef enum hrx_native_graph_node_kind_e {
   HRX_NATIVE_GRAPH_COPY,  /* device to device, like copy() */
   HRX_NATIVE_GRAPH_FILL,  /* like fill() */
+  HRX_NATIVE_GRAPH_KERNEL,  /* like kernel_launch() */
 } hrx_native_graph_node_kind_t;
 
 typedef struct hrx_native_graph_node_s {
@@ -89,6 +150,9 @@ typedef struct hrx_native_graph_node_s {
   const void* src;        /* COPY */
   uint64_t length;
   uint8_t byte;           /* FILL */
+  hrx_native_kernel_t* kernel;         /* KERNEL: borrowed; its module stays
+                                          loaded while the graph exists */
+  const hrx_kernel_launch_t* launch;   /* KERNEL: borrowed for graph_create */
   const uint32_t* after;  /* borrowed: indices of earlier entries */
   uint32_t after_count;
 } hrx_native_graph_node_t;
@@ -279,6 +343,58 @@ struct hrx_backend_vtable_s {
   hrx_status_t (*event_elapsed_ms)(hrx_backend_device_t* device,
                                    hrx_native_event_t* start,
                                    hrx_native_event_t* end, double* out_ms);
+
+  /* Kernels (optional: all six, or none; NULL where the backend runs no
+   * kernels, and the core refuses them with UNAVAILABLE).
+   *
+   * kernel_toolchain describes the compiler kernel_compile would use,
+   * without compiling; UNAVAILABLE when there is none, saying what was
+   * looked for and how to point hrx at one. kernel_compile compiles
+   * `source` with `options` (passed through to the compiler, in order) into
+   * an image (malloc'ed, *out_size bytes; the caller frees it) that defines
+   * at least the kernels in names[0..name_count) (the names the caller will
+   * look up; a backend may generate per-kernel code from them). A source the
+   * compiler rejects is INVALID_ARGUMENT whose message carries the
+   * compiler's own log. May block for as long as the compiler runs.
+   *
+   * module_load loads an image (a kernel_compile image, or one the user
+   * built offline in the toolchain's image_format; the backend keeps no
+   * pointer into `image`). An image the runtime cannot load (corrupt, of
+   * another architecture or format) is INVALID_ARGUMENT with the runtime's
+   * message; nothing stays loaded. module_unload waits until no launch of
+   * the module's kernels can still run, then unloads it (its kernels go
+   * with it). module_get_kernel looks a kernel up by its symbol name
+   * (INVALID_ARGUMENT naming it when the module defines none) and
+   * describes it; the kernel is borrowed from the module.
+   *
+   * kernel_launch is an asynchronous command like copy(): in order with
+   * the queue's other work, published once the call returns successfully,
+   * nothing submitted on failure; it may wait for queue space like copy()
+   * (and reports WOULD_BLOCK in non-blocking mode instead). A kernel that
+   * faults on the device fails later work of the runtime's context the way
+   * the runtime reports it; a launch the runtime refuses at the call is a
+   * failed command (its status is returned). */
+  hrx_status_t (*kernel_toolchain)(hrx_backend_device_t* device,
+                                   hrx_kernel_toolchain_t* out_toolchain);
+  hrx_status_t (*kernel_compile)(hrx_backend_device_t* device,
+                                 const char* source,
+                                 const char* const* names, size_t name_count,
+                                 const char* const* options,
+                                 size_t option_count, void** out_image,
+                                 size_t* out_size);
+  hrx_status_t (*module_load)(hrx_backend_device_t* device, const void* image,
+                              size_t size, hrx_native_module_t** out_module);
+  void (*module_unload)(hrx_backend_device_t* device,
+                        hrx_native_module_t* module);
+  hrx_status_t (*module_get_kernel)(hrx_backend_device_t* device,
+                                    hrx_native_module_t* module,
+                                    const char* name,
+                                    hrx_native_kernel_t** out_kernel,
+                                    hrx_kernel_info_t* out_info);
+  hrx_status_t (*kernel_launch)(hrx_backend_device_t* device,
+                                hrx_native_queue_t* queue,
+                                hrx_native_kernel_t* kernel,
+                                const hrx_kernel_launch_t* launch);
 
   /* Optional: makes a native stream of the runtime that the backend did
    * not create (a handle another library made, or a special handle of the

@@ -151,6 +151,14 @@ typedef struct hrx_device_info_s {
   /* Devices the backend has (valid indices: 0 .. device_count - 1); each
    * other device's copy path: hrx_device_query_peer_path. */
   int device_count;
+  /* Kernel launch limits, read from the device (all zero on a backend that
+   * runs no kernels): threads in one block, a block's and a grid's extent
+   * along x, y and z, and the most shared memory one block may use
+   * (static and dynamic together, where a kernel opts in to the most). */
+  uint32_t max_threads_per_block;
+  uint32_t max_block_dim[3];
+  uint32_t max_grid_dim[3];
+  uint64_t max_shared_bytes_per_block;
 } hrx_device_info_t;
 
 hrx_status_t hrx_device_query_info(hrx_device_t* device,
