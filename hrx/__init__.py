@@ -80,6 +80,7 @@ from hrx._hrx import (  # noqa: E402
     Graph,
     GraphNode,
     InvalidArgumentError,
+    Kernel,
     OutOfMemoryError,
     OutOfRangeError,
     Readback,
@@ -94,6 +95,14 @@ from hrx import _hrx as _ext  # noqa: E402
 # Host workers must not take the GIL once the interpreter shuts down: graph
 # host callbacks still queued then are skipped.
 _atexit.register(_ext._interpreter_exiting)
+
+
+def kernel_include_dir() -> str:
+    """The directory holding ``hrx_kernel.h``, the header of host-backend
+    kernels (the block and grid indices, dynamic shared memory; see
+    docs/kernels.md). hrx puts it before every host kernel source itself;
+    this is for editors, linters and building an image offline."""
+    return _os.path.join(_os.path.dirname(_os.path.abspath(__file__)), "include")
 
 
 def __getattr__(name: str):
@@ -121,6 +130,7 @@ __all__ = [
     "Graph",
     "GraphNode",
     "InvalidArgumentError",
+    "Kernel",
     "OutOfMemoryError",
     "OutOfRangeError",
     "Readback",
@@ -129,5 +139,6 @@ __all__ = [
     "UnavailableError",
     "backends",
     "fabric",
+    "kernel_include_dir",
     "__version__",
 ]

@@ -25,7 +25,7 @@ ALLOWED = {
     "python": {"hrx.h", "bench/bench.h"},
     "backends/host": {"hrx.h", "backends/backend.h", "core/status.h",
                       "core/environment.h", "core/clock.h",
-                      "core/nonblocking.h"},
+                      "core/nonblocking.h", "hrx_kernel.h"},
     "backends/hip": {"hrx.h", "backends/backend.h", "core/status.h",
                      "core/environment.h", "core/clock.h",
                      "core/nonblocking.h"},

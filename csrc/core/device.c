@@ -13,6 +13,7 @@
 #include "backend_registry.h"
 #include "entry.h"
 #include "fork.h"
+#include "kernel_cache.h"
 #include "status.h"
 #include "stream.h"
 #include "thread_state.h"
@@ -55,6 +56,7 @@ struct hrx_device_s {
   hrx_batch_settings_t batch;      /* immutable after open */
   atomic_bool batching;            /* the switch; starts at batch.enabled */
   hrx_flusher_t* flusher;          /* owned */
+  hrx_kernel_cache_t* kernels;     /* owned: compiled kernel modules */
   atomic_uint_least64_t commands;  /* handed to native queues */
 };
 
@@ -143,6 +145,13 @@ static hrx_status_t hrx_device_create(const hrx_backend_t* backend_type,
     status = hrx_staging_pool_create(device->backend, &device->staging);
     if (status) hrx_flusher_destroy(device->flusher);
   }
+  if (!status) {
+    status = hrx_kernel_cache_create(&device->kernels);
+    if (status) {
+      hrx_staging_pool_destroy(device->staging);
+      hrx_flusher_destroy(device->flusher);
+    }
+  }
   if (status) {
     device->backend->vtable->destroy(device->backend);
     free(device);
@@ -227,8 +236,10 @@ void hrx_device_release(hrx_device_t* device) {
    * references. */
   hrx_flusher_destroy(device->flusher);
   hrx_queue_pool_deinitialize(&device->pool);
-  /* Every queue waited for its work: staging is no longer written. */
+  /* Every queue waited for its work: staging is no longer written, and no
+   * launch of a cached module is left. */
   hrx_staging_pool_destroy(device->staging);
+  hrx_kernel_cache_destroy(device->kernels);
   device->backend->vtable->destroy(device->backend);
   pthread_mutex_destroy(&device->release_mutex);
   pthread_cond_destroy(&device->helper_done);
@@ -418,6 +429,10 @@ static hrx_status_t hrx_device_take_failures(hrx_device_t* device) {
                                 others, others == 1 ? "" : "s", more);
   }
   return first;
+}
+
+hrx_kernel_cache_t* hrx_device_kernel_cache(hrx_device_t* device) {
+  return device->kernels;
 }
 
 hrx_staging_pool_t* hrx_device_staging(hrx_device_t* device) {

@@ -187,6 +187,7 @@ static int hrx_py_module_exec(PyObject* module) {
   if (hrx_py_stream_register(module, state) < 0) return -1;
   if (hrx_py_completion_register(module, state) < 0) return -1;
   if (hrx_py_graph_register(module, state) < 0) return -1;
+  if (hrx_py_kernel_register(module, state) < 0) return -1;
 #ifdef HRX_TESTING_BUILD
   if (hrx_py_testing_register(module) < 0) return -1;
 #endif
@@ -195,7 +196,11 @@ static int hrx_py_module_exec(PyObject* module) {
       PyModule_AddIntConstant(module, "MAX_STREAM_QUEUE_COUNT",
                               HRX_MAX_STREAM_QUEUE_COUNT) < 0 ||
       PyModule_AddIntConstant(module, "MAX_RESERVED_QUEUES",
-                              HRX_MAX_RESERVED_QUEUES) < 0) {
+                              HRX_MAX_RESERVED_QUEUES) < 0 ||
+      PyModule_AddIntConstant(module, "KERNEL_MAX_ARGS",
+                              HRX_KERNEL_MAX_ARGS) < 0 ||
+      PyModule_AddIntConstant(module, "KERNEL_MAX_ARG_BYTES",
+                              HRX_KERNEL_MAX_ARG_BYTES) < 0) {
     return -1;
   }
   return 0;
@@ -213,6 +218,9 @@ static int hrx_py_module_traverse(PyObject* module, visitproc visit,
   Py_VISIT(state->graph_type);
   Py_VISIT(state->graph_node_type);
   Py_VISIT(state->completion_type);
+  Py_VISIT(state->kernel_type);
+  Py_VISIT(state->numpy_number);
+  Py_VISIT(state->numpy_bool);
   for (int i = 0; i <= HRX_STATUS_DEVICE_ERROR; ++i) Py_VISIT(state->errors[i]);
   return 0;
 }
@@ -228,6 +236,9 @@ static int hrx_py_module_clear(PyObject* module) {
   Py_CLEAR(state->graph_type);
   Py_CLEAR(state->graph_node_type);
   Py_CLEAR(state->completion_type);
+  Py_CLEAR(state->kernel_type);
+  Py_CLEAR(state->numpy_number);
+  Py_CLEAR(state->numpy_bool);
   for (int i = 0; i <= HRX_STATUS_DEVICE_ERROR; ++i) Py_CLEAR(state->errors[i]);
   return 0;
 }
@@ -245,7 +256,7 @@ static struct PyModuleDef hrx_py_module_def = {
     PyModuleDef_HEAD_INIT,
     .m_name = "hrx._hrx",
     .m_doc = "C core of hrx: devices, the stream queue pool, streams, "
-             "buffers, events, graphs.",
+             "buffers, events, graphs, kernels.",
     .m_size = sizeof(hrx_py_state_t),
     .m_methods = hrx_py_module_methods,
     .m_slots = hrx_py_module_slots,

@@ -1,5 +1,6 @@
 /* How every submission binding calls the core (copy, fill, upload,
- * wait_event, record_event, graph launch): first with the GIL held, in the
+ * wait_event, record_event, graph launch, kernel launch): first with the
+ * GIL held, in the
  * core's non-blocking mode (hrx_thread_set_nonblocking); only when the core
  * answers that the call would wait (a full queue, a lock held by a waiting
  * producer, a completion, host callbacks in flight, one-time preparation)
@@ -10,6 +11,7 @@
 #define HRX_PYTHON_SUBMIT_H_
 
 #include "module.h"
+#include "objects.h"
 
 typedef enum hrx_py_submission_kind_e {
   HRX_PY_SUBMIT_COPY,
@@ -19,6 +21,7 @@ typedef enum hrx_py_submission_kind_e {
   HRX_PY_SUBMIT_WAIT_EVENT,
   HRX_PY_SUBMIT_RECORD_EVENT,
   HRX_PY_SUBMIT_GRAPH_LAUNCH,
+  HRX_PY_SUBMIT_KERNEL_LAUNCH,
 } hrx_py_submission_kind_t;
 
 /* Uploads larger than this skip the attempt with the GIL: staging their
@@ -43,6 +46,8 @@ typedef struct hrx_py_submission_s {
   hrx_event_t* out_event;        /* RECORD_EVENT result */
   hrx_graph_t* graph;            /* borrowed (GRAPH_LAUNCH) */
   hrx_completion_t* out_completion;  /* GRAPH_LAUNCH result */
+  const hrx_py_launch_t* launch; /* KERNEL_LAUNCH: its kernel and VIEW
+                                    arguments' buffers borrowed */
 } hrx_py_submission_t;
 
 /* Runs the submission as described above. Call with the GIL. Before the
