@@ -158,6 +158,13 @@ static hrx_status_t hrx_device_create(const hrx_backend_t* backend_type,
     return status;
   }
   atomic_init(&device->batching, device->batch.enabled);
+  if (!device->backend->vtable->kernel_launch) {
+    /* No kernels run here: no launch limits either (hrx.h). */
+    device->info.max_threads_per_block = 0;
+    memset(device->info.max_block_dim, 0, sizeof(device->info.max_block_dim));
+    memset(device->info.max_grid_dim, 0, sizeof(device->info.max_grid_dim));
+    device->info.max_shared_bytes_per_block = 0;
+  }
   device->info.index = index;
   device->info.device_count = hrx_device_backend_count(device);
   snprintf(device->info.selection, sizeof(device->info.selection), "%s",

@@ -394,26 +394,23 @@ static int hrx_py_launch_dims(hrx_py_state_t* state, PyObject* object,
   return 0;
 }
 
-/* numpy.number and numpy.bool_, imported once; false when numpy is
- * missing. */
+/* numpy.number, numpy.bool_ and numpy.void, imported once; false when
+ * numpy is missing. */
 static bool hrx_py_numpy_types(hrx_py_state_t* state) {
   if (!state->numpy_number) {
     PyObject* numpy = PyImport_ImportModule("numpy");
-    if (!numpy) {
+    PyObject** types[3] = {&state->numpy_number, &state->numpy_bool,
+                           &state->numpy_void};
+    const char* names[3] = {"number", "bool_", "void"};
+    bool ok = numpy != NULL;
+    for (int i = 0; i < 3; ++i) {
+      *types[i] = ok ? PyObject_GetAttrString(numpy, names[i]) : NULL;
+      ok = ok && *types[i] && PyType_Check(*types[i]);
+    }
+    Py_XDECREF(numpy);
+    if (!ok) {
       PyErr_Clear();
-      state->numpy_number = Py_NewRef(Py_None);
-      state->numpy_bool = Py_NewRef(Py_None);
-    } else {
-      state->numpy_number = PyObject_GetAttrString(numpy, "number");
-      state->numpy_bool = PyObject_GetAttrString(numpy, "bool_");
-      Py_DECREF(numpy);
-      if (!state->numpy_number || !state->numpy_bool ||
-          !PyType_Check(state->numpy_number) ||
-          !PyType_Check(state->numpy_bool)) {
-        PyErr_Clear();
-        Py_XSETREF(state->numpy_number, Py_NewRef(Py_None));
-        Py_XSETREF(state->numpy_bool, Py_NewRef(Py_None));
-      }
+      for (int i = 0; i < 3; ++i) Py_XSETREF(*types[i], Py_NewRef(Py_None));
     }
   }
   return state->numpy_number != Py_None;
@@ -473,11 +470,13 @@ static int hrx_py_launch_int(hrx_py_state_t* state, PyObject* item,
   return 0;
 }
 
-/* Whether the item is a numeric numpy scalar (numpy.number or bool_). */
+/* Whether the item is a numpy scalar whose bytes are a C value: a number,
+ * a bool_, or a structured scalar (numpy.void, for struct parameters). */
 static bool hrx_py_is_numpy_scalar(hrx_py_state_t* state, PyObject* item) {
   if (!hrx_py_numpy_types(state)) return false;
   return PyObject_TypeCheck(item, (PyTypeObject*)state->numpy_number) ||
-         PyObject_TypeCheck(item, (PyTypeObject*)state->numpy_bool);
+         PyObject_TypeCheck(item, (PyTypeObject*)state->numpy_bool) ||
+         PyObject_TypeCheck(item, (PyTypeObject*)state->numpy_void);
 }
 
 /* The device of the launch, described (for foreign arrays). */

@@ -221,6 +221,7 @@ static int hrx_py_module_traverse(PyObject* module, visitproc visit,
   Py_VISIT(state->kernel_type);
   Py_VISIT(state->numpy_number);
   Py_VISIT(state->numpy_bool);
+  Py_VISIT(state->numpy_void);
   for (int i = 0; i <= HRX_STATUS_DEVICE_ERROR; ++i) Py_VISIT(state->errors[i]);
   return 0;
 }
@@ -239,6 +240,7 @@ static int hrx_py_module_clear(PyObject* module) {
   Py_CLEAR(state->kernel_type);
   Py_CLEAR(state->numpy_number);
   Py_CLEAR(state->numpy_bool);
+  Py_CLEAR(state->numpy_void);
   for (int i = 0; i <= HRX_STATUS_DEVICE_ERROR; ++i) Py_CLEAR(state->errors[i]);
   return 0;
 }

@@ -20,10 +20,12 @@ typedef struct hrx_py_state_s {
   PyTypeObject* graph_node_type;
   PyTypeObject* completion_type;
   PyTypeObject* kernel_type;
-  /* numpy.number and numpy.bool_, imported at the first kernel argument
-   * that needs them (NULL before; Py_None when numpy is missing). */
+  /* numpy.number, numpy.bool_ and numpy.void, imported at the first
+   * kernel argument that needs them (NULL before; Py_None when numpy is
+   * missing). */
   PyObject* numpy_number;
   PyObject* numpy_bool;
+  PyObject* numpy_void;
   /* Exceptions, indexed by hrx_status_code_t (index 0 is hrx.Error). */
   PyObject* errors[HRX_STATUS_DEVICE_ERROR + 1];
 } hrx_py_state_t;

@@ -59,9 +59,10 @@ typedef struct {
   hrx_kernel_t* kernel;          /* retained; NULL once closed */
 } hrx_py_kernel_t;
 
-/* A value argument's bytes (numpy's largest scalar, clongdouble, is 32). */
+/* A value argument's bytes: numpy's largest number, clongdouble, is 32;
+ * a structured (numpy.void) scalar may have up to 64. */
 typedef union {
-  unsigned char bytes[32];
+  unsigned char bytes[64];
   long double align;
 } hrx_py_kernel_value_t;
 

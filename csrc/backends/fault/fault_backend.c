@@ -40,7 +40,8 @@ static const char* const hrx_fault_op_names[HRX_FAULT_OP_COUNT] = {
 
 #define HRX_FAULT_GRAMMAR                                                    \
   "expected comma-separated OP:K (fail the K-th call), OP:K+ (the K-th and " \
-  "later), OP:P%% (with probability P percent), seed:N or none; OP is one "   \
+  "later), OP:P%% (with probability P percent), seed:N, no_kernels or "      \
+  "none; OP is one "                                                         \
   "of alloc, host_alloc, queue_create, copy, fill, upload, download, "       \
   "event_create, event_record, wait_event, synchronize, event_synchronize, " \
   "peer_copy, launch"
@@ -61,6 +62,7 @@ typedef struct hrx_fault_device_s {
   hrx_backend_vtable_t vtable;      /* optional entries as the inner's */
   hrx_backend_device_t* inner;      /* owned */
   int rule_count;
+  bool no_kernels;                  /* offer no kernel entries */
   hrx_fault_rule_t rules[HRX_FAULT_MAX_RULES];
   atomic_uint_fast64_t calls[HRX_FAULT_OP_COUNT];
   pthread_mutex_t rng_mutex;
@@ -122,6 +124,10 @@ static hrx_status_t hrx_fault_parse_rule(const char* text, size_t length,
   memcpy(rule, text, length);
   rule[length] = '\0';
   if (strcmp(rule, "none") == 0) return NULL;
+  if (strcmp(rule, "no_kernels") == 0) {
+    device->no_kernels = true;
+    return NULL;
+  }
   char* colon = strchr(rule, ':');
   if (!colon || colon[1] == '\0') {
     return hrx_make_status(HRX_STATUS_INVALID_ARGUMENT,
@@ -728,7 +734,7 @@ hrx_status_t hrx_fault_wrap(const char* spec, hrx_backend_device_t* inner,
     device->vtable.peer_path = NULL;
     device->vtable.peer_copy = NULL;
   }
-  if (!inner->vtable->kernel_launch) {
+  if (!inner->vtable->kernel_launch || device->no_kernels) {
     device->vtable.kernel_toolchain = NULL;
     device->vtable.kernel_compile = NULL;
     device->vtable.module_load = NULL;

@@ -46,6 +46,7 @@
 
 #include "backends/backend.h"
 #include "core/environment.h"
+#include "core/nonblocking.h"
 #include "core/status.h"
 #include "host_grid.h"
 #include "host_kernel_compiler.h"
@@ -680,19 +681,26 @@ static hrx_status_t hrx_host_kernel_launch(hrx_backend_device_t* base,
                                            hrx_native_kernel_t* kernel,
                                            const hrx_kernel_launch_t* launch) {
   hrx_host_device_t* device = hrx_host_device_cast(base);
+  uint64_t blocks = (uint64_t)launch->grid[0] * launch->grid[1] *
+                    launch->grid[2];
+  if (blocks > 1) {
+    /* Engine threads start with queues; a grid may use every engine. With
+     * at least one thread the launch runs, so a refused start is no
+     * failure. Starting threads is a one-time wait: not in non-blocking
+     * mode. */
+    int engines = hrx_host_engines_count(device->engines);
+    int wanted = blocks < (uint64_t)engines ? (int)blocks : engines;
+    if (!hrx_host_engines_reserved(device->engines, wanted)) {
+      if (hrx_nonblocking()) {
+        return hrx_would_block("starting host engine threads for a grid");
+      }
+      hrx_status_free(hrx_host_engines_reserve(device->engines, wanted));
+    }
+  }
   hrx_host_grid_t* grid = NULL;
   HRX_RETURN_IF_ERROR(hrx_host_grid_create(
       device->engines, hrx_host_queue_lane(HRX_HOST_QUEUE(queue)),
       (hrx_host_kernel_t*)kernel, launch, &grid));
-  uint64_t blocks = hrx_host_grid_blocks(grid);
-  if (blocks > 1) {
-    /* Engine threads start with queues; a grid may use every engine. With
-     * at least one thread the launch runs, so a refused start is no
-     * failure. */
-    int engines = hrx_host_engines_count(device->engines);
-    hrx_status_free(hrx_host_engines_reserve(
-        device->engines, blocks < (uint64_t)engines ? (int)blocks : engines));
-  }
   hrx_host_command_t command = {.kind = HRX_HOST_COMMAND_KERNEL,
                                 .grid = grid};
   return hrx_host_submit(queue, &command);

@@ -516,6 +516,14 @@ static hrx_status_t hrx_host_engines_start_thread(hrx_host_engines_t* engines) {
   return NULL;
 }
 
+bool hrx_host_engines_reserved(hrx_host_engines_t* engines, int queues) {
+  int wanted = queues < engines->count ? queues : engines->count;
+  pthread_mutex_lock(&engines->mutex);
+  int serving = engines->thread_count - engines->in_host_call;
+  pthread_mutex_unlock(&engines->mutex);
+  return serving >= wanted;
+}
+
 hrx_status_t hrx_host_engines_reserve(hrx_host_engines_t* engines,
                                       int queues) {
   int wanted = queues < engines->count ? queues : engines->count;

@@ -126,6 +126,9 @@ int hrx_host_engines_count(const hrx_host_engines_t* engines);
 /* Makes sure min(count, queues) engine threads exist, for a device with
  * `queues` live queues. Fails only when no thread could be started. */
 hrx_status_t hrx_host_engines_reserve(hrx_host_engines_t* engines, int queues);
+/* Whether hrx_host_engines_reserve(engines, queues) would start no thread
+ * (never waits). */
+bool hrx_host_engines_reserved(hrx_host_engines_t* engines, int queues);
 
 /* Lists a runnable at the back of its lane. The caller hands over its
  * listing (the queue's "scheduled" token). */
