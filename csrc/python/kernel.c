@@ -212,7 +212,8 @@ int hrx_py_kernel_register(PyObject* module, hrx_py_state_t* state) {
 /* ------------------------------------------------------ Device methods */
 
 /* A str argument as UTF-8 without NUL characters (borrowed from it). */
-static const char* hrx_py_text(PyObject* object, const char* what) {
+static const char* hrx_py_text(hrx_py_state_t* state, PyObject* object,
+                               const char* what) {
   if (!PyUnicode_Check(object)) {
     PyErr_Format(PyExc_TypeError, "%s must be a str, not %.100s", what,
                  Py_TYPE(object)->tp_name);
@@ -221,7 +222,8 @@ static const char* hrx_py_text(PyObject* object, const char* what) {
   Py_ssize_t size = 0;
   const char* text = PyUnicode_AsUTF8AndSize(object, &size);
   if (text && strlen(text) != (size_t)size) {
-    PyErr_Format(PyExc_ValueError, "%s contains a NUL character", what);
+    PyErr_Format(state->errors[HRX_STATUS_INVALID_ARGUMENT],
+                 "%s contains a NUL character", what);
     return NULL;
   }
   return text;
@@ -236,8 +238,9 @@ PyObject* hrx_py_device_compile(PyObject* self, PyObject* const* args,
     return NULL;
   }
   hrx_py_state_t* state = hrx_py_state_from_type(Py_TYPE(self));
-  const char* source = hrx_py_text(given[0], "kernel source");
-  const char* name = source ? hrx_py_text(given[1], "kernel name") : NULL;
+  const char* source = hrx_py_text(state, given[0], "kernel source");
+  const char* name =
+      source ? hrx_py_text(state, given[1], "kernel name") : NULL;
   if (!name) return NULL;
   PyObject* sequence = NULL;
   Py_ssize_t count = 0;
@@ -257,7 +260,7 @@ PyObject* hrx_py_device_compile(PyObject* self, PyObject* const* args,
   bool ok = options != NULL;
   if (!ok) PyErr_NoMemory();
   for (Py_ssize_t i = 0; ok && i < count; ++i) {
-    options[i] = hrx_py_text(PySequence_Fast_GET_ITEM(sequence, i),
+    options[i] = hrx_py_text(state, PySequence_Fast_GET_ITEM(sequence, i),
                              "each compiler option");
     ok = options[i] != NULL;
   }
@@ -289,7 +292,7 @@ PyObject* hrx_py_device_load_kernel(PyObject* self, PyObject* const* args,
     return NULL;
   }
   hrx_py_state_t* state = hrx_py_state_from_type(Py_TYPE(self));
-  const char* name = hrx_py_text(given[1], "kernel name");
+  const char* name = hrx_py_text(state, given[1], "kernel name");
   if (!name) return NULL;
   Py_buffer image;
   if (PyObject_GetBuffer(given[0], &image, PyBUF_C_CONTIGUOUS) < 0) {
