@@ -201,6 +201,36 @@ def bench_run(
 ) -> dict[str, Any]:
     """Runs the queue-pool benchmark's cases in C; returns raw timings."""
 
+class _LaunchTimings(TypedDict):
+    driver: Literal["native", "raw", "python"]
+    kernel: Literal["tiny", "spin"]
+    grid: int
+    block: int
+    spin_ns: int
+    threads: int
+    launches: int  # in all threads
+    elapsed_ns: int  # common start to the slowest thread's synchronize
+    thread_ns: list[int]
+
+def bench_launch(
+    device: Device,
+    *,
+    driver: Literal["native", "raw"] = "native",
+    kernel: Literal["tiny", "spin"] = "tiny",
+    grid: int = 1,
+    block: int = 1,
+    spin_ns: int = 0,
+    launches: int = 1000,
+    warmup: int = 100,
+    threads: int = 1,
+    priority: Literal["high", "normal", "low"] = "normal",
+) -> _LaunchTimings:
+    """Times launches of a built-in benchmark kernel in C, each thread on
+    a stream (native) or native queue (raw) of its own."""
+
+def bench_kernel_source(language: str, /) -> str | None:
+    """The built-in benchmark kernels' source in a kernel language."""
+
 # ------------------------------------------------------------------ device
 
 @final

@@ -1223,6 +1223,26 @@ for _name, _value, _text, _raises in [
          lambda c, k=_kwargs: c.hrx._hrx.bench_run(c.device, **k))
 
 
+case("bench-launch-threads-zero", "_hrx.bench_launch", "threads=0",
+     "InvalidArgumentError",
+     lambda c: c.hrx._hrx.bench_launch(c.device, threads=0))
+case("bench-launch-kernel-unknown", "_hrx.bench_launch", 'kernel="huge"',
+     "InvalidArgumentError",
+     lambda c: c.hrx._hrx.bench_launch(c.device, kernel="huge"))
+case("bench-launch-driver-int", "_hrx.bench_launch", "driver=1",
+     "TypeError", lambda c: c.hrx._hrx.bench_launch(c.device, driver=1))
+case("bench-launch-grid-over-limit", "_hrx.bench_launch",
+     "grid over max_grid_dim.x", "InvalidArgumentError",
+     lambda c: c.hrx._hrx.bench_launch(
+         c.device, grid=c.device.info["max_grid_dim"][0] + 1, warmup=1,
+         launches=1))
+case("bench-launch-closed-device", "_hrx.bench_launch",
+     "closed Device handle", "FailedPreconditionError",
+     lambda c: c.hrx._hrx.bench_launch(c.closed_device))
+case("bench-kernel-source-int", "_hrx.bench_kernel_source", "language 1",
+     "TypeError", lambda c: c.hrx._hrx.bench_kernel_source(1))
+
+
 # ------------------------------------------------------------ the document
 
 def markdown() -> str:

@@ -171,6 +171,21 @@ static PyMethodDef hrx_py_module_methods[] = {
      METH_VARARGS | METH_KEYWORDS,
      "bench_run(device, *, driver='native', ...) -> dict of raw timings; "
      "runs the queue-pool benchmark's cases in C (see hrx.bench)."},
+    {"bench_launch", (PyCFunction)(void (*)(void))hrx_py_bench_launch,
+     METH_VARARGS | METH_KEYWORDS,
+     "bench_launch(device, *, driver='native', kernel='tiny', grid=1, "
+     "block=1, spin_ns=0, launches=1000, warmup=100, threads=1, "
+     "priority='normal')\n--\n\n"
+     "Times launches of a built-in benchmark kernel in C: each of `threads` "
+     "threads launches it `launches` times on a stream of its own (driver "
+     "'native') or a native queue through the backend interface ('raw'), "
+     "then synchronizes. Returns {driver, kernel, grid, block, spin_ns, "
+     "threads, launches (in all), elapsed_ns (common start to the slowest "
+     "thread's end), thread_ns}. The GIL is released."},
+    {"bench_kernel_source", hrx_py_bench_kernel_source, METH_O,
+     "bench_kernel_source(language, /)\n--\n\n"
+     "The source of the benchmark's built-in kernels (hrx_bench_tiny, "
+     "hrx_bench_spin) in a kernel language ('c', 'cuda', 'hip'), or None."},
     {"_interpreter_exiting", hrx_py_graph_interpreter_exiting, METH_NOARGS,
      "_interpreter_exiting(): called at exit (atexit); graph host callbacks "
      "still queued are skipped from then on."},

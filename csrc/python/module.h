@@ -62,6 +62,9 @@ int hrx_py_kernel_register(PyObject* module, hrx_py_state_t* state);
 
 /* Module-level functions defined outside module.c. */
 PyObject* hrx_py_bench_run(PyObject* module, PyObject* args, PyObject* kwargs);
+PyObject* hrx_py_bench_launch(PyObject* module, PyObject* args,
+                              PyObject* kwargs);
+PyObject* hrx_py_bench_kernel_source(PyObject* module, PyObject* language);
 PyObject* hrx_py_graph_interpreter_exiting(PyObject* module, PyObject* unused);
 #ifdef HRX_TESTING_BUILD
 /* The testing build's module functions (testing.c). */

@@ -18,6 +18,7 @@
 
 #include "hrx.h"
 
+#include "bench/bench_kernels.h"
 #include "check.h"
 #include "testing/hrx_testing.h"
 
@@ -736,6 +737,48 @@ static void test_lifetimes(hrx_device_t* device) {
   hrx_stream_release(stream);
 }
 
+/* The benchmark driver's kernels: compiled once (the memory cache), run
+ * by the native and raw drivers, their output checked by the driver. */
+static void test_bench_kernels(hrx_device_t* device) {
+  hrx_kernel_t* first = NULL;
+  hrx_kernel_t* again = NULL;
+  CHECK_OK(hrx_bench_kernel_compile(device, HRX_BENCH_KERNEL_SPIN, &first));
+  CHECK_OK(hrx_bench_kernel_compile(device, HRX_BENCH_KERNEL_SPIN, &again));
+  CHECK(again && hrx_kernel_origin(again) == HRX_KERNEL_ORIGIN_MEMORY_CACHE);
+  hrx_kernel_release(first);
+  hrx_kernel_release(again);
+  for (int driver = 0; driver < 2; ++driver) {
+    hrx_bench_launch_config_t config;
+    hrx_bench_launch_config_default(&config);
+    config.driver = (hrx_bench_driver_t)driver;
+    config.threads = 2;
+    config.grid = 8;
+    config.block = 4;
+    config.launches = 300;
+    config.warmup = 10;
+    hrx_bench_launch_result_t result;
+    CHECK_OK(hrx_bench_launch_run(device, &config, &result));
+    CHECK(result.launches == 600);
+    CHECK(result.elapsed_ns >= result.thread_ns[0] &&
+          result.elapsed_ns >= result.thread_ns[1]);
+    config.kernel = HRX_BENCH_KERNEL_SPIN;
+    config.spin_ns = 2000000;
+    config.threads = 1;
+    config.grid = 1;
+    config.launches = 3;
+    config.warmup = 0;
+    CHECK_OK(hrx_bench_launch_run(device, &config, &result));
+    CHECK(result.elapsed_ns >= 3 * config.spin_ns);
+  }
+  hrx_bench_launch_config_t bad;
+  hrx_bench_launch_config_default(&bad);
+  bad.threads = 0;
+  hrx_bench_launch_result_t result;
+  CHECK_CODE(hrx_bench_launch_run(device, &bad, &result),
+             HRX_STATUS_INVALID_ARGUMENT, "threads");
+  CHECK(hrx_bench_kernel_source("fortran") == NULL);
+}
+
 int main(void) {
   char dir[] = "/tmp/hrx-test-kernel-XXXXXX";
   if (!mkdtemp(dir)) {
@@ -763,6 +806,7 @@ int main(void) {
     test_memory_cache(device);
     test_graph(device);
     test_lifetimes(device);
+    test_bench_kernels(device);
   }
   hrx_device_release(other);
   hrx_device_release(device);
