@@ -12,9 +12,20 @@
  *   test_hip_load missing-library PATH
  *       HRX_HIP_LIBRARY=PATH does not exist: UNAVAILABLE naming PATH.
  *   test_hip_load amd-compile LIBRARY
- *       The batch kernel's source compiles with the hiprtc inside the real
- *       libamdhip64 LIBRARY (ROCm 5) for two AMD architectures, giving ELF
- *       code objects; no GPU needed.
+ *       The batch kernel's source, users' kernels and the benchmark's
+ *       kernels compile with the hiprtc inside the real libamdhip64 LIBRARY
+ *       (ROCm 5) for two AMD architectures, giving ELF code objects; the
+ *       toolchain describes the compiler; options reach it in order; a
+ *       compile error carries its log; a kernel name of C++ linkage or one
+ *       the source lacks is refused. No GPU needed.
+ *   test_hip_load nvidia-compile NVRTC
+ *       The same with the NVRTC library at path NVRTC (a toolkit's or the
+ *       pip wheel's): cubins for sm_90 and sm_80, PTX for an architecture
+ *       newer than the NVRTC knows, a refusal for one older than it
+ *       supports; the batch kernel as PTX. No GPU needed.
+ *   test_hip_load rtc-missing PATH
+ *       HRX_RTC_LIBRARY=PATH does not exist: the toolchain and compiles are
+ *       UNAVAILABLE, naming PATH and the variable.
  *   test_hip_load device
  *       The normal search finds a GPU: every vtable entry is exercised and
  *       the data checked (run on a GPU machine).
@@ -22,6 +33,7 @@
  * Needs only core/status.c and csrc/backends/hip/ (make -f tests/c/hip.mk
  * hip-load / hip-device). Exit status 0 on success. */
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,8 +44,10 @@
 #include "backends/backend.h"
 #include "backends/hip/hip_backend.h"
 #include "backends/hip/hip_batch.h"
+#include "backends/hip/hip_bench_kernels.h"
 #include "backends/hip/hip_connections.h"
 #include "backends/hip/hip_dynamic.h"
+#include "backends/hip/hip_kernels.h"
 #include "core/status.h"
 
 static int failures;
@@ -169,6 +183,156 @@ static int scenario_missing_library(const char* path) {
   return 0;
 }
 
+/* ------------------------------------------------------------- kernels */
+
+/* One source for both platforms: saxpy, a kernel that needs
+ * options (HRX_SCALE defined, HRX_ORDER defined then undefined: the options
+ * reach the compiler in order) and a C++-linkage kernel. */
+static const char kernel_source[] =
+    "#ifndef HRX_SCALE\n"
+    "#error HRX_SCALE is not defined: options did not reach the compiler\n"
+    "#endif\n"
+    "#ifdef HRX_ORDER\n"
+    "#error options were passed out of order\n"
+    "#endif\n"
+    "extern \"C\" __global__ void saxpy(float* y, const float* x, float a,\n"
+    "                                   int n) {\n"
+    "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+    "  if (i < n) y[i] = a * x[i] + y[i];\n"
+    "}\n"
+    "extern \"C\" __global__ void scaled(unsigned int* out) {\n"
+    "  out[blockIdx.x * blockDim.x + threadIdx.x] = HRX_SCALE;\n"
+    "}\n"
+    "/* Dynamic shared memory: each block sums 0..words-1 through it. */\n"
+    "extern \"C\" __global__ void shared_sum(unsigned int* out,\n"
+    "                                        unsigned int words) {\n"
+    "  extern __shared__ unsigned int scratch[];\n"
+    "  for (unsigned int i = threadIdx.x; i < words; i += blockDim.x)\n"
+    "    scratch[i] = i;\n"
+    "  __syncthreads();\n"
+    "  if (threadIdx.x == 0) {\n"
+    "    unsigned int sum = 0;\n"
+    "    for (unsigned int i = 0; i < words; ++i) sum += scratch[i];\n"
+    "    out[blockIdx.x] = sum;\n"
+    "  }\n"
+    "}\n"
+    "__global__ void cpp_linkage(int* p) { *p = 1; }\n";
+
+static const char* const kernel_options[] = {"-DHRX_SCALE=3",
+                                             "-DHRX_ORDER=1", "-UHRX_ORDER"};
+static const char* const kernel_names[] = {"saxpy", "scaled", "shared_sum"};
+
+/* Expects `status` to be a failure with `code` whose message contains
+ * each of the NULL-terminated `needles`. Frees it. */
+static void expect_failure(hrx_status_t status, hrx_status_code_t code,
+                           const char* what, ...) {
+  CHECK(status != NULL, "%s succeeded", what);
+  if (!status) return;
+  CHECK(hrx_status_code(status) == code, "%s: code %s: %s", what,
+        hrx_status_code_name(hrx_status_code(status)),
+        hrx_status_message(status));
+  va_list needles;
+  va_start(needles, what);
+  for (const char* needle = va_arg(needles, const char*); needle;
+       needle = va_arg(needles, const char*)) {
+    CHECK(strstr(hrx_status_message(status), needle) != NULL,
+          "%s: no \"%s\" in: %s", what, needle, hrx_status_message(status));
+  }
+  va_end(needles);
+  printf("  %s: %s: %.300s%s\n", what,
+         hrx_status_code_name(hrx_status_code(status)),
+         hrx_status_message(status),
+         strlen(hrx_status_message(status)) > 300 ? "..." : "");
+  hrx_status_free(status);
+}
+
+/* The compile rules both platforms share, for `target`: the toolchain
+ * describes what kernel_compile makes; user kernels with options in order,
+ * the benchmark's kernels; a compile error carries the log; a C++ kernel
+ * name is refused. Returns the image format the toolchain names. */
+static int check_compile(const char* platform, const char* library,
+                         const char* target, const char* want_language,
+                         const char* want_format) {
+  hrx_kernel_toolchain_t toolchain;
+  CHECK_OK(hrx_hip_kernel_toolchain(platform, library, target, &toolchain));
+  printf("  %s: language %s, compiler \"%s\", target %s, format %s\n",
+         target, toolchain.language, toolchain.compiler, toolchain.target,
+         toolchain.image_format);
+  CHECK(strcmp(toolchain.language, want_language) == 0, "language %s",
+        toolchain.language);
+  CHECK(strcmp(toolchain.target, target) == 0, "target %s", toolchain.target);
+  CHECK(strcmp(toolchain.image_format, want_format) == 0, "format %s",
+        toolchain.image_format);
+  CHECK(strstr(toolchain.compiler, "rtc") != NULL ||
+            strstr(toolchain.compiler, "amdhip64") != NULL,
+        "compiler %s", toolchain.compiler);
+  CHECK(strchr(toolchain.compiler, ' ') != NULL &&
+            strstr(toolchain.compiler, "unknown") == NULL,
+        "no version in \"%s\"", toolchain.compiler);
+
+  void* image = NULL;
+  size_t size = 0;
+  CHECK_OK(hrx_hip_kernel_compile(platform, library, target, kernel_source,
+                                  kernel_names, 3, kernel_options, 3, &image,
+                                  &size));
+  bool elf = size > 4 && memcmp(image, "\x7f" "ELF", 4) == 0;
+  if (strcmp(want_format, "ptx") == 0) {
+    CHECK(!elf && strstr((const char*)image, ".entry saxpy") != NULL,
+          "%s: not PTX with saxpy (%zu bytes)", target, size);
+  } else {
+    CHECK(elf, "%s: not an ELF %s (%zu bytes)", target, want_format, size);
+  }
+  printf("  %s: user kernels, %zu bytes of %s\n", target, size, want_format);
+  free(image);
+
+  image = NULL;
+  CHECK_OK(hrx_hip_kernel_compile(platform, library, target,
+                                  hrx_hip_bench_kernels_source,
+                                  (const char* const*)hrx_hip_bench_kernel_names,
+                                  HRX_HIP_BENCH_KERNEL_COUNT, NULL, 0, &image,
+                                  &size));
+  CHECK(image && size > 4, "%s: empty benchmark kernels", target);
+  printf("  %s: benchmark kernels, %zu bytes of %s\n", target, size,
+         want_format);
+  free(image);
+
+  /* Without the options the source's #error fires: the log says which. */
+  image = NULL;
+  expect_failure(hrx_hip_kernel_compile(platform, library, target,
+                                        kernel_source, kernel_names, 3, NULL,
+                                        0, &image, &size),
+                 HRX_STATUS_INVALID_ARGUMENT, "compile error",
+                 "options did not reach the compiler", "saxpy", NULL);
+  CHECK(image == NULL, "image written on failure");
+  const char* broken = "extern \"C\" __global__ void k(int* p) { *p = q; }\n";
+  const char* k_name = "k";
+  expect_failure(hrx_hip_kernel_compile(platform, library, target, broken,
+                                        &k_name, 1, NULL, 0, &image, &size),
+                 HRX_STATUS_INVALID_ARGUMENT, "undefined identifier", "*p = q",
+                 NULL);
+  /* A kernel of C++ linkage cannot be looked up by its name. */
+  const char* cpp_name = "cpp_linkage";
+  expect_failure(hrx_hip_kernel_compile(platform, library, target,
+                                        kernel_source, &cpp_name, 1,
+                                        kernel_options, 3, &image, &size),
+                 HRX_STATUS_INVALID_ARGUMENT, "C++ kernel name", "cpp_linkage",
+                 "extern \"C\"", NULL);
+  /* A name the source does not define. */
+  const char* missing = "no_such_kernel";
+  expect_failure(hrx_hip_kernel_compile(platform, library, target,
+                                        kernel_source, &missing, 1,
+                                        kernel_options, 3, &image, &size),
+                 HRX_STATUS_INVALID_ARGUMENT, "missing kernel name",
+                 "no_such_kernel", NULL);
+  /* A bad option is the caller's too. */
+  const char* bad_option = "--no-such-option-hrx";
+  expect_failure(hrx_hip_kernel_compile(platform, library, target,
+                                        kernel_source, kernel_names, 1,
+                                        &bad_option, 1, &image, &size),
+                 HRX_STATUS_INVALID_ARGUMENT, "bad option", NULL);
+  return 0;
+}
+
 static int scenario_amd_compile(const char* library) {
   const char* targets[] = {"gfx90a:sramecc+:xnack-", "gfx1030"};
   for (size_t i = 0; i < sizeof(targets) / sizeof(targets[0]); ++i) {
@@ -189,6 +353,66 @@ static int scenario_amd_compile(const char* library) {
     printf("  %s: %zu bytes, %s\n", targets[i], size, description);
     free(image);
   }
+  /* Users' kernels and the benchmark's, for two architectures. */
+  if (check_compile("amd", library, "gfx90a", "hip", "hsaco")) return 1;
+  if (check_compile("amd", library, "gfx1030", "hip", "hsaco")) return 1;
+  hrx_kernel_toolchain_t toolchain;
+  expect_failure(hrx_hip_kernel_toolchain("amd", library, "sm_90", &toolchain),
+                 HRX_STATUS_UNAVAILABLE, "an NVIDIA target on AMD", "sm_90",
+                 NULL);
+  return 0;
+}
+
+/* NVRTC from a toolkit or the pip wheel, no GPU: cubins for the exact
+ * architecture, PTX for one newer than this NVRTC knows, a clear refusal
+ * for one older than it supports, and the batch kernel as PTX. */
+static int scenario_nvidia_compile(const char* library) {
+  setenv("HRX_RTC_LIBRARY", library, 1);
+  if (check_compile("nvidia", NULL, "sm_90", "cuda", "cubin")) return 1;
+  if (check_compile("nvidia", NULL, "sm_80", "cuda", "cubin")) return 1;
+  /* An architecture past the newest this NVRTC lists: PTX for the newest
+   * one below it, which the driver compiles for the device. */
+  hrx_kernel_toolchain_t toolchain;
+  CHECK_OK(hrx_hip_kernel_toolchain("nvidia", NULL, "sm_999", &toolchain));
+  CHECK(strcmp(toolchain.image_format, "ptx") == 0, "sm_999 format %s",
+        toolchain.image_format);
+  if (check_compile("nvidia", NULL, "sm_999", "cuda", "ptx")) return 1;
+  expect_failure(hrx_hip_kernel_toolchain("nvidia", NULL, "sm_10", &toolchain),
+                 HRX_STATUS_UNAVAILABLE, "an architecture older than NVRTC's",
+                 "sm_10", "HRX_RTC_LIBRARY", NULL);
+  expect_failure(hrx_hip_kernel_toolchain("nvidia", NULL, "gfx90a", &toolchain),
+                 HRX_STATUS_UNAVAILABLE, "an AMD target on NVIDIA", "gfx90a",
+                 NULL);
+  char* image = NULL;
+  size_t size = 0;
+  char description[384] = "";
+  CHECK_OK(hrx_hip_batch_compile("nvidia", NULL, "sm_90", &image, &size,
+                                 description, sizeof(description)));
+  CHECK(strncmp(description, "PTX from libnvrtc.so", 20) == 0 &&
+            strstr(description, "for compute_90") != NULL,
+        "batch kernel: %s", description);
+  CHECK(image && strstr(image, ".entry hrx_batch_execute") != NULL,
+        "batch kernel is not PTX");
+  printf("  batch kernel: %s\n", description);
+  free(image);
+  return 0;
+}
+
+/* No compiler where HRX_RTC_LIBRARY points: UNAVAILABLE naming the path and
+ * the variable, from both the toolchain and a compile. */
+static int scenario_rtc_missing(const char* path) {
+  setenv("HRX_RTC_LIBRARY", path, 1);
+  hrx_kernel_toolchain_t toolchain;
+  expect_failure(hrx_hip_kernel_toolchain("amd", NULL, "gfx90a", &toolchain),
+                 HRX_STATUS_UNAVAILABLE, "toolchain", path, "HRX_RTC_LIBRARY",
+                 "hiprtc", NULL);
+  void* image = NULL;
+  size_t size = 0;
+  expect_failure(hrx_hip_kernel_compile("amd", NULL, "gfx90a", kernel_source,
+                                        kernel_names, 1, NULL, 0, &image,
+                                        &size),
+                 HRX_STATUS_UNAVAILABLE, "compile", path, NULL);
+  CHECK(image == NULL, "image written on failure");
   return 0;
 }
 
@@ -719,13 +943,18 @@ int main(int argc, char** argv) {
     rc = scenario_missing_library(argv[2]);
   } else if (argc == 3 && strcmp(argv[1], "amd-compile") == 0) {
     rc = scenario_amd_compile(argv[2]);
+  } else if (argc == 3 && strcmp(argv[1], "nvidia-compile") == 0) {
+    rc = scenario_nvidia_compile(argv[2]);
+  } else if (argc == 3 && strcmp(argv[1], "rtc-missing") == 0) {
+    rc = scenario_rtc_missing(argv[2]);
   } else if (argc == 2 && strcmp(argv[1], "device") == 0) {
     rc = scenario_device();
   } else {
     fprintf(stderr,
             "usage: %s amd-no-device LIBRARY | amd-no-device-opening "
             "LIBRARY | missing-library PATH | "
-            "amd-compile LIBRARY | device\n",
+            "amd-compile LIBRARY | nvidia-compile NVRTC | rtc-missing PATH | "
+            "device\n",
             argv[0]);
     return 2;
   }
