@@ -650,6 +650,459 @@ static void count_host_call(void* user_data) {
   atomic_fetch_add((atomic_int*)user_data, 1);
 }
 
+/* The runtime's per-thread last error is clean: hrx reported its own
+ * failures without leaving them for another library on the thread. */
+static void expect_last_error_clean(const char* after) {
+  if (!hrx_hip_rt.sym.GetLastError) return;
+  hrx_hip_error_t last = hrx_hip_rt.sym.GetLastError();
+  CHECK(last == hrx_hip_rt.platform->success, "%s left last error %d", after,
+        (int)last);
+}
+
+/* Uploads `count` 32-bit words; downloads them back into `out`. */
+static int upload_words(device_fixture_t* f, hrx_native_queue_t* queue,
+                        void* dst, const void* words, size_t count) {
+  CHECK_OK(f->vt->upload(f->device, queue, dst, words, count * 4));
+  return 0;
+}
+
+static int download_words(device_fixture_t* f, hrx_native_queue_t* queue,
+                          void* out, const void* src, size_t count) {
+  void* host = NULL;
+  CHECK_OK(f->vt->host_alloc(f->device, count * 4, &host));
+  CHECK_OK(f->vt->download(f->device, queue, host, src, count * 4));
+  CHECK_OK(sync_queue(f, queue));
+  memcpy(out, host, count * 4);
+  f->vt->host_free(f->device, host);
+  return 0;
+}
+
+typedef struct launch_thread_s {
+  device_fixture_t* fixture;
+  hrx_native_kernel_t* tiny;
+  unsigned int* out;  /* device: one word */
+  int launches;
+  int result;
+} launch_thread_t;
+
+/* Launches the tiny kernel `launches` times on a queue of its own. */
+static void* launch_thread_main(void* arg) {
+  launch_thread_t* t = arg;
+  device_fixture_t* f = t->fixture;
+  hrx_native_queue_t* queue = NULL;
+  hrx_status_t status = create_queue(f, &queue);
+  const void* args[] = {&t->out};
+  const uint32_t sizes[] = {sizeof(void*)};
+  hrx_kernel_launch_t launch = {.grid = {1, 1, 1}, .block = {32, 1, 1},
+                                .arg_count = 1, .args = args,
+                                .arg_sizes = sizes};
+  for (int i = 0; !status && i < t->launches; ++i) {
+    status = f->vt->kernel_launch(f->device, queue, t->tiny, &launch);
+  }
+  if (!status) status = sync_queue(f, queue);
+  if (status) {
+    fprintf(stderr, "launch thread: %s\n", hrx_status_message(status));
+    hrx_status_free(status);
+    t->result = 1;
+  }
+  if (queue) f->vt->queue_destroy(f->device, queue);
+  return NULL;
+}
+
+/* The kernel entries of the vtable, alone: toolchain, compile, load, look
+ * up with the parameter layout, launch and check the data, errors (compile
+ * log, corrupt and foreign images, a missing name, a refused launch),
+ * dynamic shared memory beyond 48 KiB, a kernel node in a native graph,
+ * launches from several threads, and an unload that waits for a running
+ * launch. */
+static int exercise_kernels(device_fixture_t* f, hrx_native_queue_t* queue) {
+  const hrx_backend_vtable_t* vt = f->vt;
+  hrx_device_info_t info;
+  CHECK_OK(vt->query_info(f->device, &info));
+  bool nvidia = strcmp(info.platform, "nvidia") == 0;
+  printf("  limits: %u threads per block, block %u x %u x %u, grid %u x %u "
+         "x %u, %llu bytes of shared memory per block\n",
+         info.max_threads_per_block, info.max_block_dim[0],
+         info.max_block_dim[1], info.max_block_dim[2], info.max_grid_dim[0],
+         info.max_grid_dim[1], info.max_grid_dim[2],
+         (unsigned long long)info.max_shared_bytes_per_block);
+  CHECK(info.max_threads_per_block >= 256, "max threads %u",
+        info.max_threads_per_block);
+  CHECK(info.max_block_dim[0] >= 256 && info.max_block_dim[1] >= 1 &&
+            info.max_block_dim[2] >= 1,
+        "block limits");
+  CHECK(info.max_grid_dim[0] >= 65535 && info.max_grid_dim[1] >= 1 &&
+            info.max_grid_dim[2] >= 1,
+        "grid limits");
+  CHECK(info.max_shared_bytes_per_block >= 32768, "shared %llu",
+        (unsigned long long)info.max_shared_bytes_per_block);
+  /* The opt-in maximum, beyond the 48 KiB every CUDA device has. */
+  CHECK(!nvidia || info.max_shared_bytes_per_block > 49152,
+        "shared %llu is not the opt-in maximum",
+        (unsigned long long)info.max_shared_bytes_per_block);
+
+  hrx_kernel_toolchain_t toolchain;
+  CHECK_OK(vt->kernel_toolchain(f->device, &toolchain));
+  printf("  toolchain: %s, \"%s\", %s, %s\n", toolchain.language,
+         toolchain.compiler, toolchain.target, toolchain.image_format);
+  CHECK(strcmp(toolchain.language, nvidia ? "cuda" : "hip") == 0,
+        "language %s", toolchain.language);
+  CHECK(strcmp(toolchain.target, info.target) == 0, "target %s",
+        toolchain.target);
+
+  uint64_t t0 = now_ns();
+  void* image = NULL;
+  size_t size = 0;
+  CHECK_OK(vt->kernel_compile(f->device, kernel_source, kernel_names, 3,
+                              kernel_options, 3, &image, &size));
+  uint64_t compile_ns = now_ns() - t0;
+  hrx_native_module_t* module = NULL;
+  t0 = now_ns();
+  CHECK_OK(vt->module_load(f->device, image, size, &module));
+  printf("  compiled %zu bytes of %s in %.1f ms, loaded in %.2f ms\n", size,
+         toolchain.image_format, compile_ns / 1e6, (now_ns() - t0) / 1e6);
+  free(image);
+
+  /* saxpy: its parameters as the runtime lays them out. */
+  hrx_native_kernel_t* saxpy = NULL;
+  hrx_kernel_info_t ki;
+  CHECK_OK(vt->module_get_kernel(f->device, module, "saxpy", &saxpy, &ki));
+  printf("  saxpy: %d parameters", ki.param_count);
+  for (int i = 0; i < ki.param_count; ++i) {
+    printf(" [%u at %u]", ki.param_size[i], ki.param_offset[i]);
+  }
+  printf(", %u threads per block, %llu static + up to %llu dynamic shared "
+         "bytes\n",
+         ki.max_threads_per_block, (unsigned long long)ki.static_shared_bytes,
+         (unsigned long long)ki.max_dynamic_shared_bytes);
+  /* CUDA 12.8+ runtimes (and 12.5+ with a 12.4+ driver) tell the layout. */
+  CHECK(!nvidia || ki.param_count == 4, "param_count %d", ki.param_count);
+  if (ki.param_count == 4) {
+    static const uint32_t want_size[] = {8, 8, 4, 4};
+    static const uint32_t want_offset[] = {0, 8, 16, 20};
+    for (int i = 0; i < 4; ++i) {
+      CHECK(ki.param_size[i] == want_size[i] &&
+                ki.param_offset[i] == want_offset[i],
+            "parameter %d: %u bytes at %u", i, ki.param_size[i],
+            ki.param_offset[i]);
+    }
+  }
+  CHECK(ki.max_threads_per_block > 0 &&
+            ki.max_threads_per_block <= info.max_threads_per_block,
+        "kernel max threads %u", ki.max_threads_per_block);
+  CHECK(ki.static_shared_bytes == 0, "saxpy static shared %llu",
+        (unsigned long long)ki.static_shared_bytes);
+  CHECK(ki.max_dynamic_shared_bytes == info.max_shared_bytes_per_block,
+        "saxpy may use %llu dynamic shared bytes of %llu",
+        (unsigned long long)ki.max_dynamic_shared_bytes,
+        (unsigned long long)info.max_shared_bytes_per_block);
+  /* On NVIDIA the driver's own parameter query agrees with what the
+   * backend reported (the path taken where the runtime lacks one). */
+  if (nvidia && hrx_hip_rt.sym.GetDriverEntryPointByVersion) {
+    void* address = NULL;
+    hrx_hip_driver_entry_status_t found = -1;
+    hrx_hip_error_t err = hrx_hip_rt.sym.GetDriverEntryPointByVersion(
+        "cuKernelGetParamInfo", &address,
+        HRX_HIP_CUDA_KERNEL_PARAM_INFO_VERSION, HRX_HIP_CUDA_ENABLE_DEFAULT,
+        &found);
+    CHECK(err == 0 && found == 0 && address, "no cuKernelGetParamInfo: %d %d",
+          (int)err, (int)found);
+    if (address) {
+      hrx_hip_driver_result_t (*param_info)(hrx_hip_kernel_t, size_t,
+                                            size_t*, size_t*) = NULL;
+      memcpy(&param_info, &address, sizeof(address));
+      for (int i = 0; i < 5; ++i) {
+        size_t offset = 0, psize = 0;
+        hrx_hip_driver_result_t r =
+            param_info((hrx_hip_kernel_t)saxpy, (size_t)i, &offset, &psize);
+        if (i < 4) {
+          CHECK(r == 0 && offset == ki.param_offset[i] &&
+                    psize == ki.param_size[i],
+                "driver parameter %d: %d, %zu at %zu", i, (int)r, psize,
+                offset);
+        } else {
+          CHECK(r == HRX_HIP_CUDA_DRIVER_ERROR_INVALID_VALUE,
+                "driver parameter past the last: %d", (int)r);
+        }
+      }
+    }
+  }
+
+  /* saxpy on a queue, checked. */
+  enum { kN = 1 << 20 };
+  float* xs = malloc(kN * sizeof(float));
+  float* ys = malloc(kN * sizeof(float));
+  for (int i = 0; i < kN; ++i) {
+    xs[i] = (float)(i % 1000) * 0.5f;
+    ys[i] = 1.0f;
+  }
+  void* x = NULL;
+  void* y = NULL;
+  CHECK_OK(vt->alloc(f->device, kN * sizeof(float), &x));
+  CHECK_OK(vt->alloc(f->device, kN * sizeof(float), &y));
+  if (upload_words(f, queue, x, xs, kN) || upload_words(f, queue, y, ys, kN)) {
+    return 1;
+  }
+  float a = 2.0f;
+  int n = kN;
+  const void* saxpy_args[] = {&y, &x, &a, &n};
+  const uint32_t saxpy_sizes[] = {8, 8, 4, 4};
+  hrx_kernel_launch_t launch = {.grid = {kN / 256, 1, 1}, .block = {256, 1, 1},
+                                .shared_bytes = 0, .arg_count = 4,
+                                .args = saxpy_args, .arg_sizes = saxpy_sizes};
+  CHECK_OK(vt->kernel_launch(f->device, queue, saxpy, &launch));
+  /* The values were copied at the call. */
+  a = -100.0f;
+  n = 0;
+  if (download_words(f, queue, ys, y, kN)) return 1;
+  int bad = 0;
+  for (int i = 0; i < kN; ++i) {
+    bad += ys[i] != 2.0f * ((float)(i % 1000) * 0.5f) + 1.0f;
+  }
+  CHECK(bad == 0, "saxpy: %d of %d values differ", bad, kN);
+
+  /* scaled: the options reached the compiler (HRX_SCALE=3). */
+  hrx_native_kernel_t* scaled = NULL;
+  CHECK_OK(vt->module_get_kernel(f->device, module, "scaled", &scaled, &ki));
+  enum { kWords = 256 };
+  unsigned int words[kWords];
+  unsigned int* out = NULL;
+  CHECK_OK(vt->alloc(f->device, kWords * 4, (void**)&out));
+  CHECK_OK(vt->fill(f->device, queue, out, 0, kWords * 4));
+  const void* out_args[] = {&out};
+  const uint32_t pointer_size[] = {sizeof(void*)};
+  hrx_kernel_launch_t scaled_launch = {
+      .grid = {4, 1, 1}, .block = {64, 1, 1}, .arg_count = 1,
+      .args = out_args, .arg_sizes = pointer_size};
+  CHECK_OK(vt->kernel_launch(f->device, queue, scaled, &scaled_launch));
+  if (download_words(f, queue, words, out, kWords)) return 1;
+  bad = 0;
+  for (int i = 0; i < kWords; ++i) bad += words[i] != 3;
+  CHECK(bad == 0, "scaled: %d words are not 3", bad);
+
+  /* Dynamic shared memory beyond 48 KiB where the device allows it. */
+  hrx_native_kernel_t* shared_sum = NULL;
+  CHECK_OK(vt->module_get_kernel(f->device, module, "shared_sum", &shared_sum,
+                                 &ki));
+  unsigned int shared_words = (unsigned int)(ki.max_dynamic_shared_bytes / 4);
+  if (shared_words > 25600) shared_words = 25600;  /* 100 KiB */
+  CHECK(!nvidia || shared_words * 4u > 49152u,
+        "only %u bytes of dynamic shared memory", shared_words * 4u);
+  const void* sum_args[] = {&out, &shared_words};
+  const uint32_t sum_sizes[] = {sizeof(void*), 4};
+  hrx_kernel_launch_t sum_launch = {
+      .grid = {2, 1, 1}, .block = {256, 1, 1},
+      .shared_bytes = (uint64_t)shared_words * 4u, .arg_count = 2,
+      .args = sum_args, .arg_sizes = sum_sizes};
+  CHECK_OK(vt->kernel_launch(f->device, queue, shared_sum, &sum_launch));
+  if (download_words(f, queue, words, out, 2)) return 1;
+  unsigned int want_sum = 0;
+  for (unsigned int i = 0; i < shared_words; ++i) want_sum += i;
+  CHECK(words[0] == want_sum && words[1] == want_sum,
+        "shared_sum over %u words: %u %u, want %u", shared_words, words[0],
+        words[1], want_sum);
+  printf("  shared_sum used %u bytes of dynamic shared memory\n",
+         shared_words * 4u);
+
+  /* A launch the runtime refuses returns its error and leaves the
+   * runtime's last error clean. */
+  hrx_kernel_launch_t too_big = scaled_launch;
+  too_big.block[0] = info.max_threads_per_block * 2;
+  expect_failure(vt->kernel_launch(f->device, queue, scaled, &too_big),
+                 HRX_STATUS_DEVICE_ERROR, "a refused launch",
+                 nvidia ? "cudaLaunchKernel" : "hipModuleLaunchKernel", NULL);
+  expect_last_error_clean("a refused launch");
+  /* The queue still works. */
+  CHECK_OK(vt->kernel_launch(f->device, queue, scaled, &scaled_launch));
+  CHECK_OK(sync_queue(f, queue));
+
+  /* Errors through the vtable. */
+  const char* broken = "extern \"C\" __global__ void k(int* p) { *p = q; }\n";
+  const char* k_name = "k";
+  image = NULL;
+  expect_failure(vt->kernel_compile(f->device, broken, &k_name, 1, NULL, 0,
+                                    &image, &size),
+                 HRX_STATUS_INVALID_ARGUMENT, "compile error", "*p = q", NULL);
+  hrx_native_module_t* bad_module = NULL;
+  static const char garbage[64] = "this is not a kernel image";
+  expect_failure(vt->module_load(f->device, garbage, sizeof(garbage),
+                                 &bad_module),
+                 HRX_STATUS_INVALID_ARGUMENT, "a corrupt image",
+                 nvidia ? "cudaLibraryLoadData" : "hipModuleLoadData",
+                 "cannot load this image", NULL);
+  CHECK(bad_module == NULL, "module written on failure");
+  expect_last_error_clean("a corrupt image");
+  expect_failure(vt->module_load(f->device, garbage, 0, &bad_module),
+                 HRX_STATUS_INVALID_ARGUMENT, "an empty image", "empty", NULL);
+  if (nvidia) {
+    /* A cubin for another architecture family is refused at load. */
+    const char* other = strcmp(info.target, "sm_80") == 0 ? "sm_90" : "sm_80";
+    image = NULL;
+    CHECK_OK(hrx_hip_kernel_compile("nvidia", NULL, other, kernel_source,
+                                    kernel_names, 1, kernel_options, 3, &image,
+                                    &size));
+    expect_failure(vt->module_load(f->device, image, size, &bad_module),
+                   HRX_STATUS_INVALID_ARGUMENT, "a foreign cubin",
+                   "cannot load this image", NULL);
+    CHECK(bad_module == NULL, "module written on failure");
+    expect_last_error_clean("a foreign cubin");
+    free(image);
+    /* PTX for an older architecture loads (the driver compiles it). */
+    char* ptx = NULL;
+    char description[384];
+    CHECK_OK(hrx_hip_batch_compile("nvidia", NULL, "sm_80", &ptx, &size,
+                                   description, sizeof(description)));
+    hrx_native_module_t* ptx_module = NULL;
+    CHECK_OK(vt->module_load(f->device, ptx, size - 1, &ptx_module));
+    hrx_native_kernel_t* batch = NULL;
+    CHECK_OK(vt->module_get_kernel(f->device, ptx_module, "hrx_batch_execute",
+                                   &batch, &ki));
+    CHECK(ki.param_count == 1 && ki.param_size[0] > 3000,
+          "batch kernel parameters: %d, %u bytes", ki.param_count,
+          ki.param_size[0]);
+    vt->module_unload(f->device, ptx_module);
+    free(ptx);
+  }
+  hrx_native_kernel_t* missing = NULL;
+  expect_failure(vt->module_get_kernel(f->device, module, "no_such_kernel",
+                                       &missing, &ki),
+                 HRX_STATUS_INVALID_ARGUMENT, "a missing kernel",
+                 "no_such_kernel", "extern \"C\"", NULL);
+  CHECK(missing == NULL, "kernel written on failure");
+  expect_last_error_clean("a missing kernel");
+
+  /* A kernel node in a native graph: fill, then scaled, then a copy; the
+   * argument values are taken when the graph is made. */
+  {
+    unsigned int* copy_dst = NULL;
+    CHECK_OK(vt->alloc(f->device, kWords * 4, (void**)&copy_dst));
+    unsigned int* node_out = out;
+    const void* node_args[] = {&node_out};
+    hrx_kernel_launch_t node_launch = scaled_launch;
+    node_launch.args = node_args;
+    const uint32_t after_fill = 0;
+    const uint32_t after_kernel = 1;
+    hrx_native_graph_node_t nodes[3] = {
+        {.kind = HRX_NATIVE_GRAPH_FILL, .dst = out, .length = kWords * 4,
+         .byte = 0},
+        {.kind = HRX_NATIVE_GRAPH_KERNEL, .kernel = scaled,
+         .launch = &node_launch, .after = &after_fill, .after_count = 1},
+        {.kind = HRX_NATIVE_GRAPH_COPY, .dst = copy_dst, .src = out,
+         .length = kWords * 4, .after = &after_kernel, .after_count = 1},
+    };
+    hrx_native_graph_t* graph = NULL;
+    CHECK_OK(vt->graph_create(f->device, nodes, 3, &graph));
+    node_out = NULL;
+    for (int round = 0; round < 2; ++round) {
+      CHECK_OK(vt->fill(f->device, queue, copy_dst, 0xff, kWords * 4));
+      CHECK_OK(vt->graph_launch(f->device, queue, graph));
+    }
+    if (download_words(f, queue, words, copy_dst, kWords)) return 1;
+    bad = 0;
+    for (int i = 0; i < kWords; ++i) bad += words[i] != 3;
+    CHECK(bad == 0, "graph kernel node: %d words are not 3", bad);
+    vt->graph_destroy(f->device, graph);
+    vt->free(f->device, copy_dst);
+  }
+
+  /* The benchmark's kernels: tiny from several threads at once, each on a
+   * queue of its own, and spin under an unload that must wait for it. */
+  image = NULL;
+  CHECK_OK(vt->kernel_compile(f->device, hrx_hip_bench_kernels_source,
+                              (const char* const*)hrx_hip_bench_kernel_names,
+                              HRX_HIP_BENCH_KERNEL_COUNT, NULL, 0, &image,
+                              &size));
+  hrx_native_module_t* bench = NULL;
+  CHECK_OK(vt->module_load(f->device, image, size, &bench));
+  free(image);
+  hrx_native_kernel_t* tiny = NULL;
+  hrx_native_kernel_t* spin = NULL;
+  CHECK_OK(vt->module_get_kernel(f->device, bench, "hrx_bench_tiny", &tiny,
+                                 &ki));
+  CHECK(!nvidia || (ki.param_count == 1 && ki.param_size[0] == 8),
+        "tiny parameters %d", ki.param_count);
+  CHECK_OK(vt->module_get_kernel(f->device, bench, "hrx_bench_spin", &spin,
+                                 &ki));
+  {
+    enum { kThreads = 4, kLaunches = 5000 };
+    unsigned int* counters = NULL;
+    CHECK_OK(vt->alloc(f->device, kThreads * 4, (void**)&counters));
+    CHECK_OK(vt->fill(f->device, queue, counters, 0, kThreads * 4));
+    CHECK_OK(sync_queue(f, queue));
+    pthread_t threads[kThreads];
+    launch_thread_t args[kThreads];
+    t0 = now_ns();
+    for (int t = 0; t < kThreads; ++t) {
+      args[t] = (launch_thread_t){f, tiny, counters + t, kLaunches, 0};
+      pthread_create(&threads[t], NULL, launch_thread_main, &args[t]);
+    }
+    for (int t = 0; t < kThreads; ++t) {
+      pthread_join(threads[t], NULL);
+      CHECK(args[t].result == 0, "launch thread %d failed", t);
+    }
+    double seconds = (now_ns() - t0) / 1e9;
+    if (download_words(f, queue, words, counters, kThreads)) return 1;
+    for (int t = 0; t < kThreads; ++t) {
+      CHECK(words[t] == kLaunches, "thread %d: %u of %d launches ran", t,
+            words[t], kLaunches);
+    }
+    printf("  %d threads x %d tiny launches through the vtable: %.0f "
+           "launches/s (incl. queue creation and synchronize)\n",
+           kThreads, kLaunches, kThreads * kLaunches / seconds);
+    vt->free(f->device, counters);
+  }
+  {
+    /* One thread, the lean path alone. */
+    enum { kLaunches = 20000 };
+    const void* tiny_args[] = {&out};
+    hrx_kernel_launch_t tiny_launch = {
+        .grid = {1, 1, 1}, .block = {32, 1, 1}, .arg_count = 1,
+        .args = tiny_args, .arg_sizes = pointer_size};
+    for (int i = 0; i < 1000; ++i) {
+      CHECK_OK(vt->kernel_launch(f->device, queue, tiny, &tiny_launch));
+    }
+    CHECK_OK(sync_queue(f, queue));
+    t0 = now_ns();
+    for (int i = 0; i < kLaunches; ++i) {
+      CHECK_OK(vt->kernel_launch(f->device, queue, tiny, &tiny_launch));
+    }
+    double us = (now_ns() - t0) / 1e3 / kLaunches;
+    CHECK_OK(sync_queue(f, queue));
+    printf("  one thread, tiny kernel_launch: %.2f us per launch\n", us);
+  }
+  {
+    unsigned long long spin_ns = 50000000ull;  /* 50 ms */
+    CHECK_OK(vt->fill(f->device, queue, out, 0, 4));
+    const void* spin_args[] = {&spin_ns, &out};
+    const uint32_t spin_sizes[] = {8, sizeof(void*)};
+    hrx_kernel_launch_t spin_launch = {
+        .grid = {1, 1, 1}, .block = {32, 1, 1}, .arg_count = 2,
+        .args = spin_args, .arg_sizes = spin_sizes};
+    CHECK_OK(sync_queue(f, queue));
+    t0 = now_ns();
+    CHECK_OK(vt->kernel_launch(f->device, queue, spin, &spin_launch));
+    vt->module_unload(f->device, bench);
+    double unload_ms = (now_ns() - t0) / 1e6;
+    uint64_t pending = 1;
+    CHECK_OK(vt->queue_query(f->device, queue, &pending));
+    CHECK(pending == 0, "the spin kernel still runs after module_unload");
+    CHECK(unload_ms >= 40.0, "module_unload returned after %.1f ms, before "
+          "the 50 ms launch ended", unload_ms);
+    printf("  module_unload waited %.1f ms for a 50 ms launch\n", unload_ms);
+    if (download_words(f, queue, words, out, 1)) return 1;
+    CHECK(words[0] == 1, "spin kernel wrote %u", words[0]);
+  }
+
+  vt->module_unload(f->device, module);
+  expect_last_error_clean("the kernel tests");
+  vt->free(f->device, out);
+  vt->free(f->device, x);
+  vt->free(f->device, y);
+  free(xs);
+  free(ys);
+  return 0;
+}
+
 static int scenario_device(void) {
   int count = 0;
   CHECK_OK(hrx_hip_backend.load(true, &count));
@@ -927,6 +1380,8 @@ static int scenario_device(void) {
   f.vt->free(f.device, a);
   f.vt->free(f.device, b);
   if (exercise_batches(&f, q1)) return 1;
+  printf("kernels:\n");
+  if (exercise_kernels(&f, q2)) return 1;
   f.vt->queue_destroy(f.device, q1);
   f.vt->queue_destroy(f.device, q2);
   f.vt->destroy(f.device);
