@@ -42,6 +42,8 @@ typedef struct cudaFuncAttributes hrx_hip_func_attributes_t;
 typedef enum cudaFuncAttribute hrx_hip_func_attribute_t;
 typedef enum cudaDriverEntryPointQueryResult hrx_hip_driver_entry_status_t;
 typedef struct cudaKernelNodeParams hrx_hip_kernel_node_params_t;
+typedef CUmodule hrx_hip_driver_module_t;
+typedef CUfunction hrx_hip_driver_function_t;
 /* AMD-only entries (absent on NVIDIA). */
 typedef struct hrx_hip_module_opaque_s* hrx_hip_module_t;
 typedef struct hrx_hip_function_opaque_s* hrx_hip_function_t;
@@ -87,6 +89,8 @@ typedef struct hrx_hip_func_attributes_opaque_s hrx_hip_func_attributes_t;
 typedef int hrx_hip_func_attribute_t;
 typedef int hrx_hip_driver_entry_status_t;
 typedef int hrx_hip_driver_result_t;
+typedef struct hrx_hip_driver_module_opaque_s* hrx_hip_driver_module_t;
+typedef struct hrx_hip_driver_function_opaque_s* hrx_hip_driver_function_t;
 #define HRX_HIP_TYPES_DEFINED 1
 
 #if HIP_VERSION_MAJOR < 6
@@ -241,20 +245,55 @@ _Static_assert(HRX_HIP_CUDA_ENABLE_DEFAULT == cudaEnableDefault,
 _Static_assert(HRX_HIP_CUDA_DRIVER_ENTRY_POINT_SUCCESS ==
                    cudaDriverEntryPointSuccess,
                "cudaDriverEntryPointSuccess");
+_Static_assert(HRX_HIP_CUDA_DRIVER_SUCCESS == CUDA_SUCCESS, "CUDA_SUCCESS");
 _Static_assert(HRX_HIP_CUDA_DRIVER_ERROR_INVALID_VALUE ==
                    CUDA_ERROR_INVALID_VALUE,
                "CUDA_ERROR_INVALID_VALUE");
-/* The driver's cuKernelGetParamInfo, as hip_kernels.c calls it: a
- * cudaKernel_t is a CUkernel. */
+_Static_assert(HRX_HIP_CUDA_DRIVER_ERROR_OUT_OF_MEMORY ==
+                   CUDA_ERROR_OUT_OF_MEMORY,
+               "CUDA_ERROR_OUT_OF_MEMORY");
+_Static_assert(HRX_HIP_CUDA_DRIVER_ERROR_NOT_INITIALIZED ==
+                   CUDA_ERROR_NOT_INITIALIZED,
+               "CUDA_ERROR_NOT_INITIALIZED");
+_Static_assert(HRX_HIP_CUDA_DRIVER_ERROR_DEINITIALIZED ==
+                   CUDA_ERROR_DEINITIALIZED,
+               "CUDA_ERROR_DEINITIALIZED");
+_Static_assert(HRX_HIP_CUDA_DRIVER_ERROR_INVALID_CONTEXT ==
+                   CUDA_ERROR_INVALID_CONTEXT,
+               "CUDA_ERROR_INVALID_CONTEXT");
+_Static_assert(HRX_HIP_CUDA_DRIVER_ERROR_NOT_FOUND == CUDA_ERROR_NOT_FOUND,
+               "CUDA_ERROR_NOT_FOUND");
+_Static_assert(HRX_HIP_CUDA_DRIVER_ERROR_CONTEXT_IS_DESTROYED ==
+                   CUDA_ERROR_CONTEXT_IS_DESTROYED,
+               "CUDA_ERROR_CONTEXT_IS_DESTROYED");
+/* The driver entry points as hip_kernels.c calls them: a cudaKernel_t is
+ * a CUkernel, a cudaLibrary_t a CUlibrary; the versions are those of the
+ * PFN_ typedefs. */
 _Static_assert(__builtin_types_compatible_p(cudaKernel_t, CUkernel),
                "cudaKernel_t is a CUkernel");
+_Static_assert(__builtin_types_compatible_p(cudaLibrary_t, CUlibrary),
+               "cudaLibrary_t is a CUlibrary");
 _Static_assert(__builtin_types_compatible_p(
                    PFN_cuKernelGetParamInfo_v12040,
-                   hrx_hip_driver_result_t (*)(hrx_hip_kernel_t, size_t,
-                                               size_t*, size_t*)),
+                   hrx_hip_pfn_cuKernelGetParamInfo_t),
                "cuKernelGetParamInfo's prototype");
 _Static_assert(HRX_HIP_CUDA_KERNEL_PARAM_INFO_VERSION == 12040,
                "the version of PFN_cuKernelGetParamInfo_v12040");
+_Static_assert(__builtin_types_compatible_p(PFN_cuLibraryGetModule_v12000,
+                                            hrx_hip_pfn_cuLibraryGetModule_t),
+               "cuLibraryGetModule's prototype");
+_Static_assert(HRX_HIP_CUDA_LIBRARY_GET_MODULE_VERSION == 12000,
+               "the version of PFN_cuLibraryGetModule_v12000");
+_Static_assert(__builtin_types_compatible_p(PFN_cuKernelGetFunction_v12000,
+                                            hrx_hip_pfn_cuKernelGetFunction_t),
+               "cuKernelGetFunction's prototype");
+_Static_assert(HRX_HIP_CUDA_KERNEL_GET_FUNCTION_VERSION == 12000,
+               "the version of PFN_cuKernelGetFunction_v12000");
+_Static_assert(__builtin_types_compatible_p(PFN_cuGetErrorName_v6000,
+                                            hrx_hip_pfn_cuGetErrorName_t),
+               "cuGetErrorName's prototype");
+_Static_assert(HRX_HIP_CUDA_GET_ERROR_NAME_VERSION == 6000,
+               "the version of PFN_cuGetErrorName_v6000");
 
 _Static_assert(sizeof(hrx_hip_cuda_kernel_node_params_t) ==
                    sizeof(struct cudaKernelNodeParams),

@@ -147,14 +147,28 @@ typedef struct hrx_hip_amd_kernel_node_params_s {
 #define HRX_HIP_CUDA_FUNC_MAX_DYNAMIC_SHARED_SIZE_BYTES_OFFSET 44
 #define HRX_HIP_FUNC_ATTRIBUTES_BUFFER_SIZE 1024
 
-/* cudaGetDriverEntryPointByVersion: flags cudaEnableDefault, and the
- * cudaDriverEntryPointQueryResult of a symbol that was found. The driver's
- * CUDA_ERROR_INVALID_VALUE is cudaErrorInvalidValue's number. */
+/* cudaGetDriverEntryPointByVersion: flags cudaEnableDefault, the
+ * cudaDriverEntryPointQueryResult of a symbol that was found, and the
+ * driver API version of each entry point obtained (cuGetErrorName 6.0,
+ * cuLibraryGetModule and cuKernelGetFunction 12.0, cuKernelGetParamInfo
+ * 12.4). */
 #define HRX_HIP_CUDA_ENABLE_DEFAULT 0x0ull
 #define HRX_HIP_CUDA_DRIVER_ENTRY_POINT_SUCCESS 0
-#define HRX_HIP_CUDA_DRIVER_ERROR_INVALID_VALUE 1
-/* cuKernelGetParamInfo appeared in the driver API of CUDA 12.4. */
+#define HRX_HIP_CUDA_GET_ERROR_NAME_VERSION 6000u
+#define HRX_HIP_CUDA_LIBRARY_GET_MODULE_VERSION 12000u
+#define HRX_HIP_CUDA_KERNEL_GET_FUNCTION_VERSION 12000u
 #define HRX_HIP_CUDA_KERNEL_PARAM_INFO_VERSION 12040u
+/* CUresult values: an index past the last parameter; and the answers that
+ * say nothing about an image (no current context, the driver going away,
+ * nothing loaded yet) rather than refusing it. */
+#define HRX_HIP_CUDA_DRIVER_SUCCESS 0                    /* CUDA_SUCCESS */
+#define HRX_HIP_CUDA_DRIVER_ERROR_INVALID_VALUE 1
+#define HRX_HIP_CUDA_DRIVER_ERROR_OUT_OF_MEMORY 2
+#define HRX_HIP_CUDA_DRIVER_ERROR_NOT_INITIALIZED 3
+#define HRX_HIP_CUDA_DRIVER_ERROR_DEINITIALIZED 4
+#define HRX_HIP_CUDA_DRIVER_ERROR_INVALID_CONTEXT 201
+#define HRX_HIP_CUDA_DRIVER_ERROR_NOT_FOUND 500
+#define HRX_HIP_CUDA_DRIVER_ERROR_CONTEXT_IS_DESTROYED 709
 
 /* cudaDeviceProp: `char name[256]`, its first field, and `size_t
  * totalGlobalMem` after cudaUUID_t uuid (16 bytes), char luid[8] and

@@ -89,11 +89,98 @@ static bool hrx_hip_has_modules(void) {
                              "the %s cannot load this image",             \
                              hrx_hip_rt.platform->runtime_label))
 
-/* NVIDIA: loads the library's first kernel into the current context, where
- * an image for another architecture fails (cudaLibraryLoadData alone
- * defers that to the first use when modules load lazily). */
+/* NVIDIA: the driver API entry points, obtained once through
+ * cudaGetDriverEntryPointByVersion (runtime 12.5+), so nothing links
+ * libcuda; each NULL where the runtime or driver lacks it. */
+typedef struct hrx_hip_driver_s {
+  hrx_hip_pfn_cuGetErrorName_t get_error_name;
+  hrx_hip_pfn_cuLibraryGetModule_t library_get_module;
+  hrx_hip_pfn_cuKernelGetFunction_t kernel_get_function;
+  hrx_hip_pfn_cuKernelGetParamInfo_t kernel_param_info;
+} hrx_hip_driver_t;
+
+static pthread_once_t hrx_hip_driver_once = PTHREAD_ONCE_INIT;
+static hrx_hip_driver_t hrx_hip_driver;
+
+static void hrx_hip_driver_entry(const char* symbol, unsigned int version,
+                                 void* slot) {
+  void* address = NULL;
+  hrx_hip_driver_entry_status_t found = -1;
+  hrx_hip_error_t err = hrx_hip_rt.sym.GetDriverEntryPointByVersion(
+      symbol, &address, version, HRX_HIP_CUDA_ENABLE_DEFAULT, &found);
+  if (hrx_hip_ok(err) && found == HRX_HIP_CUDA_DRIVER_ENTRY_POINT_SUCCESS &&
+      address) {
+    memcpy(slot, &address, sizeof(address));
+  }
+}
+
+static void hrx_hip_driver_find(void) {
+  if (hrx_hip_kernels_amd() || !hrx_hip_rt.sym.GetDriverEntryPointByVersion) {
+    return;
+  }
+  hrx_hip_driver_entry("cuGetErrorName", HRX_HIP_CUDA_GET_ERROR_NAME_VERSION,
+                       &hrx_hip_driver.get_error_name);
+  hrx_hip_driver_entry("cuLibraryGetModule",
+                       HRX_HIP_CUDA_LIBRARY_GET_MODULE_VERSION,
+                       &hrx_hip_driver.library_get_module);
+  hrx_hip_driver_entry("cuKernelGetFunction",
+                       HRX_HIP_CUDA_KERNEL_GET_FUNCTION_VERSION,
+                       &hrx_hip_driver.kernel_get_function);
+  hrx_hip_driver_entry("cuKernelGetParamInfo",
+                       HRX_HIP_CUDA_KERNEL_PARAM_INFO_VERSION,
+                       &hrx_hip_driver.kernel_param_info);
+}
+
+static const hrx_hip_driver_t* hrx_hip_driver_get(void) {
+  pthread_once(&hrx_hip_driver_once, hrx_hip_driver_find);
+  return &hrx_hip_driver;
+}
+
+/* Whether a driver answer is about the image (a refusal) rather than about
+ * the thread's context or a module not loaded yet. */
+static bool hrx_hip_driver_refuses(hrx_hip_driver_result_t result) {
+  return result != HRX_HIP_CUDA_DRIVER_SUCCESS &&
+         result != HRX_HIP_CUDA_DRIVER_ERROR_NOT_FOUND &&
+         result != HRX_HIP_CUDA_DRIVER_ERROR_NOT_INITIALIZED &&
+         result != HRX_HIP_CUDA_DRIVER_ERROR_DEINITIALIZED &&
+         result != HRX_HIP_CUDA_DRIVER_ERROR_INVALID_CONTEXT &&
+         result != HRX_HIP_CUDA_DRIVER_ERROR_CONTEXT_IS_DESTROYED;
+}
+
+static hrx_status_t hrx_hip_driver_refusal(const char* api,
+                                           hrx_hip_driver_result_t result) {
+  const char* name = NULL;
+  const hrx_hip_driver_t* driver = hrx_hip_driver_get();
+  if (driver->get_error_name) driver->get_error_name(result, &name);
+  return hrx_make_status(
+      result == HRX_HIP_CUDA_DRIVER_ERROR_OUT_OF_MEMORY
+          ? HRX_STATUS_OUT_OF_MEMORY
+          : HRX_STATUS_INVALID_ARGUMENT,
+      "the %s cannot load this image: %s failed: %s (CUresult %d)",
+      hrx_hip_rt.platform->runtime_label, api, name ? name : "error",
+      (int)result);
+}
+
+/* NVIDIA: loads the library into the current context, where an image that
+ * is corrupt or for another architecture fails (cudaLibraryLoadData alone
+ * defers that to the first launch when modules load lazily, the default
+ * since CUDA 12.2): the whole image through the driver's
+ * cuLibraryGetModule, else its first kernel through cuKernelGetFunction
+ * (what a launch does), else the runtime's attribute query of that
+ * kernel. An answer about the thread's context rather than the image
+ * leaves the check to the next step, and the last to the first launch. */
 static hrx_status_t hrx_hip_library_check(hrx_hip_library_t library) {
   const hrx_hip_symbols_t* sym = &hrx_hip_rt.sym;
+  const hrx_hip_driver_t* driver = hrx_hip_driver_get();
+  if (driver->library_get_module) {
+    hrx_hip_driver_module_t module = NULL;
+    hrx_hip_driver_result_t result =
+        driver->library_get_module(&module, library);
+    if (result == HRX_HIP_CUDA_DRIVER_SUCCESS) return NULL;
+    if (hrx_hip_driver_refuses(result)) {
+      return hrx_hip_driver_refusal("cuLibraryGetModule", result);
+    }
+  }
   if (!sym->LibraryGetKernelCount || !sym->LibraryEnumerateKernels) {
     return NULL;  /* checked at lookup instead */
   }
@@ -105,6 +192,15 @@ static hrx_status_t hrx_hip_library_check(hrx_hip_library_t library) {
   err = sym->LibraryEnumerateKernels(&first, 1, library);
   if (!hrx_hip_ok(err)) {
     return HRX_HIP_IMAGE_ERROR(LibraryEnumerateKernels, err);
+  }
+  if (driver->kernel_get_function) {
+    hrx_hip_driver_function_t function = NULL;
+    hrx_hip_driver_result_t result =
+        driver->kernel_get_function(&function, first);
+    if (hrx_hip_driver_refuses(result)) {
+      return hrx_hip_driver_refusal("cuKernelGetFunction", result);
+    }
+    return NULL;
   }
   char attributes[HRX_HIP_FUNC_ATTRIBUTES_BUFFER_SIZE];
   memset(attributes, 0, sizeof(attributes));
@@ -175,29 +271,6 @@ void hrx_hip_module_unload(hrx_native_module_t* module) {
 
 /* --------------------------------------------------------------- lookups */
 
-/* The driver's cuKernelGetParamInfo, where the runtime has no
- * cudaFuncGetParamInfo (obtained once; NULL when neither exists). */
-typedef hrx_hip_driver_result_t (*hrx_hip_kernel_param_info_fn)(
-    hrx_hip_kernel_t kernel, size_t index, size_t* offset, size_t* size);
-
-static pthread_once_t hrx_hip_param_info_once = PTHREAD_ONCE_INIT;
-static hrx_hip_kernel_param_info_fn hrx_hip_driver_param_info;
-
-static void hrx_hip_find_driver_param_info(void) {
-  const hrx_hip_symbols_t* sym = &hrx_hip_rt.sym;
-  if (!sym->GetDriverEntryPointByVersion) return;
-  void* address = NULL;
-  hrx_hip_driver_entry_status_t found = -1;
-  hrx_hip_error_t err = sym->GetDriverEntryPointByVersion(
-      "cuKernelGetParamInfo", &address,
-      HRX_HIP_CUDA_KERNEL_PARAM_INFO_VERSION, HRX_HIP_CUDA_ENABLE_DEFAULT,
-      &found);
-  if (hrx_hip_ok(err) && found == HRX_HIP_CUDA_DRIVER_ENTRY_POINT_SUCCESS &&
-      address) {
-    memcpy(&hrx_hip_driver_param_info, &address, sizeof(address));
-  }
-}
-
 /* One parameter's place: 1 found, 0 past the last, -1 the runtime cannot
  * tell. */
 static int hrx_hip_param_at(hrx_hip_kernel_t kernel, size_t index,
@@ -209,11 +282,11 @@ static int hrx_hip_param_at(hrx_hip_kernel_t kernel, size_t index,
     if (hrx_hip_ok(err)) return 1;
     return err == hrx_hip_rt.platform->error_invalid_value ? 0 : -1;
   }
-  pthread_once(&hrx_hip_param_info_once, hrx_hip_find_driver_param_info);
-  if (!hrx_hip_driver_param_info) return -1;
+  const hrx_hip_driver_t* driver = hrx_hip_driver_get();
+  if (!driver->kernel_param_info) return -1;
   hrx_hip_driver_result_t result =
-      hrx_hip_driver_param_info(kernel, index, offset, size);
-  if (result == 0) return 1;
+      driver->kernel_param_info(kernel, index, offset, size);
+  if (result == HRX_HIP_CUDA_DRIVER_SUCCESS) return 1;
   return result == HRX_HIP_CUDA_DRIVER_ERROR_INVALID_VALUE ? 0 : -1;
 }
 

@@ -54,8 +54,10 @@ hrx_status_t hrx_hip_kernel_compile(const char* platform,
 
 /* Loads an image (cubin, PTX or fatbin on NVIDIA; a code object on AMD;
  * copied first, so `image` need not be NUL-terminated) and, on NVIDIA,
- * loads one of its kernels into the current context so that an image for
- * another architecture is refused here rather than at its first launch.
+ * loads it into the current context (through the driver's
+ * cuLibraryGetModule / cuKernelGetFunction, where the runtime reaches
+ * them) so that a corrupt image or one for another architecture is refused
+ * here rather than at its first launch.
  * INVALID_ARGUMENT with the runtime's message when the runtime refuses it
  * (OUT_OF_MEMORY when it ran out); nothing stays loaded. UNAVAILABLE when
  * the runtime lacks module loading (NVIDIA: CUDA 12.0 or later). */
