@@ -7,6 +7,7 @@
 #   make -f tests/c/hip.mk hip-rtc-prototypes-nvrtc  # hip_rtc.h vs nvrtc.h
 #   make -f tests/c/hip.mk hip-compile-nvidia  # real NVRTC, no GPU
 #   make -f tests/c/hip.mk hip-load            # real libamdhip64, no GPU
+#   make -f tests/c/hip.mk hip-fake-cuda       # a stand-in libcudart
 #   make -f tests/c/hip.mk hip-device          # on a GPU machine
 #
 # hip-constants needs libamdhip64-dev (headers under $(HIP_INCLUDE)/hip);
@@ -42,9 +43,16 @@ HIP_HEADERS := $(wildcard $(HIP_ROOT)/csrc/backends/hip/*.h) \
   $(HIP_ROOT)/csrc/core/nonblocking.h $(HIP_ROOT)/csrc/core/thread_state.h \
   $(HIP_ROOT)/csrc/include/hrx.h
 HIP_TEST_LOAD := $(HIP_BUILD)/test_hip_load
+# The stand-in libcudart (tests/c/fake_cudart.c), with and without the
+# runtime's parameter query.
+HIP_FAKE_CUDART := $(HIP_BUILD)/libfakecudart.so
+HIP_FAKE_CUDART_DRIVER := $(HIP_BUILD)/libfakecudart-driver.so
+HIP_FAKE_FLAGS := -std=c11 -Wall -Wextra -Werror -D_GNU_SOURCE -shared \
+  -fPIC -fvisibility=hidden
 
 .PHONY: hip-constants hip-constants-cuda hip-rtc-prototypes \
-  hip-rtc-prototypes-nvrtc hip-load hip-compile-nvidia hip-device
+  hip-rtc-prototypes-nvrtc hip-load hip-fake-cuda hip-compile-nvidia \
+  hip-device
 
 hip-constants:
 	$(CC) $(HIP_CHECK_FLAGS) -D__HIP_PLATFORM_AMD__ -isystem $(HIP_INCLUDE) \
@@ -67,10 +75,26 @@ hip-constants-cuda:
 	@echo "PASS hip-constants-cuda (CUDA headers in $(CUDA_HOME)/include)"
 
 $(HIP_TEST_LOAD): $(HIP_ROOT)/tests/c/test_hip_load.c $(HIP_SOURCES) \
-    $(HIP_HEADERS)
+    $(HIP_HEADERS) $(HIP_ROOT)/tests/c/fake_cudart.h
 	@mkdir -p $(HIP_BUILD)
 	$(CC) $(HIP_CFLAGS) -g -o $@ $(HIP_ROOT)/tests/c/test_hip_load.c \
 	  $(HIP_SOURCES) -ldl
+
+$(HIP_FAKE_CUDART): $(HIP_ROOT)/tests/c/fake_cudart.c \
+    $(HIP_ROOT)/tests/c/fake_cudart.h
+	@mkdir -p $(HIP_BUILD)
+	$(CC) $(HIP_FAKE_FLAGS) -o $@ $<
+
+$(HIP_FAKE_CUDART_DRIVER): $(HIP_ROOT)/tests/c/fake_cudart.c \
+    $(HIP_ROOT)/tests/c/fake_cudart.h
+	@mkdir -p $(HIP_BUILD)
+	$(CC) $(HIP_FAKE_FLAGS) -DFAKE_NO_FUNC_PARAM_INFO -o $@ $<
+
+# The NVIDIA kernel path against the stand-in libcudart; needs nothing
+# installed.
+hip-fake-cuda: $(HIP_TEST_LOAD) $(HIP_FAKE_CUDART) $(HIP_FAKE_CUDART_DRIVER)
+	$(HIP_TEST_LOAD) fake-cuda $(HIP_FAKE_CUDART)
+	$(HIP_TEST_LOAD) fake-cuda-driver $(HIP_FAKE_CUDART_DRIVER)
 
 hip-load: $(HIP_TEST_LOAD)
 	env -u HRX_PYTHON_SITE_DIRS $(HIP_TEST_LOAD) \

@@ -3,8 +3,10 @@
  *
  * A native queue is a non-blocking stream and a native event an event
  * created with timing disabled; the hrx_native_queue_t* / hrx_native_event_t*
- * handed to the core are those runtime handles themselves. Every entry point
- * first makes the device current on the calling thread. */
+ * handed to the core are those runtime handles themselves, as are modules
+ * and kernels (hip_kernels.h). Every entry point that reaches the device
+ * first makes it current on the calling thread; compiling needs no
+ * device. */
 #include "backends/hip/hip_backend.h"
 
 #include <pthread.h>

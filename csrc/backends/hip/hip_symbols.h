@@ -27,6 +27,12 @@
  *   CUDA 12.x only (the unversioned name there fills the pre-12 layout);
  *   CUDA 13 exports only the unversioned name, with the current layout.
  *   Only `name`, the first field of every layout, is read.
+ * - The entries of users' kernels (the last group) and the driver API entry
+ *   points hip_kernels.c obtains at run time (hip_types.h) against ROCm 5.2
+ *   and against CUDA 13.0 and 13.5 (the toolkit's headers, and the pip
+ *   wheels' as above), including cudaTypedefs.h's PFN_ prototypes; the
+ *   NVIDIA path at run time on an H200 (the `device` scenario) and, without
+ *   a GPU, against the stand-in libcudart of tests/c/fake_cudart.c.
  */
 
 /* Devices */
