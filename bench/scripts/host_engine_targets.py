@@ -25,12 +25,12 @@ import sys
 from collections import defaultdict
 
 from hrx.bench.lines import read_lines
-from hrx.bench.stats import median
+from hrx.bench.stats import run_median
 
 
 def _median_or_none(values):
     values = [v for v in values if v is not None]
-    return median(values) if values else None
+    return run_median(values) if values else None
 
 
 def _fmt(value, digits):

@@ -5,7 +5,7 @@ driver with batching off (``--baseline batching-off``); runs with a workload
 also compare its columns.
 
 Each cell is median(driver) / median(baseline) for that queue count and
-column, the medians being those of the table (stats.median over runs). A
+column, the medians being those of the table (stats.run_median over runs). A
 ratio above 1 is better for the throughput columns and worse for the latency
 and creation columns; the header says which. Whether the two drivers' ranges
 overlap is marked with "~" (within run-to-run variation), so a ratio is
