@@ -79,6 +79,7 @@ def format_comparison(lines: Iterable[Mapping[str, Any]],
         against = ("batching off" if baseline == BATCHING_OFF else base.key.driver)
         out.append(f"## {group.label} ÷ {against}\n")
         out.append(markdown_table(header, rows))
-        out.append("\n~ : the two drivers' run-to-run ranges overlap "
-                   "(within variation).\n")
+        legend = ("the run-to-run ranges with batching on and with it off overlap"
+                  if baseline == BATCHING_OFF else "the two drivers' run-to-run ranges overlap")
+        out.append(f"\n~ : {legend} (within variation).\n")
     return "\n".join(out)
