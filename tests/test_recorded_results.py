@@ -25,15 +25,16 @@ pytestmark = pytest.mark.python_only
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def _recorded_files():
-    """The committed results files (in a git checkout: the tracked ones, not
-    a sweep that ``make bench`` just wrote beside them)."""
+def _recorded_files(suffix: str = ".jsonl"):
+    """The committed files under bench/results with that suffix (in a git
+    checkout: the tracked ones, not a sweep that ``make bench`` just wrote
+    beside them)."""
     tracked = subprocess.run(["git", "-C", str(ROOT), "ls-files", "-z", "bench/results"],
                              capture_output=True, text=True, check=False)
     if tracked.returncode == 0 and tracked.stdout:
-        names = [name for name in tracked.stdout.split("\0") if name.endswith(".jsonl")]
+        names = [name for name in tracked.stdout.split("\0") if name.endswith(suffix)]
         return sorted(ROOT / name for name in names)
-    return sorted((ROOT / "bench" / "results").rglob("*.jsonl"))
+    return sorted((ROOT / "bench" / "results").rglob("*" + suffix))
 
 
 FILES = _recorded_files()
@@ -74,17 +75,7 @@ def test_a_recorded_line_names_its_commit(path):
 
 # ------------------------------------------------------------------ reports
 
-def _tracked_reports():
-    """The committed text files under bench/results."""
-    tracked = subprocess.run(["git", "-C", str(ROOT), "ls-files", "-z", "bench/results"],
-                             capture_output=True, text=True, check=False)
-    if tracked.returncode == 0 and tracked.stdout:
-        names = [name for name in tracked.stdout.split("\0") if name.endswith(".txt")]
-        return sorted(ROOT / name for name in names)
-    return sorted((ROOT / "bench" / "results").rglob("*.txt"))
-
-
-REPORTS = _tracked_reports()
+REPORTS = _recorded_files(".txt")
 RESULTS = ROOT / "bench" / "results"
 
 MADE_ELSEWHERE = {
