@@ -100,9 +100,11 @@ def _read(name: str) -> str:
 
 @lru_cache(maxsize=None)
 def code_text() -> str:
-    """Every tracked source file: C, Python, shell, make."""
+    """Every tracked source file (C, Python, shell, make) but this one,
+    whose examples of stale names are no names of the code."""
     names = [name for name in tracked("*")
-             if re.search(r"\.(c|h|py|sh|mk|cfg|toml)$|(^|/)Makefile$", name)]
+             if re.search(r"\.(c|h|py|sh|mk|cfg|toml)$|(^|/)Makefile$", name)
+             and ROOT / name != Path(__file__).resolve()]
     return "\n".join(_read(name) for name in names)
 
 
