@@ -20,4 +20,5 @@ awk '/== .*\/tests\/c\/build\/test_fault$/ {f = 1; next} f && /^==/ {exit} f' "$
   grep -v '^ok '
 echo
 echo "pytest, the whole suite (reliability figures):"
-awk 'f && /^====/ {exit} f {print} /=+ reliability figures =+/ {f = 1}' "$log"
+awk 'f && (/^=/ || /^[0-9]+ (passed|failed)/) {exit} f {print}
+     /=+ reliability figures =+/ {f = 1}' "$log"
