@@ -22,7 +22,7 @@ ALLOWED = {
     "core": {"hrx.h", "backends/backend.h"},
     "bench": {"hrx.h", "bench/bench.h", "backends/backend.h",
               "core/status.h"},
-    "python": {"hrx.h", "bench/bench.h"},
+    "python": {"hrx.h", "bench/bench.h", "bench/bench_kernels.h"},
     "backends/host": {"hrx.h", "backends/backend.h", "core/status.h",
                       "core/environment.h", "core/clock.h",
                       "core/nonblocking.h", "hrx_kernel.h"},

@@ -9,6 +9,7 @@
 #include "dlpack.h"
 #include "objects.h"
 #include "property.h"
+#include "special.h"
 
 /* ------------------------------------------------------------- Kernel */
 
@@ -145,9 +146,14 @@ static PyObject* hrx_py_kernel_new(PyTypeObject* type, PyObject* args,
   return NULL;
 }
 
+HRX_PY_NEW_FUNCTION(hrx_py_kernel, kernel_type)
+
 static PyMethodDef hrx_py_kernel_methods[] = {
+    HRX_PY_NEW_METHOD(hrx_py_kernel,
+        "__new__($type, *args, **kwargs)\n--\n\n"
+        "Refuse with a TypeError: kernels come from device.compile() or "
+        "device.load_kernel()."),
     HRX_PY_HANDLE_METHODS(hrx_py_kernel,
-                          "close($self, /)\n--\n\n"
                           "Drop the kernel; launches in flight still run "
                           "(the module stays loaded until they are done)."),
     {NULL, NULL, 0, NULL},
@@ -181,10 +187,10 @@ static PyGetSetDef hrx_py_kernel_getset[] = {
 };
 
 static PyType_Slot hrx_py_kernel_slots[] = {
-    {Py_tp_doc, "Kernel()\n--\n\n"
-                "A kernel compiled (Device.compile) or loaded "
+    {Py_tp_doc, "A kernel compiled (Device.compile) or loaded "
                 "(Device.load_kernel) for one device; launch it with "
-                "Stream.launch or record it in a graph with Graph.kernel."},
+                "Stream.launch or record it in a graph with Graph.kernel. "
+                "Not created directly."},
     {Py_tp_new, hrx_py_kernel_new},
     {Py_tp_dealloc, hrx_py_kernel_dealloc},
     {Py_tp_traverse, hrx_py_traverse_type},

@@ -159,36 +159,43 @@ static PyObject* hrx_py_now_ns(PyObject* module, PyObject* unused) {
 
 static PyMethodDef hrx_py_module_methods[] = {
     {"backends", hrx_py_backends, METH_NOARGS,
-     "backends() -> list of {'name', 'available', 'reason', 'library', "
+     "backends($module, /)\n--\n\n"
+     "Return a list of {'name', 'available', 'reason', 'library', "
      "'platform', 'connections'}, in automatic selection order. "
      "library/platform name the runtime the hip backend loaded (None for "
      "host); connections describes the process's hardware connection "
      "budget variable ({variable, value, wanted, source}; None for host). "
      "Listing never sets that variable: opening a hip device does."},
     {"now_ns", hrx_py_now_ns, METH_NOARGS,
-     "now_ns() -> int: the monotonic clock hrx times with, in ns."},
+     "now_ns($module, /)\n--\n\n"
+     "Return the monotonic clock hrx times with, in ns."},
     {"bench_run", (PyCFunction)(void (*)(void))hrx_py_bench_run,
      METH_VARARGS | METH_KEYWORDS,
-     "bench_run(device, *, driver='native', ...) -> dict of raw timings; "
-     "runs the queue-pool benchmark's cases in C (see hrx.bench)."},
+     "bench_run($module, /, device, *, driver='native', lanes=16, "
+     "retained_streams=16, small_bytes=4096, small_copies=1024, "
+     "bulk_bytes=33554432, bulk_copies=16, loaded_copies=4, warmup=3, "
+     "samples=15, loaded_probes=True)\n--\n\n"
+     "Run the queue-pool benchmark's cases in C (driver 'native' or 'raw'); "
+     "return a dict of raw timings (see hrx.bench)."},
     {"bench_launch", (PyCFunction)(void (*)(void))hrx_py_bench_launch,
      METH_VARARGS | METH_KEYWORDS,
-     "bench_launch(device, *, driver='native', kernel='tiny', grid=1, "
-     "block=1, spin_ns=0, launches=1000, warmup=100, threads=1, "
+     "bench_launch($module, /, device, *, driver='native', kernel='tiny', "
+     "grid=1, block=1, spin_ns=0, launches=1000, warmup=100, threads=1, "
      "priority='normal')\n--\n\n"
-     "Times launches of a built-in benchmark kernel in C: each of `threads` "
+     "Time launches of a built-in benchmark kernel in C: each of `threads` "
      "threads launches it `launches` times on a stream of its own (driver "
      "'native') or a native queue through the backend interface ('raw'), "
-     "then synchronizes. Returns {driver, kernel, grid, block, spin_ns, "
+     "then synchronizes. Return {driver, kernel, grid, block, spin_ns, "
      "threads, launches (in all), elapsed_ns (common start to the slowest "
      "thread's end), thread_ns}. The GIL is released."},
     {"bench_kernel_source", hrx_py_bench_kernel_source, METH_O,
-     "bench_kernel_source(language, /)\n--\n\n"
-     "The source of the benchmark's built-in kernels (hrx_bench_tiny, "
+     "bench_kernel_source($module, language, /)\n--\n\n"
+     "Return the source of the benchmark's built-in kernels (hrx_bench_tiny, "
      "hrx_bench_spin) in a kernel language ('c', 'cuda', 'hip'), or None."},
     {"_interpreter_exiting", hrx_py_graph_interpreter_exiting, METH_NOARGS,
-     "_interpreter_exiting(): called at exit (atexit); graph host callbacks "
-     "still queued are skipped from then on."},
+     "_interpreter_exiting($module, /)\n--\n\n"
+     "Called at exit (atexit): graph host callbacks still queued are "
+     "skipped from then on."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -43,18 +43,20 @@ static PyObject* hrx_py_testing_submissions_released_gil(PyObject* module,
 static PyMethodDef hrx_py_testing_methods[] = {
     {"_testing_live_native_objects", hrx_py_testing_live_native_objects,
      METH_NOARGS,
-     "_testing_live_native_objects() -> dict: native objects alive through "
-     "the fault-injection wrapper ($HRX_FAULTS set when the live device was "
+     "_testing_live_native_objects($module, /)\n--\n\n"
+     "Return a dict of the native objects alive through the fault-injection "
+     "wrapper ($HRX_FAULTS set when the live device was "
      "created): queues, events, allocations, host_allocations, graphs, "
      "devices, modules (kernel modules loaded), faults_injected, "
      "native_commands and kernel_compiles so far."},
     {"_testing_commands_submitted", hrx_py_testing_commands_submitted, METH_O,
-     "_testing_commands_submitted(device) -> int: commands the live "
-     "device's streams have accepted (hrx_device_commands_submitted)."},
+     "_testing_commands_submitted($module, device, /)\n--\n\n"
+     "Return the commands the live device's streams have accepted "
+     "(hrx_device_commands_submitted)."},
     {"_testing_submissions_released_gil",
      hrx_py_testing_submissions_released_gil, METH_NOARGS,
-     "_testing_submissions_released_gil() -> dict: {(kind, reason): count} "
-     "of the submissions (copy, fill, upload, wait_event, record_event, "
+     "_testing_submissions_released_gil($module, /)\n--\n\n"
+     "Return {(kind, reason): count} of the submissions (copy, fill, upload, wait_event, record_event, "
      "graph_launch) that released the GIL in this process so far, with the "
      "core's reason (its WOULD_BLOCK message, or 'large upload')."},
     {NULL, NULL, 0, NULL},
