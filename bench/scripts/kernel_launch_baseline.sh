@@ -16,6 +16,6 @@ if [ ! -x "$bin" ] || [ -n "$(find csrc hrx/include bench/baselines/kernel_launc
     -Icsrc/core -Icsrc/backends -Icsrc -Ihrx/include \
     bench/baselines/kernel_launch.c \
     csrc/core/*.c csrc/backends/host/*.c csrc/backends/hip/*.c \
-    csrc/backends/fault/*.c -ldl -o "$bin"
+    csrc/backends/fault/*.c csrc/bench/bench_kernel_sources.c -ldl -o "$bin"
 fi
 "$bin" "$@"

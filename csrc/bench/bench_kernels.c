@@ -9,95 +9,6 @@
 #include "backends/backend.h"
 #include "core/status.h"
 
-/* ------------------------------------------------------------ sources */
-
-/* The host backend's C (hrx_kernel.h is included by the backend). Only
- * thread 0 of a block waits: a block's threads run one after another. */
-static const char hrx_bench_source_c[] =
-    "#include <time.h>\n"
-    "static unsigned long long hrx_bench_now(void) {\n"
-    "  struct timespec t;\n"
-    "  clock_gettime(CLOCK_MONOTONIC, &t);\n"
-    "  return (unsigned long long)t.tv_sec * 1000000000ull +\n"
-    "         (unsigned long long)t.tv_nsec;\n"
-    "}\n"
-    "__global__ void hrx_bench_tiny(unsigned int* out) {\n"
-    "  out[blockIdx.x] = 1u;\n"
-    "}\n"
-    "__global__ void hrx_bench_spin(unsigned long long ns,\n"
-    "                               unsigned int* out) {\n"
-    "  if (threadIdx.x == 0 && threadIdx.y == 0 && threadIdx.z == 0) {\n"
-    "    unsigned long long start = hrx_bench_now();\n"
-    "    while (hrx_bench_now() - start < ns) {}\n"
-    "  }\n"
-    "  out[blockIdx.x] = 1u;\n"
-    "}\n";
-
-/* CUDA C++ for NVRTC: %globaltimer counts nanoseconds. */
-static const char hrx_bench_source_cuda[] =
-    "static __device__ __forceinline__ unsigned long long hrx_bench_now() {\n"
-    "  unsigned long long t;\n"
-    "  asm volatile(\"mov.u64 %0, %%globaltimer;\" : \"=l\"(t));\n"
-    "  return t;\n"
-    "}\n"
-    "extern \"C\" __global__ void hrx_bench_tiny(unsigned int* out) {\n"
-    "  out[blockIdx.x] = 1u;\n"
-    "}\n"
-    "extern \"C\" __global__ void hrx_bench_spin(unsigned long long ns,\n"
-    "                                            unsigned int* out) {\n"
-    "  if (threadIdx.x == 0 && threadIdx.y == 0 && threadIdx.z == 0) {\n"
-    "    unsigned long long start = hrx_bench_now();\n"
-    "    while (hrx_bench_now() - start < ns) {}\n"
-    "  }\n"
-    "  out[blockIdx.x] = 1u;\n"
-    "}\n";
-
-/* HIP C++ for hiprtc: wall_clock64() runs at a constant 100 MHz on
- * current AMD GPUs (10 ns a tick). */
-static const char hrx_bench_source_hip[] =
-    "extern \"C\" __global__ void hrx_bench_tiny(unsigned int* out) {\n"
-    "  out[blockIdx.x] = 1u;\n"
-    "}\n"
-    "extern \"C\" __global__ void hrx_bench_spin(unsigned long long ns,\n"
-    "                                            unsigned int* out) {\n"
-    "  if (threadIdx.x == 0 && threadIdx.y == 0 && threadIdx.z == 0) {\n"
-    "    unsigned long long ticks = ns / 10ull;\n"
-    "    unsigned long long start = wall_clock64();\n"
-    "    while (wall_clock64() - start < ticks) {}\n"
-    "  }\n"
-    "  out[blockIdx.x] = 1u;\n"
-    "}\n";
-
-const char* hrx_bench_kernel_source(const char* language) {
-  if (!language) return NULL;
-  if (strcmp(language, "c") == 0) return hrx_bench_source_c;
-  if (strcmp(language, "cuda") == 0) return hrx_bench_source_cuda;
-  if (strcmp(language, "hip") == 0) return hrx_bench_source_hip;
-  return NULL;
-}
-
-const char* hrx_bench_kernel_name(int kernel) {
-  switch (kernel) {
-    case HRX_BENCH_KERNEL_TINY: return "tiny";
-    case HRX_BENCH_KERNEL_SPIN: return "spin";
-  }
-  return NULL;
-}
-
-bool hrx_bench_kernel_parse(const char* name, hrx_bench_kernel_t* out) {
-  for (int k = 0; k < HRX_BENCH_KERNEL_COUNT; ++k) {
-    if (name && strcmp(name, hrx_bench_kernel_name(k)) == 0) {
-      *out = (hrx_bench_kernel_t)k;
-      return true;
-    }
-  }
-  return false;
-}
-
-const char* hrx_bench_kernel_symbol(hrx_bench_kernel_t kernel) {
-  return kernel == HRX_BENCH_KERNEL_SPIN ? "hrx_bench_spin" : "hrx_bench_tiny";
-}
-
 hrx_status_t hrx_bench_kernel_compile(hrx_device_t* device,
                                       hrx_bench_kernel_t kernel,
                                       hrx_kernel_t** out_kernel) {
@@ -116,7 +27,7 @@ hrx_status_t hrx_bench_kernel_compile(hrx_device_t* device,
                            compiler.language);
   }
   return hrx_device_compile_kernel(device, source,
-                                   hrx_bench_kernel_symbol(kernel), NULL, 0,
+                                   hrx_bench_kernel_symbols[kernel], NULL, 0,
                                    out_kernel);
 }
 
@@ -295,7 +206,7 @@ static hrx_status_t hrx_bench_launch_prepare(hrx_bench_launcher_t* run) {
         vtable->module_load(run->backend, image, size, &run->module));
     hrx_kernel_info_t info;
     HRX_RETURN_IF_ERROR(vtable->module_get_kernel(
-        run->backend, run->module, hrx_bench_kernel_symbol(c->kernel),
+        run->backend, run->module, hrx_bench_kernel_symbols[c->kernel],
         &run->native, &info));
   }
   for (int i = 0; i < c->threads; ++i) {
@@ -304,6 +215,13 @@ static hrx_status_t hrx_bench_launch_prepare(hrx_bench_launcher_t* run) {
     HRX_RETURN_IF_ERROR(hrx_buffer_allocate(
         run->device, (uint64_t)c->grid * sizeof(uint32_t), &lane->out));
     lane->out_ptr = hrx_buffer_native_pointer(lane->out);
+    hrx_view_t whole = {lane->out, 0, hrx_buffer_size(lane->out)};
+    hrx_stream_t* zero = NULL;
+    HRX_RETURN_IF_ERROR(hrx_stream_create(run->device, &zero));
+    hrx_status_t zeroed = hrx_stream_fill(zero, whole, 0);
+    if (!zeroed) zeroed = hrx_stream_synchronize(zero, NULL, NULL);
+    hrx_stream_release(zero);
+    HRX_RETURN_IF_ERROR(zeroed);
     if (c->driver == HRX_BENCH_DRIVER_RAW) {
       int native_priority = 0;
       HRX_RETURN_IF_ERROR(vtable->queue_create(run->backend, c->priority, 0,
@@ -320,7 +238,7 @@ static hrx_status_t hrx_bench_launch_prepare(hrx_bench_launcher_t* run) {
   return NULL;
 }
 
-/* Every block wrote 1 into every lane's output. */
+/* Every launch added 1 to every block's word of its lane's output. */
 static hrx_status_t hrx_bench_launch_verify(hrx_bench_launcher_t* run) {
   hrx_stream_t* stream = NULL;
   HRX_RETURN_IF_ERROR(hrx_stream_create(run->device, &stream));
@@ -330,16 +248,18 @@ static hrx_status_t hrx_bench_launch_verify(hrx_bench_launcher_t* run) {
       values ? NULL
              : hrx_make_status(HRX_STATUS_OUT_OF_MEMORY,
                                "cannot allocate the output check");
+  uint32_t expected =
+      (uint32_t)(run->config.warmup + run->config.launches);
   for (int i = 0; !status && i < run->config.threads; ++i) {
     hrx_view_t out = {run->lanes[i].out, 0, bytes};
     status = hrx_stream_read_blocking(stream, out, values, bytes, NULL, NULL);
     for (uint32_t b = 0; !status && b < run->config.grid; ++b) {
-      if (values[b] != 1) {
+      if (values[b] != expected) {
         status = hrx_make_status(HRX_STATUS_DEVICE_ERROR,
                                  "benchmark kernel %s: thread %d's block %u "
-                                 "wrote %u, expected 1",
+                                 "counted %u launches, expected %u",
                                  hrx_bench_kernel_name(run->config.kernel), i,
-                                 b, values[b]);
+                                 b, values[b], expected);
       }
     }
   }

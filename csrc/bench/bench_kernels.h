@@ -4,18 +4,9 @@
  * cases of the benchmark and the launch-rate script
  * (bench/scripts/kernel_launch_rate.py).
  *
- * Built-ins, the same names in every language:
- *   hrx_bench_tiny(unsigned int* out)   out[blockIdx.x] = 1
- *   hrx_bench_spin(unsigned long long ns, unsigned int* out)
- *       thread 0 of each block busy-waits `ns` nanoseconds on the device's
- *       clock, then every thread writes out[blockIdx.x] = 1. Clocks: "c"
- *       (host) clock_gettime(CLOCK_MONOTONIC); "cuda" the %globaltimer
- *       register (nanoseconds; it ticks every microsecond or finer);
- *       "hip" wall_clock64(), a constant 100 MHz counter on current AMD
- *       GPUs (hipDeviceAttributeWallClockRate), so ns / 10 ticks.
- * They are compiled through the kernel cache (hrx_device_compile_kernel),
- * so a process compiles them once per live device and a sweep's processes
- * once in all.
+ * The built-ins (bench_kernel_sources.h) are compiled through the kernel
+ * cache (hrx_device_compile_kernel), so a process compiles them once per
+ * live device and a sweep's processes once in all.
  *
  * Threading: hrx_bench_launch_run blocks and may be called from any
  * thread; it starts `threads` threads of its own and joins them. None of
@@ -26,28 +17,12 @@
 #include <stdint.h>
 
 #include "bench/bench.h"
+#include "bench/bench_kernel_sources.h"
 #include "hrx.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
-
-typedef enum hrx_bench_kernel_e {
-  HRX_BENCH_KERNEL_TINY = 0,
-  HRX_BENCH_KERNEL_SPIN = 1,
-  HRX_BENCH_KERNEL_COUNT = 2,
-} hrx_bench_kernel_t;
-
-/* "tiny", "spin"; NULL for an unknown value. */
-const char* hrx_bench_kernel_name(int kernel);
-/* Inverse of hrx_bench_kernel_name; false (out unchanged) if unknown. */
-bool hrx_bench_kernel_parse(const char* name, hrx_bench_kernel_t* out);
-/* The kernel's symbol: "hrx_bench_tiny", "hrx_bench_spin". */
-const char* hrx_bench_kernel_symbol(hrx_bench_kernel_t kernel);
-
-/* The source of the built-ins in `language` ("c", "cuda", "hip"), or NULL
- * when there is none. Static. */
-const char* hrx_bench_kernel_source(const char* language);
 
 /* Compiles (or finds in the cache) the built-in for the device's kernel
  * language. UNAVAILABLE when the device runs no kernels or the language
@@ -86,8 +61,8 @@ typedef struct hrx_bench_launch_result_s {
 
 /* Each thread launches the kernel `launches` times on its own stream (or
  * raw queue) after `warmup` untimed launches, then synchronizes it; the
- * output (out[block] = 1 for every block) is checked afterwards (a wrong
- * value is DEVICE_ERROR). Every stream, queue, buffer and thread is
+ * output (every block's word counts warmup + launches) is checked
+ * afterwards (a wrong count is DEVICE_ERROR). Every stream, queue, buffer and thread is
  * released on every path. Blocks for the whole run. */
 hrx_status_t hrx_bench_launch_run(hrx_device_t* device,
                                   const hrx_bench_launch_config_t* config,

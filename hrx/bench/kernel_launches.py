@@ -1,10 +1,10 @@
 """Kernel launches through the public Python API (driver "python"), beside
 the C driver's ``hrx._hrx.bench_launch`` (drivers "native" and "raw").
 
-The benchmark's built-in kernels (csrc/bench/bench_kernels.h) are compiled
-from the same source as the C driver's, so both use one cache entry:
-``hrx_bench_tiny(out)`` writes out[block] = 1; ``hrx_bench_spin(ns, out)``
-busy-waits ``ns`` nanoseconds per block first.
+The benchmark's built-in kernels (csrc/bench/bench_kernel_sources.h) are
+compiled from the same source as the C driver's, so both use one cache
+entry: ``hrx_bench_tiny(out)`` adds 1 to out[block]; ``hrx_bench_spin(ns,
+out)`` busy-waits ``ns`` nanoseconds per block first.
 
 ``launch_rate`` returns the dict shape of ``bench_launch`` with
 driver "python": each of ``threads`` Python threads launches on a stream of
@@ -53,6 +53,8 @@ def launch_rate(device: Any, *, kernel: str = "tiny", grid: int = 1,
     k = builtin_kernel(device, kernel)
     streams = [device.stream(priority=priority) for _ in range(threads)]
     outputs = [device.allocate(4 * grid) for _ in range(threads)]
+    for stream, out in zip(streams, outputs):
+        stream.fill(out, 0)
     args = [((np.uint64(spin_ns), out) if kernel == "spin" else (out,))
             for out in outputs]
     starts: List[int] = [0] * threads
@@ -86,9 +88,10 @@ def launch_rate(device: Any, *, kernel: str = "tiny", grid: int = 1,
         raise errors[0]
     for index, out in enumerate(outputs):
         values = streams[index].read(out).wait().view(np.uint32)
-        if not (values == 1).all():
-            raise RuntimeError(f"benchmark kernel {kernel}: thread {index} "
-                               f"left {values.tolist()}, expected all 1")
+        if not (values == warmup + launches).all():
+            raise RuntimeError(f"benchmark kernel {kernel}: thread {index}'s "
+                               f"blocks counted {values.tolist()} launches, "
+                               f"expected {warmup + launches} each")
     for stream in streams:
         stream.close()
     return {"driver": "python", "kernel": kernel, "grid": grid,
