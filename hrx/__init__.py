@@ -66,6 +66,8 @@ except ModuleNotFoundError as _error:
 
 from hrx._hrx import (  # noqa: E402
     DEFAULT_STREAM_QUEUE_COUNT,
+    KERNEL_MAX_ARG_BYTES,
+    KERNEL_MAX_ARGS,
     MAX_RESERVED_QUEUES,
     MAX_STREAM_QUEUE_COUNT,
     Buffer,
@@ -116,6 +118,8 @@ def __getattr__(name: str):
 
 __all__ = [
     "DEFAULT_STREAM_QUEUE_COUNT",
+    "KERNEL_MAX_ARGS",
+    "KERNEL_MAX_ARG_BYTES",
     "MAX_RESERVED_QUEUES",
     "MAX_STREAM_QUEUE_COUNT",
     "Buffer",

@@ -287,7 +287,7 @@ for stage in "$@"; do
       echo "exit status $?" ;;
     kernel-launch-rate)
       timeout 540 python3 -P bench/scripts/kernel_launch_rate.py --backend hip \
-        --launches 100000 --output "$OUT/kernel-launch-rate.jsonl" \
+        --launches 100000 --output "$OUT/kernel-launch-rate.json" \
         >"$OUT/kernel-launch-rate.txt"
       echo "exit status $?" ;;
     conformance)  conformance ;;

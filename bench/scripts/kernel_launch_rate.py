@@ -31,10 +31,11 @@ CuPy, and hrx python 16 threads against 1 thread.
 
     python3 -P bench/scripts/kernel_launch_rate.py --backend host
     python3 -P bench/scripts/kernel_launch_rate.py --backend hip \\
-        --output kernel-launch-rate.jsonl
+        --output kernel-launch-rate.json
 
 Prints the table (the command and the device first) and writes every
-repeat's numbers as JSON lines to --output (if given).
+repeat's numbers, the medians and the skipped rows as one JSON document to
+--output (if given).
 """
 from __future__ import annotations
 
@@ -52,6 +53,7 @@ import time
 import hrx
 import hrx._hrx
 from hrx.bench import kernel_launches
+from hrx.bench.provenance import source_commit
 
 BASELINE = os.path.join(os.path.dirname(os.path.abspath(__file__)),
                         "kernel_launch_baseline.sh")
@@ -179,7 +181,7 @@ def main() -> int:
                              "queue of its own")
     parser.add_argument("--baseline-args", default="",
                         help="arguments for kernel_launch_baseline.sh")
-    parser.add_argument("--output", help="JSON lines of every repeat")
+    parser.add_argument("--output", help="a JSON file of every repeat")
     args = parser.parse_args()
 
     device = hrx.Device.open(args.device, backend=args.backend)
@@ -189,7 +191,9 @@ def main() -> int:
     print(f"# kernel launch rate: {info['backend']}:{info['index']} "
           f"{info['name']} ({info['target']}, {platform.machine()}, Python "
           f"{platform.python_version()}, hrx {hrx.__version__})")
-    print(f"# compiler: {compiler['compiler']}")
+    commit, dirty = source_commit()
+    print(f"# compiler: {compiler['compiler']}; hrx built from "
+          f"{commit or 'an unknown commit'}{' (modified)' if dirty else ''}")
     print(f"# command: python3 -P bench/scripts/kernel_launch_rate.py "
           f"{' '.join(shlex.quote(a) for a in sys.argv[1:])}")
     print(f"# {args.launches} launches per thread after {args.warmup} "
@@ -198,7 +202,7 @@ def main() -> int:
 
     rates = {label(n, t): [] for n, t, _ in ROWS}
     skipped = {}
-    output = open(args.output, "w") if args.output else None
+    records = []
     for repeat in range(args.repeat):
         for name, threads, runner in ROWS:
             key = label(name, threads)
@@ -211,16 +215,18 @@ def main() -> int:
                 continue
             rate = launches / seconds
             rates[key].append(rate)
-            if output:
-                output.write(json.dumps({
-                    "row": key, "repeat": repeat, "threads": threads,
-                    "launches": launches, "seconds": seconds,
-                    "launches_per_s": rate, "backend": info["backend"],
-                    "device": info["name"]}) + "\n")
-    if output:
-        output.close()
+            records.append({"row": key, "repeat": repeat, "threads": threads,
+                            "launches": launches, "seconds": seconds,
+                            "launches_per_s": rate})
 
     medians = {k: statistics.median(v) for k, v in rates.items() if v}
+    if args.output:
+        with open(args.output, "w") as output:
+            json.dump({"device": info, "compiler": compiler,
+                       "git_commit": commit, "argv": sys.argv[1:],
+                       "repeats": records, "medians": medians,
+                       "skipped": skipped}, output, indent=1)
+            output.write("\n")
     print(f"{'row':32} {'median M/s':>11} {'range M/s':>17}")
     for key, values in rates.items():
         if key in skipped:
