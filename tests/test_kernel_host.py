@@ -202,3 +202,28 @@ def test_a_backend_without_kernels_refuses_them(fresh):
         print("ok")
     """, env={"HRX_FAULTS": "no_kernels"})
     assert out.strip() == "ok"
+
+
+def test_host_arrays_pass_their_address_through_dlpack(host):
+    """On the host backend a kernel addresses host memory: a numpy array
+    (DLPack, device (1, 0)) is passed as its data pointer, offset
+    included."""
+    k = compile_kernel(host, "add_one")
+    s = host.stream()
+    array = np.arange(64, dtype=np.uint8)
+    s.launch(k, 1, 32, (array[16:], 32))      # a view: its own first byte
+    s.synchronize()
+    expected = np.arange(64, dtype=np.uint8)
+    expected[16:48] += 1
+    np.testing.assert_array_equal(array, expected)
+
+
+def test_cuda_arrays_are_refused_on_the_host(host):
+    class CudaArray:
+        __cuda_array_interface__ = {"data": (0, False), "shape": (4,),
+                                    "typestr": "<u1", "version": 3}
+
+    k = compile_kernel(host, "add_one")
+    with pytest.raises(hrx.InvalidArgumentError,
+                       match="__cuda_array_interface__"):
+        host.stream().launch(k, 1, 1, (CudaArray(), 4))

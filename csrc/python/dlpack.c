@@ -386,6 +386,25 @@ static int hrx_dl_producer_device(hrx_py_state_t* state, PyObject* object,
   return result;
 }
 
+/* The managed tensor of an unused capsule `__dlpack__` returned (owned by
+ * the capsule still) and whether it is versioned; NULL with an error set
+ * (the capsule is released then). */
+static void* hrx_dl_capsule_tensor(PyObject* capsule, const char* role,
+                                   bool* out_versioned) {
+  bool versioned = PyCapsule_IsValid(capsule, kCapsuleVersioned);
+  if (!versioned && !PyCapsule_IsValid(capsule, kCapsule)) {
+    Py_DECREF(capsule);
+    PyErr_Format(PyExc_TypeError,
+                 "%s: __dlpack__() returned no unused DLPack capsule", role);
+    return NULL;
+  }
+  void* pointer =
+      PyCapsule_GetPointer(capsule, versioned ? kCapsuleVersioned : kCapsule);
+  if (!pointer) Py_DECREF(capsule);
+  *out_versioned = versioned;
+  return pointer;
+}
+
 int hrx_py_dlpack_host_acquire(hrx_py_state_t* state, PyObject* object,
                                bool writable, const char* role,
                                hrx_py_dlpack_host_t* out) {
@@ -402,19 +421,9 @@ int hrx_py_dlpack_host_acquire(hrx_py_state_t* state, PyObject* object,
   }
   PyObject* capsule = hrx_dl_call_producer(object);
   if (!capsule) return -1;
-  bool versioned = PyCapsule_IsValid(capsule, kCapsuleVersioned);
-  if (!versioned && !PyCapsule_IsValid(capsule, kCapsule)) {
-    Py_DECREF(capsule);
-    PyErr_Format(PyExc_TypeError,
-                 "%s: __dlpack__() returned no unused DLPack capsule", role);
-    return -1;
-  }
-  void* pointer =
-      PyCapsule_GetPointer(capsule, versioned ? kCapsuleVersioned : kCapsule);
-  if (!pointer) {
-    Py_DECREF(capsule);
-    return -1;
-  }
+  bool versioned = false;
+  void* pointer = hrx_dl_capsule_tensor(capsule, role, &versioned);
+  if (!pointer) return -1;
   const hrx_dl_tensor_t* tensor;
   uint64_t flags = 0;
   if (versioned) {
@@ -545,22 +554,14 @@ int hrx_py_dlpack_device_address(hrx_py_state_t* state, PyObject* object,
     Py_XDECREF(method);
   }
   if (!capsule) return -1;
-  bool versioned = PyCapsule_IsValid(capsule, kCapsuleVersioned);
-  if (!versioned && !PyCapsule_IsValid(capsule, kCapsule)) {
-    Py_DECREF(capsule);
-    PyErr_Format(PyExc_TypeError,
-                 "%s: __dlpack__() returned no unused DLPack capsule", role);
-    return -1;
-  }
-  void* pointer =
-      PyCapsule_GetPointer(capsule, versioned ? kCapsuleVersioned : kCapsule);
-  const hrx_dl_tensor_t* tensor = NULL;
-  if (pointer) {
-    tensor = versioned ? &((hrx_dl_versioned_t*)pointer)->dl_tensor
-                       : &((hrx_dl_managed_t*)pointer)->dl_tensor;
-    *out_address = (uint8_t*)tensor->data + tensor->byte_offset;
-  }
+  bool versioned = false;
+  void* pointer = hrx_dl_capsule_tensor(capsule, role, &versioned);
+  if (!pointer) return -1;
+  const hrx_dl_tensor_t* tensor =
+      versioned ? &((hrx_dl_versioned_t*)pointer)->dl_tensor
+                : &((hrx_dl_managed_t*)pointer)->dl_tensor;
+  *out_address = (uint8_t*)tensor->data + tensor->byte_offset;
   /* Not consumed: the capsule's destructor hands the tensor back. */
   Py_DECREF(capsule);
-  return pointer ? 0 : -1;
+  return 0;
 }
