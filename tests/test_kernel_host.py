@@ -227,3 +227,34 @@ def test_cuda_arrays_are_refused_on_the_host(host):
     with pytest.raises(hrx.InvalidArgumentError,
                        match="__cuda_array_interface__"):
         host.stream().launch(k, 1, 1, (CudaArray(), 4))
+
+
+def test_a_more_urgent_lane_runs_between_the_blocks_of_a_long_kernel(fresh):
+    """One engine: a long grid of a normal-lane stream yields it between
+    blocks, so a high-priority stream's kernel finishes while the long one
+    still runs (no thread of this process helps either queue: events are
+    only queried)."""
+    out = fresh("""
+        import time
+        from kernel_sources import compile_kernel
+        dev = hrx.Device.open(0, backend="host")
+        slow = compile_kernel(dev, "slow_write")
+        tiny = compile_kernel(dev, "add_one")
+        normal, high = dev.stream(), dev.stream(priority="high")
+        out, flag = dev.allocate(4 * 200), dev.allocate(4)
+        normal.launch(slow, 200, 1, (out, np.uint32(1), np.uint64(500000)))
+        long_done = normal.record_event()
+        time.sleep(0.02)                     # the engine is inside the grid
+        high.launch(tiny, 1, 1, (flag, 1))
+        urgent_done = high.record_event()
+        while not urgent_done.query():
+            time.sleep(0.001)
+        assert not long_done.query(), "the urgent kernel waited for the grid"
+        normal.synchronize()
+        assert set(normal.read(out).wait().view(np.uint32)) == {1}
+        print("ok")
+    """, env={"HRX_HOST_ENGINES": "1",
+              "PYTHONPATH": os.pathsep.join(
+                  [os.environ.get("PYTHONPATH", ""),
+                   os.path.dirname(os.path.abspath(__file__))])})
+    assert out.strip() == "ok"

@@ -710,6 +710,56 @@ static void test_injected_failure(void) {
   CHECK(after.modules == 0);  /* the device took its cache with it */
 }
 
+/* Non-blocking mode: a full ring, or a grid whose engine threads are not
+ * started yet, is WOULD_BLOCK with nothing accepted or counted; the same
+ * launch made blocking goes through. */
+static void test_nonblocking_launch(void) {
+  setenv("HRX_HOST_RING_CAPACITY", "2", 1);
+  hrx_device_t* device = NULL;
+  CHECK_OK(hrx_device_open("host", 0, &device));
+  unsetenv("HRX_HOST_RING_CAPACITY");
+  if (!device) return;
+  hrx_kernel_t* kernel = compile(device, kWho, "who");
+  hrx_stream_t* stream = NULL;
+  hrx_buffer_t* out = NULL;
+  CHECK_OK(hrx_stream_create(device, &stream));
+  CHECK_OK(hrx_buffer_allocate(device, 8 * 8, &out));
+  long long ns = 30000000;
+  hrx_kernel_arg_t args[2] = {hrx_kernel_arg_view(whole(out)),
+                              hrx_kernel_arg_value(&ns, 8)};
+  hrx_launch_config_t one = config_1d(1, 1);
+  hrx_launch_config_t four = config_1d(4, 1);
+  /* One engine thread exists (one queue): a grid of four would start more. */
+  bool previous = hrx_thread_set_nonblocking(true);
+  uint64_t before = hrx_device_commands_submitted(device);
+  CHECK_CODE(hrx_stream_launch(stream, kernel, &four, args, 2),
+             HRX_STATUS_WOULD_BLOCK, "engine threads");
+  CHECK(hrx_device_commands_submitted(device) == before);
+  hrx_thread_set_nonblocking(false);
+  ns = 1;
+  CHECK_OK(hrx_stream_launch(stream, kernel, &four, args, 2));
+  ns = 30000000;
+  hrx_thread_set_nonblocking(true);
+  /* Two slow launches fill the two-slot ring; the next would wait. */
+  hrx_status_t status = NULL;
+  int accepted = 0;
+  for (int i = 0; i < 4 && !status; ++i) {
+    status = hrx_stream_launch(stream, kernel, &one, args, 2);
+    if (!status) ++accepted;
+  }
+  before = hrx_device_commands_submitted(device);
+  CHECK(accepted >= 1 && accepted <= 3);
+  CHECK_CODE(status, HRX_STATUS_WOULD_BLOCK, "full host queue");
+  CHECK(hrx_device_commands_submitted(device) == before);
+  hrx_thread_set_nonblocking(previous);
+  CHECK_OK(hrx_stream_launch(stream, kernel, &one, args, 2));
+  CHECK_OK(hrx_stream_synchronize(stream, NULL, NULL));
+  hrx_buffer_release(out);
+  hrx_stream_release(stream);
+  hrx_kernel_release(kernel);
+  hrx_device_release(device);
+}
+
 /* Buffers and the kernel may go right after a launch: the launch still
  * runs on what it named. */
 static void test_lifetimes(hrx_device_t* device) {
@@ -811,6 +861,7 @@ int main(void) {
   hrx_device_release(other);
   hrx_device_release(device);
   test_injected_failure();
+  test_nonblocking_launch();
   test_disk_cache(dir);
   char command[256];
   snprintf(command, sizeof(command), "rm -rf %s", dir);
