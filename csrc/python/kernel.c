@@ -597,9 +597,10 @@ int hrx_py_launch_convert(hrx_py_state_t* state, PyObject* kernel_object,
   for (Py_ssize_t i = 0; i < count; ++i) {
     sizes[i] = known && i < params ? known[i] : 0;
   }
-  const char* kernel_name = hrx_kernel_name(kernel);
-  char name[HRX_KERNEL_MAX_NAME + 1];
-  PyOS_snprintf(name, sizeof(name), "%s", kernel_name);
+  /* The kernel's name for messages; copied before a foreign array's code
+   * runs (it could close the kernel). */
+  const char* name = hrx_kernel_name(kernel);
+  char name_copy[HRX_KERNEL_MAX_NAME + 1];
   bool ran_python = false;
   hrx_py_launch_device_t device = {.known = false};
   /* Values first (they may run Python code), buffers after. */
@@ -647,6 +648,7 @@ int hrx_py_launch_convert(hrx_py_state_t* state, PyObject* kernel_object,
       }
       continue;
     }
+    /* The slower kinds: what an argument is called in their messages. */
     char role[96];
     HRX_PY_ARG_ROLE(role, i, item);
     if (hrx_py_is_numpy_scalar(state, item)) {
@@ -667,6 +669,10 @@ int hrx_py_launch_convert(hrx_py_state_t* state, PyObject* kernel_object,
     bool cuda = PyObject_HasAttrString(item, "__cuda_array_interface__");
     bool dlpack = !cuda && PyObject_HasAttrString(item, "__dlpack__");
     if (cuda || dlpack) {
+      if (!ran_python) {
+        PyOS_snprintf(name_copy, sizeof(name_copy), "%s", name);
+        name = name_copy;
+      }
       ran_python = true;
       void* pointer = NULL;
       if (hrx_py_launch_device(&device, device_of, owner) < 0) goto done;
@@ -695,7 +701,13 @@ int hrx_py_launch_convert(hrx_py_state_t* state, PyObject* kernel_object,
   }
   for (Py_ssize_t i = 0; i < count; ++i) {
     if (out->args[i].kind != HRX_KERNEL_ARG_VIEW) continue;
-    char role[96];
+    hrx_py_buffer_t* buffer = (hrx_py_buffer_t*)items[i];
+    if (buffer->buffer) {
+      out->args[i].view =
+          (hrx_view_t){buffer->buffer, buffer->offset, buffer->length};
+      continue;
+    }
+    char role[96];  /* closed: the message names it */
     HRX_PY_ARG_ROLE(role, i, items[i]);
     if (hrx_py_buffer_view_borrowed(state, items[i], role,
                                     &out->args[i].view) < 0) {
