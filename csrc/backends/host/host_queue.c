@@ -338,6 +338,11 @@ void hrx_host_runnable_serve(hrx_host_runnable_t* runnable, bool dedicated) {
     hrx_host_queue_drop_token(queue);
     return;
   }
+  /* The turn holds its own reference: after an AWAITING hand-off the token
+   * (and its reference) belongs to the awaited queue or grid, which may
+   * finish, let a waiter return and the queue's last owner release it
+   * before this thread has stopped executing it. */
+  hrx_host_queue_retain(queue);
   switch (hrx_host_queue_run_turn(queue, dedicated)) {
     case HRX_HOST_TURN_DRAINED:
       atomic_store(&queue->executing, 0);
@@ -354,6 +359,7 @@ void hrx_host_runnable_serve(hrx_host_runnable_t* runnable, bool dedicated) {
       hrx_host_queue_stop_executing(queue);
       break;
   }
+  hrx_host_queue_release(queue);
 }
 
 typedef enum hrx_host_help_e {
