@@ -90,7 +90,7 @@ def test_waiting_calls_in_a_callback_are_refused(fresh):
 def test_a_collection_inside_a_callback_defers_the_releases(fresh):
     """A Buffer (and a Stream and a Readback) in a reference cycle, freed by
     gc.collect() inside a callback: the callback returns, the queue goes
-    on, and the memory is freed later on another thread."""
+    on, and the memory is freed later on the device's cleanup thread."""
     out = fresh("""
         import gc
         dev = hrx.Device.open(0, backend=backend)
@@ -114,7 +114,9 @@ def test_a_collection_inside_a_callback_defers_the_releases(fresh):
         c = g.launch(s)
         assert c.wait(timeout=20), "the callback's queue hung"
         c.result()
-        s.synchronize()          # the next call from this thread drains
+        # The device's cleanup thread frees it; Device.synchronize waits
+        # for the releases deferred so far.
+        dev.synchronize()
         assert live() == 0, live()
         for obj in (g, s, dev):
             obj.close()

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include "backends/backend.h"
 #include "core/clock.h"
 #include "entry.h"
 #include "status.h"
@@ -63,7 +64,8 @@ void hrx_completion_release(hrx_completion_t* completion) {
    * thread. */
   if (!completion ||
       !hrx_entry_release_last(completion->device, &completion->ref_count,
-                              hrx_completion_release_object, completion)) {
+                              hrx_completion_release_object, completion,
+                              true)) {
     return;
   }
   if (completion->staged_free) completion->staged_free(completion->staged_payload);
@@ -263,12 +265,16 @@ void hrx_completion_list_prune_entries(hrx_completion_list_t* list) {
   free(done);
 }
 
-void hrx_completion_list_wait_entries(hrx_completion_list_t* list) {
+bool hrx_completion_list_wait_for(void* arg, uint64_t timeout_ns) {
+  hrx_completion_list_t* list = arg;
+  if (hrx_completion_list_empty(list)) return true;
+  bool forever = timeout_ns == HRX_WAIT_FOREVER;
+  uint64_t deadline = forever ? 0 : hrx_now_ns() + timeout_ns;
   for (;;) {
     pthread_mutex_lock(&list->mutex);
     if (list->count == 0) {
       pthread_mutex_unlock(&list->mutex);
-      return;
+      return true;
     }
     hrx_completion_t* pending = NULL;
     for (size_t i = 0; i < list->count && !pending; ++i) {
@@ -278,8 +284,14 @@ void hrx_completion_list_wait_entries(hrx_completion_list_t* list) {
       /* Another caller may drop the entry once it is done. */
       hrx_completion_retain(pending);
       pthread_mutex_unlock(&list->mutex);
-      hrx_completion_block(pending, -1);
+      int64_t left = -1;
+      if (!forever) {
+        uint64_t now = hrx_now_ns();
+        left = now < deadline ? (int64_t)(deadline - now) : 0;
+      }
+      bool done = hrx_completion_block(pending, left);
       hrx_completion_release(pending);
+      if (!done) return false;
       continue;
     }
     /* Everything listed is done: drop it all outside the lock. */
@@ -291,6 +303,10 @@ void hrx_completion_list_wait_entries(hrx_completion_list_t* list) {
     pthread_mutex_unlock(&list->mutex);
     for (size_t i = 0; i < count; ++i) hrx_completion_release(items[i]);
     free(items);
-    return;
+    return true;
   }
+}
+
+void hrx_completion_list_wait_entries(hrx_completion_list_t* list) {
+  hrx_completion_list_wait_for(list, HRX_WAIT_FOREVER);
 }

@@ -60,5 +60,10 @@ static inline void hrx_completion_list_prune(hrx_completion_list_t* list) {
 static inline void hrx_completion_list_wait(hrx_completion_list_t* list) {
   if (!hrx_completion_list_empty(list)) hrx_completion_list_wait_entries(list);
 }
+/* The same for at most timeout_ns (HRX_WAIT_FOREVER: no limit); returns
+ * whether every entry is done. Takes a hrx_completion_list_t* as `arg`,
+ * for hrx_wait_sliced (wait.h), so that the wait takes a wait hook like
+ * every other. */
+bool hrx_completion_list_wait_for(void* list, uint64_t timeout_ns);
 
 #endif /* HRX_CORE_COMPLETION_H_ */

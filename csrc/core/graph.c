@@ -101,7 +101,7 @@ static void hrx_graph_release_object(void* graph) {
 void hrx_graph_release(hrx_graph_t* graph) {
   if (!graph ||
       !hrx_entry_release_last(graph->device, &graph->ref_count,
-                              hrx_graph_release_object, graph)) {
+                              hrx_graph_release_object, graph, true)) {
     return;
   }
   hrx_backend_device_t* backend = hrx_device_backend(graph->device);

@@ -39,6 +39,6 @@ bool hrx_nonblocking_lock(pthread_mutex_t* mutex);
  * while any is in flight every non-blocking submission reports
  * WOULD_BLOCK: the binding then waits with its lock released. */
 void hrx_host_callbacks_queued(int delta);
-bool hrx_host_callbacks_in_flight(void);
+/* hrx_host_callbacks_in_flight (hrx.h) reads it. */
 
 #endif /* HRX_CORE_NONBLOCKING_H_ */

@@ -17,9 +17,13 @@
  * - Host callbacks (hrx_host_fn_t) run on a thread that serves a native
  *   queue: there, every call that may block (submit, allocate, read, wait,
  *   synchronize, create a stream, open a device) fails with
- *   FAILED_PRECONDITION, and releases are deferred to another thread (the
- *   next hrx call from a thread that is not running a callback, or a
- *   helper thread). Calls the core answers alone (building a graph) are
+ *   FAILED_PRECONDITION, and releases are deferred to the device's cleanup
+ *   thread, the one thread that runs them: no other call runs or waits
+ *   for a deferred release (hrx_device_synchronize and a release that
+ *   would otherwise leave them the device's last references excepted), so
+ *   a caller holding a lock that a callback may need (Python's GIL) never
+ *   waits for a callback through them. Calls the core answers alone
+ *   (building a graph) are
  *   allowed; queries that ask the runtime (an event's, a stream's or a
  *   read's state, elapsed time, free memory, pool statistics) are allowed
  *   on the host backend only:
@@ -122,6 +126,13 @@ typedef struct hrx_device_s hrx_device_t;
 hrx_status_t hrx_device_open(const char* backend, int index,
                              hrx_device_t** out_device);
 void hrx_device_retain(hrx_device_t* device);
+/* May block: the last release tears the device down (waits for its
+ * queues), and a release that would leave only references held by
+ * releases deferred from host callbacks first waits for the device's
+ * cleanup thread to run them, so that the device is gone when the last
+ * handle's release returns. Like every release that may free memory, call
+ * it where waiting is allowed (not while holding a lock a host callback
+ * may need). */
 void hrx_device_release(hrx_device_t* device);
 
 typedef struct hrx_device_info_s {
@@ -169,7 +180,9 @@ hrx_status_t hrx_device_query_free_memory(hrx_device_t* device,
  * done (fabric queues are synchronized through their own stream). Raises
  * the failures of the device's streams that no observation raised yet
  * (the first one's status, naming the others), which makes those streams
- * usable again. Takes a wait hook (see "waits" above). */
+ * usable again. Also waits for the releases deferred from host callbacks
+ * so far (their memory is free when it returns). Takes a wait hook (see
+ * "waits" above). */
 hrx_status_t hrx_device_synchronize(hrx_device_t* device,
                                     const hrx_wait_hook_t* hook,
                                     bool* out_interrupted);
@@ -613,7 +626,7 @@ hrx_status_t hrx_stream_query(hrx_stream_t* stream, bool* out_done);
  * with FAILED_PRECONDITION there: the queue that runs the callback waits
  * for it), nor, on hip, query an event's, a stream's or a read's state,
  * elapsed time, free memory or pool statistics (the runtime forbids runtime calls inside host functions); releases it makes (a garbage collector included) are deferred to
- * another thread (see the conventions at the top). Nor should it wait for
+ * the device's cleanup thread (see the conventions at the top). Nor should it wait for
  * other threads' hrx calls: freeing device memory (a buffer's last release)
  * waits for all of the device's queued work, callbacks included, as
  * cudaFree does.
@@ -710,9 +723,18 @@ void* hrx_completion_payload(hrx_completion_t* completion);
 /* Orders the stream's later work after the completion: until it is done,
  * every later submission, record_event and synchronize on the stream first
  * waits for it on the host (blocks). A completion is host-side, so it may
- * come from a launch on any device. */
+ * come from a launch on any device. hrx_stream_synchronize and
+ * hrx_stream_read_blocking wait for it with their wait hook; before other
+ * calls a binding that must stay interruptible calls
+ * hrx_stream_wait_completions. */
 hrx_status_t hrx_stream_wait_completion(hrx_stream_t* stream,
                                         hrx_completion_t* completion);
+/* Blocks until every completion hrx_stream_wait_completion named for the
+ * stream is done (wait hook: see "waits" above). In non-blocking mode
+ * (below) it reports WOULD_BLOCK instead of waiting. */
+hrx_status_t hrx_stream_wait_completions(hrx_stream_t* stream,
+                                         const hrx_wait_hook_t* hook,
+                                         bool* out_interrupted);
 
 /* --------------------------------------------------------- non-blocking */
 
@@ -731,14 +753,20 @@ hrx_status_t hrx_stream_wait_completion(hrx_stream_t* stream,
  * hrx_stream_wait_completion, for host callbacks in flight (which may need
  * the caller's global lock), for another thread's publication of the
  * stream's pending batch, for one-time preparation (a graph's first
- * launch, staging memory, the batch kernel), for a graph's launch node by
- * node (which could find the queue full part-way), or
- * for deferred releases (made on host-callback threads) to be run. A
+ * launch, staging memory, the batch kernel), or for a graph's launch node
+ * by node (which could find the queue full part-way). A
  * WOULD_BLOCK is never a stream failure: the command was not accepted, not
  * numbered and not counted. Other calls that may block also report it at
- * their start while host callbacks are in flight or deferred releases are
- * pending; past that they ignore the mode. */
+ * their start while host callbacks are in flight; past that they ignore
+ * the mode. */
 bool hrx_thread_set_nonblocking(bool nonblocking);
+
+/* Whether host callbacks (hrx_host_fn_t) are queued or running anywhere in
+ * the process. Never waits. While they are, a thread that holds a lock a
+ * callback may need (Python's GIL) must not wait with it held, not even
+ * briefly: retrying a non-blocking call cannot succeed before the
+ * callbacks ran. */
+bool hrx_host_callbacks_in_flight(void);
 
 /* ------------------------------------------------------------------ time */
 

@@ -415,8 +415,7 @@ static PyObject* hrx_py_graph_launch(PyObject* self, PyObject* stream_object) {
                            .stream = stream,
                            .graph = hrx_py_handle_get(self, &hrx_py_graph_kind)};
   if (!s.graph) return NULL;
-  hrx_status_t status = hrx_py_submit(&s);
-  if (status) return hrx_py_raise(state, status);
+  if (hrx_py_submit(state, &s) < 0) return NULL;
   if (!s.out_completion) Py_RETURN_NONE;
   return hrx_py_completion_wrap(state, s.out_completion);
 }
