@@ -144,3 +144,57 @@ def test_a_graph_whose_callback_refers_to_it_is_collected(fresh):
         print("ok")
     """, timeout=60)
     assert out.strip() == "ok"
+
+
+def test_a_callback_exception_that_refers_to_its_completion_is_collected(
+        fresh):
+    """The exception a callback raised, and the callables of the launched
+    graph, are kept by the launch's C completion; when they refer back to
+    the hrx.Completion (through the exception's arguments, the callable's
+    closure, or the frames of a result() that re-raised it), the cycle goes
+    through the C completion, which the collector must see into: then it
+    is collected, and with it the live device (a fresh open is not busy)."""
+    out = fresh("""
+        import gc, threading
+        box = {}
+        launched = threading.Event()
+        def launch_and_drop(how):
+            dev = hrx.Device.open(0, backend=backend)
+            s = dev.stream()
+            mine = []
+            def through_args():          # no cycle through the callable
+                launched.wait()
+                raise ValueError("callback failed", box.pop("c"))
+            def through_closure():
+                launched.wait()
+                raise ValueError("callback failed", mine)
+            g = hrx.Graph(dev)
+            g.callback(through_args if how == "args" else through_closure)
+            launched.clear()
+            c = g.launch(s)
+            box["c"] = c
+            mine.append(c)
+            launched.set()
+            if how == "result":
+                try:
+                    c.result()
+                except ValueError as e:
+                    caught = e                   # its frames hold `c`
+            else:
+                c.wait()
+            if how == "args":
+                mine.clear()
+                assert not box           # the callback took it
+            box.clear()
+            for obj in (g, s, dev):
+                obj.close()
+        for how in ("args", "closure", "result"):
+            launch_and_drop(how)
+            gc.collect()
+            again = hrx.Device.open(0, backend=backend)
+            assert not again.pool_info()["first_use"], how
+            again.set_stream_queue_count(3)      # a fresh live device
+            again.close()
+        print("ok")
+    """, timeout=60)
+    assert out.strip() == "ok"

@@ -3,15 +3,26 @@ memory is allocated by the device's cleanup thread when the device opens
 (csrc/core/staging.h, warm-up), not on the read's path. On a GPU that
 allocation (pinned host memory) costs milliseconds; on the host backend it
 is cheap, so these tests check the mechanism through the testing build's
-count of staging blocks allocated on the read path and by the warm-up.
+count of staging blocks allocated on the read path and by the warm-up
+(tests/c/test_cleanup.c checks a read that comes before the warm-up
+started, or while it runs).
 bench/scripts/read_latency.py --first-read measures the first read."""
 from __future__ import annotations
 
 
 def test_the_first_reads_take_the_warmed_up_staging(fresh):
     out = fresh("""
+        import time
         counts = hrx._hrx._testing_staging_allocations
+        def warmed_up(n):
+            # The warm-up runs on the device's cleanup thread; a read that
+            # came before that thread started it would allocate instead.
+            deadline = time.monotonic() + 30
+            while counts()["warm_up"] < n and time.monotonic() < deadline:
+                time.sleep(0.001)
+            assert counts()["warm_up"] == n, counts()
         dev = hrx.Device.open(0, backend=backend)
+        warmed_up(1)
         s = dev.stream()
         small, mid = dev.allocate(64), dev.allocate(64 << 10)
         s.fill(small, 5); s.fill(mid, 6)
@@ -34,9 +45,9 @@ def test_the_first_reads_take_the_warmed_up_staging(fresh):
         assert counts() == {"reads": 2, "warm_up": 1}, counts()
         for obj in (small, mid, big, s, dev):
             obj.close()
-        # Each live device warms up once, when it opens; a read that comes
-        # before the warm-up is done waits for it rather than allocating.
+        # Each live device warms up once, when it opens.
         again = hrx.Device.open(0, backend=backend)
+        warmed_up(2)
         s = again.stream()
         b = again.allocate(64)
         s.fill(b, 8)

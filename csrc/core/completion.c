@@ -28,10 +28,12 @@ struct hrx_completion_s {
   hrx_device_t* device;           /* borrowed; held keeps it alive */
   void* held;                     /* owned via held_release */
   void (*held_release)(void*);
+  hrx_completion_visit_fn_t held_visit;
 };
 
 hrx_status_t hrx_completion_create(hrx_device_t* device, void* held,
                                    void (*held_release)(void*),
+                                   hrx_completion_visit_fn_t held_visit,
                                    hrx_completion_t** out_completion) {
   hrx_completion_t* completion = calloc(1, sizeof(*completion));
   if (!completion) {
@@ -45,6 +47,7 @@ hrx_status_t hrx_completion_create(hrx_device_t* device, void* held,
   completion->device = device;
   completion->held = held;
   completion->held_release = held_release;
+  completion->held_visit = held_visit;
   *out_completion = completion;
   return NULL;
 }
@@ -111,6 +114,13 @@ void hrx_completion_attach_payload(hrx_completion_t* completion,
   }
   completion->staged_payload = payload;
   completion->staged_free = payload_free;
+}
+
+int hrx_completion_visit_host_data(hrx_completion_t* completion,
+                                   int (*visit)(void* user_data, void* arg),
+                                   void* arg) {
+  if (!completion->held_visit) return 0;
+  return completion->held_visit(completion->held, visit, arg);
 }
 
 void* hrx_completion_payload(hrx_completion_t* completion) {

@@ -9,11 +9,17 @@
 #include "hrx.h"
 
 /* A pending completion (one reference, the caller's). It keeps `held` alive:
- * held_release(held) runs when the completion is freed (may be NULL).
- * `device` (borrowed; `held` keeps it alive) is where a release made in a
- * host callback is deferred to (entry.h). */
+ * held_release(held) runs when the completion is freed (may be NULL), and
+ * held_visit(held, visit, arg) answers hrx_completion_visit_host_data (may
+ * be NULL). `device` (borrowed; `held` keeps it alive) is where a release
+ * made in a host callback is deferred to (entry.h). */
+typedef int (*hrx_completion_visit_fn_t)(void* held,
+                                         int (*visit)(void* user_data,
+                                                      void* arg),
+                                         void* arg);
 hrx_status_t hrx_completion_create(hrx_device_t* device, void* held,
                                    void (*held_release)(void*),
+                                   hrx_completion_visit_fn_t held_visit,
                                    hrx_completion_t** out_completion);
 
 /* Runs one host callback of the launch on the calling (host worker) thread,

@@ -27,14 +27,21 @@ void hrx_staging_query_allocations(uint64_t* out_by_reads,
 
 enum { HRX_STAGING_CLASSES = 64 };
 
+/* The warm-up's course (staging.h). */
+typedef enum hrx_staging_warm_e {
+  HRX_STAGING_WARM_NONE = 0,  /* none queued, or it is over */
+  HRX_STAGING_WARM_QUEUED,    /* queued, not started: a read may take it over */
+  HRX_STAGING_WARM_RUNNING,   /* allocating: a read waits for it */
+} hrx_staging_warm_t;
+
 struct hrx_staging_pool_s {
   hrx_backend_device_t* backend;  /* borrowed; outlives the pool */
   pthread_mutex_t mutex;
   hrx_staging_block_t* free[HRX_STAGING_CLASSES];  /* mutex */
   hrx_staging_block_t* pending;   /* reads that may still run; mutex */
   uint64_t cached_bytes;          /* capacity on the free lists; mutex */
-  bool warming;                   /* a warm-up is coming or running; mutex */
-  pthread_cond_t warmed;          /* warming became false */
+  hrx_staging_warm_t warm;        /* mutex */
+  pthread_cond_t warmed;          /* `warm` left RUNNING */
 };
 
 static unsigned hrx_staging_class(uint64_t length, uint64_t* out_capacity) {
@@ -180,12 +187,17 @@ static hrx_staging_block_t* hrx_staging_take_free_locked(
 
 void hrx_staging_pool_begin_warm(hrx_staging_pool_t* pool) {
   pthread_mutex_lock(&pool->mutex);
-  pool->warming = true;
+  pool->warm = HRX_STAGING_WARM_QUEUED;
   pthread_mutex_unlock(&pool->mutex);
 }
 
 void hrx_staging_pool_warm(void* arg) {
   hrx_staging_pool_t* pool = arg;
+  pthread_mutex_lock(&pool->mutex);
+  bool mine = pool->warm == HRX_STAGING_WARM_QUEUED;
+  if (mine) pool->warm = HRX_STAGING_WARM_RUNNING;
+  pthread_mutex_unlock(&pool->mutex);
+  if (!mine) return; /* a read came first and allocated for itself */
   uint64_t capacity = 0;
   hrx_staging_class(HRX_STAGING_WARM_BYTES, &capacity);
   hrx_staging_block_t* block = NULL;
@@ -200,7 +212,7 @@ void hrx_staging_pool_warm(void* arg) {
 
 void hrx_staging_pool_end_warm(hrx_staging_pool_t* pool) {
   pthread_mutex_lock(&pool->mutex);
-  pool->warming = false;
+  pool->warm = HRX_STAGING_WARM_NONE;
   pthread_cond_broadcast(&pool->warmed);
   pthread_mutex_unlock(&pool->mutex);
 }
@@ -249,8 +261,15 @@ hrx_status_t hrx_staging_acquire(hrx_staging_pool_t* pool, uint64_t length,
     pthread_mutex_unlock(&pool->mutex);
     return hrx_would_block("read staging memory to be allocated");
   }
-  if (!block && pool->warming) {
-    while (pool->warming) pthread_cond_wait(&pool->warmed, &pool->mutex);
+  if (!block && pool->warm == HRX_STAGING_WARM_QUEUED) {
+    /* The cleanup thread has not started it: allocating here costs no
+     * more than waiting for it to start and allocate. */
+    pool->warm = HRX_STAGING_WARM_NONE;
+  }
+  if (!block && pool->warm == HRX_STAGING_WARM_RUNNING) {
+    while (pool->warm == HRX_STAGING_WARM_RUNNING) {
+      pthread_cond_wait(&pool->warmed, &pool->mutex);
+    }
     block = hrx_staging_take_free_locked(pool, index, length);
   }
   pthread_mutex_unlock(&pool->mutex);

@@ -16,8 +16,10 @@
  * device opens, its cleanup thread allocates one block of
  * HRX_STAGING_WARM_BYTES (hrx_staging_pool_warm); a read of at most that
  * many bytes whose size class has no free block takes the smallest free
- * block up to that size, and a read that comes while the warm-up runs
- * waits for it rather than allocating a block of its own.
+ * block up to that size. A read that comes while the warm-up allocates
+ * waits for it rather than allocating a block of its own; one that comes
+ * before the cleanup thread started it allocates, and the warm-up is
+ * dropped (waiting for the thread to be scheduled could cost more).
  *
  * Thread-safe: one mutex guards the lists; it is never held across a
  * native call that can wait. */
@@ -48,10 +50,9 @@ hrx_status_t hrx_staging_pool_create(hrx_backend_device_t* backend,
  * destroyed). */
 void hrx_staging_pool_destroy(hrx_staging_pool_t* pool);
 
-/* Marks the warm-up as coming (before hrx_staging_pool_warm is queued), so
- * that reads wait for it rather than allocate; end_warm says it is over
- * (hrx_staging_pool_warm ends with it; call it when the warm-up could not
- * be queued). */
+/* Marks the warm-up as queued (before hrx_staging_pool_warm is queued);
+ * end_warm says it is over (hrx_staging_pool_warm ends with it; call it
+ * when the warm-up could not be queued). */
 void hrx_staging_pool_begin_warm(hrx_staging_pool_t* pool);
 void hrx_staging_pool_end_warm(hrx_staging_pool_t* pool);
 /* The warm-up (see above); takes a hrx_staging_pool_t* as `arg`, for the

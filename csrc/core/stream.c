@@ -514,7 +514,7 @@ static bool hrx_stream_has_unpublished(hrx_stream_t* stream) {
  * backend would wait for queue space to take the pending batch. */
 static hrx_status_t hrx_stream_lock_published(hrx_stream_t* stream) {
   if (!hrx_nonblocking_lock(&stream->publish_mutex)) {
-    return hrx_would_block("the stream's publication lock");
+    return hrx_would_block_briefly("the stream's publication lock");
   }
   if (!hrx_nonblocking()) {
     hrx_stream_publish_locked(stream);
@@ -744,7 +744,7 @@ static hrx_status_t hrx_stream_enqueue(hrx_stream_t* stream,
   hrx_status_t blocked = hrx_stream_lock_batch_with_room(stream, settings);
   if (!blocked && stream->batch.count == 0 && !watched) {
     pthread_mutex_unlock(&stream->batch_mutex);
-    blocked = hrx_would_block("the batch deadline thread's lock");
+    blocked = hrx_would_block_briefly("the batch deadline thread's lock");
   }
   if (blocked) {
     /* Nothing changed: the repeated call takes the same decisions. */

@@ -81,6 +81,13 @@ hrx_status_code_t hrx_status_code(hrx_status_t status);
 const char* hrx_status_message(hrx_status_t status);
 const char* hrx_status_code_name(hrx_status_code_t code);
 void hrx_status_free(hrx_status_t status);
+/* For a WOULD_BLOCK (hrx_thread_set_nonblocking): whether what the call
+ * would have waited for is normally over within microseconds (another
+ * thread holds a lock for one publication), so that repeating the call in
+ * non-blocking mode a few times is likely to succeed. False for waits for
+ * queued work, queue space, memory, completions and host callbacks, and
+ * for any other status. */
+bool hrx_status_would_block_briefly(hrx_status_t status);
 /* A status of `code` with a copy of `message` (NULL for HRX_STATUS_OK), for
  * callbacks that report failures to hrx (see hrx_host_fn_t). */
 hrx_status_t hrx_status_create(hrx_status_code_t code, const char* message);
@@ -719,6 +726,15 @@ void hrx_completion_attach_payload(hrx_completion_t* completion,
 /* The first failure's payload (borrowed; valid while the completion is), or
  * NULL. */
 void* hrx_completion_payload(hrx_completion_t* completion);
+/* For a binding's garbage collector: calls visit(user_data, arg) for every
+ * host node of the launched graph, in recording order, but only while the
+ * launch holds the graph's only reference (no handle and no other launch
+ * holds it), so that the user data is kept alive by this completion alone
+ * (see hrx_graph_visit_host_data). Stops at the first non-zero result and
+ * returns it; 0 otherwise. */
+int hrx_completion_visit_host_data(hrx_completion_t* completion,
+                                   int (*visit)(void* user_data, void* arg),
+                                   void* arg);
 
 /* Orders the stream's later work after the completion: until it is done,
  * every later submission, record_event and synchronize on the stream first

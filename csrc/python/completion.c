@@ -49,20 +49,35 @@ static void hrx_py_completion_dealloc(PyObject* self) {
   hrx_py_handle_dealloc(self, &hrx_py_completion_kind);
 }
 
-/* The exception the launch's first failing callback raised is kept by the
- * C completion, which this handle holds: the collector must see it, or a
- * cycle through it (an exception whose arguments or traceback refer back
- * to this Completion) would never be collected, and the live device it
- * keeps (queues, engine threads, memory) would outlive every handle. It is
- * final once the launch is done; the trampoline attaches it before. */
+typedef struct {
+  visitproc visit;
+  void* arg;
+} hrx_py_completion_visit_t;
+
+static int hrx_py_completion_visit_callable(void* user_data, void* arg) {
+  hrx_py_completion_visit_t* how = arg;
+  return how->visit((PyObject*)user_data, how->arg);
+}
+
+/* What the C completion, which this handle holds, keeps alive for Python:
+ * the exception the launch's first failing callback raised (final once the
+ * launch is done; the trampoline attaches it before), and the callables of
+ * the launched graph while the launch alone holds it. The collector must
+ * see them, or a cycle through them (an exception whose arguments or
+ * traceback refer back to this Completion, a callable whose closure does)
+ * would never be collected, and the live device it keeps (queues, engine
+ * threads, memory) would outlive every handle. */
 static int hrx_py_completion_traverse(PyObject* self, visitproc visit,
                                       void* arg) {
   Py_VISIT(Py_TYPE(self));
   hrx_completion_t* completion = ((hrx_py_completion_t*)self)->completion;
-  if (completion && hrx_completion_done(completion)) {
+  if (!completion) return 0;
+  if (hrx_completion_done(completion)) {
     Py_VISIT((PyObject*)hrx_completion_payload(completion));
   }
-  return 0;
+  hrx_py_completion_visit_t how = {visit, arg};
+  return hrx_completion_visit_host_data(
+      completion, hrx_py_completion_visit_callable, &how);
 }
 
 /* Breaks such a cycle: drops the handle's reference (the C completion,

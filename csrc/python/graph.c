@@ -4,6 +4,7 @@
 #include <stdatomic.h>
 
 #include "args.h"
+#include "host_threads.h"
 #include "objects.h"
 #include "property.h"
 #include "submit.h"
@@ -12,9 +13,9 @@
 
 /* Drops a Python reference from any thread. */
 static void hrx_py_graph_decref(void* object) {
-  PyGILState_STATE gil = PyGILState_Ensure();
+  hrx_py_host_gil_t gil = hrx_py_host_gil_take();
   Py_DECREF((PyObject*)object);
-  PyGILState_Release(gil);
+  hrx_py_host_gil_give(gil);
 }
 
 /* Set by hrx._hrx._interpreter_exiting(), which hrx registers with atexit:
@@ -38,7 +39,7 @@ static hrx_status_t hrx_py_graph_trampoline(void* user_data,
                              "host callback skipped: the interpreter is "
                              "shutting down");
   }
-  PyGILState_STATE gil = PyGILState_Ensure();
+  hrx_py_host_gil_t gil = hrx_py_host_gil_take();
   PyObject* result = PyObject_CallNoArgs((PyObject*)user_data);
   hrx_status_t status = NULL;
   if (result) {
@@ -64,7 +65,7 @@ static hrx_status_t hrx_py_graph_trampoline(void* user_data,
     }
     status = hrx_status_create(HRX_STATUS_FAILED_PRECONDITION, buffer);
   }
-  PyGILState_Release(gil);
+  hrx_py_host_gil_give(gil);
   return status;
 }
 

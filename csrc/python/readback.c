@@ -105,8 +105,8 @@ static hrx_status_t hrx_py_read_wait_attempt(void* arg) {
   return hrx_readback_wait(wait->readback, NULL, &wait->bytes, NULL);
 }
 
-/* Waits for the read: with the GIL kept while it is done or about to be
- * (submit.h), else released, interruptibly. `waiters` (may be NULL) counts
+/* Waits for the read: with the GIL kept when it is done (submit.h), else
+ * released, interruptibly. `waiters` (may be NULL) counts
  * the time the GIL is released. 1 done (*out_bytes set), 0 interrupted (a
  * Python exception set), -1 with the core's failure in *out_status. */
 static int hrx_py_read_wait(hrx_readback_t* readback, int* waiters,

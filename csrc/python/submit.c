@@ -132,9 +132,8 @@ hrx_status_t hrx_py_attempt_keeping_gil(hrx_status_t (*attempt)(void* arg),
   bool previous = hrx_thread_set_nonblocking(true);
   hrx_status_t status = attempt(arg);
   uint64_t start = 0;
-  for (unsigned n = 0;
-       hrx_status_code(status) == HRX_STATUS_WOULD_BLOCK &&
-       !hrx_host_callbacks_in_flight();
+  for (unsigned n = 0; hrx_status_would_block_briefly(status) &&
+                       !hrx_host_callbacks_in_flight();
        ++n) {
     uint64_t now = hrx_now_ns();
     if (!start) start = now;

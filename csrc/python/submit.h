@@ -8,13 +8,17 @@
  * 1. The call runs with the GIL held in the core's non-blocking mode
  *    (hrx_thread_set_nonblocking): it either finishes without waiting or
  *    reports WOULD_BLOCK having changed nothing.
- * 2. A WOULD_BLOCK is often over in microseconds (another thread holds
- *    the stream's publication lock for one publication; a small read
- *    finishes): the call is repeated, still holding the GIL, for up to
- *    HRX_PY_KEEP_GIL_NS. Never while host callbacks are in flight
- *    (hrx_host_callbacks_in_flight): they need the GIL, and work queued
- *    behind them cannot end before they ran. The bound keeps this from
- *    ever becoming a wait for something that waits for the GIL.
+ * 2. A WOULD_BLOCK that the core says is brief
+ *    (hrx_status_would_block_briefly: another thread holds the stream's
+ *    publication lock for one publication, the batch flusher its lock) is
+ *    usually over in microseconds: the call is repeated, still holding the
+ *    GIL, for up to HRX_PY_KEEP_GIL_NS. Never while host callbacks are in
+ *    flight (hrx_host_callbacks_in_flight): they need the GIL, and work
+ *    queued behind them cannot end before they ran. The bound keeps this
+ *    from ever becoming a wait for something that waits for the GIL. Other
+ *    waits (queued work, queue space, staging memory) are not polled:
+ *    they go the blocking way, which on the host backend runs queued work
+ *    on the waiting thread instead of polling for an engine.
  * 3. Only then is the GIL released and the call repeated, blocking: first
  *    the stream's completion gate (hrx_stream_wait_completions) and then
  *    the call itself wait with an interruptible hook (wait.h), so Ctrl-C
@@ -79,7 +83,7 @@ typedef struct hrx_py_submission_s {
 int hrx_py_submit(hrx_py_state_t* state, hrx_py_submission_t* submission);
 
 /* Step 1 and 2 above for any call: attempt(arg) in non-blocking mode with
- * the GIL held, repeated while it reports WOULD_BLOCK for up to
+ * the GIL held, repeated while it reports a brief WOULD_BLOCK for up to
  * HRX_PY_KEEP_GIL_NS (not while host callbacks are in flight). Returns its
  * last status: a WOULD_BLOCK means the caller must release the GIL and
  * call blocking. Call with the GIL. */

@@ -12,6 +12,7 @@
 #include "cleanup.h"
 #include "device.h"
 #include "hrx.h"
+#include "staging.h"
 #include "testing/hrx_testing.h"
 
 static atomic_int gate;
@@ -165,7 +166,97 @@ static void test_last_reference_dropped_on_the_cleanup_thread(void) {
   CHECK(live_devices() == 0);
 }
 
+static uint64_t read_allocations(void) {
+  uint64_t by_reads = 0, by_warm_up = 0;
+  hrx_staging_query_allocations(&by_reads, &by_warm_up);
+  return by_reads;
+}
+
+static uint64_t warm_allocations(void) {
+  uint64_t by_reads = 0, by_warm_up = 0;
+  hrx_staging_query_allocations(&by_reads, &by_warm_up);
+  return by_warm_up;
+}
+
+typedef struct {
+  hrx_staging_pool_t* pool;
+  hrx_staging_block_t* block;
+} acquirer_t;
+
+static void* acquire_small(void* arg) {
+  acquirer_t* a = arg;
+  CHECK_OK(hrx_staging_acquire(a->pool, 64, &a->block));
+  return NULL;
+}
+
+/* The staging warm-up (staging.h) on a pool of its own: a read after it
+ * takes its block; a read before the cleanup thread started it allocates
+ * and the warm-up is dropped; one racing with it never makes both
+ * allocate; a non-blocking read never allocates. */
+static void test_staging_warm_up(void) {
+  /* Under fault injection the device warms up no staging of its own, which
+   * would move the process-wide counts at a time of its own. */
+  hrx_device_t* device = open_counted();
+  hrx_backend_device_t* backend = hrx_device_backend(device);
+  hrx_staging_pool_t* pool = NULL;
+  CHECK_OK(hrx_staging_pool_create(backend, &pool));
+  hrx_staging_block_t* block = NULL;
+
+  /* Warmed up first: the read takes the warm block. */
+  uint64_t reads = read_allocations(), warm = warm_allocations();
+  hrx_staging_pool_begin_warm(pool);
+  hrx_staging_pool_warm(pool);
+  CHECK(warm_allocations() == warm + 1);
+  CHECK_OK(hrx_staging_acquire(pool, 64, &block));
+  CHECK(block->capacity == HRX_STAGING_WARM_BYTES);
+  CHECK(read_allocations() == reads);
+  hrx_staging_release(pool, block);
+
+  /* In non-blocking mode a read takes a free block or reports
+   * WOULD_BLOCK: this one's size class is empty and too large for the
+   * warm block. */
+  hrx_thread_set_nonblocking(true);
+  CHECK_CODE(hrx_staging_acquire(pool, 1 << 20, &block),
+             HRX_STATUS_WOULD_BLOCK, "read staging memory");
+  CHECK_OK(hrx_staging_acquire(pool, 64, &block)); /* the warm block */
+  hrx_thread_set_nonblocking(false);
+  hrx_staging_release(pool, block);
+  hrx_staging_pool_destroy(pool);
+
+  /* A read before the warm-up started allocates; the warm-up is dropped. */
+  CHECK_OK(hrx_staging_pool_create(backend, &pool));
+  reads = read_allocations();
+  warm = warm_allocations();
+  hrx_staging_pool_begin_warm(pool);
+  CHECK_OK(hrx_staging_acquire(pool, 64, &block));
+  CHECK(read_allocations() == reads + 1);
+  hrx_staging_pool_warm(pool);
+  CHECK(warm_allocations() == warm);
+  hrx_staging_release(pool, block);
+  hrx_staging_pool_destroy(pool);
+
+  /* A read racing with the warm-up: it takes the warm block (it came
+   * while the warm-up ran, and waited, or after it) or allocates (it came
+   * first, and the warm-up is dropped); one block is allocated either
+   * way. */
+  CHECK_OK(hrx_staging_pool_create(backend, &pool));
+  reads = read_allocations();
+  warm = warm_allocations();
+  hrx_staging_pool_begin_warm(pool);
+  acquirer_t a = {pool, NULL};
+  pthread_t thread;
+  pthread_create(&thread, NULL, acquire_small, &a);
+  hrx_staging_pool_warm(pool);
+  pthread_join(thread, NULL);
+  CHECK(a.block != NULL);
+  CHECK(read_allocations() - reads + (warm_allocations() - warm) == 1);
+  hrx_staging_release(pool, a.block);
+  hrx_staging_pool_destroy(pool);
+  hrx_device_release(device);
+}
+
 int main(void) {
+  test_staging_warm_up();
   test_tasks_run_in_order_on_their_thread();
   test_deferred_releases_never_hold_up_callers();
   test_last_release_outlives_deferred_releases();
