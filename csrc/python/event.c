@@ -5,6 +5,7 @@
 #include "objects.h"
 #include "property.h"
 #include "submit.h"
+#include "wait.h"
 
 /* Releases with the GIL held, in non-blocking mode. */
 static void hrx_py_event_release(void* event) {
@@ -54,6 +55,7 @@ static PyObject* hrx_py_event_query(PyObject* self, PyObject* unused) {
   bool done = false;
   hrx_status_t status = hrx_event_query(event, &done);
   if (status) return hrx_py_raise(state, status);
+  hrx_py_hand_over_gil(); /* as Stream.query */
   return PyBool_FromLong(done);
 }
 

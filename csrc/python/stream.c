@@ -411,6 +411,9 @@ static PyObject* hrx_py_stream_query(PyObject* self, PyObject* unused) {
   bool done = false;
   hrx_status_t status = hrx_stream_query(stream, &done);
   if (status) return hrx_py_raise(state, status);
+  /* A thread polling with query() keeps the GIL: threads whose wait is
+   * over get it from here (wait.h). */
+  hrx_py_hand_over_gil();
   return PyBool_FromLong(done);
 }
 
