@@ -147,13 +147,17 @@ def main() -> int:
             results.setdefault(batching, []).append(line["calls"])
 
     import hrx
+    from hrx.bench.provenance import source_commit
     info = hrx.Device.open(0, backend=args.backend).info
+    commit, dirty = source_commit()
     target = TARGET_US.get(args.backend, TARGET_US["hip"])
     print(f"# call latency beside a flooding thread: {info['backend']} "
           f"backend, {info['name']} ({platform.machine()}, Python "
           f"{platform.python_version()}, {os.cpu_count()} CPUs)")
     print(f"# command: python3 -P bench/scripts/call_latency_tail.py "
           f"{' '.join(sys.argv[1:])}")
+    print(f"# hrx built from {commit or 'an unknown commit'}"
+          f"{' (with local changes)' if dirty else ''}")
     print(f"# flood: fill, fill, copy of {args.copy_bytes} bytes in a loop; "
           f"a call every {args.interval_ms} ms for {args.duration} s; "
           f"{args.processes} fresh processes per batching setting")
