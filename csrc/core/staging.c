@@ -5,6 +5,7 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "nonblocking.h"
 #include "status.h"
@@ -203,6 +204,8 @@ void hrx_staging_pool_warm(void* arg) {
   hrx_staging_block_t* block = NULL;
   hrx_status_t status = hrx_staging_block_create(pool, capacity, &block);
   hrx_status_free(status); /* cold: the first read allocates instead */
+  /* Touched, so the first read does not take its page faults. */
+  if (block) memset(block->memory, 0, block->capacity);
   if (block) {
     HRX_STAGING_COUNT(hrx_staging_allocated_by_warm_up);
     hrx_staging_release(pool, block); /* free: the first read takes it */
