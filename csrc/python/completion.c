@@ -49,16 +49,6 @@ static void hrx_py_completion_dealloc(PyObject* self) {
   hrx_py_handle_dealloc(self, &hrx_py_completion_kind);
 }
 
-typedef struct {
-  visitproc visit;
-  void* arg;
-} hrx_py_completion_visit_t;
-
-static int hrx_py_completion_visit_callable(void* user_data, void* arg) {
-  hrx_py_completion_visit_t* how = arg;
-  return how->visit((PyObject*)user_data, how->arg);
-}
-
 /* What the C completion, which this handle holds, keeps alive for Python:
  * the exception the launch's first failing callback raised (final once the
  * launch is done; the trampoline attaches it before), and the callables of
@@ -75,9 +65,9 @@ static int hrx_py_completion_traverse(PyObject* self, visitproc visit,
   if (hrx_completion_done(completion)) {
     Py_VISIT((PyObject*)hrx_completion_payload(completion));
   }
-  hrx_py_completion_visit_t how = {visit, arg};
-  return hrx_completion_visit_host_data(
-      completion, hrx_py_completion_visit_callable, &how);
+  hrx_py_callable_visit_t how = {visit, arg};
+  return hrx_completion_visit_host_data(completion, hrx_py_visit_callable,
+                                        &how);
 }
 
 /* Breaks such a cycle: drops the handle's reference (the C completion,

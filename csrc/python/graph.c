@@ -165,13 +165,8 @@ static const hrx_py_handle_kind_t hrx_py_graph_kind = {
 
 HRX_PY_HANDLE_FUNCTIONS(hrx_py_graph, hrx_py_graph_kind)
 
-typedef struct {
-  visitproc visit;
-  void* arg;
-} hrx_py_graph_visit_t;
-
-static int hrx_py_graph_visit_callable(void* user_data, void* arg) {
-  hrx_py_graph_visit_t* how = arg;
+int hrx_py_visit_callable(void* user_data, void* arg) {
+  hrx_py_callable_visit_t* how = arg;
   return how->visit((PyObject*)user_data, how->arg);
 }
 
@@ -182,10 +177,10 @@ static int hrx_py_graph_traverse(PyObject* self, visitproc visit, void* arg) {
   Py_VISIT(Py_TYPE(self));
   hrx_py_graph_t* graph = (hrx_py_graph_t*)self;
   if (!graph->graph) return 0;
-  hrx_py_graph_visit_t how = {visit, arg};
+  hrx_py_callable_visit_t how = {visit, arg};
   return hrx_graph_visit_host_data(graph->graph,
                                    (int)(1 + graph->node_handles),
-                                   hrx_py_graph_visit_callable, &how);
+                                   hrx_py_visit_callable, &how);
 }
 
 static int hrx_py_graph_clear(PyObject* self) {

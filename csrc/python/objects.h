@@ -86,6 +86,15 @@ int hrx_py_readback_copy_out(hrx_py_state_t* state, hrx_readback_t* readback,
                              void* out);
 PyObject* hrx_py_completion_wrap(hrx_py_state_t* state,
                                  hrx_completion_t* completion);
+/* A tp_traverse's visit for the callables of a graph's host nodes (their
+ * user data: graph.c's trampoline keeps a Python callable there), through
+ * hrx_graph_visit_host_data or hrx_completion_visit_host_data. */
+typedef struct {
+  visitproc visit;
+  void* arg;
+} hrx_py_callable_visit_t;
+int hrx_py_visit_callable(void* user_data, void* arg);
+
 /* Borrowed C completion of an hrx.Completion, or NULL with TypeError. */
 hrx_completion_t* hrx_py_completion_unwrap(hrx_py_state_t* state,
                                            PyObject* object);
