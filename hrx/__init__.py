@@ -13,7 +13,6 @@ tunes the pool's size.
 The C extension ``hrx._hrx`` holds every rule; this package re-exports it
 and adds Python helpers.
 """
-from __future__ import annotations
 
 import atexit as _atexit
 import os as _os

@@ -51,7 +51,7 @@ class _PoolQueueStats(TypedDict):
     priority: Literal["high", "normal", "low"]
     slot: int | None  # None for a reserved queue
     reserved: bool
-    native_priority: int  # hip: the runtime's priority; host: worker nice
+    native_priority: int  # hip: the runtime's priority; host: the lane's rank (0 high, 1 normal, 2 low)
     streams: int  # live streams on the queue
     streams_assigned: int  # streams ever assigned
     commands_submitted: int
@@ -219,8 +219,8 @@ class Device:
         reserve: bool = False,
     ) -> Stream:
         """A pool stream on a queue of the priority's lane (1 high, 0
-        normal, -1 low), chosen by the queue policy, or on a queue of its
-        own with reserve=True."""
+        normal, -1 low; None is "normal"), chosen by the queue policy, or on
+        a queue of its own with reserve=True."""
 
     def pool_stats(self) -> _PoolStats:
         """Per-queue counters and the connection budget."""
@@ -254,10 +254,12 @@ class Device:
 
     @property
     def closed(self) -> bool: ...
-    def __eq__(self, other: object, /) -> bool:
+    def __eq__(self, value: object, /) -> bool:
         """True when both handles are open on the same live device."""
 
-    def __hash__(self) -> int: ...
+    def __ne__(self, value: object, /) -> bool: ...
+    def __hash__(self) -> int:
+        """The live device's hash: equal handles hash alike."""
 
 # ------------------------------------------------------------------ streams
 
@@ -271,8 +273,13 @@ class Stream:
         """Refuses with a TypeError that says how to get a stream."""
 
     @classmethod
-    def open(cls, index: int = 0, backend: str | None = None) -> Stream:
-        """A pool stream of that live device (always an hrx.Stream)."""
+    def open(
+        cls, index: int = 0, backend: str | None = None, *,
+        batching: bool | None = None,
+    ) -> Self:
+        """Opens that live device as Device.open does and returns a stream
+        of it: a pool stream for Stream.open, a queue outside the pool for
+        hrx.fabric.Queue.open."""
 
     def allocate(self, nbytes: int, /) -> Buffer:
         """A buffer of the stream's device."""
@@ -329,7 +336,7 @@ class Stream:
     def wait_completion(self, completion: Completion, /) -> None:
         """Later work on this stream runs after the completion (of any
         device): until it is done, the next submission, record_event() or
-        synchronize() waits for it on the host."""
+        synchronize() waits for it on the host (Ctrl-C interrupts it)."""
 
     def close(self) -> None:
         """Drops the stream; its queued work still completes (idempotent)."""

@@ -14,6 +14,7 @@ be regenerated without a built extension. Each case's `call` receives a
 from __future__ import annotations
 
 import argparse
+import collections
 import dataclasses
 import re
 import sys
@@ -1056,6 +1057,13 @@ def markdown() -> str:
         "`ValueError`; `OutOfMemoryError` a `MemoryError`;",
         "`FailedPreconditionError` a `RuntimeError`. `SIZE` is "
         f"{SIZE}.",
+        "",
+        f"The catalogue has {len(CASES)} rows over "
+        f"{len({c.function for c in CASES})} calls, properties and `with` "
+        f"statements; {sum(FOREIGN in c.needs for c in CASES)} of them use a "
+        "second device. By exception: " + ", ".join(
+            f"{count} `{name}`" for name, count in
+            collections.Counter(c.raises for c in CASES).most_common()) + ".",
     ]
     by_object: dict[str, list[Case]] = {}
     for c in CASES:

@@ -67,3 +67,123 @@ def test_plot_without_matplotlib_says_how_to_get_it(tmp_path, monkeypatch, capsy
     monkeypatch.setitem(sys.modules, "matplotlib", None)
     assert main(["plot", str(REFERENCE_FILE), "--out", str(tmp_path / "p.png")]) == 2
     assert "pip install 'hrx[plot]'" in capsys.readouterr().err
+
+
+def test_the_help_lists_every_command_in_plain_text():
+    parser = build_parser()
+    text = parser.format_help()
+    for command in parser.parse_args(["table", "x"]).commands:
+        assert f"hrx-bench {command} " in text, command
+    assert "``" not in text
+
+
+def test_every_option_of_every_command_says_what_it_does():
+    for name, command in build_parser().parse_args(["table", "x"]).commands.items():
+        for action in command._actions:
+            if action.option_strings and action.dest != "help":
+                assert action.help, (name, action.option_strings)
+
+
+def test_run_takes_samples_as_an_option_too():
+    args = build_parser().parse_args(["run", "2", "--samples", "3"])
+    assert (args.queues, args.samples_option) == (2, 3)
+
+
+def test_an_unknown_option_shows_its_commands_usage(capsys):
+    with pytest.raises(SystemExit) as exited:
+        main(["run", "2", "--bogus", "1"])
+    assert exited.value.code == 2
+    err = capsys.readouterr().err
+    assert err.startswith("usage: hrx-bench run ")
+    assert "hrx-bench run: error: unrecognized arguments: --bogus" in err
+
+
+def test_run_refuses_two_different_sample_counts(capsys):
+    assert main(["run", "2", "3", "--samples", "4"]) == 2
+    assert "SAMPLES 3 and --samples 4 disagree" in capsys.readouterr().err
+
+
+def _write(path, lines):
+    import json
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    return str(path)
+
+
+def test_a_table_without_successful_runs_exits_1(tmp_path, capsys):
+    empty = _write(tmp_path / "empty.jsonl", [])
+    assert main(["table", empty]) == 1
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err.startswith(f"hrx-bench table: no successful runs in {empty}\n")
+    errors = _write(tmp_path / "errors.jsonl", [
+        {"error": "the child exited with status 1", "queues": 1, "repeat": 1,
+         "driver": "native", "returncode": 1, "timestamp": "2026-01-01T00:00:00Z"}])
+    assert main(["table", errors]) == 1
+    assert "the child exited with status 1" in capsys.readouterr().err
+
+
+def test_compare_exits_1_when_nothing_pairs_and_2_for_an_unknown_baseline(tmp_path, capsys):
+    from conftest_bench import summary_line
+    path = _write(tmp_path / "r.jsonl", [summary_line(1, backend="host", driver="native")])
+    assert main(["compare", path, "--baseline", "raw"]) == 1
+    assert "No driver shares" in capsys.readouterr().err
+    assert main(["compare", path, "--baseline", "batching-off"]) == 1
+    assert "batching on and off" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as exited:
+        main(["compare", path, "--baseline", "turbo"])
+    assert exited.value.code == 2
+    assert "invalid choice: 'turbo'" in capsys.readouterr().err
+
+
+def test_plot_exits_1_without_successful_runs(tmp_path, capsys):
+    pytest.importorskip("matplotlib")
+    empty = _write(tmp_path / "empty.jsonl", [])
+    assert main(["plot", empty, "--out", str(tmp_path / "p.png")]) == 1
+    assert "no successful runs" in capsys.readouterr().err
+    assert not (tmp_path / "p.png").exists()
+
+
+def test_an_output_file_names_the_command_that_writes_it_again(tmp_path, capsys, monkeypatch):
+    from hrx.bench.report import recorded_command
+    data = tmp_path / "data"
+    data.mkdir()
+    results = data / "ref.jsonl"
+    results.write_bytes(REFERENCE_FILE.read_bytes())
+    out = tmp_path / "ref-table.txt"
+    assert main(["table", "--brief", str(results), "-o", str(out)]) == 0
+    assert capsys.readouterr().out == ""
+    text = out.read_text()
+    assert text.startswith("# command (run in this file's directory): "
+                           "hrx-bench table --brief data/ref.jsonl -o ref-table.txt\n\n## ")
+    assert REFERENCE_ROWS[0] in text
+    # The recorded command, run where the file is, writes the same bytes.
+    monkeypatch.chdir(tmp_path)
+    command = recorded_command(out)
+    assert command[0] == "hrx-bench"
+    out.unlink()
+    assert main(command[1:]) == 0
+    assert out.read_text() == text
+
+
+def test_the_batching_comparison_speaks_of_batching_not_drivers(tmp_path, capsys):
+    from conftest_bench import summary_line
+    lines = [summary_line(1, r, backend="host", driver="native", batching=b)
+             for r in (1, 2) for b in (True, False)]
+    path = _write(tmp_path / "r.jsonl", lines)
+    assert main(["compare", path, "--baseline", "batching-off"]) == 0
+    out = capsys.readouterr().out
+    assert "drivers" not in out
+    assert "with batching on and with it off overlap" in out
+
+
+def test_describe_verbose_lists_each_reason_on_a_line(capsys):
+    from hrx.bench.cli import describe_lines
+    from test_bench_sweep import LONG_SELECTION
+    lines = describe_lines({"backend": "host", "selection": LONG_SELECTION})
+    assert lines[:3] == ["backend: host", "selection: automatic",
+                         "  passed over hip: libamdhip64.so loaded, but hipGetDeviceCount "
+                         "failed: hipErrorNoDevice"]
+    assert len(lines) == 1 + 5 and lines[-1].startswith("  libcudart.so.12: ")
+    assert main(["describe", "--backend", "host", "--verbose"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert "backend: host" in out and "selection: backend argument" in out

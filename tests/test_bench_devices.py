@@ -72,7 +72,7 @@ def test_table_and_recommendation_keep_devices_apart(tmp_path, monkeypatch):
 
 
 def test_device_arguments_are_checked_before_any_run(tmp_path):
-    with pytest.raises(SweepError, match="need device='all'"):
+    with pytest.raises(SweepError, match="concurrent_devices=True needs device='all'"):
         sweep([1], repeats=1, samples=2, backend="host", device=0, concurrent_devices=True,
               output=str(tmp_path / "a.jsonl"), progress=False)
     with pytest.raises(SweepError, match="index >= 0 or 'all'"):

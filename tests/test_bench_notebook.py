@@ -11,6 +11,7 @@ from conftest_bench import REFERENCE_FILE, child_env, summary_line
 
 from hrx.bench.plot import PlotUnavailable
 from hrx.bench.results import Results, load
+from hrx.bench.table import format_table, format_value
 
 pytestmark = pytest.mark.python_only
 
@@ -49,7 +50,7 @@ def test_plot_of_a_workload_group_has_its_two_columns():
     assert len(titles) == 8
     assert titles[-2].startswith("Workload round, ms (lower is better)")
     line = figure.axes[6].lines[0]
-    assert list(line.get_ydata()) == [4.01, 2.01, 1.01]
+    assert list(line.get_ydata()) == pytest.approx([4.015, 2.015, 1.015])   # two runs' mean
 
 
 def test_plot_selects_a_group_and_refuses_empty_results():
@@ -75,8 +76,9 @@ def test_html_shows_median_and_range_per_column():
     assert html.count("<tr>") == 1 + 3      # header and three queue counts
     assert "Workload round, ms" in html
     # Each cell: the median of the runs, then their min-max range.
-    for low, high in (("4.010", "4.020"), ("2.010", "2.020"), ("1.010", "1.020")):
-        assert f"{low}<br><small>{low}–{high}</small>" in html
+    for middle, low, high in (("4.015", "4.010", "4.020"), ("2.015", "2.010", "2.020"),
+                              ("1.015", "1.010", "1.020")):
+        assert f"{middle}<br><small>{low}–{high}</small>" in html
     assert "<b>Recommended default: 1 queue.</b>" in html
     assert "<pre>" not in html                # wraps: no preformatted long lines
 
@@ -109,6 +111,39 @@ def test_to_dataframe_has_a_row_per_run():
     workload = frame[frame["queues"] <= 4].sort_values(["queues", "repeat"])
     assert list(workload["Workload round, ms"]) == [4.01, 4.02, 2.01, 2.02, 1.01, 1.02]
     assert frame["Bulk GB/s"].tolist() == [200.0] * 7
+
+
+def _shown(group, medians_of):
+    """{queues: [cell, ...]} with each column's decimals, as the table prints."""
+    return {row.queues: [format_value(column, medians_of(row.queues, column))
+                         for column in group.columns] for row in group.rows}
+
+
+@pytest.mark.parametrize("runs", [2, 3, 4])
+def test_the_table_the_dataframe_and_the_plot_show_the_same_medians(runs):
+    """For an even run count as for an odd one, each table cell, the
+    DataFrame's median and the plot's dot are the same number."""
+    pytest.importorskip("pandas")
+    pytest.importorskip("matplotlib")
+    spread = [1.264, 3.108, 2.0, 5.5]
+    lines = [summary_line(queues, repeat, threads=spread[repeat - 1] * queues,
+                          idle_p95_us=4.0 + repeat, bulk=190.0 + 3 * repeat)
+             for queues in (1, 2) for repeat in range(1, runs + 1)]
+    results = Results(lines)
+    (group,) = results.groups
+    table_rows = [row.strip("| ").split(" | ") for row in
+                  format_table(group).splitlines()[2:]]
+    table = {int(row[0]): row[1:] for row in table_rows}
+    frame = results.to_dataframe().drop(columns=["group", "repeat", "driver", "backend",
+                                                 "target"]).groupby("queues").median()
+    figure = results.plot()
+    dots = {column.key: dict(zip([row.queues for row in group.rows],
+                                 axis.containers[0].lines[0].get_ydata()))
+            for column, axis in zip(group.columns, figure.axes)}
+    assert table == _shown(group, lambda q, c: frame.loc[q, group.header(c)])
+    assert table == _shown(group, lambda q, c: dots[c.key][q])
+    if runs == 2:    # the mean of the two runs, not the lower one
+        assert table[1][1] == "2.186"
 
 
 def test_to_dataframe_without_pandas_says_how_to_get_it(monkeypatch):

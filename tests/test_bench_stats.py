@@ -3,7 +3,7 @@ import random
 
 import pytest
 
-from hrx.bench.stats import median, p95, percentile, rank
+from hrx.bench.stats import median, p95, percentile, rank, run_median
 
 pytestmark = pytest.mark.python_only
 
@@ -23,6 +23,18 @@ def test_even_count_median_is_lower_middle():
 
 def test_three_runs_median_is_middle_value():
     assert median([0.703, 0.593, 0.532]) == 0.593
+    assert run_median([0.703, 0.593, 0.532]) == 0.593
+
+
+def test_the_median_over_runs_of_an_even_count_is_the_mean_of_the_middle_two():
+    assert run_median([20, 10]) == 15
+    assert run_median([4, 1, 3, 2]) == 2.5
+    assert run_median([7]) == 7
+    assert run_median([5, 1, 9, 3, 7]) == median([5, 1, 9, 3, 7]) == 5
+    values = [3.0, 1.0]
+    assert run_median(values) == 2.0 and values == [3.0, 1.0]
+    with pytest.raises(ValueError):
+        run_median([])
 
 
 def test_single_value_is_every_percentile():

@@ -18,7 +18,8 @@ from dataclasses import replace
 from hrx.bench.config import DEFAULT, QUICK, automatic_preset, check_size_rule, resolve_rule
 from hrx.bench.lines import append_line, read_lines
 from hrx.bench.schema import schema_errors
-from hrx.bench.sweep import REFERENCE_ORDERS, Step, SweepError, child_command, orders, plan
+from hrx.bench.sweep import (REFERENCE_ORDERS, Step, SweepError, child_command, header_lines,
+                             orders, plan, selection_summary)
 
 pytestmark = pytest.mark.python_only
 
@@ -234,9 +235,19 @@ def test_an_output_that_holds_lines_needs_resume_or_append(tmp_path, monkeypatch
     path = tmp_path / "r.jsonl"
     sweep([1], repeats=1, samples=3, quick=True, sizes=TINY, output=str(path), progress=False, python=FAKE_PYTHON)
     before = path.read_bytes()
-    with pytest.raises(SweepError, match="already holds the lines of an earlier sweep.*resume"):
+    with pytest.raises(SweepError, match="already holds the lines of an earlier sweep; "
+                                         "pass resume=True .*, append=True ") as caught:
         sweep([1], repeats=1, samples=3, quick=True, sizes=TINY, output=str(path),
               progress=False, python=FAKE_PYTHON)
+    assert "--" not in str(caught.value)          # Python words only
+    assert path.read_bytes() == before
+    done = subprocess.run(bench_command("sweep", "--queues", "1", "--repeats", "1", "--quick",
+                                        "--python", FAKE_PYTHON, "-o", str(path)),
+                          env=child_env(HRX_BENCH_FAKE="ok"), capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 2
+    assert "pass --resume to finish that sweep, --append to add" in done.stderr
+    assert "=True" not in done.stderr             # command-line words only
     assert path.read_bytes() == before
     path.write_text("")      # an empty file is not an earlier sweep
     sweep([1], repeats=1, samples=3, quick=True, sizes=TINY, output=str(path), progress=False, python=FAKE_PYTHON)
@@ -245,7 +256,7 @@ def test_an_output_that_holds_lines_needs_resume_or_append(tmp_path, monkeypatch
 
 def test_resume_needs_the_file(tmp_path, monkeypatch):
     monkeypatch.setenv("HRX_BENCH_FAKE", "ok")
-    with pytest.raises(SweepError, match="resume needs the results file"):
+    with pytest.raises(SweepError, match=r"resume=True needs the results file .*\(output=\.\.\.\)$"):
         sweep([1], repeats=1, resume=True, progress=False, python=FAKE_PYTHON)
     missing = tmp_path / "missing.jsonl"
     with pytest.raises(SweepError, match="does not exist"):
@@ -253,7 +264,9 @@ def test_resume_needs_the_file(tmp_path, monkeypatch):
     assert not missing.exists()
     done = subprocess.run(bench_command("sweep", "--resume", "--no-progress"), env=child_env(),
                           capture_output=True, text=True, timeout=120, cwd=tmp_path)
-    assert done.returncode == 2 and "resume needs the results file" in done.stderr
+    assert done.returncode == 2
+    assert done.stderr == ("hrx-bench sweep: --resume needs the results file of the sweep to "
+                           "continue (--output FILE)\n")
     assert list(tmp_path.iterdir()) == []
 
 
@@ -264,6 +277,9 @@ def test_an_unknown_backend_fails_before_any_child(tmp_path):
     assert done.returncode == 2
     assert "cannot open device 0 of backend 'cuda'" in done.stderr
     assert "unknown backend 'cuda'; expected one of: hip, host" in done.stderr
+    # The child's message, without the child's own command name.
+    assert done.stderr.count("hrx-bench") == 1, done.stderr
+    assert done.stderr.startswith("hrx-bench sweep: cannot open device 0 of backend 'cuda': ")
     assert not path.exists()
 
 
@@ -304,8 +320,8 @@ def test_the_first_lines_name_the_device_and_the_sizes(tmp_path):
     assert first[2] == "Backend chosen by: backend argument"
     assert first[3].startswith("Sizes: custom, per lane and round 2 x 4 KiB small and "
                                "1 x 4 KiB bulk copies")
-    assert first[3].endswith("the size rule for the host backend (a CPU device); "
-                             "--preset reference for the reference sizes")
+    assert first[3].endswith("the size rule for the host backend (a CPU device; the "
+                             "reference preset gives the reference sizes)")
     assert first[4] == f"Runs: 1, each in a fresh process, one after another; results: {path}"
     (line,) = _file_lines(path)
     assert (line["size_rule"], line["sizes"]["preset"]) == ("auto", "custom")
@@ -342,3 +358,28 @@ def test_the_size_rule():
         check_size_rule("reference", quick=True)
     with pytest.raises(ValueError, match="auto, reference, quick"):
         check_size_rule("tiny")
+
+
+LONG_SELECTION = (
+    "automatic; passed over hip: libamdhip64.so loaded, but hipGetDeviceCount failed: "
+    "hipErrorNoDevice; libcudart.so loaded, but cudaGetDeviceCount failed: "
+    "cudaErrorInsufficientDriver (CUDA driver version is insufficient for CUDA runtime "
+    "version); also tried: libamdhip64.so.6: cannot open shared object file: No such file or "
+    "directory; libcudart.so.12: cannot open shared object file: No such file or directory")
+
+
+@pytest.mark.parametrize("selection, shown", [
+    (LONG_SELECTION, "automatic; passed over hip (why: hrx-bench describe --verbose)"),
+    ("automatic", "automatic"),
+    ("backend argument", "backend argument"),
+    ("HRX_BACKEND", "HRX_BACKEND"),
+])
+def test_the_backend_line_is_one_short_line_with_the_details_on_request(selection, shown):
+    """A machine without a GPU passes over hip for a long list of failed
+    library loads: the sweep's header says so in one line and names the
+    command that lists the reasons."""
+    info = {"name": "host CPU", "backend": "host", "index": 0, "target": "host-x86_64",
+            "runtime": "hrx host backend", "selection": selection}
+    lines = header_lines(info, resolve_rule("quick", "host", {}), "quick", 1, "r.jsonl")
+    assert lines[2] == f"Backend chosen by: {shown}"
+    assert selection_summary(selection) == shown

@@ -54,10 +54,14 @@ def test_median_of_per_run_values_per_column():
     assert (row.low("threads"), row.high("threads")) == (1.0, 3.0)
 
 
-def test_even_run_count_takes_lower_middle():
+def test_an_even_run_count_takes_the_mean_of_the_two_middle_runs():
     lines = [summary_line(2, r, threads=t) for r, t in enumerate([4.0, 1.0, 3.0, 2.0], 1)]
     (row,) = group_lines(lines)[0].rows
-    assert row.median("threads") == 2.0
+    assert row.median("threads") == 2.5
+    two = group_lines([summary_line(2, 1, threads=1.264), summary_line(2, 2, threads=3.108)])
+    (row,) = two[0].rows
+    assert row.median("threads") == (1.264 + 3.108) / 2   # never the lower run alone
+    assert "| 2 | 0.500 | 2.186 |" in format_table(two[0])
 
 
 def test_groups_by_target_backend_driver_and_sizes():

@@ -4,6 +4,7 @@ checked cell by cell."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -13,6 +14,29 @@ pytestmark = pytest.mark.python_only
 NOTEBOOK = Path(__file__).resolve().parent.parent / "examples" / "queue_counts.ipynb"
 TINY = {"small_copies": 2, "bulk_bytes": 4096, "bulk_copies": 1, "loaded_copies": 1,
         "warmup": 1}
+
+
+REPEATS = 3
+"""As the notebook's own default: the reference's three runs per pool size."""
+
+AGREEMENT = r"""
+import json
+from hrx.bench.table import format_value
+_group = results.groups[0]
+_text = results.table(analysis=False).split("\n\n")[1]   # the heading, then the table
+_table = {row.strip("| ").split(" | ")[0]: row.strip("| ").split(" | ")[1:]
+          for row in _text.splitlines()[2:]}
+_frame = {str(q): [format_value(c, medians.loc[q, _group.header(c)]) for c in _group.columns]
+          for q in medians.index}
+_plot = {}
+for _column, _axis in zip(_group.columns, results.plot().axes):
+    _dots = _axis.containers[0].lines[0].get_ydata()
+    for _row, _y in zip(_group.rows, _dots):
+        _plot.setdefault(str(_row.queues), []).append(format_value(_column, _y))
+print(json.dumps({"table": _table, "frame": _frame, "plot": _plot}))
+"""
+"""Appended by the test: each table cell, the DataFrame's median and the
+plot's dot, formatted as the table formats them."""
 
 
 def _text(cell, output_type=None, name=None) -> str:
@@ -49,8 +73,9 @@ def executed(tmp_path_factory):
     parameters = [cell for cell in notebook.cells if "parameters" in cell.metadata.get("tags", [])]
     assert len(parameters) == 1, "the notebook has one cell tagged 'parameters'"
     parameters[0].source += (
-        "\n# test values\nQUEUES = [1, 2]\nREPEATS = 1\nSAMPLES = 2\nPRESET = 'quick'\n"
+        f"\n# test values\nQUEUES = [1, 2]\nREPEATS = {REPEATS}\nSAMPLES = 2\nPRESET = 'quick'\n"
         f"SIZES = {TINY!r}\nWORKLOAD_FILE = {str(work / 'workload.py')!r}\n")
+    notebook.cells.append(nbformat.v4.new_code_cell(AGREEMENT, metadata={"tags": ["test"]}))
     client = nbclient.NotebookClient(notebook, timeout=600, kernel_name="python3",
                                      resources={"metadata": {"path": str(work)}})
     client.execute()
@@ -59,7 +84,8 @@ def executed(tmp_path_factory):
 
 def _cell(notebook, fragment: str):
     matches = [cell for cell in notebook.cells
-               if cell.cell_type == "code" and fragment in cell.source]
+               if cell.cell_type == "code" and fragment in cell.source
+               and "test" not in cell.metadata.get("tags", [])]
     assert len(matches) == 1, fragment
     return matches[0]
 
@@ -75,7 +101,7 @@ def test_the_sweep_cell_names_the_device_and_shows_the_table(executed):
     written = list(work.glob("queue-counts-*.jsonl"))
     written = [path for path in written if "workload" not in path.name]
     assert len(written) == 1
-    assert len(written[0].read_text().splitlines()) == 2
+    assert len(written[0].read_text().splitlines()) == 2 * REPEATS
 
 
 def test_the_recommendation_dataframe_and_plot_cells(executed):
@@ -100,7 +126,22 @@ def test_a_notebook_workload_runs_in_process_and_the_sweep_explains_the_file_pat
     assert "Workload round, ms" in table
     lines = [json.loads(text) for text in
              next(work.glob("queue-counts-*-workload.jsonl")).read_text().splitlines()]
-    assert [line["workload"]["name"] for line in lines] == [f"{work / 'workload.py'}:copy_round"] * 2
+    assert [line["workload"]["name"] for line in lines] == [f"{work / 'workload.py'}:copy_round"] * 2 * REPEATS
+
+
+def test_the_table_the_dataframe_and_the_plot_agree(executed):
+    """What the notebook shows as the table, its DataFrame's medians and its
+    plot's dots are the same numbers, cell for cell."""
+    notebook, _ = executed
+    shown = json.loads(_text(notebook.cells[-1], "stream", "stdout"))
+    assert set(shown["table"]) == {"1", "2"}
+    assert shown["frame"] == shown["table"]
+    assert shown["plot"] == shown["table"]
+    html = _data(_cell(notebook, "results = hrx.bench.sweep("), "text/html")
+    medians = re.findall(r"<td style='text-align:right'>([^<]*)<br>", html)
+    assert medians == [cell for queues in ("1", "2") for cell in shown["table"][queues]]
+    frame = _data(_cell(notebook, "frame = results.to_dataframe()"), "text/html")
+    assert "repeat" not in frame
 
 
 def test_no_cell_raised(executed):

@@ -4,10 +4,12 @@ modules, in both directions.
 Compared: public module names and their kind (class, function, constant);
 each class's public members and protocol dunders with their kind (method,
 classmethod, staticmethod, property), its bases and whether it is final;
-constant values; parameter names where the runtime states them (the first
-line of a docstring, ``name(a, b=1)``); and, by calling with a deliberately
-bad value, that keyword-capable stub parameters are accepted as keywords and
-positional-only ones are refused as keywords.
+constant values; parameter names and which of them may be passed by
+keyword where the runtime states them (the text signature,
+``inspect.signature``; else the first line of a docstring,
+``name(a, b=1)``); and, by calling with a deliberately bad value, that
+keyword-capable stub parameters are accepted as keywords and positional-only
+ones are refused as keywords.
 
 The helpers are tested too (``test_diff_detects_*``): a parity test that
 cannot fail is worse than none.
@@ -40,7 +42,7 @@ STUB_FILES = {
 PROTOCOL_DUNDERS = frozenset({
     "__new__", "__init__", "__enter__", "__exit__", "__getitem__",
     "__setitem__", "__len__", "__iter__", "__contains__", "__call__",
-    "__bool__", "__eq__", "__hash__", "__dlpack__", "__dlpack_device__",
+    "__bool__", "__eq__", "__ne__", "__hash__", "__dlpack__", "__dlpack_device__",
 })
 PY_TPFLAGS_BASETYPE = 1 << 10
 
@@ -87,6 +89,8 @@ def _decorator_names(node: ast.FunctionDef | ast.ClassDef) -> set[str]:
 
 
 def _function_kind(node: ast.FunctionDef) -> str:
+    if node.name == "__new__":
+        return "staticmethod"  # implicitly, in Python's data model
     decorators = _decorator_names(node)
     for kind in ("property", "classmethod", "staticmethod"):
         if kind in decorators:
@@ -126,7 +130,7 @@ def _stub_class(node: ast.ClassDef) -> tuple[ClassApi, list[str]]:
             api.members[item.name] = kind
             if kind != "property":
                 names, keywords = _parameters(
-                    item, bound=kind != "staticmethod")
+                    item, bound=kind != "staticmethod" or item.name == "__new__")
                 api.params[item.name] = names
                 api.keywords[item.name] = keywords
         elif isinstance(item, ast.AnnAssign) and isinstance(item.target,
@@ -230,7 +234,9 @@ def load_stub(module: str, source: str | None = None) -> ModuleApi:
 
 # --------------------------------------------------------------- runtime side
 
-def _runtime_kind(value: object) -> str:
+def _runtime_kind(value: object, name: str = "") -> str:
+    if name == "__new__":
+        return "staticmethod"  # also CPython's generic wrapper of tp_new
     if isinstance(value, (classmethod, types.ClassMethodDescriptorType)):
         return "classmethod"
     if isinstance(value, staticmethod):
@@ -252,7 +258,7 @@ def _runtime_class(cls: type) -> ClassApi:
             continue  # object, Exception, ValueError...
         for name, value in vars(klass).items():
             if _is_member(name):
-                api.members[name] = _runtime_kind(value)
+                api.members[name] = _runtime_kind(value, name)
     return api
 
 
@@ -278,9 +284,37 @@ def collect_runtime(module: object) -> ModuleApi:
 _DOC_SIGNATURE = re.compile(r"^\s*([A-Za-z_]\w*)\((.*?)\)")
 
 
+_BOUND_NAMES = ("self", "type", "cls", "module")
+
+
+def signature_params(obj: object):
+    """Parameter names from the text signature (inspect.signature), without
+    the bound first one (self, type, cls, module) and *args/**kwargs, and
+    the names that may be passed by keyword; None without a signature."""
+    if getattr(obj, "__text_signature__", None) is None:
+        return None
+    try:
+        parameters = list(inspect.signature(obj).parameters.values())
+    except (TypeError, ValueError):
+        return None
+    if parameters and parameters[0].name in _BOUND_NAMES and \
+            parameters[0].kind == inspect.Parameter.POSITIONAL_ONLY:
+        parameters = parameters[1:]
+    named = [p for p in parameters if p.kind not in (inspect.Parameter.VAR_POSITIONAL,
+                                                      inspect.Parameter.VAR_KEYWORD)]
+    keywords = [p.name for p in named if p.kind != inspect.Parameter.POSITIONAL_ONLY]
+    return [p.name for p in named], keywords
+
+
 def documented_params(obj: object, name: str):
-    """Parameter names from a docstring's first line `name(a, b=1)`, and
-    whether the list is partial ('...'); None if the docstring states none."""
+    """Parameter names from the text signature, else from a docstring's
+    first line `name(a, b=1)`, whether the list is partial ('...'), and the
+    names that may be passed by keyword (None when only a docstring states
+    the parameters); None if neither states any."""
+    if not isinstance(obj, str):
+        stated = signature_params(obj)
+        if stated is not None:
+            return stated[0], False, stated[1]
     doc = inspect.getdoc(obj) if not isinstance(obj, str) else obj
     if not doc:
         return None
@@ -294,10 +328,10 @@ def documented_params(obj: object, name: str):
             partial = True
         elif part and part not in ("*", "/", "self", "cls"):
             params.append(part.lstrip("*"))
-    return params, partial
+    return params, partial, None
 
 
-def runtime_params(module: object) -> dict[str, tuple[list[str], bool]]:
+def runtime_params(module: object) -> dict[str, tuple[list[str], bool, list[str] | None]]:
     """'func' or 'Class.member' -> documented parameters."""
     found = {}
     for name in dir(module):
@@ -310,9 +344,17 @@ def runtime_params(module: object) -> dict[str, tuple[list[str], bool]]:
             if stated is not None:
                 found[f"{name}.__new__"] = stated
             for member in dir(value):
-                if not _is_member(member) or member == "__new__":
+                if not _is_member(member):
                     continue
                 attr = inspect.getattr_static(value, member)
+                if member == "__new__" and stated is None and \
+                        member in vars(value):
+                    stated = signature_params(getattr(value, member))
+                    if stated is not None:
+                        found[f"{name}.__new__"] = (stated[0], False, stated[1])
+                    continue
+                if member == "__new__":
+                    continue
                 if _runtime_kind(attr) in ("method", "classmethod"):
                     stated = documented_params(getattr(value, member), member)
                     if stated is not None:
@@ -327,7 +369,7 @@ def runtime_params(module: object) -> dict[str, tuple[list[str], bool]]:
 # ----------------------------------------------------------------- the diff
 
 def diff(stub: ModuleApi, runtime: ModuleApi,
-         documented: dict[str, tuple[list[str], bool]] | None = None
+         documented: dict[str, tuple[list[str], bool, list[str] | None]] | None = None
          ) -> list[str]:
     """Human-readable differences; empty when the stub matches."""
     problems = []
@@ -369,13 +411,15 @@ def diff(stub: ModuleApi, runtime: ModuleApi,
         if name in runtime.constants and runtime.constants[name] != value:
             problems.append(f"{name}: stub value {value!r}, run-time value "
                             f"{runtime.constants[name]!r}")
-    for qualified, (params, partial) in sorted((documented or {}).items()):
+    for qualified, (params, partial, keywords) in sorted((documented or {}).items()):
         owner, _, member = qualified.partition(".")
         if member:
             cls = stub.classes.get(owner)
             declared = cls.params.get(member) if cls else None
+            by_keyword = cls.keywords.get(member) if cls else None
         else:
             declared = stub.params.get(owner)
+            by_keyword = stub.keywords.get(owner)
         if declared is None:
             continue  # a missing name is reported above
         compared = declared[:len(params)] if partial else declared
@@ -383,6 +427,9 @@ def diff(stub: ModuleApi, runtime: ModuleApi,
             problems.append(f"{qualified}: stub parameters {declared}, the "
                             f"runtime documents {params}"
                             f"{' (partial)' if partial else ''}")
+        elif keywords is not None and by_keyword != keywords:
+            problems.append(f"{qualified}: stub takes {by_keyword} by keyword, the "
+                            f"runtime's signature {keywords}")
     return problems
 
 
@@ -563,10 +610,10 @@ def test_diff_detects_kind_bases_final_value_and_parameter_changes():
         ("    @property\n    def free_memory(self) -> int:",
          "    def free_memory(self) -> int:"),
         # classmethod -> method
-        ("    @classmethod\n    def open(cls, index: int = 0, backend: str |"
-         " None = None) -> Stream:",
-         "    def open(self, index: int = 0, backend: str | None = None) -> "
-         "Stream:"),
+        ("    @classmethod\n    def open(\n        cls, index: int = 0, backend: str |"
+         " None = None, *,\n        batching: bool | None = None,\n    ) -> Self:",
+         "    def open(\n        self, index: int = 0, backend: str | None = None, *,"
+         "\n        batching: bool | None = None,\n    ) -> Self:"),
         ("class OutOfRangeError(Error, IndexError, ValueError):",
          "class OutOfRangeError(Error, IndexError):"),
         ("@final\nclass Event:", "class Event:"),
@@ -607,13 +654,19 @@ def test_diff_detects_fabric_reexport_changes():
 
 def test_documented_params_parser():
     assert documented_params("copy(dst, src): device copy", "copy") == (
-        ["dst", "src"], False)
+        ["dst", "src"], False, None)
     assert documented_params("open(index=0, backend=None) -> Device",
-                             "open") == (["index", "backend"], False)
+                             "open") == (["index", "backend"], False, None)
     assert documented_params("bench_run(device, *, driver='native', ...) -> "
                              "dict", "bench_run") == (["device", "driver"],
-                                                      True)
-    assert documented_params("close(): drop", "close") == ([], False)
+                                                      True, None)
+    assert documented_params("close(): drop", "close") == ([], False, None)
+    # The text signature comes first, with what may go by keyword.
+    assert documented_params(hrx.Device.stream, "stream") == (
+        ["priority", "reserve"], False, ["priority", "reserve"])
+    assert documented_params(hrx.Stream.copy, "copy") == (["dst", "src"], False, [])
+    assert documented_params(hrx.Device.__new__, "__new__") == (
+        ["index", "backend", "batching"], False, ["index", "backend", "batching"])
     assert documented_params("Drops the handle.", "close") is None
     assert documented_params("other(a)", "close") is None
 
@@ -688,3 +741,13 @@ def test_typed_dict_check_detects_a_missing_key(device):
         "run-time keys ['backend', 'batch_publication', 'device_count', "
         "'engines', 'index', 'max_native_queues', 'name', 'peer', "
         "'platform', 'runtime', 'selection', 'target', 'total_memory']"]
+
+
+def test_diff_detects_a_keyword_the_text_signature_does_not_allow():
+    source = STUB_FILES["hrx._hrx"].read_text()
+    old = "def slice(self, offset: int, length: int) -> Buffer:"
+    assert source.count(old) == 1
+    problems = check("hrx._hrx", source.replace(
+        old, "def slice(self, offset: int, length: int, /) -> Buffer:"))
+    assert problems == ["Buffer.slice: stub takes [] by keyword, the runtime's signature "
+                        "['offset', 'length']"]

@@ -14,7 +14,9 @@
 #   connections      the loaded-latency probes (round-robin, high priority,
 #                    reserved, reserved + high) at 8 and 16 queues with
 #                    CUDA_DEVICE_MAX_CONNECTIONS=8, =32 and left to hrx, each
-#                    (count, budget, repeat) in a fresh process ($REPEATS, 2)
+#                    (count, budget, repeat) in a fresh process ($REPEATS, 2);
+#                    the table, and one table per budget
+#   connections-hrx  the same with the budget left to hrx only
 #   workload         the sweep with the example compute workload
 #                    (bench/examples/kernel_workload.py:round); table, plot
 #   submission-cost  host time of one 4 KiB copy through hrx against a plain
@@ -72,7 +74,10 @@
 #
 # Each stage fits the device tool's 10-minute call on its own; sweep-raw,
 # sweep-python, workload, model-random and load take most of one each.
-# Files are named as under bench/results/h200/ and written to $OUT (default
+# Files are named as under bench/results/h200/ (each stage writes the files
+# bench/README.md's stage table names, and the tables and comparisons are
+# written with -o in $OUT, so the command each one names on its first line
+# runs again beside its .jsonl) and written to $OUT (default
 # ./h200-out), with one log per stage (<stage>.log, setup.log); at the end
 # everything in $OUT is packed into $OUT/h200_<stages>.tgz, since the device
 # tool brings back only a few files.
@@ -87,7 +92,7 @@ OUT=${OUT:-$PWD/h200-out}
 mkdir -p "$OUT"
 export PYTHONUNBUFFERED=1
 export PYTHONSAFEPATH=1   # import the installed hrx, not ./hrx (no extension there)
-STAGES="sweep sweep-raw sweep-python connections workload submission-cost \
+STAGES="sweep sweep-raw sweep-python connections connections-hrx workload submission-cost \
 quick-batching read-latency call-latency python-threads conformance conformance-off \
 selected before-after model-random load multi-gpu multi-gpu-sweep multi-gpu-concurrent"
 if [ $# -eq 0 ]; then
@@ -102,27 +107,41 @@ for stage in "$@"; do
 done
 
 bench() { python3 -m hrx.bench "$@"; }
-# One sweep, its table and the given comparison: NAME BASELINE SWEEP-ARGS...
+# The reports of a results file NAME.jsonl in $OUT: its table, with a
+# BASELINE its comparison, with PLOT=plot its plot (the pages name a PNG for
+# sweep-raw and workload only). Written in $OUT with -o, so that each names
+# the command that writes it again beside its .jsonl.
+reports() {
+  local name=$1 baseline=$2 plot=$3
+  (cd "$OUT" || exit
+   bench table "$name.jsonl" -o "$name-table.txt"
+   if [ -n "$baseline" ]; then
+     bench compare "$name.jsonl" --baseline "$baseline" -o "$name-compare.txt"
+   fi
+   if [ -n "$plot" ]; then
+     bench plot "$name.jsonl" --out "$name.png" || echo "no plot (matplotlib?)"
+   fi)
+}
+# One sweep and its reports: NAME BASELINE PLOT SWEEP-ARGS...
 sweep_stage() {
-  local name=$1 baseline=$2; shift 2
+  local name=$1 baseline=$2 plot=$3; shift 3
   timeout 570 python3 -m hrx.bench sweep --backend hip --no-progress \
     --output "$OUT/$name.jsonl" "$@"
   echo "sweep exit status $?"
-  bench table "$OUT/$name.jsonl" >"$OUT/$name-table.txt" 2>&1
-  [ -n "$baseline" ] && bench compare "$OUT/$name.jsonl" --baseline "$baseline" \
-    >"$OUT/$name-compare.txt" 2>&1
-  bench plot "$OUT/$name.jsonl" --out "$OUT/$name.png" || echo "no plot (matplotlib?)"
+  reports "$name" "$baseline" "$plot"
 }
 
+# The probes at 8 and 16 queues for each budget: NAME BUDGET...
 connections() {
   unset CUDA_DEVICE_MAX_CONNECTIONS HRX_CONNECTION_BUDGET_SET
-  local file="$OUT/connections-probes.jsonl" repeat queues budget
+  local name=$1 file="$OUT/$1.jsonl" repeat queues budget
+  shift
   : >"$file"
   # The variable is set (or left to hrx) per process: the runtime reads it
   # once, when it initializes.
   for repeat in $(seq 1 "${REPEATS:-2}"); do
     for queues in 8 16; do
-      for budget in 8 32 hrx; do
+      for budget in "$@"; do
         if [ "$budget" = hrx ]; then
           timeout 120 python3 -m hrx.bench run "$queues" --backend hip \
             --repeat "$repeat" >>"$file"
@@ -134,20 +153,7 @@ connections() {
       done
     done
   done
-  bench table "$file" >"$OUT/connections-probes-table.txt" 2>&1
-  # One table per budget: the group key does not hold environment.connections.
-  python3 - "$file" >"$OUT/connections-by-budget.txt" 2>&1 <<'PY'
-import json, sys
-from hrx.bench.results import Results
-lines = [json.loads(t) for t in open(sys.argv[1]) if t.strip()]
-by = {}
-for line in lines:
-    c = (line.get("environment") or {}).get("connections") or {}
-    by.setdefault(f"{c.get('variable')}={c.get('value')} ({c.get('source')})", []).append(line)
-for label, group in sorted(by.items()):
-    print(f"# {label}: {len(group)} runs\n")
-    print(Results(group).table(analysis=False))
-PY
+  reports "$name" "" ""
 }
 
 # The Python tests on hip, against the testing build. Each test has 90 s
@@ -256,12 +262,17 @@ start=$(date +%s)
 
 for stage in "$@"; do
   case "$stage" in
-    sweep)        sweep_stage sweep batching-off --driver native --batching on,off ;;
-    sweep-raw)    sweep_stage sweep-raw raw --driver native,raw --batching off ;;
-    sweep-python) sweep_stage sweep-python batching-off --driver python --batching on,off ;;
-    workload)     sweep_stage workload "" \
+    sweep)        sweep_stage sweep batching-off "" --driver native --batching on,off ;;
+    sweep-raw)    sweep_stage sweep-raw raw plot --driver native,raw --batching off ;;
+    sweep-python) sweep_stage sweep-python batching-off "" --driver python --batching on,off ;;
+    workload)     sweep_stage workload "" plot \
                     --workload bench/examples/kernel_workload.py:round ;;
-    connections)  connections ;;
+    connections)
+      connections connections-probes 8 32 hrx
+      # One table per budget: the groups do not tell budgets apart.
+      (cd "$OUT" && bench table connections-probes.jsonl --split-by connections --brief \
+         -o connections-by-budget.txt) ;;
+    connections-hrx) connections connections-hrx-budget hrx ;;
     submission-cost)
       bash bench/scripts/submission_cost.sh hip >"$OUT/submission-cost.json"
       echo "exit status $?" ;;
@@ -288,9 +299,9 @@ for stage in "$@"; do
     model-random) model_random ;;
     load)         load ;;
     multi-gpu)    multi_gpu ;;
-    multi-gpu-sweep) sweep_stage multi-gpu-sweep "" --device all --driver native ;;
+    multi-gpu-sweep) sweep_stage multi-gpu-sweep "" "" --device all --driver native ;;
     multi-gpu-concurrent)
-      sweep_stage multi-gpu-concurrent "" --device all --concurrent-devices \
+      sweep_stage multi-gpu-concurrent "" "" --device all --concurrent-devices \
         --driver native ;;
   esac >"$OUT/$stage.log" 2>&1
   echo "$stage done after $(( $(date +%s) - start )) s" >>"$OUT/setup.log"

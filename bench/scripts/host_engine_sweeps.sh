@@ -40,15 +40,16 @@ for who in before after; do
   sweep $who --driver native --samples 5 --repeats 1 $(reference $who) \
     -o "$out/engines-$who-default.jsonl" > /dev/null
 done
+# The reports are written with -o beside their .jsonl: each names on its
+# first line the command that writes it again from there.
+cd "$out"
 for preset in quick default; do
   for who in before after; do
     env ${AFTER_ENV:-} "$AFTER" -P -m hrx.bench table \
-      "$out/engines-$who-$preset.jsonl" \
-      > "$out/engines-$who-$preset-table.txt"
+      "engines-$who-$preset.jsonl" -o "engines-$who-$preset-table.txt"
   done
   env ${AFTER_ENV:-} "$AFTER" -P "$scripts/host_engine_targets.py" \
-    "$out/engines-before-$preset.jsonl" \
-    "$out/engines-after-$preset.jsonl" \
-    > "$out/engines-$preset-targets.txt"
+    "engines-before-$preset.jsonl" "engines-after-$preset.jsonl" \
+    -o "engines-$preset-targets.txt"
 done
 rm -rf "$work"

@@ -14,23 +14,27 @@ files (JSON lines with native and python driver lines of the host backend):
   reserved + high / round-robin <= 0.1   ratio of the medians of the probes'
     at 8 and 16 queues                   p95s (native driver)
 
-Usage: python3 bench/scripts/host_engine_targets.py FILE.jsonl [...]
+Usage: python3 bench/scripts/host_engine_targets.py FILE.jsonl [...] [-o OUT]
 Prints one Markdown table per file and batching setting; numbers only
-(the verdicts are for the reader).
+(the verdicts are for the reader). With -o, writes them to OUT after a line
+naming the command that writes OUT again from its directory
+(hrx/bench/report.py).
 """
 from __future__ import annotations
 
+import argparse
 import os
 import sys
 from collections import defaultdict
 
 from hrx.bench.lines import read_lines
-from hrx.bench.stats import median
+from hrx.bench.report import relative_to, write_report
+from hrx.bench.stats import run_median
 
 
 def _median_or_none(values):
     values = [v for v in values if v is not None]
-    return median(values) if values else None
+    return run_median(values) if values else None
 
 
 def _fmt(value, digits):
@@ -81,11 +85,20 @@ def summarize(path: str) -> str:
 
 
 def main(argv) -> int:
-    if not argv:
-        print(__doc__, file=sys.stderr)
-        return 2
-    for path in argv:
-        print(summarize(path))
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0],
+                                     usage="%(prog)s FILE.jsonl [...] [-o OUT]")
+    parser.add_argument("files", nargs="+", metavar="FILE.jsonl")
+    parser.add_argument("-o", "--output", metavar="OUT",
+                        help="write the tables to OUT, after the command that makes it")
+    args = parser.parse_args(argv)
+    text = "".join(summarize(path) + "\n" for path in args.files)
+    if not args.output:
+        sys.stdout.write(text)
+        return 0
+    command = (["python3", "-P", relative_to(__file__, args.output)]
+               + [relative_to(path, args.output) for path in args.files]
+               + ["-o", os.path.basename(args.output)])
+    write_report(args.output, text, command)
     return 0
 
 

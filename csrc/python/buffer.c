@@ -5,6 +5,7 @@
 #include "dlpack.h"
 #include "objects.h"
 #include "property.h"
+#include "special.h"
 
 static void hrx_py_buffer_release(void* buffer) {
   /* Freeing waits until no submitted work can touch the memory. */
@@ -281,28 +282,40 @@ static PyObject* hrx_py_buffer_repr(PyObject* self) {
                                   buffer->buffer));
 }
 
+HRX_PY_NEW_FUNCTION(hrx_py_buffer, buffer_type)
+
 static PyMethodDef hrx_py_buffer_methods[] = {
+    HRX_PY_NEW_METHOD(hrx_py_buffer,
+        "__new__($type, *args, **kwargs)\n--\n\n"
+        "Refuse with a TypeError: buffers come from device.allocate(nbytes) "
+        "or stream.allocate(nbytes)."),
     {"slice", (PyCFunction)(void (*)(void))hrx_py_buffer_slice,
      METH_VARARGS | METH_KEYWORDS,
-     "slice(offset, length) -> Buffer view, relative to this view and "
+     "slice($self, offset, length)\n--\n\n"
+     "Return the view [offset, offset + length) of this view, "
      "bounds-checked."},
     HRX_PY_HANDLE_METHODS(hrx_py_buffer,
-                          "close(): drop this view; memory is freed once no "
-                          "view or queued command uses it."),
+                          "Drop this view; memory is freed once no view or "
+                          "queued command uses it."),
     {"__dlpack__", (PyCFunction)(void (*)(void))hrx_py_buffer_dlpack,
      METH_VARARGS | METH_KEYWORDS,
-     "__dlpack__(*, stream=None, max_version=None, dl_device=None, "
-     "copy=None) -> capsule: this view as a 1-D uint8 DLPack tensor, without "
-     "a copy; the consumer keeps the memory alive. Unless stream is -1, "
-     "the consumer's stream (None: the default stream) is made to wait on "
-     "the device, through events, for the work already submitted to the "
+     "__dlpack__($self, /, *, stream=None, max_version=None, dl_device=None, "
+     "copy=None)\n--\n\n"
+     "Return this view as a 1-D uint8 DLPack tensor (a capsule), without a "
+     "copy; the consumer keeps the memory alive. Unless stream is -1, the "
+     "consumer's stream (None: the default stream) is made to wait on the "
+     "device, through events, for the work already submitted to the "
      "device's pool queues; for host memory the host waits for it."},
     {"__array__", (PyCFunction)(void (*)(void))hrx_py_buffer_array,
      METH_VARARGS | METH_KEYWORDS,
-     "Refuses: numpy cannot view device memory (use stream.read)."},
+     "__array__($self, /, *args, **kwargs)\n--\n\n"
+     "Refuse with a TypeError: numpy cannot view device memory; read it "
+     "with stream.read(buffer).wait() or stream.read_blocking(buffer, "
+     "out)."},
     {"__dlpack_device__", hrx_py_buffer_dlpack_device, METH_NOARGS,
-     "__dlpack_device__() -> (device_type, device_id): (1, 0) on the host "
-     "backend, (2, ordinal) for CUDA and (10, ordinal) for ROCm memory."},
+     "__dlpack_device__($self, /)\n--\n\n"
+     "Return (device_type, device_id): (1, 0) on the host backend, "
+     "(2, ordinal) for CUDA and (10, ordinal) for ROCm memory."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -328,8 +341,9 @@ static PyGetSetDef hrx_py_buffer_getset[] = {
 };
 
 static PyType_Slot hrx_py_buffer_slots[] = {
-    {Py_tp_doc, "Device memory (or a view of it), usable by every stream of "
-                "its device. Create with Device.allocate or Stream.allocate."},
+    {Py_tp_doc, "Device memory (or a view of it: buf[a:b], buf.slice(offset, "
+                "length)), usable by every stream of its device. Not created "
+                "directly: use Device.allocate or Stream.allocate."},
     {Py_tp_new, hrx_py_buffer_new},
     {Py_tp_dealloc, hrx_py_buffer_dealloc},
     {Py_tp_traverse, hrx_py_traverse_type},

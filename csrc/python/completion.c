@@ -219,16 +219,19 @@ static PyObject* hrx_py_completion_result(PyObject* self, PyObject* args,
 
 static PyMethodDef hrx_py_completion_methods[] = {
     {"done", hrx_py_completion_done, METH_NOARGS,
-     "done() -> bool: whether every node of the launch has run."},
+     "done($self, /)\n--\n\n"
+     "Whether every node of the launch has run (never waits)."},
     {"wait", (PyCFunction)(void (*)(void))hrx_py_completion_wait,
      METH_VARARGS | METH_KEYWORDS,
-     "wait(timeout=None) -> bool: block (GIL released) until the launch is "
-     "complete or timeout seconds passed; True when complete."},
+     "wait($self, timeout=None)\n--\n\n"
+     "Wait (GIL released) until the launch is complete or timeout seconds "
+     "passed (None: no limit); return True when complete."},
     {"result", (PyCFunction)(void (*)(void))hrx_py_completion_result,
      METH_VARARGS | METH_KEYWORDS,
-     "result(timeout=None) -> None: wait, then re-raise the exception of the "
-     "first host callback that raised (TimeoutError if not complete in "
-     "time)."},
+     "result($self, timeout=None)\n--\n\n"
+     "Wait as wait() does, then re-raise the exception of the first host "
+     "callback that raised; return None if none did (TimeoutError if not "
+     "complete in time)."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -2,6 +2,7 @@
 #include "args.h"
 #include "objects.h"
 #include "property.h"
+#include "special.h"
 #include "wait.h"
 
 static void hrx_py_device_release(void* device) {
@@ -523,50 +524,94 @@ static PyObject* hrx_py_device_repr(PyObject* self) {
                               hrx_device_stream_queue_count(device));
 }
 
+/* __eq__ and __ne__ as methods with docstrings of their own (METH_COEXIST
+ * replaces the generic wrappers); == and != go through tp_richcompare. */
+static PyObject* hrx_py_device_eq(PyObject* self, PyObject* other) {
+  return hrx_py_device_richcompare(self, other, Py_EQ);
+}
+
+static PyObject* hrx_py_device_ne(PyObject* self, PyObject* other) {
+  return hrx_py_device_richcompare(self, other, Py_NE);
+}
+
+static PyObject* hrx_py_device_hash_method(PyObject* self, PyObject* unused) {
+  (void)unused;
+  return PyLong_FromSsize_t(hrx_py_device_hash(self));
+}
+
+#define HRX_PY_DEVICE_OPEN_DOC                                             \
+  "Open a handle on device `index` of `backend`: the live device that "    \
+  "every handle of the same (backend, index) shares. backend None means "  \
+  "$HRX_BACKEND, else the first available of hrx.backends(). batching "    \
+  "True or False sets the live device's batching switch; None leaves it."
+
+HRX_PY_NEW_FUNCTION(hrx_py_device, device_type)
+
 static PyMethodDef hrx_py_device_methods[] = {
+    HRX_PY_NEW_METHOD(hrx_py_device,
+        "__new__($type, index=0, backend=None, *, batching=None)\n--\n\n"
+        "The same as Device.open(index, backend, batching=batching)."),
     {"open", (PyCFunction)(void (*)(void))hrx_py_device_open,
      METH_VARARGS | METH_KEYWORDS | METH_CLASS,
-     "open(index=0, backend=None, *, batching=None) -> Device. backend None "
-     "means $HRX_BACKEND, else the first available of hrx.backends(). "
-     "batching True/False sets the live device's batching switch (None "
-     "leaves it)."},
+     "open($type, index=0, backend=None, *, batching=None)\n--\n\n"
+     HRX_PY_DEVICE_OPEN_DOC},
     {"clone", hrx_py_device_clone, METH_NOARGS,
-     "clone() -> Device: another handle on the same live device."},
+     "clone($self, /)\n--\n\n"
+     "Return another handle on the same live device."},
     HRX_PY_HANDLE_METHODS(hrx_py_device,
-                          "close(): drop this handle; the live device goes "
-                          "once nothing of it is left."),
+                          "Drop this handle; the live device goes once "
+                          "nothing of it is left."),
     {"set_stream_queue_count", hrx_py_device_set_stream_queue_count, METH_O,
-     "set_stream_queue_count(n): pool size, 1..MAX_STREAM_QUEUE_COUNT, before "
-     "the first pool queue is created (BusyError after, unless n is the "
-     "current value)."},
+     "set_stream_queue_count($self, n, /)\n--\n\n"
+     "Set the pool size, 1..MAX_STREAM_QUEUE_COUNT, before the first pool "
+     "queue is created (BusyError after, unless n is the current value)."},
     {"set_batching", hrx_py_device_set_batching, METH_O,
-     "set_batching(enabled): turn submission batching on or off for the live "
-     "device (all its handles); off publishes pending work at once."},
+     "set_batching($self, enabled, /)\n--\n\n"
+     "Turn submission batching on or off for the live device (all its "
+     "handles); off publishes pending work at once."},
     {"set_stream_queue_policy", hrx_py_device_set_stream_queue_policy,
      METH_O,
-     "set_stream_queue_policy(policy): \"round_robin\" (default) or "
+     "set_stream_queue_policy($self, policy, /)\n--\n\n"
+     "Set the queue policy, \"round_robin\" (the default) or "
      "\"least_loaded\", before the first pool queue is created (BusyError "
      "after, unless it is the current policy)."},
     {"stream", (PyCFunction)(void (*)(void))hrx_py_device_stream,
      METH_VARARGS | METH_KEYWORDS,
-     "stream(*, priority=\"normal\", reserve=False) -> Stream on a queue of "
-     "the priority's lane, chosen by the queue policy; reserve=True gives "
-     "it a queue of its own. priority: \"high\", \"normal\", \"low\" or "
-     "1, 0, -1."},
+     "stream($self, /, *, priority='normal', reserve=False)\n--\n\n"
+     "Return a Stream on a queue of the priority's lane, chosen by the queue "
+     "policy; reserve=True gives it a queue of its own. priority: "
+     "\"high\", \"normal\" or \"low\", or 1, 0, -1; None is \"normal\"."},
     {"pool_stats", hrx_py_device_pool_stats, METH_NOARGS,
-     "pool_stats() -> dict: queue_count (per lane), policy, first_use, "
+     "pool_stats($self, /)\n--\n\n"
+     "Return a dict: queue_count (per lane), policy, first_use, "
      "reserved_live, reserved_created, reserved_refused, connections "
      "{variable, value, wanted, source}, queues [{priority, slot, "
      "reserved, native_priority, streams, streams_assigned, "
      "commands_submitted, bytes_submitted, commands_in_flight, "
-     "bytes_in_flight}]."},
+     "bytes_in_flight}]. native_priority is the runtime's stream priority "
+     "on hip and the lane's rank on the host backend (0 high, 1 normal, "
+     "2 low)."},
     {"allocate", hrx_py_device_allocate, METH_O,
-     "allocate(nbytes) -> Buffer of device memory."},
+     "allocate($self, nbytes, /)\n--\n\n"
+     "Allocate nbytes of device memory; return the Buffer."},
     {"synchronize", hrx_py_device_synchronize, METH_NOARGS,
-     "synchronize(): wait for all work on the pool's queues."},
+     "synchronize($self, /)\n--\n\n"
+     "Wait for all work on the pool's queues (not fabric queues); raise a "
+     "failed command of any of its streams."},
     {"pool_info", hrx_py_device_pool_info, METH_NOARGS,
-     "pool_info() -> dict: queue_count, queues_created, next_slot, first_use, "
+     "pool_info($self, /)\n--\n\n"
+     "Return a dict: queue_count, queues_created, next_slot, first_use, "
      "live_streams, fabric_queues."},
+    {"__eq__", hrx_py_device_eq, METH_O | METH_COEXIST,
+     "__eq__($self, value, /)\n--\n\n"
+     "Whether value is a handle on the same live device (a clone, or the "
+     "same (backend, index) opened again while the live device lives)."},
+    {"__ne__", hrx_py_device_ne, METH_O | METH_COEXIST,
+     "__ne__($self, value, /)\n--\n\n"
+     "Whether value is not a handle on the same live device."},
+    {"__hash__", hrx_py_device_hash_method, METH_NOARGS | METH_COEXIST,
+     "__hash__($self, /)\n--\n\n"
+     "Return the hash of the live device: equal handles hash alike."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -596,8 +641,10 @@ static PyGetSetDef hrx_py_device_getset[] = {
 };
 
 static PyType_Slot hrx_py_device_slots[] = {
-    {Py_tp_doc, "A handle on a live device. Handles of the same (backend, "
-                "index) share one live device, its pool setting and queues."},
+    {Py_tp_doc, "Device(index=0, backend=None, *, batching=None)\n--\n\n"
+                "A handle on a live device (the same as Device.open). "
+                "Handles of the same (backend, index) share one live "
+                "device, its pool setting and queues, and compare equal."},
     {Py_tp_new, hrx_py_device_new},
     {Py_tp_dealloc, hrx_py_device_dealloc},
     {Py_tp_traverse, hrx_py_traverse_type},
@@ -620,6 +667,8 @@ static PyType_Spec hrx_py_device_spec = {
 int hrx_py_device_register(PyObject* module, hrx_py_state_t* state) {
   state->device_type =
       (PyTypeObject*)PyType_FromModuleAndSpec(module, &hrx_py_device_spec, NULL);
-  if (!state->device_type) return -1;
+  if (!state->device_type || hrx_py_drop_ordering(state->device_type) < 0) {
+    return -1;
+  }
   return PyModule_AddObjectRef(module, "Device", (PyObject*)state->device_type);
 }

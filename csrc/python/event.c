@@ -93,15 +93,18 @@ static PyObject* hrx_py_event_timing(hrx_py_state_t* state, void* event) {
 
 static PyMethodDef hrx_py_event_methods[] = {
     {"query", hrx_py_event_query, METH_NOARGS,
-     "query() -> bool: whether the recorded work is done."},
+     "query($self, /)\n--\n\n"
+     "Whether the recorded work is done (never waits)."},
     {"elapsed_time", hrx_py_event_elapsed_time, METH_O,
-     "elapsed_time(end) -> float: milliseconds from this event's completion "
-     "to end's (as torch.cuda.Event.elapsed_time). Both must be recorded "
-     "with record_event(timing=True) on one device and be complete; it "
-     "never waits."},
+     "elapsed_time($self, end, /)\n--\n\n"
+     "Return the milliseconds from this event's completion to end's (as "
+     "torch.cuda.Event.elapsed_time). Both must be recorded with "
+     "record_event(timing=True) on one device and be complete; it never "
+     "waits."},
     {"synchronize", hrx_py_event_synchronize, METH_NOARGS,
-     "synchronize(): wait until the recorded work is done."},
-    HRX_PY_HANDLE_METHODS(hrx_py_event, "close(): drop this event."),
+     "synchronize($self, /)\n--\n\n"
+     "Wait until the recorded work is done."},
+    HRX_PY_HANDLE_METHODS(hrx_py_event, "Drop this event."),
     {NULL, NULL, 0, NULL},
 };
 

@@ -7,6 +7,7 @@
 #include "host_threads.h"
 #include "objects.h"
 #include "property.h"
+#include "special.h"
 #include "submit.h"
 
 /* ------------------------------------------------------------ trampoline */
@@ -430,34 +431,42 @@ static PyObject* hrx_py_graph_native(hrx_py_state_t* state, void* graph) {
   return PyBool_FromLong(hrx_graph_is_native(graph));
 }
 
+HRX_PY_NEW_FUNCTION(hrx_py_graph, graph_type)
+
 static PyMethodDef hrx_py_graph_methods[] = {
+    HRX_PY_NEW_METHOD(hrx_py_graph, "__new__($type, device)\n--\n\n"
+                      "Create an empty graph of device."),
     {"copy", (PyCFunction)(void (*)(void))hrx_py_graph_copy,
      METH_VARARGS | METH_KEYWORDS,
-     "copy(dst, src, *, after=()) -> GraphNode: a device copy between equal, "
-     "non-overlapping views, run after the nodes in after."},
+     "copy($self, dst, src, *, after=())\n--\n\n"
+     "Record a device copy between equal, non-overlapping views, run after "
+     "the nodes in after; return its GraphNode."},
     {"fill", (PyCFunction)(void (*)(void))hrx_py_graph_fill,
      METH_VARARGS | METH_KEYWORDS,
-     "fill(dst, byte, *, after=()) -> GraphNode: set every byte of dst "
-     "(0..255), after the nodes in after."},
+     "fill($self, dst, byte, *, after=())\n--\n\n"
+     "Record setting every byte of dst to byte (0..255), after the nodes in "
+     "after; return its GraphNode."},
     {"callback", (PyCFunction)(void (*)(void))hrx_py_graph_callback,
      METH_VARARGS | METH_KEYWORDS,
-     "callback(fn, *, after=()) -> GraphNode: call fn() on a host worker "
-     "thread once the nodes in after are done; nodes after it wait for it. "
-     "An exception is re-raised by the launch's Completion.result(). fn "
-     "must not submit, allocate or wait on hrx objects "
+     "callback($self, fn, *, after=())\n--\n\n"
+     "Record a call of fn() on a host worker thread once the nodes in after "
+     "are done; nodes after it wait for it; return its GraphNode. An "
+     "exception is re-raised by the launch's Completion.result(). fn must "
+     "not submit, allocate or wait on hrx objects "
      "(FailedPreconditionError)."},
     {"add_dependency", (PyCFunction)(void (*)(void))hrx_py_graph_add_dependency,
      METH_VARARGS | METH_KEYWORDS,
-     "add_dependency(node, after): node runs after `after` (refused if it "
-     "would close a cycle)."},
+     "add_dependency($self, node, after)\n--\n\n"
+     "Make node run after the node `after` (refused if it would close a "
+     "cycle)."},
     {"launch", hrx_py_graph_launch, METH_O,
-     "launch(stream) -> Completion | None: run the graph on the stream, after "
-     "its earlier work and before its later work. Graphs with host "
-     "callbacks return a Completion; device-only graphs return None (record "
-     "an event on the stream to wait for them). The first launch seals the "
-     "graph."},
-    HRX_PY_HANDLE_METHODS(hrx_py_graph, "close(): drop this handle; "
-                                        "launches in flight still complete."),
+     "launch($self, stream, /)\n--\n\n"
+     "Run the graph on the stream, after its earlier work and before its "
+     "later work. Graphs with host callbacks return a Completion; "
+     "device-only graphs return None (record an event on the stream to "
+     "wait for them). The first launch seals the graph."},
+    HRX_PY_HANDLE_METHODS(hrx_py_graph, "Drop this handle; launches in "
+                                        "flight still complete."),
     {NULL, NULL, 0, NULL},
 };
 
@@ -474,10 +483,11 @@ static PyGetSetDef hrx_py_graph_getset[] = {
 };
 
 static PyType_Slot hrx_py_graph_slots[] = {
-    {Py_tp_doc, "Graph(device): copies, fills and host callbacks recorded "
-                "with explicit dependencies (after=[nodes]) and launched on "
-                "streams of the device any number of times with "
-                "graph.launch(stream). The graph keeps its buffers alive."},
+    {Py_tp_doc, "Graph(device)\n--\n\n"
+                "Copies, fills and host callbacks recorded with explicit "
+                "dependencies (after=[nodes]) and launched on streams of the "
+                "device any number of times with graph.launch(stream). The "
+                "graph keeps its buffers alive."},
     {Py_tp_new, hrx_py_graph_new},
     {Py_tp_dealloc, hrx_py_graph_dealloc},
     {Py_tp_traverse, hrx_py_graph_traverse},

@@ -63,15 +63,25 @@ PyObject* hrx_py_handle_enter(PyObject* self,
     return hrx_py_handle_enter(self, &(kind));                            \
   }                                                                       \
   static PyObject* prefix##_exit(PyObject* self, PyObject* args) {        \
-    (void)args;                                                           \
+    PyObject *type, *value, *traceback;                                   \
+    if (!PyArg_UnpackTuple(args, "__exit__", 3, 3, &type, &value,         \
+                           &traceback)) {                                 \
+      return NULL;                                                        \
+    }                                                                     \
     hrx_py_handle_close(self, &(kind));                                   \
     Py_RETURN_FALSE;                                                      \
   }
 
-/* The PyMethodDef entries of close(), __enter__ and __exit__. */
+/* The PyMethodDef entries of close(), __enter__ and __exit__, with their
+ * text signatures; `close_doc` is a string literal: what close() does. */
 #define HRX_PY_HANDLE_METHODS(prefix, close_doc)                          \
-  {"close", prefix##_close, METH_NOARGS, close_doc},                      \
-      {"__enter__", prefix##_enter, METH_NOARGS, NULL},                   \
-      {"__exit__", prefix##_exit, METH_VARARGS, NULL}
+  {"close", prefix##_close, METH_NOARGS,                                  \
+   "close($self, /)\n--\n\n" close_doc},                                  \
+      {"__enter__", prefix##_enter, METH_NOARGS,                          \
+       "__enter__($self, /)\n--\n\nReturn self (FailedPreconditionError "   \
+       "once closed)."},                                                  \
+      {"__exit__", prefix##_exit, METH_VARARGS,                           \
+       "__exit__($self, exc_type, exc_value, traceback, /)\n--\n\nClose "    \
+       "it, as close() does; return False, so an exception propagates."}
 
 #endif /* HRX_PYTHON_HANDLE_H_ */

@@ -160,21 +160,28 @@ static PyObject* hrx_py_now_ns(PyObject* module, PyObject* unused) {
 
 static PyMethodDef hrx_py_module_methods[] = {
     {"backends", hrx_py_backends, METH_NOARGS,
-     "backends() -> list of {'name', 'available', 'reason', 'library', "
+     "backends($module, /)\n--\n\n"
+     "Return a list of {'name', 'available', 'reason', 'library', "
      "'platform', 'connections'}, in automatic selection order. "
      "library/platform name the runtime the hip backend loaded (None for "
      "host); connections describes the process's hardware connection "
      "budget variable ({variable, value, wanted, source}; None for host). "
      "Listing never sets that variable: opening a hip device does."},
     {"now_ns", hrx_py_now_ns, METH_NOARGS,
-     "now_ns() -> int: the monotonic clock hrx times with, in ns."},
+     "now_ns($module, /)\n--\n\n"
+     "Return the monotonic clock hrx times with, in ns."},
     {"bench_run", (PyCFunction)(void (*)(void))hrx_py_bench_run,
      METH_VARARGS | METH_KEYWORDS,
-     "bench_run(device, *, driver='native', ...) -> dict of raw timings; "
-     "runs the queue-pool benchmark's cases in C (see hrx.bench)."},
+     "bench_run($module, /, device, *, driver='native', lanes=16, "
+     "retained_streams=16, small_bytes=4096, small_copies=1024, "
+     "bulk_bytes=33554432, bulk_copies=16, loaded_copies=4, warmup=3, "
+     "samples=15, loaded_probes=True)\n--\n\n"
+     "Run the queue-pool benchmark's cases in C (driver 'native' or 'raw'); "
+     "return a dict of raw timings (see hrx.bench)."},
     {"_interpreter_exiting", hrx_py_graph_interpreter_exiting, METH_NOARGS,
-     "_interpreter_exiting(): called at exit (atexit); graph host callbacks "
-     "still queued are skipped from then on."},
+     "_interpreter_exiting($module, /)\n--\n\n"
+     "Called at exit (atexit): graph host callbacks still queued are "
+     "skipped from then on."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -204,12 +204,15 @@ int hrx_py_readback_copy_out(hrx_py_state_t* state, hrx_readback_t* readback,
 
 static PyMethodDef hrx_py_readback_methods[] = {
     {"wait", hrx_py_readback_wait, METH_NOARGS,
-     "wait() -> numpy.ndarray[uint8]: blocks until the read is done."},
+     "wait($self, /)\n--\n\n"
+     "Wait until the read is done; return the bytes as a numpy uint8 "
+     "array."},
     {"done", hrx_py_readback_done, METH_NOARGS,
-     "done() -> bool: whether the read has completed."},
+     "done($self, /)\n--\n\n"
+     "Whether the read has completed (never waits)."},
     HRX_PY_HANDLE_METHODS(hrx_py_readback,
-                          "close(): drop the read's staging memory without "
-                          "waiting for it."),
+                          "Drop the read's staging memory without waiting "
+                          "for it."),
     {NULL, NULL, 0, NULL},
 };
 

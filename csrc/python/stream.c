@@ -8,6 +8,7 @@
 #include "dlpack.h"
 #include "objects.h"
 #include "property.h"
+#include "special.h"
 #include "submit.h"
 #include "wait.h"
 
@@ -506,7 +507,9 @@ static PyObject* hrx_py_stream_cuda_stream(PyObject* self, PyObject* unused) {
 
 static PyMethodDef hrx_py_stream_cuda_stream_def = {
     "__cuda_stream__", hrx_py_stream_cuda_stream, METH_NOARGS,
-    "__cuda_stream__() -> (0, handle): the CUDA stream protocol."};
+    "__cuda_stream__($self, /)\n--\n\n"
+    "Return (0, the cudaStream_t handle as an int): the CUDA stream "
+    "protocol."};
 
 static PyObject* hrx_py_stream_get_cuda_stream(PyObject* self, void* closure) {
   (void)closure;
@@ -533,63 +536,85 @@ static PyObject* hrx_py_stream_repr(PyObject* self) {
   return PyUnicode_FromFormat("<%s on pool queue %d>", name, index);
 }
 
+HRX_PY_NEW_FUNCTION(hrx_py_stream, stream_type)
+
 static PyMethodDef hrx_py_stream_methods[] = {
+    HRX_PY_NEW_METHOD(hrx_py_stream,
+        "__new__($type, *args, **kwargs)\n--\n\n"
+        "Refuse with a TypeError: streams come from device.stream() or "
+        "Stream.open()."),
     {"open", (PyCFunction)(void (*)(void))hrx_py_stream_open,
      METH_VARARGS | METH_KEYWORDS | METH_CLASS,
-     "open(index=0, backend=None) -> Stream: a pool stream of that live "
-     "device (shared with every other handle of it)."},
+     "open($type, index=0, backend=None, *, batching=None)\n--\n\n"
+     "Open that live device as Device.open does and return a stream of it: "
+     "a pool stream for Stream.open, a queue outside the pool for "
+     "hrx.fabric.Queue.open."},
     {"allocate", hrx_py_stream_allocate, METH_O,
-     "allocate(nbytes) -> Buffer of the stream's device."},
+     "allocate($self, nbytes, /)\n--\n\n"
+     "Allocate nbytes of the stream's device's memory; return the Buffer."},
     {"copy", (PyCFunction)(void (*)(void))hrx_py_stream_copy, METH_FASTCALL,
-     "copy(dst, src): device copy between equal, non-overlapping views."},
+     "copy($self, dst, src, /)\n--\n\n"
+     "Copy src to dst on the device: views of equal length that do not "
+     "overlap."},
     {"copy_peer", (PyCFunction)(void (*)(void))hrx_py_stream_copy_peer,
      METH_FASTCALL,
-     "copy_peer(dst, src): copy between buffers of two devices of this "
-     "stream's backend, one of them this stream's device, in this stream's "
-     "order (Device.info['peer'] says how: direct, peer or staged). The "
-     "other device's work is ordered only by events."},
+     "copy_peer($self, dst, src, /)\n--\n\n"
+     "Copy between buffers of two devices of this stream's backend, one of "
+     "them this stream's device, in this stream's order "
+     "(Device.info['peer'] says how: direct, peer or staged). The other "
+     "device's work is ordered only by events."},
     {"fill", (PyCFunction)(void (*)(void))hrx_py_stream_fill, METH_FASTCALL,
-     "fill(dst, byte): set every byte of dst (0..255)."},
+     "fill($self, dst, byte, /)\n--\n\n"
+     "Set every byte of dst to byte (0..255)."},
     {"upload", (PyCFunction)(void (*)(void))hrx_py_stream_upload,
      METH_FASTCALL,
-     "upload(dst, data): copy contiguous host memory (buffer protocol or a "
-     "host DLPack tensor) of exactly dst.nbytes bytes into dst; data may be "
-     "reused as soon as this returns."},
+     "upload($self, dst, data, /)\n--\n\n"
+     "Copy contiguous host memory (buffer protocol or a host DLPack tensor) "
+     "of exactly dst.nbytes bytes into dst; data may be reused as soon as "
+     "this returns."},
     {"read", hrx_py_stream_read, METH_O,
-     "read(src) -> Readback whose wait() returns the bytes as numpy uint8."},
+     "read($self, src, /)\n--\n\n"
+     "Start reading src to the host; return a Readback whose wait() returns "
+     "the bytes as a numpy uint8 array."},
     {"read_blocking", (PyCFunction)(void (*)(void))hrx_py_stream_read_blocking,
      METH_FASTCALL,
-     "read_blocking(src, out) -> out: read src into writable contiguous "
-     "host memory (buffer protocol or a host DLPack tensor) of at least "
-     "src.nbytes bytes."},
+     "read_blocking($self, src, out, /)\n--\n\n"
+     "Read src into writable contiguous host memory (buffer protocol or a "
+     "host DLPack tensor) of at least src.nbytes bytes; return out."},
     {"synchronize", hrx_py_stream_synchronize, METH_NOARGS,
-     "synchronize(): wait for the work published on this stream."},
+     "synchronize($self, /)\n--\n\n"
+     "Wait for the work published on this stream; raise a failed command "
+     "of it."},
     {"flush", hrx_py_stream_flush, METH_NOARGS,
-     "flush(): publish the stream's pending batch now, without an event or "
-     "a wait, so that everything submitted so far is on its native queue "
-     "(before launching other work on native_handle). Raises an earlier "
-     "command's failure like synchronize()."},
+     "flush($self, /)\n--\n\n"
+     "Publish the stream's pending batch now, without an event or a wait, "
+     "so that everything submitted so far is on its native queue (before "
+     "launching other work on native_handle). Raise an earlier command's "
+     "failure like synchronize()."},
     {"record_event", (PyCFunction)(void (*)(void))hrx_py_stream_record_event,
      METH_FASTCALL | METH_KEYWORDS,
-     "record_event(timing=False) -> Event for the work published so far. "
-     "With timing=True the event also notes when that work completed, for "
-     "Event.elapsed_time."},
+     "record_event($self, /, *, timing=False)\n--\n\n"
+     "Return an Event for the work published so far. With timing=True the "
+     "event also notes when that work completed, for Event.elapsed_time."},
     {"query", hrx_py_stream_query, METH_NOARGS,
-     "query() -> bool: whether all work the stream accepted is done (never "
-     "waits; False while work waits in a pending batch; on a shared queue, "
-     "other streams' earlier work counts too)."},
+     "query($self, /)\n--\n\n"
+     "Whether all work the stream accepted is done (never waits; False "
+     "while work waits in a pending batch; on a shared queue, other "
+     "streams' earlier work counts too)."},
     {"wait_event", hrx_py_stream_wait_event, METH_O,
-     "wait_event(event): later work on this stream's queue waits for event "
-     "(a device-side wait; it also holds back streams sharing the queue)."},
+     "wait_event($self, event, /)\n--\n\n"
+     "Make later work on this stream's queue wait for event (a device-side "
+     "wait; it also holds back streams sharing the queue)."},
     {"wait_completion", hrx_py_stream_wait_completion, METH_O,
-     "wait_completion(completion): order this stream's later work after a "
-     "graph launch's Completion (of any device). Until it is done, the "
-     "stream's next submission, record_event() or synchronize() waits for "
-     "it on the host (GIL released)."},
+     "wait_completion($self, completion, /)\n--\n\n"
+     "Order this stream's later work after a graph launch's Completion (of "
+     "any device). Until it is done, the stream's next submission, "
+     "record_event() or synchronize() waits for it on the host (GIL "
+     "released; Ctrl-C interrupts the wait)."},
     HRX_PY_HANDLE_METHODS(hrx_py_stream,
-                          "close(): drop the stream; its queued work still "
-                          "completes (waits for graph launches with host "
-                          "callbacks still running on it)."),
+                          "Drop the stream; its queued work still completes "
+                          "(waits for graph launches with host callbacks "
+                          "still running on it)."),
     {NULL, NULL, 0, NULL},
 };
 
@@ -610,9 +635,9 @@ static PyGetSetDef hrx_py_stream_getset[] = {
                     "cudaStream_t)"),
     HRX_PY_CLOSED_PROPERTY(hrx_py_stream_kind),
     {"__cuda_stream__", hrx_py_stream_get_cuda_stream, NULL,
-     "__cuda_stream__() -> (0, cudaStream_t handle): the CUDA stream "
-     "protocol (cuda.core, CuPy, PyTorch). Only on NVIDIA GPUs; elsewhere "
-     "the attribute is absent (AttributeError says why).",
+     "the CUDA stream protocol (cuda.core, CuPy, PyTorch): a method that "
+     "returns (0, cudaStream_t handle). Only on NVIDIA GPUs; elsewhere the "
+     "attribute is absent (AttributeError says why).",
      NULL},
     {NULL, NULL, NULL, NULL, NULL},
 };
@@ -631,8 +656,9 @@ static PyObject* hrx_py_stream_new(PyTypeObject* type, PyObject* args,
 static PyType_Slot hrx_py_stream_slots[] = {
     {Py_tp_new, hrx_py_stream_new},
     {Py_tp_doc, "An ordered stream of device work on one native queue of the "
-                "device's pool, assigned round-robin for the stream's life. "
-                "Create with Device.stream() or Stream.open()."},
+                "device's pool, assigned by the queue policy (round-robin "
+                "unless set otherwise) for the stream's life. Not created "
+                "directly: use Device.stream() or Stream.open()."},
     {Py_tp_dealloc, hrx_py_stream_dealloc},
     {Py_tp_traverse, hrx_py_traverse_type},
     {Py_tp_methods, hrx_py_stream_methods},
@@ -665,12 +691,22 @@ static PyObject* hrx_py_queue_new(PyTypeObject* type, PyObject* args,
   return hrx_py_stream_wrap(state, type, stream);
 }
 
+HRX_PY_NEW_FUNCTION(hrx_py_queue, queue_type)
+
+static PyMethodDef hrx_py_queue_methods[] = {
+    HRX_PY_NEW_METHOD(hrx_py_queue, "__new__($type, device)\n--\n\n"
+                      "Create a native queue of device outside its pool."),
+    {NULL, NULL, 0, NULL},
+};
+
 static PyType_Slot hrx_py_queue_slots[] = {
-    {Py_tp_doc, "Queue(device): a native queue created outside the stream "
-                "queue pool. It takes no pool slot, does not count as the "
-                "pool's first use and is never handed to pool streams. It "
-                "has the Stream API; queue_index is None."},
+    {Py_tp_doc, "Queue(device)\n--\n\n"
+                "A native queue created outside the stream queue pool. It "
+                "takes no pool slot, does not count as the pool's first use "
+                "and is never handed to pool streams. It has the Stream API; "
+                "queue_index is None."},
     {Py_tp_new, hrx_py_queue_new},
+    {Py_tp_methods, hrx_py_queue_methods},
     {Py_tp_traverse, hrx_py_traverse_type},
     {Py_tp_dealloc, hrx_py_stream_dealloc},
     {0, NULL},

@@ -52,24 +52,29 @@ static PyObject* hrx_py_testing_staging_allocations(PyObject* module,
 static PyMethodDef hrx_py_testing_methods[] = {
     {"_testing_live_native_objects", hrx_py_testing_live_native_objects,
      METH_NOARGS,
-     "_testing_live_native_objects() -> dict: native objects alive through "
-     "the fault-injection wrapper ($HRX_FAULTS set when the live device was "
+     "_testing_live_native_objects($module, /)\n--\n\n"
+     "Return a dict of the native objects alive through the fault-injection "
+     "wrapper ($HRX_FAULTS set when the live device was "
      "created): queues, events, allocations, host_allocations, graphs, "
      "devices, faults_injected and native_commands so far."},
     {"_testing_commands_submitted", hrx_py_testing_commands_submitted, METH_O,
-     "_testing_commands_submitted(device) -> int: commands the live "
-     "device's streams have accepted (hrx_device_commands_submitted)."},
+     "_testing_commands_submitted($module, device, /)\n--\n\n"
+     "Return the commands the live device's streams have accepted "
+     "(hrx_device_commands_submitted)."},
     {"_testing_submissions_released_gil",
      hrx_py_testing_submissions_released_gil, METH_NOARGS,
-     "_testing_submissions_released_gil() -> dict: {(kind, reason): count} "
-     "of the submissions (copy, fill, upload, wait_event, record_event, "
-     "graph_launch) that released the GIL in this process so far, with the "
-     "core's reason (its WOULD_BLOCK message, or 'large upload')."},
+     "_testing_submissions_released_gil($module, /)\n--\n\n"
+     "Return {(kind, reason): count} of the calls (copy, fill, upload, "
+     "wait_event, record_event, graph_launch, read, flush, synchronize, "
+     "event_synchronize) that released the GIL in this process so far, "
+     "with the core's reason (its WOULD_BLOCK message, or 'large "
+     "upload')."},
     {"_testing_staging_allocations", hrx_py_testing_staging_allocations,
      METH_NOARGS,
-     "_testing_staging_allocations() -> dict: read staging blocks allocated "
-     "in this process so far: by reads on their path ('reads') and by the "
-     "warm-up of a device's cleanup thread when it opened ('warm_up')."},
+     "_testing_staging_allocations($module, /)\n--\n\n"
+     "Return {'reads': n, 'warm_up': n}: the read staging blocks allocated "
+     "in this process so far by reads, on their path, and by the warm-up "
+     "of a device's cleanup thread when it opened."},
     {NULL, NULL, 0, NULL},
 };
 

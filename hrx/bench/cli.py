@@ -1,11 +1,11 @@
-"""``hrx-bench`` (also ``python -m hrx.bench``): run, sweep, table, plot.
+"""``hrx-bench`` (also ``python -m hrx.bench``): the queue-pool benchmark's
+command line; DESCRIPTION is what ``hrx-bench --help`` prints first.
 
-  hrx-bench run QUEUES [SAMPLES]   one run in this process; one JSON line on stdout
-  hrx-bench sweep                  every (queue count, repeat) in a fresh process
-                                   (--workload module:function adds your own work)
-  hrx-bench describe               the device a run opens, and why that backend
-  hrx-bench table FILE...          the table, ranges, decisive differences, default
-  hrx-bench plot FILE... --out P   the columns against queue count, as a PNG
+Exit status: 0 when the command did what it was asked; 1 when it ran but has
+nothing to show (no successful run to tabulate or plot, nothing to compare,
+a sweep with failed runs); 2 for bad arguments, a missing file or a device
+that cannot be opened; 74 when the sweep's results file cannot take a line;
+130 after Ctrl-C or SIGTERM.
 """
 from __future__ import annotations
 
@@ -17,11 +17,31 @@ import sys
 import traceback
 from typing import Any, Dict, List, Optional, Sequence
 
+from .compare import BATCHING_OFF
 from .config import DEFAULT, QUICK, SIZE_FIELDS, SIZE_RULES
 from .drivers import DRIVERS
 from .workload import DEFAULT_STREAMS, WorkloadError
 
-__all__ = ["main", "build_parser", "parse_size"]
+SPLITS = ("connections",)
+"""What ``hrx-bench table --split-by`` splits the lines by."""
+
+__all__ = ["main", "build_parser", "parse_size", "DESCRIPTION"]
+
+DESCRIPTION = """\
+The queue-pool benchmark: how many native queues the stream pool should have.
+
+  hrx-bench run QUEUES [SAMPLES]    one run in this process; one JSON line on stdout
+  hrx-bench sweep                   every (queue count, repeat) in a fresh process
+                                    (--workload module:function adds your own work)
+  hrx-bench describe                the device a run opens, and why that backend
+  hrx-bench table FILE...           the table, ranges, decisive differences, default
+  hrx-bench compare FILE...         one driver's medians divided by a baseline's
+  hrx-bench plot FILE... --out P    the columns against queue count, as a PNG
+
+Each command's options: hrx-bench COMMAND --help. Exit status: 0 done; 1 nothing
+to show (no successful run, nothing to compare, failed runs in a sweep); 2 bad
+arguments or no device; 74 results file full; 130 interrupted.
+"""
 
 _UNITS = {"": 1, "k": 1024, "m": 1024 ** 2, "g": 1024 ** 3}
 
@@ -140,15 +160,21 @@ def _sizes(args: argparse.Namespace) -> Dict[str, Optional[int]]:
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of every subcommand."""
-    parser = argparse.ArgumentParser(prog="hrx-bench", description=__doc__,
+    parser = argparse.ArgumentParser(prog="hrx-bench", description=DESCRIPTION,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     run = commands.add_parser("run", help="one run in this process; prints one JSON line")
     run.add_argument("queues", type=_positive, metavar="QUEUES", help="pool size")
     run.add_argument("samples", type=_positive, nargs="?", metavar="SAMPLES",
-                     help=f"measured rounds per case (default {DEFAULT.samples})")
-    run.add_argument("--driver", choices=DRIVERS, default="native")
+                     help=f"measured rounds per case (default {DEFAULT.samples}); "
+                          f"also --samples N")
+    run.add_argument("--samples", type=_positive, dest="samples_option", metavar="N",
+                     help="the same as SAMPLES")
+    run.add_argument("--driver", choices=DRIVERS, default="native",
+                     help="native: the timed loops in C through the public C API (default); "
+                          "raw: the same loops straight on the backend's native queues, "
+                          "without hrx's stream layer; python: through the Python API")
     run.add_argument("--batching", type=_batching_one, default=True, metavar="on|off",
                      help="submission batching (default on)")
     run.add_argument("--repeat", type=_positive, default=1, help="repeat number to record")
@@ -192,21 +218,33 @@ def build_parser() -> argparse.ArgumentParser:
     describe = commands.add_parser(
         "describe", help="open the device as a run would; print its info as one JSON line")
     _add_device_options(describe)
+    describe.add_argument("-v", "--verbose", action="store_true",
+                          help="print the info as readable lines instead, with every "
+                               "reason the automatic backend selection gave")
 
+    output_help = ("write the report to FILE instead of stdout, after a first line naming "
+                   "the command that writes it again from FILE's directory")
     table = commands.add_parser("table", help="the table and analysis of results files")
     table.add_argument("files", nargs="+", metavar="FILE")
     table.add_argument("--brief", action="store_true", help="the table only")
+    table.add_argument("--split-by", choices=SPLITS,
+                       help="connections: one report per hardware connection budget the "
+                            "runs had (environment.connections), which groups do not tell "
+                            "apart")
+    table.add_argument("-o", "--output", metavar="FILE", help=output_help)
 
     compare = commands.add_parser(
         "compare", help="each driver's medians as ratios of a baseline driver's")
     compare.add_argument("files", nargs="+", metavar="FILE")
-    compare.add_argument("--baseline", default="raw",
+    compare.add_argument("--baseline", default="raw", choices=list(DRIVERS) + [BATCHING_OFF],
                          help="the driver to divide by (default raw), or batching-off: "
                               "each driver with batching on divided by itself with it off")
+    compare.add_argument("-o", "--output", metavar="FILE", help=output_help)
 
     plot = commands.add_parser("plot", help="plot results files (needs matplotlib)")
     plot.add_argument("files", nargs="+", metavar="FILE")
-    plot.add_argument("--out", required=True, metavar="FILE.png")
+    plot.add_argument("--out", required=True, metavar="FILE.png", help="the PNG to write")
+    parser.set_defaults(commands={name: commands.choices[name] for name in commands.choices})
     return parser
 
 
@@ -219,6 +257,11 @@ def _command_run(args: argparse.Namespace) -> int:
     except ValueError as error:
         sys.stderr.write(f"hrx-bench run: {error}\n")
         return 2
+    samples = args.samples_option or args.samples
+    if args.samples_option and args.samples and args.samples_option != args.samples:
+        sys.stderr.write(f"hrx-bench run: SAMPLES {args.samples} and --samples "
+                         f"{args.samples_option} disagree; give one\n")
+        return 2
     stdout = sys.stdout
     saved = os.dup(1)
     try:
@@ -227,7 +270,7 @@ def _command_run(args: argparse.Namespace) -> int:
         sys.stdout = sys.stderr
         from .runner import run
 
-        text = dumps_line(run(args.queues, args.samples, backend=args.backend,
+        text = dumps_line(run(args.queues, samples, backend=args.backend,
                               device=args.device, driver=args.driver,
                               batching=args.batching, repeat=args.repeat, preset=rule,
                               sizes=_sizes(args),
@@ -265,8 +308,26 @@ def _command_describe(args: argparse.Namespace) -> int:
         return 2
     info = dict(handle.info)
     handle.close()
-    sys.stdout.write(json.dumps(info) + "\n")
+    if args.verbose:
+        sys.stdout.write("".join(f"{line}\n" for line in describe_lines(info)))
+    else:
+        sys.stdout.write(json.dumps(info) + "\n")
     return 0
+
+
+def describe_lines(info: Dict[str, Any]) -> List[str]:
+    """``hrx-bench describe --verbose``: the device's info as "key: value"
+    lines; the selection's reasons (why each earlier backend was passed
+    over, and each library tried) one per line below it."""
+    lines = []
+    for key, value in info.items():
+        if key == "selection":
+            head, *reasons = str(value).split("; ")
+            lines.append(f"selection: {head}")
+            lines += [f"  {reason}" for reason in reasons]
+        else:
+            lines.append(f"{key}: {value}")
+    return lines
 
 
 def _command_sweep(args: argparse.Namespace) -> int:
@@ -285,7 +346,10 @@ def _command_sweep(args: argparse.Namespace) -> int:
                         timeout=args.timeout or None, resume=args.resume, append=args.append,
                         progress=not args.no_progress, python=args.python,
                         workload=args.workload, workload_streams=args.workload_streams)
-    except (WorkloadError, SweepError) as error:
+    except SweepError as error:
+        sys.stderr.write(f"hrx-bench sweep: {error.cli}\n")
+        return 2
+    except WorkloadError as error:
         sys.stderr.write(f"hrx-bench sweep: {error}\n")
         return 2
     except KeyboardInterrupt:
@@ -303,19 +367,63 @@ def _command_sweep(args: argparse.Namespace) -> int:
     return 1 if results.errors else 0
 
 
+def _report(args: argparse.Namespace, text: str, options: List[str]) -> None:
+    """The report on stdout, or with --output in that file after the line
+    naming the command (its paths relative to the file's directory)."""
+    if not args.output:
+        sys.stdout.write(text)
+        return
+    from .report import relative_to, write_report
+
+    files = [relative_to(path, args.output) for path in args.files]
+    command = ["hrx-bench", args.command] + options + files + [
+        "-o", os.path.basename(args.output)]
+    write_report(args.output, text, command)
+
+
+def _connections_label(line: Dict[str, Any]) -> str:
+    budget = (line.get("environment") or {}).get("connections") or {}
+    return f"{budget.get('variable')}={budget.get('value')} ({budget.get('source')})"
+
+
+def _split_table(lines: List[Dict[str, Any]], analysis: bool) -> str:
+    """One report per connection budget, in order of the labels."""
+    from .results import Results
+
+    by: Dict[str, List[Dict[str, Any]]] = {}
+    for line in lines:
+        by.setdefault(_connections_label(line), []).append(line)
+    return "\n".join(f"# {label}: {len(group)} runs\n\n{Results(group).table(analysis=analysis)}"
+                     for label, group in sorted(by.items()))
+
+
 def _command_table(args: argparse.Namespace) -> int:
     from .results import load
 
     results = load(*args.files)
-    sys.stdout.write(results.table(analysis=not args.brief))
+    if not results.groups:
+        sys.stderr.write(f"hrx-bench table: no successful runs in {', '.join(args.files)}\n"
+                         + results.table())
+        return 1
+    if args.split_by:
+        text = _split_table(results.records, analysis=not args.brief)
+    else:
+        text = results.table(analysis=not args.brief)
+    options = (["--brief"] if args.brief else []) + (
+        ["--split-by", args.split_by] if args.split_by else [])
+    _report(args, text, options)
     return 0
 
 
 def _command_compare(args: argparse.Namespace) -> int:
-    from .compare import format_comparison
+    from .compare import compare_groups, format_comparison
     from .results import load
 
-    sys.stdout.write(format_comparison(load(*args.files).records, args.baseline))
+    records = load(*args.files).records
+    if not compare_groups(records, args.baseline):
+        sys.stderr.write(f"hrx-bench compare: {format_comparison(records, args.baseline)}")
+        return 1
+    _report(args, format_comparison(records, args.baseline), ["--baseline", args.baseline])
     return 0
 
 
@@ -327,13 +435,19 @@ def _command_plot(args: argparse.Namespace) -> int:
     except PlotUnavailable as error:
         sys.stderr.write(f"hrx-bench plot: {error}\n")
         return 2
+    except ValueError as error:
+        sys.stderr.write(f"hrx-bench plot: {error} in {', '.join(args.files)}\n")
+        return 1
     sys.stdout.write(f"wrote {args.out}\n")
     return 0
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
     """Entry point of ``hrx-bench``; returns the exit status."""
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args, unknown = parser.parse_known_args(argv)
+    if unknown:   # the usage of the command that was given, not the top-level one
+        args.commands[args.command].error(f"unrecognized arguments: {' '.join(unknown)}")
     handlers: Dict[str, Any] = {"run": _command_run, "sweep": _command_sweep,
                                 "table": _command_table, "plot": _command_plot,
                                 "describe": _command_describe,

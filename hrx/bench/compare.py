@@ -5,7 +5,7 @@ driver with batching off (``--baseline batching-off``); runs with a workload
 also compare its columns.
 
 Each cell is median(driver) / median(baseline) for that queue count and
-column, the medians being those of the table (stats.median over runs). A
+column, the medians being those of the table (stats.run_median over runs). A
 ratio above 1 is better for the throughput columns and worse for the latency
 and creation columns; the header says which. Whether the two drivers' ranges
 overlap is marked with "~" (within run-to-run variation), so a ratio is
@@ -79,6 +79,7 @@ def format_comparison(lines: Iterable[Mapping[str, Any]],
         against = ("batching off" if baseline == BATCHING_OFF else base.key.driver)
         out.append(f"## {group.label} ÷ {against}\n")
         out.append(markdown_table(header, rows))
-        out.append("\n~ : the two drivers' run-to-run ranges overlap "
-                   "(within variation).\n")
+        legend = ("the run-to-run ranges with batching on and with it off overlap"
+                  if baseline == BATCHING_OFF else "the two drivers' run-to-run ranges overlap")
+        out.append(f"\n~ : {legend} (within variation).\n")
     return "\n".join(out)

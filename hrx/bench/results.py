@@ -140,8 +140,11 @@ class Results:
         """A pandas DataFrame with one row per successful run: ``group`` (its
         label), ``queues``, ``repeat``, ``driver``, ``backend``, ``target``,
         then every table column in the table's units (headers as in the
-        table, e.g. "Bulk GB/s"). ``df.groupby(["group", "queues"]).median()``
-        gives the table's medians. Needs pandas (``pip install
+        table, e.g. "Bulk GB/s"). The table's cells are the medians of these
+        columns per group and queue count: ``df.drop(columns=["repeat",
+        "driver", "backend", "target"]).groupby(["group", "queues"]).median()``
+        (pandas' median, like the table's, is the mean of the two middle
+        runs of an even count). Needs pandas (``pip install
         'hrx[notebook]'``): ImportError saying so otherwise."""
         try:
             import pandas

@@ -65,6 +65,7 @@ from .workload import DEFAULT_STREAMS, check_importable
 __all__ = ["REFERENCE_QUEUES", "REFERENCE_ORDERS", "orders", "plan", "Step", "child_command",
            "run_child", "sweep", "default_output", "STDERR_TAIL_CHARS", "ResultsFileError",
            "SweepError", "describe_command", "describe_device", "header_lines",
+           "selection_summary",
            "last_error_line"]
 
 REFERENCE_QUEUES = (1, 2, 4, 8, 16)
@@ -75,7 +76,12 @@ _OWN_GROUP = os.name == "posix"
 
 class SweepError(ValueError):
     """The sweep cannot start as asked (its output file, backend or
-    device); raised before any run."""
+    device); raised before any run. ``str(error)`` speaks of sweep()'s
+    keyword arguments, ``error.cli`` says the same in hrx-bench's options."""
+
+    def __init__(self, message: str, cli: Optional[str] = None) -> None:
+        super().__init__(message)
+        self.cli = message if cli is None else cli
 
 
 class ResultsFileError(OSError):
@@ -373,18 +379,25 @@ def _choose_output(output: Optional[str], resume: bool, append: bool) -> str:
     file that already holds lines takes more only with resume or append."""
     if resume:
         if output is None:
-            raise SweepError("resume needs the results file of the sweep to continue "
-                             "(output=..., --output FILE)")
+            raise SweepError("resume=True needs the results file of the sweep to continue "
+                             "(output=...)",
+                             cli="--resume needs the results file of the sweep to continue "
+                                 "(--output FILE)")
         if not os.path.exists(output):
             raise SweepError(f"cannot resume: {output} does not exist (start the sweep "
-                             f"without resume to create it)")
+                             f"without resume=True to create it)",
+                             cli=f"cannot resume: {output} does not exist (start the sweep "
+                                 f"without --resume to create it)")
         return output
     path = output or default_output()
     if os.path.exists(path) and os.path.getsize(path) > 0 and not append:
+        advice = ("{resume} to finish that sweep, {append} to add this sweep's runs to it "
+                  "(the table then aggregates both), or choose another output file")
         raise SweepError(
-            f"{path} already holds the lines of an earlier sweep; pass resume=True "
-            f"(--resume) to finish that sweep, append=True (--append) to add this sweep's "
-            f"runs to it (the table then aggregates both), or choose another output file")
+            f"{path} already holds the lines of an earlier sweep; pass "
+            + advice.format(resume="resume=True", append="append=True"),
+            cli=f"{path} already holds the lines of an earlier sweep; pass "
+                + advice.format(resume="--resume", append="--append"))
     return path
 
 
@@ -423,9 +436,26 @@ def describe_device(*, backend: Optional[str], device: int, python: str = sys.ex
             info = None
     if not isinstance(info, dict) or "backend" not in info:
         reason = last_error_line(done.stderr) or f"status {done.returncode}"
+        # The child is `hrx-bench describe`: its message, without its name.
+        reason = reason[len(_DESCRIBE_PREFIX):] if reason.startswith(_DESCRIBE_PREFIX) \
+            else reason
         which = f"backend {backend!r}" if backend else "the automatic backend"
         raise SweepError(f"cannot open device {device} of {which}: {reason}")
     return info
+
+
+_DESCRIBE_PREFIX = "hrx-bench describe: "
+
+
+def selection_summary(selection: str) -> str:
+    """info["selection"] in one line: how the backend was chosen and which
+    backend was passed over, without the reasons (each library the loader
+    tried), which ``hrx-bench describe --verbose`` lists."""
+    head, passed, reasons = selection.partition("; passed over ")
+    if not passed:
+        return selection
+    name = reasons.split(":", 1)[0]
+    return f"{head}; passed over {name} (why: hrx-bench describe --verbose)"
 
 
 def last_error_line(text: str) -> str:
@@ -440,15 +470,15 @@ def header_lines(info: Mapping[str, Any], config: BenchConfig, rule: str, steps:
     backend, the sizes and why, and the plan."""
     backend = str(info.get("backend"))
     why = {"auto": f"the size rule for the {backend} backend"
-                   + (" (a CPU device); --preset reference for the reference sizes"
+                   + (" (a CPU device; the reference preset gives the reference sizes)"
                       if backend == "host" else ""),
-           "reference": "asked for (--preset reference)",
-           "quick": "asked for (--quick)"}[rule]
+           "reference": "asked for (the reference preset)",
+           "quick": "asked for (the quick preset)"}[rule]
     return [
         f"Device: {info.get('name')} (backend {backend}, device {info.get('index')}, "
         f"target {info.get('target')})",
         f"Runtime: {info.get('runtime')}",
-        f"Backend chosen by: {info.get('selection') or 'not reported'}",
+        f"Backend chosen by: {selection_summary(str(info.get('selection') or 'not reported'))}",
         f"Sizes: {preset_name(config)}, {describe_sizes(config)}; {why}",
         f"Runs: {steps}, each in a fresh process, one after another; results: {path}",
     ]
@@ -575,8 +605,10 @@ def _all_devices(device: Any, concurrent_devices: bool) -> bool:
     if not every and (isinstance(device, bool) or not isinstance(device, int) or device < 0):
         raise SweepError(f"device must be an index >= 0 or 'all', got {device!r}")
     if concurrent_devices and not every:
-        raise SweepError("concurrent devices need device='all' (--device all): "
-                         "they run every device of the backend at once")
+        raise SweepError("concurrent_devices=True needs device='all': it runs every device "
+                         "of the backend at once",
+                         cli="--concurrent-devices needs --device all: it runs every device "
+                             "of the backend at once")
     return every
 
 

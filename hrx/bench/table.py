@@ -1,11 +1,11 @@
 """The results table: per queue count, the median of the per-process
 summaries.
 
-Each column is the nearest-rank median (stats.median) over the runs of that
-queue count of one per-run value; for the p95 columns that value is the
-run's own p95, so they are medians of per-run p95s, never pooled
-percentiles. With three runs the median is the middle run; with an even
-count it is the lower middle one. Lines are grouped by (target, backend,
+Each column is the median (stats.run_median) over the runs of that queue
+count of one per-run value; for the p95 columns that value is the run's own
+p95, so they are medians of per-run p95s, never pooled percentiles. With
+three runs (any odd count) the median is the middle run; with an even count
+it is the mean of the two middle runs. Lines are grouped by (target, backend,
 driver, sizes, workload) so that a file mixing machines, drivers, presets or
 workloads never averages across them; error lines are counted, never aggregated.
 """
@@ -27,7 +27,7 @@ from typing import (
 )
 
 from .schema import is_error_line
-from .stats import median
+from .stats import run_median
 
 __all__ = ["Column", "COLUMNS", "WORKLOAD_COLUMNS", "columns_of", "PROBE_COLUMNS", "has_probes",
            "format_probe_table", "GroupKey", "Row", "Group", "group_lines", "aggregate",
@@ -116,14 +116,14 @@ def format_probe_table(group: "Group") -> Optional[str]:
               + ["Reserved + high / round-robin", bulk.header])
     rows = []
     for queues, runs in sorted(by_queues.items()):
-        values = {column.key: median([float(column.value(line)) for line in runs])
+        values = {column.key: run_median([float(column.value(line)) for line in runs])
                   for column in PROBE_COLUMNS}
         base = values["probe_round_robin"]
         ratio = values["probe_reserved_high"] / base if base > 0 else float("nan")
         rows.append([str(queues)] + [format_value(column, values[column.key])
                                      for column in PROBE_COLUMNS]
                     + [f"{ratio:.3f}",
-                       format_value(bulk, median([float(bulk.value(line)) for line in runs]))])
+                       format_value(bulk, run_median([float(bulk.value(line)) for line in runs]))])
     return ("Loaded latency of a 4 KiB probe behind the bulk backlog, by the probe's "
             "stream:\n\n" + markdown_table(header, rows))
 
@@ -208,7 +208,8 @@ class Row:
         return len(next(iter(self.values.values())))
 
     def median(self, key: str) -> float:
-        return median(self.values[key])
+        """The median over runs (stats.run_median)."""
+        return run_median(self.values[key])
 
     def low(self, key: str) -> float:
         return min(self.values[key])

@@ -4,18 +4,26 @@
 #   make -f tests/c/hip.mk hip-constants       # vs the real HIP headers
 #   make -f tests/c/hip.mk hip-constants-cuda  # vs the real CUDA headers
 #   make -f tests/c/hip.mk hip-rtc-prototypes  # hip_rtc.h vs hiprtc.h
+#   make -f tests/c/hip.mk hip-rtc-prototypes-nvrtc  # hip_rtc.h vs nvrtc.h
+#   make -f tests/c/hip.mk hip-compile-nvidia  # real NVRTC, no GPU
 #   make -f tests/c/hip.mk hip-load            # real libamdhip64, no GPU
+#   make -f tests/c/hip.mk hip-fake-cuda       # a stand-in libcudart
 #   make -f tests/c/hip.mk hip-device          # on a GPU machine
 #
 # hip-constants needs libamdhip64-dev (headers under $(HIP_INCLUDE)/hip);
 # hip-load needs libamdhip64-5 ($(HIP_AMD_LIBRARY)) and no AMD GPU;
-# hip-constants-cuda needs a CUDA toolkit's headers ($(CUDA_HOME)/include).
+# hip-constants-cuda needs a CUDA toolkit's headers ($(CUDA_HOME)/include);
+# hip-rtc-prototypes-nvrtc NVRTC's header ($(NVRTC_INCLUDE)/nvrtc.h, in a
+# toolkit or the pip wheel nvidia-cuda-nvrtc); hip-compile-nvidia an NVRTC
+# library ($(HIP_NVRTC_LIBRARY), from a toolkit or that wheel).
 
 HIP_ROOT := $(abspath $(dir $(lastword $(MAKEFILE_LIST)))/../..)
 CC ?= cc
 HIP_BUILD ?= $(HIP_ROOT)/build/hip-tests
 HIP_INCLUDE ?= /usr/include
 CUDA_HOME ?= /usr/local/cuda
+NVRTC_INCLUDE ?= $(CUDA_HOME)/include
+HIP_NVRTC_LIBRARY ?= $(CUDA_HOME)/lib64/libnvrtc.so
 HIP_AMD_LIBRARY ?= /usr/lib/x86_64-linux-gnu/libamdhip64.so.5
 HIP_MISSING_LIBRARY ?= /nonexistent/hrx-test/libamdhip64.so
 
@@ -35,8 +43,15 @@ HIP_HEADERS := $(wildcard $(HIP_ROOT)/csrc/backends/hip/*.h) \
   $(HIP_ROOT)/csrc/core/nonblocking.h $(HIP_ROOT)/csrc/core/thread_state.h \
   $(HIP_ROOT)/csrc/include/hrx.h
 HIP_TEST_LOAD := $(HIP_BUILD)/test_hip_load
+# The stand-in libcudart (tests/c/fake_cudart.c), with and without the
+# runtime's parameter query.
+HIP_FAKE_CUDART := $(HIP_BUILD)/libfakecudart.so
+HIP_FAKE_CUDART_DRIVER := $(HIP_BUILD)/libfakecudart-driver.so
+HIP_FAKE_FLAGS := -std=c11 -Wall -Wextra -Werror -D_GNU_SOURCE -shared \
+  -fPIC -fvisibility=hidden
 
-.PHONY: hip-constants hip-constants-cuda hip-rtc-prototypes hip-load \
+.PHONY: hip-constants hip-constants-cuda hip-rtc-prototypes \
+  hip-rtc-prototypes-nvrtc hip-load hip-fake-cuda hip-compile-nvidia \
   hip-device
 
 hip-constants:
@@ -49,16 +64,37 @@ hip-rtc-prototypes:
 	  $(HIP_ROOT)/tests/c/test_hip_rtc_prototypes.c
 	@echo "PASS hip-rtc-prototypes (hiprtc.h in $(HIP_INCLUDE)/hip)"
 
+hip-rtc-prototypes-nvrtc:
+	$(CC) $(HIP_CHECK_FLAGS) -DHRX_CHECK_NVRTC -isystem $(NVRTC_INCLUDE) \
+	  $(HIP_ROOT)/tests/c/test_hip_rtc_prototypes.c
+	@echo "PASS hip-rtc-prototypes-nvrtc (nvrtc.h in $(NVRTC_INCLUDE))"
+
 hip-constants-cuda:
 	$(CC) $(HIP_CHECK_FLAGS) -DHRX_CHECK_CUDA -isystem $(CUDA_HOME)/include \
 	  $(HIP_ROOT)/tests/c/test_hip_constants.c
 	@echo "PASS hip-constants-cuda (CUDA headers in $(CUDA_HOME)/include)"
 
 $(HIP_TEST_LOAD): $(HIP_ROOT)/tests/c/test_hip_load.c $(HIP_SOURCES) \
-    $(HIP_HEADERS)
+    $(HIP_HEADERS) $(HIP_ROOT)/tests/c/fake_cudart.h
 	@mkdir -p $(HIP_BUILD)
 	$(CC) $(HIP_CFLAGS) -g -o $@ $(HIP_ROOT)/tests/c/test_hip_load.c \
 	  $(HIP_SOURCES) -ldl
+
+$(HIP_FAKE_CUDART): $(HIP_ROOT)/tests/c/fake_cudart.c \
+    $(HIP_ROOT)/tests/c/fake_cudart.h
+	@mkdir -p $(HIP_BUILD)
+	$(CC) $(HIP_FAKE_FLAGS) -o $@ $<
+
+$(HIP_FAKE_CUDART_DRIVER): $(HIP_ROOT)/tests/c/fake_cudart.c \
+    $(HIP_ROOT)/tests/c/fake_cudart.h
+	@mkdir -p $(HIP_BUILD)
+	$(CC) $(HIP_FAKE_FLAGS) -DFAKE_NO_FUNC_PARAM_INFO -o $@ $<
+
+# The NVIDIA kernel path against the stand-in libcudart; needs nothing
+# installed.
+hip-fake-cuda: $(HIP_TEST_LOAD) $(HIP_FAKE_CUDART) $(HIP_FAKE_CUDART_DRIVER)
+	$(HIP_TEST_LOAD) fake-cuda $(HIP_FAKE_CUDART)
+	$(HIP_TEST_LOAD) fake-cuda-driver $(HIP_FAKE_CUDART_DRIVER)
 
 hip-load: $(HIP_TEST_LOAD)
 	env -u HRX_PYTHON_SITE_DIRS $(HIP_TEST_LOAD) \
@@ -68,6 +104,11 @@ hip-load: $(HIP_TEST_LOAD)
 	env -u HRX_PYTHON_SITE_DIRS $(HIP_TEST_LOAD) \
 	  missing-library $(HIP_MISSING_LIBRARY)
 	env -u HRX_RTC_LIBRARY $(HIP_TEST_LOAD) amd-compile $(HIP_AMD_LIBRARY)
+	$(HIP_TEST_LOAD) rtc-missing $(HIP_MISSING_LIBRARY)
+
+hip-compile-nvidia: $(HIP_TEST_LOAD)
+	env -u HRX_RTC_LIBRARY $(HIP_TEST_LOAD) nvidia-compile \
+	  $(HIP_NVRTC_LIBRARY)
 
 hip-device: $(HIP_TEST_LOAD)
 	env -u HRX_HIP_LIBRARY $(HIP_TEST_LOAD) device

@@ -17,6 +17,10 @@
 #if defined(HRX_CHECK_CUDA)
 
 #include <cuda_runtime_api.h>
+#include <cudaTypedefs.h>
+
+/* CUresult: the driver entry points obtained at run time return it. */
+typedef CUresult hrx_hip_driver_result_t;
 
 typedef cudaError_t hrx_hip_error_t;
 typedef enum cudaMemcpyKind hrx_hip_memcpy_kind_t;
@@ -34,9 +38,16 @@ typedef cudaKernel_t hrx_hip_kernel_t;
 typedef enum cudaJitOption hrx_hip_jit_option_t;
 typedef enum cudaLibraryOption hrx_hip_library_option_t;
 typedef dim3 hrx_hip_dim3_t;
+typedef struct cudaFuncAttributes hrx_hip_func_attributes_t;
+typedef enum cudaFuncAttribute hrx_hip_func_attribute_t;
+typedef enum cudaDriverEntryPointQueryResult hrx_hip_driver_entry_status_t;
+typedef struct cudaKernelNodeParams hrx_hip_kernel_node_params_t;
+typedef CUmodule hrx_hip_driver_module_t;
+typedef CUfunction hrx_hip_driver_function_t;
 /* AMD-only entries (absent on NVIDIA). */
 typedef struct hrx_hip_module_opaque_s* hrx_hip_module_t;
 typedef struct hrx_hip_function_opaque_s* hrx_hip_function_t;
+typedef int hrx_hip_function_attribute_t;
 #define HRX_HIP_TYPES_DEFINED 1
 
 #if CUDART_VERSION >= 13000
@@ -67,11 +78,19 @@ typedef hipHostFn_t hrx_hip_host_fn_t;
 typedef hipModule_t hrx_hip_module_t;
 typedef hipFunction_t hrx_hip_function_t;
 typedef dim3 hrx_hip_dim3_t;
+typedef hipFunction_attribute hrx_hip_function_attribute_t;
+typedef hipKernelNodeParams hrx_hip_kernel_node_params_t;
 /* NVIDIA-only entries (absent on AMD). */
 typedef struct hrx_hip_library_opaque_s* hrx_hip_library_t;
 typedef struct hrx_hip_kernel_opaque_s* hrx_hip_kernel_t;
 typedef int hrx_hip_jit_option_t;
 typedef int hrx_hip_library_option_t;
+typedef struct hrx_hip_func_attributes_opaque_s hrx_hip_func_attributes_t;
+typedef int hrx_hip_func_attribute_t;
+typedef int hrx_hip_driver_entry_status_t;
+typedef int hrx_hip_driver_result_t;
+typedef struct hrx_hip_driver_module_opaque_s* hrx_hip_driver_module_t;
+typedef struct hrx_hip_driver_function_opaque_s* hrx_hip_driver_function_t;
 #define HRX_HIP_TYPES_DEFINED 1
 
 #if HIP_VERSION_MAJOR < 6
@@ -167,6 +186,131 @@ _Static_assert(sizeof(((struct cudaDeviceProp*)0)->name) ==
 _Static_assert(sizeof(struct cudaDeviceProp) <= HRX_HIP_DEVICE_PROP_BUFFER_SIZE,
                "cudaDeviceProp fits the property buffer");
 
+/* Users' kernels. */
+_Static_assert(sizeof(enum cudaFuncAttribute) == sizeof(int), "func attr");
+_Static_assert(sizeof(enum cudaDriverEntryPointQueryResult) == sizeof(int),
+               "entry point query result");
+_Static_assert(sizeof(CUresult) == sizeof(int), "CUresult");
+_Static_assert(HRX_HIP_CUDA_ERROR_INVALID_VALUE == cudaErrorInvalidValue,
+               "cudaErrorInvalidValue");
+_Static_assert(HRX_HIP_CUDA_ERROR_INVALID_DEVICE_FUNCTION ==
+                   cudaErrorInvalidDeviceFunction,
+               "cudaErrorInvalidDeviceFunction");
+_Static_assert(HRX_HIP_CUDA_ERROR_NOT_FOUND == cudaErrorSymbolNotFound,
+               "cudaErrorSymbolNotFound");
+_Static_assert(HRX_HIP_CUDA_ATTR_MAX_THREADS_PER_BLOCK ==
+                   cudaDevAttrMaxThreadsPerBlock,
+               "cudaDevAttrMaxThreadsPerBlock");
+_Static_assert(HRX_HIP_CUDA_ATTR_MAX_BLOCK_DIM_X == cudaDevAttrMaxBlockDimX,
+               "cudaDevAttrMaxBlockDimX");
+_Static_assert(HRX_HIP_CUDA_ATTR_MAX_BLOCK_DIM_Y == cudaDevAttrMaxBlockDimY,
+               "cudaDevAttrMaxBlockDimY");
+_Static_assert(HRX_HIP_CUDA_ATTR_MAX_BLOCK_DIM_Z == cudaDevAttrMaxBlockDimZ,
+               "cudaDevAttrMaxBlockDimZ");
+_Static_assert(HRX_HIP_CUDA_ATTR_MAX_GRID_DIM_X == cudaDevAttrMaxGridDimX,
+               "cudaDevAttrMaxGridDimX");
+_Static_assert(HRX_HIP_CUDA_ATTR_MAX_GRID_DIM_Y == cudaDevAttrMaxGridDimY,
+               "cudaDevAttrMaxGridDimY");
+_Static_assert(HRX_HIP_CUDA_ATTR_MAX_GRID_DIM_Z == cudaDevAttrMaxGridDimZ,
+               "cudaDevAttrMaxGridDimZ");
+_Static_assert(HRX_HIP_CUDA_ATTR_MAX_SHARED_PER_BLOCK_OPTIN ==
+                   cudaDevAttrMaxSharedMemoryPerBlockOptin,
+               "cudaDevAttrMaxSharedMemoryPerBlockOptin");
+_Static_assert(HRX_HIP_CUDA_FUNC_MAX_DYNAMIC_SHARED_SIZE ==
+                   cudaFuncAttributeMaxDynamicSharedMemorySize,
+               "cudaFuncAttributeMaxDynamicSharedMemorySize");
+_Static_assert(offsetof(struct cudaFuncAttributes, sharedSizeBytes) ==
+                   HRX_HIP_CUDA_FUNC_SHARED_SIZE_BYTES_OFFSET,
+               "cudaFuncAttributes.sharedSizeBytes offset");
+_Static_assert(sizeof(((struct cudaFuncAttributes*)0)->sharedSizeBytes) ==
+                   sizeof(size_t),
+               "cudaFuncAttributes.sharedSizeBytes size");
+_Static_assert(offsetof(struct cudaFuncAttributes, maxThreadsPerBlock) ==
+                   HRX_HIP_CUDA_FUNC_MAX_THREADS_PER_BLOCK_OFFSET,
+               "cudaFuncAttributes.maxThreadsPerBlock offset");
+_Static_assert(offsetof(struct cudaFuncAttributes,
+                        maxDynamicSharedSizeBytes) ==
+                   HRX_HIP_CUDA_FUNC_MAX_DYNAMIC_SHARED_SIZE_BYTES_OFFSET,
+               "cudaFuncAttributes.maxDynamicSharedSizeBytes offset");
+_Static_assert(sizeof(((struct cudaFuncAttributes*)0)->maxThreadsPerBlock) ==
+                       sizeof(int) &&
+                   sizeof(((struct cudaFuncAttributes*)0)
+                              ->maxDynamicSharedSizeBytes) == sizeof(int),
+               "cudaFuncAttributes int fields");
+_Static_assert(sizeof(struct cudaFuncAttributes) <=
+                   HRX_HIP_FUNC_ATTRIBUTES_BUFFER_SIZE,
+               "cudaFuncAttributes fits the attribute buffer");
+_Static_assert(HRX_HIP_CUDA_ENABLE_DEFAULT == cudaEnableDefault,
+               "cudaEnableDefault");
+_Static_assert(HRX_HIP_CUDA_DRIVER_ENTRY_POINT_SUCCESS ==
+                   cudaDriverEntryPointSuccess,
+               "cudaDriverEntryPointSuccess");
+_Static_assert(HRX_HIP_CUDA_DRIVER_SUCCESS == CUDA_SUCCESS, "CUDA_SUCCESS");
+_Static_assert(HRX_HIP_CUDA_DRIVER_ERROR_INVALID_VALUE ==
+                   CUDA_ERROR_INVALID_VALUE,
+               "CUDA_ERROR_INVALID_VALUE");
+_Static_assert(HRX_HIP_CUDA_DRIVER_ERROR_OUT_OF_MEMORY ==
+                   CUDA_ERROR_OUT_OF_MEMORY,
+               "CUDA_ERROR_OUT_OF_MEMORY");
+_Static_assert(HRX_HIP_CUDA_DRIVER_ERROR_NOT_INITIALIZED ==
+                   CUDA_ERROR_NOT_INITIALIZED,
+               "CUDA_ERROR_NOT_INITIALIZED");
+_Static_assert(HRX_HIP_CUDA_DRIVER_ERROR_DEINITIALIZED ==
+                   CUDA_ERROR_DEINITIALIZED,
+               "CUDA_ERROR_DEINITIALIZED");
+_Static_assert(HRX_HIP_CUDA_DRIVER_ERROR_INVALID_CONTEXT ==
+                   CUDA_ERROR_INVALID_CONTEXT,
+               "CUDA_ERROR_INVALID_CONTEXT");
+_Static_assert(HRX_HIP_CUDA_DRIVER_ERROR_NOT_FOUND == CUDA_ERROR_NOT_FOUND,
+               "CUDA_ERROR_NOT_FOUND");
+_Static_assert(HRX_HIP_CUDA_DRIVER_ERROR_CONTEXT_IS_DESTROYED ==
+                   CUDA_ERROR_CONTEXT_IS_DESTROYED,
+               "CUDA_ERROR_CONTEXT_IS_DESTROYED");
+/* The driver entry points as hip_kernels.c calls them: a cudaKernel_t is
+ * a CUkernel, a cudaLibrary_t a CUlibrary; the versions are those of the
+ * PFN_ typedefs. */
+_Static_assert(__builtin_types_compatible_p(cudaKernel_t, CUkernel),
+               "cudaKernel_t is a CUkernel");
+_Static_assert(__builtin_types_compatible_p(cudaLibrary_t, CUlibrary),
+               "cudaLibrary_t is a CUlibrary");
+_Static_assert(__builtin_types_compatible_p(
+                   PFN_cuKernelGetParamInfo_v12040,
+                   hrx_hip_pfn_cuKernelGetParamInfo_t),
+               "cuKernelGetParamInfo's prototype");
+_Static_assert(HRX_HIP_CUDA_KERNEL_PARAM_INFO_VERSION == 12040,
+               "the version of PFN_cuKernelGetParamInfo_v12040");
+_Static_assert(__builtin_types_compatible_p(PFN_cuLibraryGetModule_v12000,
+                                            hrx_hip_pfn_cuLibraryGetModule_t),
+               "cuLibraryGetModule's prototype");
+_Static_assert(HRX_HIP_CUDA_LIBRARY_GET_MODULE_VERSION == 12000,
+               "the version of PFN_cuLibraryGetModule_v12000");
+_Static_assert(__builtin_types_compatible_p(PFN_cuKernelGetFunction_v12000,
+                                            hrx_hip_pfn_cuKernelGetFunction_t),
+               "cuKernelGetFunction's prototype");
+_Static_assert(HRX_HIP_CUDA_KERNEL_GET_FUNCTION_VERSION == 12000,
+               "the version of PFN_cuKernelGetFunction_v12000");
+_Static_assert(__builtin_types_compatible_p(PFN_cuGetErrorName_v6000,
+                                            hrx_hip_pfn_cuGetErrorName_t),
+               "cuGetErrorName's prototype");
+_Static_assert(HRX_HIP_CUDA_GET_ERROR_NAME_VERSION == 6000,
+               "the version of PFN_cuGetErrorName_v6000");
+
+_Static_assert(sizeof(hrx_hip_cuda_kernel_node_params_t) ==
+                   sizeof(struct cudaKernelNodeParams),
+               "cudaKernelNodeParams size");
+HRX_SAME_OFFSET(hrx_hip_cuda_kernel_node_params_t, func,
+                struct cudaKernelNodeParams, func);
+HRX_SAME_OFFSET(hrx_hip_cuda_kernel_node_params_t, grid,
+                struct cudaKernelNodeParams, gridDim);
+HRX_SAME_OFFSET(hrx_hip_cuda_kernel_node_params_t, block,
+                struct cudaKernelNodeParams, blockDim);
+HRX_SAME_OFFSET(hrx_hip_cuda_kernel_node_params_t, shared_bytes,
+                struct cudaKernelNodeParams, sharedMemBytes);
+HRX_SAME_OFFSET(hrx_hip_cuda_kernel_node_params_t, kernel_params,
+                struct cudaKernelNodeParams, kernelParams);
+HRX_SAME_OFFSET(hrx_hip_cuda_kernel_node_params_t, extra,
+                struct cudaKernelNodeParams, extra);
+
 _Static_assert(sizeof(hrx_hip_cuda_memset_params_t) ==
                    sizeof(struct cudaMemsetParams),
                "cudaMemsetParams size");
@@ -250,6 +394,59 @@ _Static_assert(offsetof(hipDeviceProp_tR0600, gcnArchName) ==
 _Static_assert(sizeof(hipDeviceProp_tR0600) == HRX_HIP_AMD_PROP_R0600_SIZE,
                "hipDeviceProp_tR0600 size");
 #endif
+
+/* Users' kernels. */
+_Static_assert(sizeof(hipFunction_attribute) == sizeof(int), "func attr");
+_Static_assert(HRX_HIP_AMD_ERROR_INVALID_VALUE == hipErrorInvalidValue,
+               "hipErrorInvalidValue");
+_Static_assert(HRX_HIP_AMD_ERROR_INVALID_DEVICE_FUNCTION ==
+                   hipErrorInvalidDeviceFunction,
+               "hipErrorInvalidDeviceFunction");
+_Static_assert(HRX_HIP_AMD_ERROR_NOT_FOUND == hipErrorNotFound,
+               "hipErrorNotFound");
+_Static_assert(HRX_HIP_AMD_ATTR_MAX_THREADS_PER_BLOCK ==
+                   hipDeviceAttributeMaxThreadsPerBlock,
+               "hipDeviceAttributeMaxThreadsPerBlock");
+_Static_assert(HRX_HIP_AMD_ATTR_MAX_BLOCK_DIM_X ==
+                   hipDeviceAttributeMaxBlockDimX,
+               "hipDeviceAttributeMaxBlockDimX");
+_Static_assert(HRX_HIP_AMD_ATTR_MAX_BLOCK_DIM_Y ==
+                   hipDeviceAttributeMaxBlockDimY,
+               "hipDeviceAttributeMaxBlockDimY");
+_Static_assert(HRX_HIP_AMD_ATTR_MAX_BLOCK_DIM_Z ==
+                   hipDeviceAttributeMaxBlockDimZ,
+               "hipDeviceAttributeMaxBlockDimZ");
+_Static_assert(HRX_HIP_AMD_ATTR_MAX_GRID_DIM_X == hipDeviceAttributeMaxGridDimX,
+               "hipDeviceAttributeMaxGridDimX");
+_Static_assert(HRX_HIP_AMD_ATTR_MAX_GRID_DIM_Y == hipDeviceAttributeMaxGridDimY,
+               "hipDeviceAttributeMaxGridDimY");
+_Static_assert(HRX_HIP_AMD_ATTR_MAX_GRID_DIM_Z == hipDeviceAttributeMaxGridDimZ,
+               "hipDeviceAttributeMaxGridDimZ");
+_Static_assert(HRX_HIP_AMD_ATTR_MAX_SHARED_PER_BLOCK ==
+                   hipDeviceAttributeMaxSharedMemoryPerBlock,
+               "hipDeviceAttributeMaxSharedMemoryPerBlock");
+_Static_assert(HRX_HIP_AMD_FUNC_ATTR_MAX_THREADS_PER_BLOCK ==
+                   HIP_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK,
+               "HIP_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK");
+_Static_assert(HRX_HIP_AMD_FUNC_ATTR_SHARED_SIZE_BYTES ==
+                   HIP_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES,
+               "HIP_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES");
+
+_Static_assert(sizeof(hrx_hip_amd_kernel_node_params_t) ==
+                   sizeof(hipKernelNodeParams),
+               "hipKernelNodeParams size");
+HRX_SAME_OFFSET(hrx_hip_amd_kernel_node_params_t, block, hipKernelNodeParams,
+                blockDim);
+HRX_SAME_OFFSET(hrx_hip_amd_kernel_node_params_t, extra, hipKernelNodeParams,
+                extra);
+HRX_SAME_OFFSET(hrx_hip_amd_kernel_node_params_t, func, hipKernelNodeParams,
+                func);
+HRX_SAME_OFFSET(hrx_hip_amd_kernel_node_params_t, grid, hipKernelNodeParams,
+                gridDim);
+HRX_SAME_OFFSET(hrx_hip_amd_kernel_node_params_t, kernel_params,
+                hipKernelNodeParams, kernelParams);
+HRX_SAME_OFFSET(hrx_hip_amd_kernel_node_params_t, shared_bytes,
+                hipKernelNodeParams, sharedMemBytes);
 
 _Static_assert(sizeof(hrx_hip_amd_memset_params_t) == sizeof(hipMemsetParams),
                "hipMemsetParams size");

@@ -3,8 +3,10 @@
  *
  * A native queue is a non-blocking stream and a native event an event
  * created with timing disabled; the hrx_native_queue_t* / hrx_native_event_t*
- * handed to the core are those runtime handles themselves. Every entry point
- * first makes the device current on the calling thread. */
+ * handed to the core are those runtime handles themselves, as are modules
+ * and kernels (hip_kernels.h). Every entry point that reaches the device
+ * first makes it current on the calling thread; compiling needs no
+ * device. */
 #include "backends/hip/hip_backend.h"
 
 #include <pthread.h>
@@ -19,6 +21,7 @@
 #include "backends/hip/hip_batch.h"
 #include "backends/hip/hip_connections.h"
 #include "backends/hip/hip_dynamic.h"
+#include "backends/hip/hip_kernels.h"
 #include "backends/hip/hip_staging.h"
 #include "core/clock.h"
 #include "core/environment.h"
@@ -232,6 +235,37 @@ static hrx_status_t hrx_hip_describe(int index, hrx_device_info_t* info) {
     }
     snprintf(info->target, sizeof(info->target), "sm_%d%d", major, minor);
   }
+  /* Launch limits: attributes, which need no context. */
+  struct {
+    hrx_hip_device_attr_t attr;
+    uint32_t* out;
+  } limits[] = {
+      {rt->platform->attr_max_threads_per_block, &info->max_threads_per_block},
+      {rt->platform->attr_max_block_dim[0], &info->max_block_dim[0]},
+      {rt->platform->attr_max_block_dim[1], &info->max_block_dim[1]},
+      {rt->platform->attr_max_block_dim[2], &info->max_block_dim[2]},
+      {rt->platform->attr_max_grid_dim[0], &info->max_grid_dim[0]},
+      {rt->platform->attr_max_grid_dim[1], &info->max_grid_dim[1]},
+      {rt->platform->attr_max_grid_dim[2], &info->max_grid_dim[2]},
+  };
+  for (size_t i = 0; i < sizeof(limits) / sizeof(limits[0]); ++i) {
+    int value = 0;
+    err = rt->sym.DeviceGetAttribute(&value, limits[i].attr, index);
+    if (!hrx_hip_ok(err)) {
+      free(props);
+      return HRX_HIP_ERROR(DEVICE_ERROR, DeviceGetAttribute, err);
+    }
+    *limits[i].out = value > 0 ? (uint32_t)value : 0;
+  }
+  int shared = 0;
+  err = rt->sym.DeviceGetAttribute(
+      &shared, rt->platform->attr_max_shared_per_block, index);
+  if (!hrx_hip_ok(err)) {
+    free(props);
+    return HRX_HIP_ERROR(DEVICE_ERROR, DeviceGetAttribute, err);
+  }
+  info->max_shared_bytes_per_block = shared > 0 ? (uint64_t)shared : 0;
+
   if (rt->platform == &hrx_hip_platform_nvidia) {
     /* From the properties: cudaMemGetInfo would create the context. */
     size_t total_bytes = 0;
@@ -857,13 +891,18 @@ static bool hrx_hip_has_graphs(void) {
          sym->GraphLaunch && sym->GraphExecDestroy && sym->GraphDestroy;
 }
 
-/* Adds one memcpy or memset node after `deps`. */
+/* Adds one memcpy, memset or kernel node after `deps`. */
 static hrx_status_t hrx_hip_graph_add_node(hrx_hip_graph_t graph,
                                            const hrx_native_graph_node_t* node,
                                            const hrx_hip_graph_node_t* deps,
                                            hrx_hip_graph_node_t* out_node) {
   const hrx_hip_runtime_t* rt = &hrx_hip_rt;
   hrx_hip_error_t err;
+  if (node->kind == HRX_NATIVE_GRAPH_KERNEL) {
+    return hrx_hip_graph_add_kernel_node(graph, deps, node->after_count,
+                                         node->kernel, node->launch,
+                                         out_node);
+  }
   if (node->kind == HRX_NATIVE_GRAPH_COPY) {
     err = rt->sym.GraphAddMemcpyNode1D(out_node, graph, deps, node->after_count,
                                        node->dst, node->src,
@@ -1035,6 +1074,62 @@ static hrx_status_t hrx_hip_event_wait(hrx_backend_device_t* base,
   return hrx_hip_poll(true, (void*)event, timeout_ns, out_done);
 }
 
+/* --------------------------------------------------------------- kernels */
+
+/* Compiling needs no context (NVIDIA creates none for it). */
+static hrx_status_t hrx_hip_kernel_toolchain_of(
+    hrx_backend_device_t* base, hrx_kernel_toolchain_t* out_toolchain) {
+  return hrx_hip_kernel_toolchain(hrx_hip_rt.platform->id,
+                                  hrx_hip_rt.library_name,
+                                  hrx_hip_device_cast(base)->info.target,
+                                  out_toolchain);
+}
+
+static hrx_status_t hrx_hip_kernel_compile_for(
+    hrx_backend_device_t* base, const char* source, const char* const* names,
+    size_t name_count, const char* const* options, size_t option_count,
+    void** out_image, size_t* out_size) {
+  return hrx_hip_kernel_compile(
+      hrx_hip_rt.platform->id, hrx_hip_rt.library_name,
+      hrx_hip_device_cast(base)->info.target, source, names, name_count,
+      options, option_count, out_image, out_size);
+}
+
+static hrx_status_t hrx_hip_module_load_on(hrx_backend_device_t* base,
+                                           const void* image, size_t size,
+                                           hrx_native_module_t** out_module) {
+  HRX_RETURN_IF_ERROR(hrx_hip_enter(base));
+  return hrx_hip_module_load(image, size, out_module);
+}
+
+/* backend.h: no launch of the module's kernels may still run. The backend
+ * does not track which queues launched a kernel (that would cost every
+ * launch a record), so it synchronizes the device, as graph_destroy and
+ * the runtime's own free do; modules are unloaded rarely (the core's
+ * kernel cache keeps them for the live device). */
+static void hrx_hip_module_unload_on(hrx_backend_device_t* base,
+                                     hrx_native_module_t* module) {
+  hrx_status_free(hrx_hip_enter(base));
+  (void)hrx_hip_ok(hrx_hip_rt.sym.DeviceSynchronize());
+  hrx_hip_module_unload(module);
+}
+
+static hrx_status_t hrx_hip_module_get_kernel_of(
+    hrx_backend_device_t* base, hrx_native_module_t* module, const char* name,
+    hrx_native_kernel_t** out_kernel, hrx_kernel_info_t* out_info) {
+  HRX_RETURN_IF_ERROR(hrx_hip_enter(base));
+  return hrx_hip_module_get_kernel(module, name,
+                                   &hrx_hip_device_cast(base)->info,
+                                   out_kernel, out_info);
+}
+
+static hrx_status_t hrx_hip_kernel_launch_on(
+    hrx_backend_device_t* base, hrx_native_queue_t* queue,
+    hrx_native_kernel_t* kernel, const hrx_kernel_launch_t* launch) {
+  HRX_RETURN_IF_ERROR(hrx_hip_enter(base));
+  return hrx_hip_kernel_launch(kernel, hrx_hip_stream_of(queue), launch);
+}
+
 /* ---------------------------------------------------------------- tables */
 
 static const hrx_backend_vtable_t hrx_hip_vtable = {
@@ -1072,6 +1167,12 @@ static const hrx_backend_vtable_t hrx_hip_vtable = {
     .event_wait = hrx_hip_event_wait,
     .peer_path = hrx_hip_peer_path,
     .peer_copy = hrx_hip_peer_copy,
+    .kernel_toolchain = hrx_hip_kernel_toolchain_of,
+    .kernel_compile = hrx_hip_kernel_compile_for,
+    .module_load = hrx_hip_module_load_on,
+    .module_unload = hrx_hip_module_unload_on,
+    .module_get_kernel = hrx_hip_module_get_kernel_of,
+    .kernel_launch = hrx_hip_kernel_launch_on,
 };
 
 static void hrx_hip_describe_backend(hrx_backend_info_t* out_info) {

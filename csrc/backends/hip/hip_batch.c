@@ -228,39 +228,25 @@ void hrx_hip_batch_destroy(hrx_hip_batch_t* batch) {
   free(batch);
 }
 
-/* Compiler options for the device: NVIDIA "compute_90" from "sm_90"; AMD
- * the arch without feature flags ("gfx90a" from "gfx90a:sramecc+"). */
-static void hrx_hip_batch_arch_option(const char* target, bool amd, char* out,
-                                      size_t capacity) {
-  if (amd) {
-    size_t n = strcspn(target, ":");
-    snprintf(out, capacity, "--offload-arch=%.*s", (int)n, target);
-  } else {
-    const char* digits = strncmp(target, "sm_", 3) == 0 ? target + 3 : "75";
-    snprintf(out, capacity, "--gpu-architecture=compute_%s", digits);
-  }
-}
-
 hrx_status_t hrx_hip_batch_compile(const char* platform,
                                    const char* runtime_library,
                                    const char* target, char** out_image,
                                    size_t* out_size, char* out_description,
                                    size_t description_capacity) {
-  bool amd = strcmp(platform, "amd") == 0;
-  char arch[96];
-  hrx_hip_batch_arch_option(target, amd, arch, sizeof(arch));
-  const char* options[] = {arch, "-O3"};
+  /* PTX on NVIDIA (binary = false): the kernel is loaded once per device,
+   * and the driver's own compile of it is what the description names. */
+  hrx_rtc_plan_t plan;
+  HRX_RETURN_IF_ERROR(
+      hrx_hip_rtc_plan(platform, runtime_library, target, false, &plan));
   /* -O3 is hiprtc's spelling; NVRTC optimizes by default and rejects it. */
-  int option_count = amd ? 2 : 1;
-  char compiler[512] = "";
+  const char* options[] = {"-O3"};
   HRX_RETURN_IF_ERROR(hrx_hip_rtc_compile(
-      platform, runtime_library, hrx_hip_batch_source, "hrx_batch.cu",
-      options, option_count, out_image, out_size, compiler,
-      sizeof(compiler)));
-  const char* base = strrchr(compiler, '/');
-  snprintf(out_description, description_capacity, "%s from %.200s for %.60s",
-           amd ? "code object" : "PTX", base ? base + 1 : compiler,
-           arch + (amd ? 15 : 19));
+      &plan, hrx_hip_batch_source, "hrx_batch.cu", options, plan.amd ? 1 : 0,
+      NULL, 0, out_image, out_size));
+  const char* base = strrchr(plan.library, '/');
+  snprintf(out_description, description_capacity, "%s from %.200s for %.40s",
+           plan.amd ? "code object" : "PTX", base ? base + 1 : plan.library,
+           plan.arch);
   return NULL;
 }
 

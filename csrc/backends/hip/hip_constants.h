@@ -11,12 +11,18 @@
 
 #include <stddef.h>
 
+#include "backends/hip/hip_types.h"
+
 /* ------------------------------------------------------------------ AMD */
 
 /* hipError_t */
 #define HRX_HIP_AMD_SUCCESS 0              /* hipSuccess */
+#define HRX_HIP_AMD_ERROR_INVALID_VALUE 1  /* hipErrorInvalidValue */
 #define HRX_HIP_AMD_ERROR_OUT_OF_MEMORY 2  /* hipErrorOutOfMemory */
+/* hipErrorInvalidDeviceFunction */
+#define HRX_HIP_AMD_ERROR_INVALID_DEVICE_FUNCTION 98
 #define HRX_HIP_AMD_ERROR_NO_DEVICE 100    /* hipErrorNoDevice */
+#define HRX_HIP_AMD_ERROR_NOT_FOUND 500    /* hipErrorNotFound */
 #define HRX_HIP_AMD_ERROR_NOT_READY 600    /* hipErrorNotReady */
 /* hipErrorPeerAccessAlreadyEnabled */
 #define HRX_HIP_AMD_ERROR_PEER_ACCESS_ALREADY_ENABLED 704
@@ -36,6 +42,22 @@
  * is complete and checked). */
 #define HRX_HIP_AMD_ATTR_COMPUTE_CAPABILITY_MAJOR 23
 #define HRX_HIP_AMD_ATTR_COMPUTE_CAPABILITY_MINOR 61
+/* Launch limits. AMD has no opt-in for more shared memory (LDS) per
+ * block: hipDeviceAttributeSharedMemPerBlockOptin is "CUDA only", so the
+ * most a block may use is hipDeviceAttributeMaxSharedMemoryPerBlock. */
+#define HRX_HIP_AMD_ATTR_MAX_THREADS_PER_BLOCK 56  /* ...MaxThreadsPerBlock */
+#define HRX_HIP_AMD_ATTR_MAX_BLOCK_DIM_X 26        /* ...MaxBlockDimX */
+#define HRX_HIP_AMD_ATTR_MAX_BLOCK_DIM_Y 27
+#define HRX_HIP_AMD_ATTR_MAX_BLOCK_DIM_Z 28
+#define HRX_HIP_AMD_ATTR_MAX_GRID_DIM_X 29         /* ...MaxGridDimX */
+#define HRX_HIP_AMD_ATTR_MAX_GRID_DIM_Y 30
+#define HRX_HIP_AMD_ATTR_MAX_GRID_DIM_Z 31
+/* hipDeviceAttributeMaxSharedMemoryPerBlock */
+#define HRX_HIP_AMD_ATTR_MAX_SHARED_PER_BLOCK 74
+
+/* hipFunction_attribute, for hipFuncGetAttribute on a module function. */
+#define HRX_HIP_AMD_FUNC_ATTR_MAX_THREADS_PER_BLOCK 0
+#define HRX_HIP_AMD_FUNC_ATTR_SHARED_SIZE_BYTES 1
 
 /* hipDeviceProp_t. `name` is the first field of every layout. gcnArchName
  * moved: 396 in the layout filled by the unversioned hipGetDeviceProperties
@@ -59,12 +81,27 @@ typedef struct hrx_hip_amd_memset_params_s {
   size_t width;
 } hrx_hip_amd_memset_params_t;
 
+/* hipKernelNodeParams, for hipGraphAddKernelNode. `func` is the module's
+ * hipFunction_t (HIP takes one where it finds no host function). */
+typedef struct hrx_hip_amd_kernel_node_params_s {
+  hrx_hip_dim3_t block;
+  void** extra;
+  void* func;
+  hrx_hip_dim3_t grid;
+  void** kernel_params;
+  unsigned int shared_bytes;
+} hrx_hip_amd_kernel_node_params_t;
+
 /* --------------------------------------------------------------- NVIDIA */
 
 /* cudaError_t */
 #define HRX_HIP_CUDA_SUCCESS 0              /* cudaSuccess */
+#define HRX_HIP_CUDA_ERROR_INVALID_VALUE 1  /* cudaErrorInvalidValue */
 #define HRX_HIP_CUDA_ERROR_OUT_OF_MEMORY 2  /* cudaErrorMemoryAllocation */
+/* cudaErrorInvalidDeviceFunction */
+#define HRX_HIP_CUDA_ERROR_INVALID_DEVICE_FUNCTION 98
 #define HRX_HIP_CUDA_ERROR_NO_DEVICE 100    /* cudaErrorNoDevice */
+#define HRX_HIP_CUDA_ERROR_NOT_FOUND 500    /* cudaErrorSymbolNotFound */
 #define HRX_HIP_CUDA_ERROR_NOT_READY 600    /* cudaErrorNotReady */
 /* cudaErrorPeerAccessAlreadyEnabled */
 #define HRX_HIP_CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED 704
@@ -83,6 +120,55 @@ typedef struct hrx_hip_amd_memset_params_s {
 /* cudaDeviceAttr */
 #define HRX_HIP_CUDA_ATTR_COMPUTE_CAPABILITY_MAJOR 75
 #define HRX_HIP_CUDA_ATTR_COMPUTE_CAPABILITY_MINOR 76
+/* Launch limits. A block may use more shared memory than
+ * cudaDevAttrMaxSharedMemoryPerBlock (48 KiB) once its kernel opts in
+ * (cudaFuncAttributeMaxDynamicSharedMemorySize), up to
+ * cudaDevAttrMaxSharedMemoryPerBlockOptin. */
+#define HRX_HIP_CUDA_ATTR_MAX_THREADS_PER_BLOCK 1  /* ...MaxThreadsPerBlock */
+#define HRX_HIP_CUDA_ATTR_MAX_BLOCK_DIM_X 2        /* ...MaxBlockDimX */
+#define HRX_HIP_CUDA_ATTR_MAX_BLOCK_DIM_Y 3
+#define HRX_HIP_CUDA_ATTR_MAX_BLOCK_DIM_Z 4
+#define HRX_HIP_CUDA_ATTR_MAX_GRID_DIM_X 5         /* ...MaxGridDimX */
+#define HRX_HIP_CUDA_ATTR_MAX_GRID_DIM_Y 6
+#define HRX_HIP_CUDA_ATTR_MAX_GRID_DIM_Z 7
+/* cudaDevAttrMaxSharedMemoryPerBlockOptin */
+#define HRX_HIP_CUDA_ATTR_MAX_SHARED_PER_BLOCK_OPTIN 97
+
+/* cudaFuncAttribute */
+#define HRX_HIP_CUDA_FUNC_MAX_DYNAMIC_SHARED_SIZE 8  /* ...DynamicSharedMemorySize */
+
+/* cudaFuncAttributes: `size_t sharedSizeBytes` first, `int
+ * maxThreadsPerBlock` after three size_t, `int maxDynamicSharedSizeBytes`
+ * after five more ints; the same offsets since CUDA 9, later versions only
+ * append fields. Filled into a zeroed buffer this large (the struct is
+ * 144 bytes in CUDA 13). */
+#define HRX_HIP_CUDA_FUNC_SHARED_SIZE_BYTES_OFFSET 0
+#define HRX_HIP_CUDA_FUNC_MAX_THREADS_PER_BLOCK_OFFSET 24
+#define HRX_HIP_CUDA_FUNC_MAX_DYNAMIC_SHARED_SIZE_BYTES_OFFSET 44
+#define HRX_HIP_FUNC_ATTRIBUTES_BUFFER_SIZE 1024
+
+/* cudaGetDriverEntryPointByVersion: flags cudaEnableDefault, the
+ * cudaDriverEntryPointQueryResult of a symbol that was found, and the
+ * driver API version of each entry point obtained (cuGetErrorName 6.0,
+ * cuLibraryGetModule and cuKernelGetFunction 12.0, cuKernelGetParamInfo
+ * 12.4). */
+#define HRX_HIP_CUDA_ENABLE_DEFAULT 0x0ull
+#define HRX_HIP_CUDA_DRIVER_ENTRY_POINT_SUCCESS 0
+#define HRX_HIP_CUDA_GET_ERROR_NAME_VERSION 6000u
+#define HRX_HIP_CUDA_LIBRARY_GET_MODULE_VERSION 12000u
+#define HRX_HIP_CUDA_KERNEL_GET_FUNCTION_VERSION 12000u
+#define HRX_HIP_CUDA_KERNEL_PARAM_INFO_VERSION 12040u
+/* CUresult values: an index past the last parameter; and the answers that
+ * say nothing about an image (no current context, the driver going away,
+ * nothing loaded yet) rather than refusing it. */
+#define HRX_HIP_CUDA_DRIVER_SUCCESS 0                    /* CUDA_SUCCESS */
+#define HRX_HIP_CUDA_DRIVER_ERROR_INVALID_VALUE 1
+#define HRX_HIP_CUDA_DRIVER_ERROR_OUT_OF_MEMORY 2
+#define HRX_HIP_CUDA_DRIVER_ERROR_NOT_INITIALIZED 3
+#define HRX_HIP_CUDA_DRIVER_ERROR_DEINITIALIZED 4
+#define HRX_HIP_CUDA_DRIVER_ERROR_INVALID_CONTEXT 201
+#define HRX_HIP_CUDA_DRIVER_ERROR_NOT_FOUND 500
+#define HRX_HIP_CUDA_DRIVER_ERROR_CONTEXT_IS_DESTROYED 709
 
 /* cudaDeviceProp: `char name[256]`, its first field, and `size_t
  * totalGlobalMem` after cudaUUID_t uuid (16 bytes), char luid[8] and
@@ -103,6 +189,17 @@ typedef struct hrx_hip_cuda_memset_params_s {
   size_t width;
   size_t height;
 } hrx_hip_cuda_memset_params_t;
+
+/* cudaKernelNodeParams, for cudaGraphAddKernelNode (the same layout since
+ * CUDA 10). `func` may be a cudaKernel_t. */
+typedef struct hrx_hip_cuda_kernel_node_params_s {
+  void* func;
+  hrx_hip_dim3_t grid;
+  hrx_hip_dim3_t block;
+  unsigned int shared_bytes;
+  void** kernel_params;
+  void** extra;
+} hrx_hip_cuda_kernel_node_params_t;
 
 /* ---------------------------------------------------------------- both */
 

@@ -32,6 +32,18 @@ const hrx_hip_platform_t hrx_hip_platform_amd = {
     .attr_compute_capability_major = HRX_HIP_AMD_ATTR_COMPUTE_CAPABILITY_MAJOR,
     .attr_compute_capability_minor = HRX_HIP_AMD_ATTR_COMPUTE_CAPABILITY_MINOR,
     .prop_name_offset = HRX_HIP_AMD_PROP_NAME_OFFSET,
+    .attr_max_threads_per_block = HRX_HIP_AMD_ATTR_MAX_THREADS_PER_BLOCK,
+    .attr_max_block_dim = {HRX_HIP_AMD_ATTR_MAX_BLOCK_DIM_X,
+                           HRX_HIP_AMD_ATTR_MAX_BLOCK_DIM_Y,
+                           HRX_HIP_AMD_ATTR_MAX_BLOCK_DIM_Z},
+    .attr_max_grid_dim = {HRX_HIP_AMD_ATTR_MAX_GRID_DIM_X,
+                          HRX_HIP_AMD_ATTR_MAX_GRID_DIM_Y,
+                          HRX_HIP_AMD_ATTR_MAX_GRID_DIM_Z},
+    .attr_max_shared_per_block = HRX_HIP_AMD_ATTR_MAX_SHARED_PER_BLOCK,
+    .error_not_found = HRX_HIP_AMD_ERROR_NOT_FOUND,
+    .error_invalid_device_function =
+        HRX_HIP_AMD_ERROR_INVALID_DEVICE_FUNCTION,
+    .error_invalid_value = HRX_HIP_AMD_ERROR_INVALID_VALUE,
 };
 
 const hrx_hip_platform_t hrx_hip_platform_nvidia = {
@@ -53,6 +65,18 @@ const hrx_hip_platform_t hrx_hip_platform_nvidia = {
     .attr_compute_capability_major = HRX_HIP_CUDA_ATTR_COMPUTE_CAPABILITY_MAJOR,
     .attr_compute_capability_minor = HRX_HIP_CUDA_ATTR_COMPUTE_CAPABILITY_MINOR,
     .prop_name_offset = HRX_HIP_CUDA_PROP_NAME_OFFSET,
+    .attr_max_threads_per_block = HRX_HIP_CUDA_ATTR_MAX_THREADS_PER_BLOCK,
+    .attr_max_block_dim = {HRX_HIP_CUDA_ATTR_MAX_BLOCK_DIM_X,
+                           HRX_HIP_CUDA_ATTR_MAX_BLOCK_DIM_Y,
+                           HRX_HIP_CUDA_ATTR_MAX_BLOCK_DIM_Z},
+    .attr_max_grid_dim = {HRX_HIP_CUDA_ATTR_MAX_GRID_DIM_X,
+                          HRX_HIP_CUDA_ATTR_MAX_GRID_DIM_Y,
+                          HRX_HIP_CUDA_ATTR_MAX_GRID_DIM_Z},
+    .attr_max_shared_per_block = HRX_HIP_CUDA_ATTR_MAX_SHARED_PER_BLOCK_OPTIN,
+    .error_not_found = HRX_HIP_CUDA_ERROR_NOT_FOUND,
+    .error_invalid_device_function =
+        HRX_HIP_CUDA_ERROR_INVALID_DEVICE_FUNCTION,
+    .error_invalid_value = HRX_HIP_CUDA_ERROR_INVALID_VALUE,
 };
 
 hrx_hip_runtime_t hrx_hip_rt;

@@ -66,6 +66,17 @@ typedef struct hrx_hip_platform_s {
   hrx_hip_device_attr_t attr_compute_capability_major;
   hrx_hip_device_attr_t attr_compute_capability_minor;
   int prop_name_offset;
+  /* Kernels: the launch limits, and the errors of a lookup that finds no
+   * such kernel and of a parameter index past the last. */
+  hrx_hip_device_attr_t attr_max_threads_per_block;
+  hrx_hip_device_attr_t attr_max_block_dim[3];
+  hrx_hip_device_attr_t attr_max_grid_dim[3];
+  /* The most shared memory a kernel may opt in to per block (NVIDIA), or
+   * simply may use (AMD, which has no opt-in). */
+  hrx_hip_device_attr_t attr_max_shared_per_block;
+  hrx_hip_error_t error_not_found;
+  hrx_hip_error_t error_invalid_device_function;
+  hrx_hip_error_t error_invalid_value;
 } hrx_hip_platform_t;
 
 extern const hrx_hip_platform_t hrx_hip_platform_amd;

@@ -27,6 +27,12 @@
  *   CUDA 12.x only (the unversioned name there fills the pre-12 layout);
  *   CUDA 13 exports only the unversioned name, with the current layout.
  *   Only `name`, the first field of every layout, is read.
+ * - The entries of users' kernels (the last group) and the driver API entry
+ *   points hip_kernels.c obtains at run time (hip_types.h) against ROCm 5.2
+ *   and against CUDA 13.0 and 13.5 (the toolkit's headers, and the pip
+ *   wheels' as above), including cudaTypedefs.h's PFN_ prototypes; the
+ *   NVIDIA path at run time on an H200 (the `device` scenario) and, without
+ *   a GPU, against the stand-in libcudart of tests/c/fake_cudart.c.
  */
 
 /* Devices */
@@ -207,3 +213,52 @@ HRX_HIP_OPTIONAL(ModuleLaunchKernel, hrx_hip_error_t,
                   unsigned int block_z, unsigned int shared_bytes,
                   hrx_hip_stream_t stream, void** params, void** extra),
                  hipModuleLaunchKernel, HRX_HIP_ABSENT)
+
+/* Users' kernels (hip_kernels.c): unloading, attributes, parameter layout
+ * and graph kernel nodes. NVIDIA passes the cudaKernel_t of
+ * cudaLibraryGetKernel wherever the runtime API takes a function ("if the
+ * specified function does not exist, then it is assumed to be a
+ * cudaKernel_t"); AMD's hipFuncGetAttributes / hipFuncSetAttribute take
+ * host functions only, so module functions are described with
+ * hipFuncGetAttribute. */
+HRX_HIP_OPTIONAL(LibraryUnload, hrx_hip_error_t, (hrx_hip_library_t library),
+                 HRX_HIP_ABSENT, cudaLibraryUnload)
+HRX_HIP_OPTIONAL(LibraryGetKernelCount, hrx_hip_error_t,
+                 (unsigned int* count, hrx_hip_library_t library),
+                 HRX_HIP_ABSENT, cudaLibraryGetKernelCount)
+HRX_HIP_OPTIONAL(LibraryEnumerateKernels, hrx_hip_error_t,
+                 (hrx_hip_kernel_t* kernels, unsigned int count,
+                  hrx_hip_library_t library),
+                 HRX_HIP_ABSENT, cudaLibraryEnumerateKernels)
+HRX_HIP_OPTIONAL(ModuleUnload, hrx_hip_error_t, (hrx_hip_module_t module),
+                 hipModuleUnload, HRX_HIP_ABSENT)
+HRX_HIP_OPTIONAL(FuncGetAttributes, hrx_hip_error_t,
+                 (hrx_hip_func_attributes_t* attributes, const void* function),
+                 HRX_HIP_ABSENT, cudaFuncGetAttributes)
+HRX_HIP_OPTIONAL(FuncSetAttribute, hrx_hip_error_t,
+                 (const void* function, hrx_hip_func_attribute_t attribute,
+                  int value),
+                 HRX_HIP_ABSENT, cudaFuncSetAttribute)
+HRX_HIP_OPTIONAL(FuncGetAttribute, hrx_hip_error_t,
+                 (int* value, hrx_hip_function_attribute_t attribute,
+                  hrx_hip_function_t function),
+                 hipFuncGetAttribute, HRX_HIP_ABSENT)
+/* The runtime's own parameter query (in the CUDA 12.8 and 13 runtimes);
+ * where it is missing, the driver's cuKernelGetParamInfo (CUDA 12.4+) is
+ * reached through cudaGetDriverEntryPointByVersion (runtime 12.5+), which
+ * needs no link to libcuda. */
+HRX_HIP_OPTIONAL(FuncGetParamInfo, hrx_hip_error_t,
+                 (const void* function, size_t index, size_t* offset,
+                  size_t* size),
+                 HRX_HIP_ABSENT, cudaFuncGetParamInfo)
+HRX_HIP_OPTIONAL(GetDriverEntryPointByVersion, hrx_hip_error_t,
+                 (const char* symbol, void** function,
+                  unsigned int cuda_version, unsigned long long flags,
+                  hrx_hip_driver_entry_status_t* status),
+                 HRX_HIP_ABSENT, cudaGetDriverEntryPointByVersion)
+HRX_HIP_OPTIONAL(GraphAddKernelNode, hrx_hip_error_t,
+                 (hrx_hip_graph_node_t* node, hrx_hip_graph_t graph,
+                  const hrx_hip_graph_node_t* dependencies,
+                  size_t dependency_count,
+                  const hrx_hip_kernel_node_params_t* params),
+                 hipGraphAddKernelNode, cudaGraphAddKernelNode)

@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Builds bench/baselines/kernel_launch.c with the C core (into
+# build/bench/kernel_launch, again only when a source is newer) and runs it:
+# the launch rate of the tiny benchmark kernel through a plain loop of the
+# runtime's own launch call (or, with --driver c-backend, through the hip
+# backend's kernel_launch). Arguments go to the program:
+#   --threads T --launches N [--driver c-runtime|c-backend]
+# Prints one JSON line. Needs gcc and a GPU with its runtime and compiler.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+bin=build/bench/kernel_launch
+if [ ! -x "$bin" ] || [ -n "$(find csrc bench/baselines/kernel_launch.c \
+    -name '*.[ch]' -newer "$bin" | head -1)" ]; then
+  mkdir -p "$(dirname "$bin")"
+  gcc -O2 -std=c11 -Wall -Wextra -D_GNU_SOURCE -pthread -Icsrc/include \
+    -Icsrc/core -Icsrc/backends -Icsrc bench/baselines/kernel_launch.c \
+    csrc/core/*.c csrc/backends/host/*.c csrc/backends/hip/*.c \
+    csrc/backends/fault/*.c -ldl -o "$bin"
+fi
+"$bin" "$@"

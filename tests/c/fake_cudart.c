@@ -1,0 +1,516 @@
+/* A stand-in for libcudart, built as a shared library for
+ * test_hip_load's `fake-cuda` scenario: it exports the cuda* entry points
+ * the hip backend binds (hip_symbols.h), with the real numbers of the
+ * errors and attributes hrx reads, so that the backend's NVIDIA kernel path
+ * (module checks, lookups, parameter layout, launches, graph kernel nodes,
+ * unloads) runs and is checked on a machine without a GPU. Memory is host
+ * memory; commands run at once.
+ *
+ * Kernel images are text the fake parses (one directive per line):
+ *   FAKE-IMAGE
+ *   load=N      cudaLibraryLoadData returns N
+ *   module=N    the driver's cuLibraryGetModule returns N (CUresult)
+ *   function=N  the driver's cuKernelGetFunction returns N
+ *   setattr=N   cudaFuncSetAttribute returns N
+ *   kernel NAME STATIC_SHARED SIZES
+ *       SIZES: parameter sizes, comma-separated ("-" for none), laid out
+ *       with natural alignment; or "?" when the parameter query fails
+ *       with cudaErrorNotSupported.
+ * Built without cudaFuncGetParamInfo when FAKE_NO_FUNC_PARAM_INFO is
+ * defined, so that the driver's cuKernelGetParamInfo is used.
+ *
+ * What it saw is read through fake_cudart_state(). Not thread-safe beyond
+ * what the scenario needs (one thread). */
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fake_cudart.h"
+
+#define EXPORT __attribute__((visibility("default")))
+
+/* cudaError_t / CUresult values (the same numbers where both exist). */
+enum {
+  kSuccess = 0,
+  kInvalidValue = 1,
+  kOutOfMemory = 2,
+  kInvalidConfiguration = 9,
+  kNotSupported = 801,
+  kSymbolNotFound = 500,
+  kInvalidKernelImage = 200,
+};
+
+static fake_cudart_state_t state;
+static _Thread_local int last_error;
+
+static int fail(int error) {
+  if (error) last_error = error;
+  return error;
+}
+
+EXPORT const fake_cudart_state_t* fake_cudart_state(void) { return &state; }
+
+typedef struct fake_kernel_s {
+  char name[64];
+  size_t static_shared;
+  int param_count;  /* -1: the query fails */
+  size_t sizes[FAKE_MAX_PARAMS];
+  size_t offsets[FAKE_MAX_PARAMS];
+  struct fake_library_s* library;
+} fake_kernel_t;
+
+typedef struct fake_library_s {
+  int module_result;
+  int function_result;
+  int setattr_result;
+  int kernel_count;
+  fake_kernel_t kernels[8];
+} fake_library_t;
+
+/* ------------------------------------------------------------- devices */
+
+EXPORT int cudaGetDeviceCount(int* count) {
+  *count = 1;
+  return kSuccess;
+}
+EXPORT int cudaSetDevice(int device) { return fail(device == 0 ? 0 : 101); }
+EXPORT int cudaDeviceGetAttribute(int* value, int attr, int device) {
+  (void)device;
+  switch (attr) {
+    case 75: *value = 9; break;           /* compute capability major */
+    case 76: *value = 0; break;           /* minor */
+    case 1: *value = 1024; break;         /* threads per block */
+    case 2: *value = 1024; break;         /* block x */
+    case 3: *value = 1024; break;
+    case 4: *value = 64; break;
+    case 5: *value = 2147483647; break;   /* grid x */
+    case 6: *value = 65535; break;
+    case 7: *value = 65535; break;
+    case 97: *value = 232448; break;      /* shared per block, opt-in */
+    default: *value = 0; break;
+  }
+  return kSuccess;
+}
+EXPORT int cudaGetDeviceProperties(void* prop, int device) {
+  (void)device;
+  strcpy((char*)prop, "Fake CUDA device");
+  size_t total = (size_t)1 << 30;
+  memcpy((char*)prop + 288, &total, sizeof(total));
+  return kSuccess;
+}
+EXPORT int cudaMemGetInfo(size_t* free_bytes, size_t* total_bytes) {
+  *free_bytes = (size_t)1 << 29;
+  *total_bytes = (size_t)1 << 30;
+  return kSuccess;
+}
+EXPORT int cudaDeviceSynchronize(void) {
+  ++state.device_synchronizes;
+  return kSuccess;
+}
+EXPORT int cudaGetLastError(void) {
+  int error = last_error;
+  last_error = 0;
+  return error;
+}
+EXPORT const char* cudaGetErrorName(int error) {
+  switch (error) {
+    case kSuccess: return "cudaSuccess";
+    case kInvalidValue: return "cudaErrorInvalidValue";
+    case kOutOfMemory: return "cudaErrorMemoryAllocation";
+    case kSymbolNotFound: return "cudaErrorSymbolNotFound";
+    case kInvalidKernelImage: return "cudaErrorInvalidKernelImage";
+    default: return "cudaErrorFake";
+  }
+}
+EXPORT const char* cudaGetErrorString(int error) {
+  return error ? "fake failure" : "no error";
+}
+EXPORT int cudaRuntimeGetVersion(int* version) {
+  *version = 13000;
+  return kSuccess;
+}
+EXPORT int cudaDriverGetVersion(int* version) {
+  *version = 13000;
+  return kSuccess;
+}
+
+/* ------------------------------------------------------ streams, events */
+
+EXPORT int cudaStreamCreateWithFlags(void** stream, unsigned int flags) {
+  (void)flags;
+  *stream = malloc(16);
+  return kSuccess;
+}
+EXPORT int cudaStreamDestroy(void* stream) {
+  free(stream);
+  return kSuccess;
+}
+EXPORT int cudaStreamSynchronize(void* stream) {
+  (void)stream;
+  return kSuccess;
+}
+EXPORT int cudaStreamQuery(void* stream) {
+  (void)stream;
+  return kSuccess;
+}
+EXPORT int cudaStreamWaitEvent(void* stream, void* event, unsigned int f) {
+  (void)stream, (void)event, (void)f;
+  return kSuccess;
+}
+EXPORT int cudaEventCreateWithFlags(void** event, unsigned int flags) {
+  (void)flags;
+  *event = malloc(16);
+  return kSuccess;
+}
+EXPORT int cudaEventDestroy(void* event) {
+  free(event);
+  return kSuccess;
+}
+EXPORT int cudaEventRecord(void* event, void* stream) {
+  (void)event, (void)stream;
+  return kSuccess;
+}
+EXPORT int cudaEventQuery(void* event) {
+  (void)event;
+  return kSuccess;
+}
+EXPORT int cudaEventSynchronize(void* event) {
+  (void)event;
+  return kSuccess;
+}
+EXPORT int cudaEventElapsedTime(float* ms, void* start, void* end) {
+  (void)start, (void)end;
+  *ms = 0.0f;
+  return kSuccess;
+}
+
+/* -------------------------------------------------------------- memory */
+
+EXPORT int cudaMalloc(void** ptr, size_t size) {
+  *ptr = malloc(size ? size : 1);
+  return *ptr ? kSuccess : fail(kOutOfMemory);
+}
+EXPORT int cudaFree(void* ptr) {
+  free(ptr);
+  return kSuccess;
+}
+EXPORT int cudaHostAlloc(void** ptr, size_t size, unsigned int flags) {
+  (void)flags;
+  return cudaMalloc(ptr, size);
+}
+EXPORT int cudaFreeHost(void* ptr) { return cudaFree(ptr); }
+EXPORT int cudaMemcpyAsync(void* dst, const void* src, size_t size, int kind,
+                           void* stream) {
+  (void)kind, (void)stream;
+  memmove(dst, src, size);
+  return kSuccess;
+}
+EXPORT int cudaMemsetAsync(void* dst, int value, size_t size, void* stream) {
+  (void)stream;
+  memset(dst, value, size);
+  return kSuccess;
+}
+
+/* ------------------------------------------------------------- kernels */
+
+static size_t align_up(size_t value, size_t alignment) {
+  return (value + alignment - 1) / alignment * alignment;
+}
+
+static void parse_sizes(fake_kernel_t* kernel, const char* sizes) {
+  kernel->param_count = 0;
+  if (strcmp(sizes, "?") == 0) {
+    kernel->param_count = -1;
+    return;
+  }
+  if (strcmp(sizes, "-") == 0) return;
+  size_t offset = 0;
+  for (const char* p = sizes; *p && kernel->param_count < FAKE_MAX_PARAMS;) {
+    char* end = NULL;
+    size_t size = strtoul(p, &end, 10);
+    size_t alignment = size >= 8 ? 8 : size >= 4 ? 4 : size >= 2 ? 2 : 1;
+    offset = align_up(offset, alignment);
+    kernel->sizes[kernel->param_count] = size;
+    kernel->offsets[kernel->param_count] = offset;
+    ++kernel->param_count;
+    offset += size;
+    p = *end == ',' ? end + 1 : end;
+  }
+}
+
+EXPORT int cudaLibraryLoadData(void** library, const void* code,
+                               void* jit_options, void** jit_values,
+                               unsigned int jit_count, void* options,
+                               void** values, unsigned int count) {
+  (void)jit_options, (void)jit_values, (void)jit_count, (void)options,
+      (void)values, (void)count;
+  const char* text = code;
+  if (strncmp(text, "FAKE-IMAGE", 10) != 0) return fail(kInvalidKernelImage);
+  fake_library_t* lib = calloc(1, sizeof(*lib));
+  int load_result = 0;
+  char* copy = strdup(text);
+  char* save = NULL;
+  for (char* line = strtok_r(copy, "\n", &save); line;
+       line = strtok_r(NULL, "\n", &save)) {
+    char name[64];
+    char sizes[1024];
+    size_t shared = 0;
+    sscanf(line, "load=%d", &load_result);
+    sscanf(line, "module=%d", &lib->module_result);
+    sscanf(line, "function=%d", &lib->function_result);
+    sscanf(line, "setattr=%d", &lib->setattr_result);
+    if (sscanf(line, "kernel %63s %zu %1023s", name, &shared, sizes) == 3 &&
+        lib->kernel_count < 8) {
+      fake_kernel_t* k = &lib->kernels[lib->kernel_count++];
+      snprintf(k->name, sizeof(k->name), "%s", name);
+      k->static_shared = shared;
+      k->library = lib;
+      parse_sizes(k, sizes);
+    }
+  }
+  free(copy);
+  if (load_result) {
+    free(lib);
+    return fail(load_result);
+  }
+  ++state.libraries_loaded;
+  *library = lib;
+  return kSuccess;
+}
+EXPORT int cudaLibraryUnload(void* library) {
+  free(library);
+  ++state.libraries_unloaded;
+  state.synchronizes_at_last_unload = state.device_synchronizes;
+  return kSuccess;
+}
+EXPORT int cudaLibraryGetKernel(void** kernel, void* library,
+                                const char* name) {
+  fake_library_t* lib = library;
+  for (int i = 0; i < lib->kernel_count; ++i) {
+    if (strcmp(lib->kernels[i].name, name) == 0) {
+      *kernel = &lib->kernels[i];
+      return kSuccess;
+    }
+  }
+  return fail(kSymbolNotFound);
+}
+EXPORT int cudaLibraryGetKernelCount(unsigned int* count, void* library) {
+  *count = (unsigned int)((fake_library_t*)library)->kernel_count;
+  return kSuccess;
+}
+EXPORT int cudaLibraryEnumerateKernels(void** kernels, unsigned int count,
+                                       void* library) {
+  fake_library_t* lib = library;
+  for (unsigned int i = 0; i < count && (int)i < lib->kernel_count; ++i) {
+    kernels[i] = &lib->kernels[i];
+  }
+  return kSuccess;
+}
+/* cudaFuncAttributes: sharedSizeBytes at 0, maxThreadsPerBlock at 24,
+ * maxDynamicSharedSizeBytes at 44. */
+EXPORT int cudaFuncGetAttributes(void* attributes, const void* function) {
+  const fake_kernel_t* k = function;
+  char* out = attributes;
+  int threads = 1024;
+  int dynamic = 49152 - (int)k->static_shared;
+  memcpy(out, &k->static_shared, sizeof(size_t));
+  memcpy(out + 24, &threads, sizeof(int));
+  memcpy(out + 44, &dynamic, sizeof(int));
+  return kSuccess;
+}
+EXPORT int cudaFuncSetAttribute(const void* function, int attribute,
+                                int value) {
+  const fake_kernel_t* k = function;
+  if (k->library->setattr_result) return fail(k->library->setattr_result);
+  if (attribute == 8) state.max_dynamic_shared_set = value;
+  return kSuccess;
+}
+
+static int param_info(const fake_kernel_t* k, size_t index, size_t* offset,
+                      size_t* size) {
+  if (k->param_count < 0) return kNotSupported;
+  if ((int)index >= k->param_count) return kInvalidValue;
+  *offset = k->offsets[index];
+  *size = k->sizes[index];
+  return kSuccess;
+}
+
+#ifndef FAKE_NO_FUNC_PARAM_INFO
+EXPORT int cudaFuncGetParamInfo(const void* function, size_t index,
+                                size_t* offset, size_t* size) {
+  ++state.runtime_param_queries;
+  return fail(param_info(function, index, offset, size));
+}
+#endif
+
+/* Copies the argument values of a launch as the kernel lays them out. */
+static void capture(const fake_kernel_t* k, void** args,
+                    fake_cudart_launch_t* out) {
+  memset(out, 0, sizeof(*out));
+  out->function = k;
+  for (int i = 0; i < k->param_count; ++i) {
+    if (k->offsets[i] + k->sizes[i] <= sizeof(out->values)) {
+      memcpy(out->values + k->offsets[i], args[i], k->sizes[i]);
+    }
+  }
+}
+
+typedef struct dim3_s {
+  unsigned int x, y, z;
+} dim3_t;
+
+EXPORT int cudaLaunchKernel(const void* function, dim3_t grid, dim3_t block,
+                            void** args, size_t shared, void* stream) {
+  const fake_kernel_t* k = function;
+  if ((uint64_t)block.x * block.y * block.z > 1024) {
+    return fail(kInvalidConfiguration);
+  }
+  capture(k, args, &state.last_launch);
+  state.last_launch.grid[0] = grid.x;
+  state.last_launch.grid[1] = grid.y;
+  state.last_launch.grid[2] = grid.z;
+  state.last_launch.block[0] = block.x;
+  state.last_launch.block[1] = block.y;
+  state.last_launch.block[2] = block.z;
+  state.last_launch.shared = shared;
+  state.last_launch.stream = stream;
+  ++state.launches;
+  return kSuccess;
+}
+
+/* -------------------------------------------------------------- graphs */
+
+typedef struct kernel_node_params_s {
+  void* func;
+  dim3_t grid;
+  dim3_t block;
+  unsigned int shared;
+  void** kernel_params;
+  void** extra;
+} kernel_node_params_t;
+
+/* Node handles: the graph owns its nodes, so they are never freed. */
+static char graph_nodes[64];
+static int graph_node_count;
+
+static void* new_node(void) {
+  return &graph_nodes[graph_node_count++ % 64];
+}
+
+EXPORT int cudaGraphCreate(void** graph, unsigned int flags) {
+  (void)flags;
+  *graph = malloc(16);
+  return kSuccess;
+}
+EXPORT int cudaGraphAddMemcpyNode1D(void** node, void* graph,
+                                    void* const* deps, size_t count,
+                                    void* dst, const void* src, size_t size,
+                                    int kind) {
+  (void)graph, (void)deps, (void)count, (void)dst, (void)src, (void)size,
+      (void)kind;
+  *node = new_node();
+  return kSuccess;
+}
+EXPORT int cudaGraphAddMemsetNode(void** node, void* graph, void* const* deps,
+                                  size_t count, const void* params) {
+  (void)graph, (void)deps, (void)count, (void)params;
+  *node = new_node();
+  return kSuccess;
+}
+EXPORT int cudaGraphAddKernelNode(void** node, void* graph, void* const* deps,
+                                  size_t count,
+                                  const kernel_node_params_t* params) {
+  (void)graph;
+  if (params->extra) return fail(kInvalidValue);
+  const fake_kernel_t* k = params->func;
+  capture(k, params->kernel_params, &state.kernel_node);
+  state.kernel_node.grid[0] = params->grid.x;
+  state.kernel_node.grid[1] = params->grid.y;
+  state.kernel_node.grid[2] = params->grid.z;
+  state.kernel_node.block[0] = params->block.x;
+  state.kernel_node.block[1] = params->block.y;
+  state.kernel_node.block[2] = params->block.z;
+  state.kernel_node.shared = params->shared;
+  state.kernel_node_dependencies = count;
+  state.kernel_node_first_dependency = count ? deps[0] : NULL;
+  *node = new_node();
+  return kSuccess;
+}
+EXPORT int cudaGraphInstantiateWithFlags(void** exec, void* graph,
+                                         unsigned long long flags) {
+  (void)graph, (void)flags;
+  *exec = malloc(16);
+  return kSuccess;
+}
+EXPORT int cudaGraphLaunch(void* exec, void* stream) {
+  (void)exec, (void)stream;
+  return kSuccess;
+}
+EXPORT int cudaGraphExecDestroy(void* exec) {
+  free(exec);
+  return kSuccess;
+}
+EXPORT int cudaGraphDestroy(void* graph) {
+  free(graph);
+  return kSuccess;
+}
+
+/* ------------------------------------------------------ the driver API */
+
+static int driver_get_error_name(int error, const char** name) {
+  *name = error == 209 ? "CUDA_ERROR_NO_BINARY_FOR_GPU" : "CUDA_ERROR_FAKE";
+  return kSuccess;
+}
+static int driver_library_get_module(void** module, void* library) {
+  fake_library_t* lib = library;
+  if (lib->module_result) return lib->module_result;
+  *module = lib;
+  return kSuccess;
+}
+static int driver_kernel_get_function(void** function, void* kernel) {
+  fake_kernel_t* k = kernel;
+  ++state.driver_function_queries;
+  if (k->library->function_result) return k->library->function_result;
+  *function = k;
+  return kSuccess;
+}
+static int driver_kernel_param_info(void* kernel, size_t index,
+                                    size_t* offset, size_t* size) {
+  ++state.driver_param_queries;
+  return param_info(kernel, index, offset, size);
+}
+
+EXPORT int cudaGetDriverEntryPointByVersion(const char* symbol,
+                                            void** function,
+                                            unsigned int version,
+                                            unsigned long long flags,
+                                            int* status) {
+  (void)flags;
+  struct {
+    const char* name;
+    unsigned int version;
+    void* address;
+  } entries[] = {
+      {"cuGetErrorName", 6000, (void*)driver_get_error_name},
+      {"cuLibraryGetModule", 12000, (void*)driver_library_get_module},
+      {"cuKernelGetFunction", 12000, (void*)driver_kernel_get_function},
+      {"cuKernelGetParamInfo", 12040, (void*)driver_kernel_param_info},
+  };
+  for (size_t i = 0; i < sizeof(entries) / sizeof(entries[0]); ++i) {
+    if (strcmp(entries[i].name, symbol) == 0) {
+      if (version < entries[i].version) {
+        *status = 2;  /* version not sufficient */
+        *function = NULL;
+        return kSuccess;
+      }
+      *status = 0;
+      *function = entries[i].address;
+      return kSuccess;
+    }
+  }
+  *status = 1;  /* symbol not found */
+  *function = NULL;
+  return kSuccess;
+}

@@ -1,0 +1,37 @@
+/* What the stand-in libcudart (fake_cudart.c) saw, for test_hip_load's
+ * `fake-cuda` scenario, which reads it with dlsym("fake_cudart_state"). */
+#ifndef HRX_TESTS_C_FAKE_CUDART_H_
+#define HRX_TESTS_C_FAKE_CUDART_H_
+
+#include <stddef.h>
+
+#define FAKE_MAX_PARAMS 160
+
+typedef struct fake_cudart_launch_s {
+  const void* function;        /* the kernel handle launched */
+  unsigned int grid[3];
+  unsigned int block[3];
+  size_t shared;
+  void* stream;
+  unsigned char values[4096];  /* the arguments, as the kernel lays them */
+} fake_cudart_launch_t;
+
+typedef struct fake_cudart_state_s {
+  int libraries_loaded;
+  int libraries_unloaded;
+  int device_synchronizes;
+  int synchronizes_at_last_unload;  /* device_synchronizes then */
+  int max_dynamic_shared_set;       /* cudaFuncAttributeMaxDynamic... */
+  int runtime_param_queries;
+  int driver_param_queries;
+  int driver_function_queries;
+  int launches;
+  fake_cudart_launch_t last_launch;
+  fake_cudart_launch_t kernel_node;
+  size_t kernel_node_dependencies;
+  const void* kernel_node_first_dependency;
+} fake_cudart_state_t;
+
+typedef const fake_cudart_state_t* (*fake_cudart_state_fn)(void);
+
+#endif /* HRX_TESTS_C_FAKE_CUDART_H_ */
