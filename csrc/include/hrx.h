@@ -760,21 +760,31 @@ hrx_status_t hrx_stream_wait_completions(hrx_stream_t* stream,
  * the lock only to repeat a call that reported HRX_STATUS_WOULD_BLOCK.
  *
  * While it is on, the submissions hrx_stream_copy, _fill, _upload,
- * _wait_event, _record_event, _record_timing_event and hrx_graph_launch
- * either finish without waiting for another thread or return
- * HRX_STATUS_WOULD_BLOCK before anything is submitted, counted or changed;
- * the same call made again with the mode off then does the work. They
- * report it when the call would wait for queue space, for a lock that a
- * producer may hold while it waits, for a completion named by
+ * _wait_event, _record_event, _record_timing_event, _read, _flush and
+ * hrx_graph_launch either finish without waiting for another thread or
+ * return HRX_STATUS_WOULD_BLOCK before anything is submitted, counted or
+ * changed; the same call made again with the mode off then does the work.
+ * They report it when the call would wait for queue space, for a lock that
+ * a producer may hold while it waits, for a completion named by
  * hrx_stream_wait_completion, for host callbacks in flight (which may need
  * the caller's global lock), for another thread's publication of the
  * stream's pending batch, for one-time preparation (a graph's first
- * launch, staging memory, the batch kernel), or for a graph's launch node
- * by node (which could find the queue full part-way). A
- * WOULD_BLOCK is never a stream failure: the command was not accepted, not
- * numbered and not counted. Other calls that may block also report it at
- * their start while host callbacks are in flight; past that they ignore
- * the mode. */
+ * launch, staging memory to allocate, the batch kernel), or for a graph's
+ * launch node by node (which could find the queue full part-way). The
+ * waits hrx_stream_synchronize, hrx_event_synchronize and
+ * hrx_readback_wait, and hrx_stream_wait_completions, return at once when
+ * their work is done and report WOULD_BLOCK otherwise.
+ * hrx_status_would_block_briefly says which WOULD_BLOCKs are usually over
+ * within microseconds. A WOULD_BLOCK is never a stream failure: the
+ * command was not accepted, not numbered and not counted. Other calls that
+ * may block also report it at their start while host callbacks are in
+ * flight; past that they ignore the mode.
+ *
+ * Releases made in this mode never wait: the last release of a buffer,
+ * stream, graph or completion, and a device's teardown, are handed to the
+ * device's cleanup thread (which runs them soon after); a read's release
+ * does not wait for the read (its staging memory is returned once the
+ * read completes, as hrx_readback_release_deferred). */
 bool hrx_thread_set_nonblocking(bool nonblocking);
 
 /* Whether host callbacks (hrx_host_fn_t) are queued or running anywhere in
