@@ -3,6 +3,7 @@
 
 #include <sched.h>
 #include <stdatomic.h>
+#include <time.h>
 
 /* Slice between signal checks: Ctrl-C is seen within about this long (plus
  * the command the waiting thread may be running on the host backend). */
@@ -40,14 +41,23 @@ void hrx_py_wait_end(hrx_py_wait_t* wait) {
 }
 
 void hrx_py_hand_over_gil(void) {
-  if (!atomic_load_explicit(&hrx_py_gil_returning, memory_order_relaxed)) {
-    return;
-  }
+  int returning =
+      atomic_load_explicit(&hrx_py_gil_returning, memory_order_relaxed);
+  if (!returning) return;
   PyThreadState* self = PyEval_SaveThread();
+  /* Until one of them took it (the count drops): a short spin, then short
+   * sleeps, which leave this core to a waiter that must be scheduled. */
   uint64_t start = hrx_now_ns();
-  while (atomic_load(&hrx_py_gil_returning) &&
-         hrx_now_ns() - start < HRX_PY_HAND_OVER_NS) {
-    sched_yield();
+  for (unsigned i = 0; atomic_load(&hrx_py_gil_returning) >= returning;
+       ++i) {
+    uint64_t waited = hrx_now_ns() - start;
+    if (waited >= HRX_PY_HAND_OVER_NS) break;
+    if (waited < 20000) {
+      sched_yield();
+    } else {
+      struct timespec nap = {0, 20000};
+      nanosleep(&nap, NULL);
+    }
   }
   PyEval_RestoreThread(self);
 }

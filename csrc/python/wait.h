@@ -28,9 +28,10 @@ void hrx_py_wait_end(hrx_py_wait_t* wait);
 
 /* Call with the GIL, between hrx calls, where nothing borrowed from a
  * handle is used afterwards: when threads are taking the GIL back after a
- * wait, lets it go until they have it (at most HRX_PY_HAND_OVER_NS), then
- * takes it again. Costs one atomic load otherwise. */
-#define HRX_PY_HAND_OVER_NS 200000u
+ * wait, lets it go until one of them has it (at most HRX_PY_HAND_OVER_NS:
+ * the waiter may first have to be scheduled), then takes it again. Costs
+ * one atomic load otherwise. */
+#define HRX_PY_HAND_OVER_NS 20000000u
 void hrx_py_hand_over_gil(void);
 
 #endif /* HRX_PYTHON_WAIT_H_ */
