@@ -429,7 +429,7 @@ class Stream:
     def wait_completion(self, completion: Completion, /) -> None:
         """Later work on this stream runs after the completion (of any
         device): until it is done, the next submission, record_event() or
-        synchronize() waits for it on the host."""
+        synchronize() waits for it on the host (Ctrl-C interrupts it)."""
 
     def close(self) -> None:
         """Drops the stream; its queued work still completes (idempotent)."""

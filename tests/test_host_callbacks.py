@@ -90,7 +90,7 @@ def test_waiting_calls_in_a_callback_are_refused(fresh):
 def test_a_collection_inside_a_callback_defers_the_releases(fresh):
     """A Buffer (and a Stream and a Readback) in a reference cycle, freed by
     gc.collect() inside a callback: the callback returns, the queue goes
-    on, and the memory is freed later on another thread."""
+    on, and the memory is freed later on the device's cleanup thread."""
     out = fresh("""
         import gc
         dev = hrx.Device.open(0, backend=backend)
@@ -114,7 +114,9 @@ def test_a_collection_inside_a_callback_defers_the_releases(fresh):
         c = g.launch(s)
         assert c.wait(timeout=20), "the callback's queue hung"
         c.result()
-        s.synchronize()          # the next call from this thread drains
+        # The device's cleanup thread frees it; Device.synchronize waits
+        # for the releases deferred so far.
+        dev.synchronize()
         assert live() == 0, live()
         for obj in (g, s, dev):
             obj.close()
@@ -139,6 +141,60 @@ def test_a_graph_whose_callback_refers_to_it_is_collected(fresh):
         gc.collect()
         again = hrx.Device.open(0, backend=backend)
         again.set_stream_queue_count(3)  # a fresh live device: not busy
+        print("ok")
+    """, timeout=60)
+    assert out.strip() == "ok"
+
+
+def test_a_callback_exception_that_refers_to_its_completion_is_collected(
+        fresh):
+    """The exception a callback raised, and the callables of the launched
+    graph, are kept by the launch's C completion; when they refer back to
+    the hrx.Completion (through the exception's arguments, the callable's
+    closure, or the frames of a result() that re-raised it), the cycle goes
+    through the C completion, which the collector must see into: then it
+    is collected, and with it the live device (a fresh open is not busy)."""
+    out = fresh("""
+        import gc, threading
+        box = {}
+        launched = threading.Event()
+        def launch_and_drop(how):
+            dev = hrx.Device.open(0, backend=backend)
+            s = dev.stream()
+            mine = []
+            def through_args():          # no cycle through the callable
+                launched.wait()
+                raise ValueError("callback failed", box.pop("c"))
+            def through_closure():
+                launched.wait()
+                raise ValueError("callback failed", mine)
+            g = hrx.Graph(dev)
+            g.callback(through_args if how == "args" else through_closure)
+            launched.clear()
+            c = g.launch(s)
+            box["c"] = c
+            mine.append(c)
+            launched.set()
+            if how == "result":
+                try:
+                    c.result()
+                except ValueError as e:
+                    caught = e                   # its frames hold `c`
+            else:
+                c.wait()
+            if how == "args":
+                mine.clear()
+                assert not box           # the callback took it
+            box.clear()
+            for obj in (g, s, dev):
+                obj.close()
+        for how in ("args", "closure", "result"):
+            launch_and_drop(how)
+            gc.collect()
+            again = hrx.Device.open(0, backend=backend)
+            assert not again.pool_info()["first_use"], how
+            again.set_stream_queue_count(3)      # a fresh live device
+            again.close()
         print("ok")
     """, timeout=60)
     assert out.strip() == "ok"

@@ -134,9 +134,12 @@ COMPLETION_CHILD = textwrap.dedent("""
 """)
 
 
-def test_ctrl_c_interrupts_a_completion_wait(backend):
+def interrupt_a_callback_wait(code: str, *args: str) -> None:
+    """Runs a child that waits on a callback's launch, sends SIGINT 0.3 s
+    into the wait and checks: KeyboardInterrupt within 1 s, the launch not
+    done then (not cancelled either: it completes afterwards)."""
     child = subprocess.Popen(
-        [sys.executable, "-c", COMPLETION_CHILD, backend],
+        [sys.executable, "-c", code, *args],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         assert child.stdout.readline().startswith("waiting")
@@ -154,3 +157,49 @@ def test_ctrl_c_interrupts_a_completion_wait(backend):
     assert float(when) - sent < 1.0, out
     assert done == "False", out          # interrupted before the callback ended
     assert lines[1] == "recovered True", out
+
+
+def test_ctrl_c_interrupts_a_completion_wait(backend):
+    interrupt_a_callback_wait(COMPLETION_CHILD, backend)
+
+
+GATED_CHILD = textwrap.dedent("""
+    import sys, time
+    import numpy as np
+    import hrx
+
+    target, backend = sys.argv[1], sys.argv[2]
+    dev = hrx.Device.open(0, backend=backend)
+    s, other = dev.stream(), dev.stream()
+    b = dev.allocate(64)
+    s.fill(b, 5)
+    s.synchronize()
+    g = hrx.Graph(dev)
+    g.callback(lambda: time.sleep(1.6))  # the launch ends in about 1.6 s
+    c = g.launch(other)
+    s.wait_completion(c)                # s's next calls wait for it
+    calls = {
+        "synchronize": s.synchronize,
+        "read_blocking": lambda: s.read_blocking(b, np.zeros(64, np.uint8)),
+        "read": lambda: s.read(b).wait(),
+        "fill": lambda: s.fill(b, 6),   # submissions: one path for all
+    }
+    print("waiting", flush=True)
+    try:
+        calls[target]()
+        print("finished before the signal", flush=True)
+    except KeyboardInterrupt:
+        print("interrupted", time.monotonic(), c.done(), flush=True)
+        s.synchronize()                 # nothing was cancelled
+        assert (s.read(b).wait() == 5).all()
+        print("recovered", c.done(), flush=True)
+""")
+
+
+@pytest.mark.parametrize("target", ["synchronize", "read_blocking", "read",
+                                    "fill"])
+def test_ctrl_c_interrupts_a_wait_for_a_completion_gate(target, backend):
+    """A stream gated by wait_completion() makes its next calls wait on the
+    host until the completion is done; that wait takes the interrupt hook
+    like every other, so Ctrl-C ends it within the slice."""
+    interrupt_a_callback_wait(GATED_CHILD, target, backend)

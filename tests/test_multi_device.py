@@ -204,7 +204,9 @@ def test_a_stream_waits_for_an_event_of_another_device(two):
 def test_a_copy_between_devices_keeps_the_other_buffer_alive(backend):
     """The other device's buffer is dropped while the copy waits behind the
     gate: its memory stays allocated until the copy is done (the fault
-    wrapper counts live allocations), then goes at the stream's next call."""
+    wrapper counts live allocations), then goes once the stream's next call
+    gave the copy back: on the other device's cleanup thread, which that
+    device's synchronize waits for."""
     _need_devices(backend, 2)
     out = run_fresh(_joined(GATED_PRODUCER, """
         allocations = lambda: hrx._hrx._testing_live_native_objects()["allocations"]
@@ -216,6 +218,7 @@ def test_a_copy_between_devices_keeps_the_other_buffer_alive(backend):
         assert launch.wait(60)
         producer.synchronize()
         producer.fill(a0, 0); producer.synchronize()
+        d1.synchronize()
         assert allocations() == before - 1, (allocations(), before)
         print("ok")
     """), backend=backend, env={"HRX_FAULTS": "none"})

@@ -206,12 +206,87 @@ def test_submissions_on_queues_with_room_keep_the_gil(backend):
         for w in workers:
             w.join()
         after = counts()
+        # The final synchronize and read wait for the work (and the first
+        # read of each thread for staging of its own): not submissions.
         released = {f"{kind}: {reason}": n - before.get((kind, reason), 0)
                     for (kind, reason), n in after.items()
-                    if n != before.get((kind, reason), 0)}
+                    if n != before.get((kind, reason), 0)
+                    and kind not in ("synchronize", "read")}
         print(json.dumps({"failures": failures, "released": released}))
     """, backend=backend, env={"HRX_BATCH_DELAY_US": "10000000"},
         timeout=300)
     result = json.loads(out.strip().splitlines()[-1])
     assert result["failures"] == []
     assert result["released"] == {}
+
+
+def test_a_readback_is_usable_from_several_threads(backend):
+    """While one thread waits in Readback.wait(), others may ask done(),
+    wait too (every wait returns the data) or close it: close() closes the
+    handle for every later call, and the waits in progress still return
+    what they waited for. Never a "readback is closed" that is not so."""
+    out = run_fresh("""
+        import threading
+        dev = hrx.Device.open(0, backend=backend)
+        s = dev.stream()
+        buf = dev.allocate(4096)
+        s.fill(buf, 9)
+        gate = threading.Event()
+
+        def gated_read():
+            g = hrx.Graph(dev)
+            g.callback(lambda: gate.wait(30))
+            g.launch(s)                      # the read waits behind it
+            return s.read(buf)
+
+        def in_thread(call, results):
+            def run():
+                try:
+                    results.append(call())
+                except Exception as e:
+                    results.append(e)
+            t = threading.Thread(target=run)
+            t.start()
+            return t
+
+        # Two waits and done() at once.
+        gate.clear()
+        rb = gated_read()
+        first, second = [], []
+        waiters = [in_thread(rb.wait, first), in_thread(rb.wait, second)]
+        time.sleep(0.2)                      # both are waiting
+        assert rb.done() is False
+        gate.set()
+        for t in waiters:
+            t.join(30)
+        assert (first[0] == 9).all() and (second[0] == 9).all(), (first, second)
+        assert rb.done() is True and (rb.wait() == 9).all()
+
+        # close() while another thread waits.
+        gate.clear()
+        rb = gated_read()
+        waiting = []
+        waiter = in_thread(rb.wait, waiting)
+        time.sleep(0.2)
+        rb.close()
+        for later in (rb.done, rb.wait):
+            try:
+                later()
+            except hrx.FailedPreconditionError as e:
+                assert "readback is closed" in str(e), e
+            else:
+                raise AssertionError(f"{later} after close()")
+        gate.set()
+        waiter.join(30)
+        assert (waiting[0] == 9).all(), waiting   # it was waiting already
+        try:
+            rb.wait()
+        except hrx.FailedPreconditionError:
+            pass
+        else:
+            raise AssertionError("wait() after close() returned data")
+        s.synchronize()
+        print("ok")
+    """.replace("import threading", "import threading, time"),
+        backend=backend, timeout=120)
+    assert out.strip() == "ok"

@@ -23,8 +23,16 @@
 #                    runtime loop (bench/scripts/submission_cost.sh hip)
 #   quick-batching   one-minute batching check (h200_quick_batching.py)
 #   read-latency     a 64-byte read_blocking idle and beside another stream's
-#                    64 x 1 GiB backlog, against an idle copy + synchronize
+#                    64 x 1 GiB backlog, against an idle copy + synchronize;
+#                    then a device's first read against the 20 after it,
+#                    each in a fresh process (10 of them)
 #                    (bench/scripts/read_latency.py)
+#   call-latency     the call-latency tail beside a thread that floods a
+#                    stream: worst and p99 of record_event, query and
+#                    synchronize of an idle stream and of calls on the
+#                    flooded stream, batching on and off, 10 fresh processes
+#                    each (bench/scripts/call_latency_tail.py; target: every
+#                    idle-stream call at most 1 ms in every process)
 #   python-threads   small copies from 1 and 16 Python threads: the python
 #                    driver at 8 queues (5 fresh processes, each giving its
 #                    one-thread and 16-thread rates) beside PyTorch and CuPy
@@ -89,8 +97,8 @@ mkdir -p "$OUT"
 export PYTHONUNBUFFERED=1
 export PYTHONSAFEPATH=1   # import the installed hrx, not ./hrx (no extension there)
 STAGES="sweep sweep-raw sweep-python connections connections-hrx workload submission-cost \
-quick-batching read-latency python-threads kernel-launch-rate conformance \
-conformance-off \
+quick-batching read-latency call-latency python-threads kernel-launch-rate \
+conformance conformance-off \
 selected before-after model-random load multi-gpu multi-gpu-sweep multi-gpu-concurrent"
 if [ $# -eq 0 ]; then
   echo "usage: bash bench/scripts/h200.sh STAGE [STAGE...]; stages: $STAGES" >&2
@@ -279,6 +287,10 @@ for stage in "$@"; do
     read-latency)
       python3 -P bench/scripts/read_latency.py --backend hip \
         --backlog-bytes 1073741824 --backlog-copies 64 >"$OUT/read-latency.txt"
+      echo "exit status $?" ;;
+    call-latency)
+      timeout 560 python3 -P bench/scripts/call_latency_tail.py --backend hip \
+        >"$OUT/call-latency-tail.txt"
       echo "exit status $?" ;;
     python-threads)
       timeout 540 python3 -P bench/scripts/python_threads.py --backend hip \

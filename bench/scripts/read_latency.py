@@ -12,6 +12,13 @@ read loaded p95 / read idle p95. A read samples only while the backlog is
 still running (checked with an event after the read), so the loaded figure
 is never taken on an idle device.
 
+Then, each in a fresh process (--first-reads of them, 0 for none), the
+first read of a device against the reads after it: open the device, make a
+stream and a 64-byte buffer, fill it and synchronize, then time the first
+read_blocking and 20 more. The first read must cost what the others cost
+(its staging memory is allocated when the device opens, on the device's
+cleanup thread, not on the read's path).
+
     python3 -P bench/scripts/read_latency.py --backend host
     python3 -P bench/scripts/read_latency.py --backend hip \\
         --backlog-bytes 1073741824 --backlog-copies 64
@@ -19,8 +26,10 @@ is never taken on an idle device.
 from __future__ import annotations
 
 import argparse
+import json
 import math
 import platform
+import subprocess
 import sys
 import time
 
@@ -38,6 +47,46 @@ def summary(samples: list[float]) -> tuple[float, float]:
     return nearest_rank(samples, 50), nearest_rank(samples, 95)
 
 
+def first_read_child(backend: str | None) -> None:
+    """One fresh process: its device's first read and the 20 after it (us),
+    as one JSON line."""
+    dev = hrx.Device.open(0, backend=backend)
+    stream = dev.stream()
+    src = dev.allocate(64)
+    stream.fill(src, 7)
+    stream.synchronize()
+    out = np.zeros(64, np.uint8)
+    times = []
+    for _ in range(21):
+        t0 = time.perf_counter_ns()
+        stream.read_blocking(src, out)
+        times.append((time.perf_counter_ns() - t0) / 1e3)
+    assert (out == 7).all()
+    print(json.dumps({"first": times[0], "later": times[1:]}), flush=True)
+
+
+def first_reads(backend: str | None, processes: int) -> None:
+    firsts, later_medians = [], []
+    for _ in range(processes):
+        done = subprocess.run(
+            [sys.executable, "-P", __file__, "--first-read-child"] +
+            (["--backend", backend] if backend else []),
+            capture_output=True, text=True, timeout=300, check=True)
+        line = json.loads(done.stdout.strip().splitlines()[-1])
+        firsts.append(line["first"])
+        later_medians.append(nearest_rank(line["later"], 50))
+    print(f"# first read of a device, {processes} fresh processes: the first "
+          f"read_blocking of 64 bytes after open, fill and synchronize, "
+          f"against the median of the 20 after it (us)")
+    print(f"{'process':<8} {'first us':>10} {'later median us':>16} "
+          f"{'first / later':>14}")
+    for i, (first, later) in enumerate(zip(firsts, later_medians), 1):
+        print(f"{i:<8} {first:>10.1f} {later:>16.1f} {first / later:>14.2f}")
+    ratios = sorted(f / m for f, m in zip(firsts, later_medians))
+    print(f"first / later: median {nearest_rank(ratios, 50):.2f}, "
+          f"largest {ratios[-1]:.2f}")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--backend", default=None, help="host or hip")
@@ -45,7 +94,14 @@ def main() -> int:
     parser.add_argument("--backlog-bytes", type=int, default=128 << 20,
                         help="size of each backlog copy")
     parser.add_argument("--backlog-copies", type=int, default=8)
+    parser.add_argument("--first-reads", type=int, default=10,
+                        help="fresh processes timing a device's first read")
+    parser.add_argument("--first-read-child", action="store_true",
+                        help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.first_read_child:
+        first_read_child(args.backend)
+        return 0
 
     dev = hrx.Device.open(0, backend=args.backend)
     dev.set_stream_queue_count(2)
@@ -111,6 +167,8 @@ def main() -> int:
           f"{p95['read loaded'] / p95['read idle']:.2f}")
     for obj in big + [src, dst, reader, busy, dev]:
         obj.close()
+    if args.first_reads:
+        first_reads(args.backend, args.first_reads)
     return 0
 
 

@@ -58,7 +58,7 @@ static void hrx_buffer_release_object(void* buffer) {
 void hrx_buffer_release(hrx_buffer_t* buffer) {
   if (!buffer ||
       !hrx_entry_release_last(buffer->device, &buffer->ref_count,
-                              hrx_buffer_release_object, buffer)) {
+                              hrx_buffer_release_object, buffer, true)) {
     return;
   }
   hrx_backend_device_t* backend = hrx_device_backend(buffer->device);

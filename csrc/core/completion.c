@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include "backends/backend.h"
 #include "core/clock.h"
 #include "entry.h"
 #include "status.h"
@@ -27,10 +28,12 @@ struct hrx_completion_s {
   hrx_device_t* device;           /* borrowed; held keeps it alive */
   void* held;                     /* owned via held_release */
   void (*held_release)(void*);
+  hrx_completion_visit_fn_t held_visit;
 };
 
 hrx_status_t hrx_completion_create(hrx_device_t* device, void* held,
                                    void (*held_release)(void*),
+                                   hrx_completion_visit_fn_t held_visit,
                                    hrx_completion_t** out_completion) {
   hrx_completion_t* completion = calloc(1, sizeof(*completion));
   if (!completion) {
@@ -44,6 +47,7 @@ hrx_status_t hrx_completion_create(hrx_device_t* device, void* held,
   completion->device = device;
   completion->held = held;
   completion->held_release = held_release;
+  completion->held_visit = held_visit;
   *out_completion = completion;
   return NULL;
 }
@@ -63,7 +67,8 @@ void hrx_completion_release(hrx_completion_t* completion) {
    * thread. */
   if (!completion ||
       !hrx_entry_release_last(completion->device, &completion->ref_count,
-                              hrx_completion_release_object, completion)) {
+                              hrx_completion_release_object, completion,
+                              true)) {
     return;
   }
   if (completion->staged_free) completion->staged_free(completion->staged_payload);
@@ -109,6 +114,13 @@ void hrx_completion_attach_payload(hrx_completion_t* completion,
   }
   completion->staged_payload = payload;
   completion->staged_free = payload_free;
+}
+
+int hrx_completion_visit_host_data(hrx_completion_t* completion,
+                                   int (*visit)(void* user_data, void* arg),
+                                   void* arg) {
+  if (!completion->held_visit) return 0;
+  return completion->held_visit(completion->held, visit, arg);
 }
 
 void* hrx_completion_payload(hrx_completion_t* completion) {
@@ -263,12 +275,16 @@ void hrx_completion_list_prune_entries(hrx_completion_list_t* list) {
   free(done);
 }
 
-void hrx_completion_list_wait_entries(hrx_completion_list_t* list) {
+bool hrx_completion_list_wait_for(void* arg, uint64_t timeout_ns) {
+  hrx_completion_list_t* list = arg;
+  if (hrx_completion_list_empty(list)) return true;
+  bool forever = timeout_ns == HRX_WAIT_FOREVER;
+  uint64_t deadline = forever ? 0 : hrx_now_ns() + timeout_ns;
   for (;;) {
     pthread_mutex_lock(&list->mutex);
     if (list->count == 0) {
       pthread_mutex_unlock(&list->mutex);
-      return;
+      return true;
     }
     hrx_completion_t* pending = NULL;
     for (size_t i = 0; i < list->count && !pending; ++i) {
@@ -278,8 +294,14 @@ void hrx_completion_list_wait_entries(hrx_completion_list_t* list) {
       /* Another caller may drop the entry once it is done. */
       hrx_completion_retain(pending);
       pthread_mutex_unlock(&list->mutex);
-      hrx_completion_block(pending, -1);
+      int64_t left = -1;
+      if (!forever) {
+        uint64_t now = hrx_now_ns();
+        left = now < deadline ? (int64_t)(deadline - now) : 0;
+      }
+      bool done = hrx_completion_block(pending, left);
       hrx_completion_release(pending);
+      if (!done) return false;
       continue;
     }
     /* Everything listed is done: drop it all outside the lock. */
@@ -291,6 +313,10 @@ void hrx_completion_list_wait_entries(hrx_completion_list_t* list) {
     pthread_mutex_unlock(&list->mutex);
     for (size_t i = 0; i < count; ++i) hrx_completion_release(items[i]);
     free(items);
-    return;
+    return true;
   }
+}
+
+void hrx_completion_list_wait_entries(hrx_completion_list_t* list) {
+  hrx_completion_list_wait_for(list, HRX_WAIT_FOREVER);
 }

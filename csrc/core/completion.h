@@ -9,11 +9,17 @@
 #include "hrx.h"
 
 /* A pending completion (one reference, the caller's). It keeps `held` alive:
- * held_release(held) runs when the completion is freed (may be NULL).
- * `device` (borrowed; `held` keeps it alive) is where a release made in a
- * host callback is deferred to (entry.h). */
+ * held_release(held) runs when the completion is freed (may be NULL), and
+ * held_visit(held, visit, arg) answers hrx_completion_visit_host_data (may
+ * be NULL). `device` (borrowed; `held` keeps it alive) is where a release
+ * made in a host callback is deferred to (entry.h). */
+typedef int (*hrx_completion_visit_fn_t)(void* held,
+                                         int (*visit)(void* user_data,
+                                                      void* arg),
+                                         void* arg);
 hrx_status_t hrx_completion_create(hrx_device_t* device, void* held,
                                    void (*held_release)(void*),
+                                   hrx_completion_visit_fn_t held_visit,
                                    hrx_completion_t** out_completion);
 
 /* Runs one host callback of the launch on the calling (host worker) thread,
@@ -60,5 +66,10 @@ static inline void hrx_completion_list_prune(hrx_completion_list_t* list) {
 static inline void hrx_completion_list_wait(hrx_completion_list_t* list) {
   if (!hrx_completion_list_empty(list)) hrx_completion_list_wait_entries(list);
 }
+/* The same for at most timeout_ns (HRX_WAIT_FOREVER: no limit); returns
+ * whether every entry is done. Takes a hrx_completion_list_t* as `arg`,
+ * for hrx_wait_sliced (wait.h), so that the wait takes a wait hook like
+ * every other. */
+bool hrx_completion_list_wait_for(void* list, uint64_t timeout_ns);
 
 #endif /* HRX_CORE_COMPLETION_H_ */

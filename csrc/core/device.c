@@ -11,9 +11,11 @@
 #include <string.h>
 
 #include "backend_registry.h"
+#include "cleanup.h"
 #include "entry.h"
 #include "fork.h"
 #include "kernel_cache.h"
+#include "nonblocking.h"
 #include "status.h"
 #include "stream.h"
 #include "thread_state.h"
@@ -24,25 +26,11 @@
 #include "testing/hrx_testing.h"
 #endif
 
-/* A release made on a host-callback thread, run later on another thread
- * (entry.h). */
-typedef struct hrx_deferred_release_s {
-  void (*release)(void* object);
-  void* object;                    /* the reference handed over */
-  struct hrx_deferred_release_s* next;
-} hrx_deferred_release_t;
-
 struct hrx_device_s {
   int ref_count;                   /* guarded by hrx_registry_mutex */
   struct hrx_device_s* next;       /* registry list; guarded likewise */
-  pthread_mutex_t release_mutex;
-  hrx_deferred_release_t* releases;  /* owned, newest first; release_mutex */
-  atomic_bool has_releases;        /* releases != NULL, read without lock */
-  bool release_helper;             /* a helper thread drains; release_mutex */
-  pthread_cond_t helper_done;      /* release_helper became false */
-  atomic_int draining;             /* threads running deferred releases;
-                                      written under release_mutex */
-  pthread_cond_t drained;          /* draining became 0 */
+  hrx_cleanup_t* cleanup;          /* owned: deferred releases, staging
+                                      warm-up (cleanup.h) */
   pthread_mutex_t failure_mutex;
   hrx_failure_link_t* failed;      /* streams holding an unraised failure;
                                       failure_mutex */
@@ -111,21 +99,21 @@ static hrx_status_t hrx_device_create(const hrx_backend_t* backend_type,
   }
   device->ref_count = 1;
   atomic_init(&device->commands, 0);
-  atomic_init(&device->has_releases, false);
-  pthread_mutex_init(&device->release_mutex, NULL);
-  pthread_cond_init(&device->helper_done, NULL);
-  pthread_cond_init(&device->drained, NULL);
-  atomic_init(&device->draining, 0);
   pthread_mutex_init(&device->failure_mutex, NULL);
   device->backend_type = backend_type;
   device->index = index;
   device->generation = hrx_fork_current();
   hrx_status_t status = backend_type->device_open(index, &device->backend);
+  /* Staging warm-up at open (staging.h). */
+  bool warm_staging = true;
   if (!status) {
 #ifdef HRX_TESTING_BUILD
     /* The testing build only: $HRX_FAULTS wraps the backend device in
-     * fault injection. */
+     * fault injection. Its counts and call schedule are per call, so the
+     * warm-up, which would run at a time of its own, is left out there. */
+    hrx_backend_device_t* unwrapped = device->backend;
     status = hrx_fault_wrap_from_env(&device->backend);
+    warm_staging = device->backend == unwrapped;
 #endif
     if (!status) {
       status =
@@ -150,6 +138,21 @@ static hrx_status_t hrx_device_create(const hrx_backend_t* backend_type,
     if (status) {
       hrx_staging_pool_destroy(device->staging);
       hrx_flusher_destroy(device->flusher);
+    }
+  }
+  if (!status) {
+    status = hrx_cleanup_create(&device->cleanup);
+    if (status) {
+      hrx_kernel_cache_destroy(device->kernels);
+      hrx_staging_pool_destroy(device->staging);
+      hrx_flusher_destroy(device->flusher);
+    }
+  }
+  if (!status && warm_staging) {
+    hrx_staging_pool_begin_warm(device->staging);
+    if (!hrx_cleanup_queue(device->cleanup, hrx_staging_pool_warm,
+                           device->staging)) {
+      hrx_staging_pool_end_warm(device->staging); /* cold (out of memory) */
     }
   }
   if (status) {
@@ -212,35 +215,15 @@ static void hrx_device_release_object(void* device) {
   hrx_device_release(device);
 }
 
-/* The thread's on_release_helper and drain_depth are thread_state.h's. */
-
-void hrx_device_release(hrx_device_t* device) {
-  if (!device) return;
-  if (hrx_entry_release(device, hrx_device_release_object, device)) return;
-  /* A call from a thread that may wait: releases deferred by callbacks go
-   * first (they hold references to the device), and a helper draining
-   * them finishes first, so that the last reference is dropped here and
-   * the device is gone when this returns (the pool contract's rule 9). */
-  hrx_device_run_deferred_releases(device);
-  const hrx_thread_state_t* thread = hrx_thread_state();
-  if (!thread->on_release_helper && thread->drain_depth == 0) {
-    pthread_mutex_lock(&device->release_mutex);
-    while (device->release_helper) {
-      pthread_cond_wait(&device->helper_done, &device->release_mutex);
-    }
-    pthread_mutex_unlock(&device->release_mutex);
-  }
-  pthread_mutex_lock(&hrx_registry_mutex);
-  bool last = --device->ref_count == 0;
-  if (last) {
-    hrx_device_t** link = &hrx_registry_head;
-    while (*link != device) link = &(*link)->next;
-    *link = device->next;
-  }
-  pthread_mutex_unlock(&hrx_registry_mutex);
-  if (!last) return;
+/* Tears down a device whose last reference is gone (it is out of the
+ * registry). Also a task of the device's cleanup thread. */
+static void hrx_device_teardown(void* arg) {
+  hrx_device_t* device = arg;
   /* No stream, buffer, event or deferred release is left: they all held
-   * references. */
+   * references. What the cleanup thread still has queued (staging
+   * warm-up) runs before it stops; on the cleanup thread itself it ends
+   * after the task that called this. */
+  hrx_cleanup_destroy(device->cleanup);
   hrx_flusher_destroy(device->flusher);
   hrx_queue_pool_deinitialize(&device->pool);
   /* Every queue waited for its work: staging is no longer written, and no
@@ -248,131 +231,59 @@ void hrx_device_release(hrx_device_t* device) {
   hrx_staging_pool_destroy(device->staging);
   hrx_kernel_cache_destroy(device->kernels);
   device->backend->vtable->destroy(device->backend);
-  pthread_mutex_destroy(&device->release_mutex);
-  pthread_cond_destroy(&device->helper_done);
-  pthread_cond_destroy(&device->drained);
   pthread_mutex_destroy(&device->failure_mutex);
   free(device);
 }
 
-bool hrx_device_has_deferred_releases(hrx_device_t* device) {
-  return atomic_load_explicit(&device->has_releases, memory_order_acquire) ||
-         atomic_load_explicit(&device->draining, memory_order_acquire);
-}
-
-void hrx_device_run_deferred_releases(hrx_device_t* device) {
-  if (!hrx_device_has_deferred_releases(device)) return;
-  /* Inside a drain, the outer call finishes the list. */
-  hrx_thread_state_t* thread = hrx_thread_state();
-  if (thread->drain_depth) return;
-  thread->drain_depth++;
-  pthread_mutex_lock(&device->release_mutex);
-  for (;;) {
-    if (device->releases) {
-      hrx_deferred_release_t* list = device->releases;
-      device->releases = NULL;
-      /* Draining is counted before the list is marked empty, so that
-       * hrx_device_has_deferred_releases never sees neither. */
-      atomic_fetch_add(&device->draining, 1);
-      atomic_store(&device->has_releases, false);
-      pthread_mutex_unlock(&device->release_mutex);
-      /* Oldest first. */
-      hrx_deferred_release_t* ordered = NULL;
-      while (list) {
-        hrx_deferred_release_t* next = list->next;
-        list->next = ordered;
-        ordered = list;
-        list = next;
-      }
-      while (ordered) {
-        hrx_deferred_release_t* next = ordered->next;
-        ordered->release(ordered->object);
-        free(ordered);
-        ordered = next;
-      }
-      pthread_mutex_lock(&device->release_mutex);
-      if (atomic_fetch_sub(&device->draining, 1) == 1) {
-        pthread_cond_broadcast(&device->drained);
-      }
-      continue;
-    }
-    /* Releases another thread took are finished before this call goes on,
-     * so that they are done by the time it returns. */
-    if (atomic_load(&device->draining) == 0) break;
-    pthread_cond_wait(&device->drained, &device->release_mutex);
-  }
-  pthread_mutex_unlock(&device->release_mutex);
-  thread->drain_depth--;
-}
-
-/* Drains the device's deferred releases when no other call comes, then
- * drops the reference its starter took for it. It says it is done only
- * after that drop, unless the drop was the last (then nobody can be
- * waiting: a waiter holds a reference). */
-static void* hrx_device_release_helper(void* arg) {
-  hrx_device_t* device = arg;
-  hrx_thread_state()->on_release_helper = true;
-  for (;;) {
-    hrx_device_run_deferred_releases(device);
-    pthread_mutex_lock(&device->release_mutex);
-    bool more = device->releases != NULL;
-    pthread_mutex_unlock(&device->release_mutex);
-    if (!more) break;
-  }
+void hrx_device_release(hrx_device_t* device) {
+  if (!device) return;
+  if (hrx_entry_release(device, hrx_device_release_object, device)) return;
+  bool nonblocking = hrx_nonblocking();
+  bool on_cleanup = hrx_cleanup_on_thread(device->cleanup);
   pthread_mutex_lock(&hrx_registry_mutex);
-  bool last = device->ref_count == 1;
-  if (!last) device->ref_count--;
+  /* Releases deferred by callbacks hold references (each at least one).
+   * When they may be all that is left besides this one, let the cleanup
+   * thread run them first, so that the last handle's release is the one
+   * that tears the device down (the pool contract's rule 9). A task of the
+   * cleanup thread never waits for its own thread; a non-blocking release
+   * never waits. */
+  if (!nonblocking && !on_cleanup &&
+      (uint64_t)(device->ref_count - 1) <=
+          hrx_cleanup_pending(device->cleanup)) {
+    pthread_mutex_unlock(&hrx_registry_mutex);
+    hrx_cleanup_wait(device->cleanup);
+    pthread_mutex_lock(&hrx_registry_mutex);
+  }
+  bool last = --device->ref_count == 0;
+  if (last) {
+    /* Out of the registry now: the next open starts a fresh device. */
+    hrx_device_t** link = &hrx_registry_head;
+    while (*link != device) link = &(*link)->next;
+    *link = device->next;
+  }
   pthread_mutex_unlock(&hrx_registry_mutex);
-  pthread_mutex_lock(&device->release_mutex);
-  device->release_helper = false;
-  pthread_cond_broadcast(&device->helper_done);
-  pthread_mutex_unlock(&device->release_mutex);
-  /* Ours was the only reference left: tear the device down here. */
-  if (last) hrx_device_release(device);
-  return NULL;
+  if (!last) return;
+  /* The teardown waits for the queues: in non-blocking mode the cleanup
+   * thread does it (and then ends). */
+  if (nonblocking && !on_cleanup &&
+      hrx_cleanup_queue(device->cleanup, hrx_device_teardown, device)) {
+    return;
+  }
+  hrx_device_teardown(device);
+}
+
+bool hrx_device_has_deferred_releases(hrx_device_t* device) {
+  return hrx_cleanup_busy(device->cleanup);
 }
 
 void hrx_device_defer_release(hrx_device_t* device,
                               void (*release)(void* object), void* object) {
-  hrx_deferred_release_t* entry = malloc(sizeof(*entry));
-  if (!entry) {
-    /* Neither releasing here (it would wait for this callback's queue) nor
-     * keeping a record is possible: the object stays alive. */
-    fprintf(stderr,
-            "hrx: out of memory deferring a release made in a host "
-            "callback; the object is kept alive\n");
-    return;
-  }
-  entry->release = release;
-  entry->object = object;
-  pthread_mutex_lock(&device->release_mutex);
-  entry->next = device->releases;
-  device->releases = entry;
-  atomic_store(&device->has_releases, true);
-  bool start = !device->release_helper;
-  if (start) device->release_helper = true;
-  pthread_mutex_unlock(&device->release_mutex);
-  if (!start) return;
-  /* The helper's own reference; the entries hold theirs. */
-  pthread_mutex_lock(&hrx_registry_mutex);
-  device->ref_count++;
-  pthread_mutex_unlock(&hrx_registry_mutex);
-  pthread_attr_t attr;
-  pthread_attr_init(&attr);
-  pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-  pthread_t thread;
-  int error = pthread_create(&thread, &attr, hrx_device_release_helper,
-                             device);
-  pthread_attr_destroy(&attr);
-  if (error) {
-    /* The next call from another thread drains the list instead. */
-    pthread_mutex_lock(&device->release_mutex);
-    device->release_helper = false;
-    pthread_mutex_unlock(&device->release_mutex);
-    pthread_mutex_lock(&hrx_registry_mutex);
-    device->ref_count--;
-    pthread_mutex_unlock(&hrx_registry_mutex);
-  }
+  if (hrx_cleanup_queue(device->cleanup, release, object)) return;
+  /* Neither releasing here (it would wait for this callback's queue) nor
+   * keeping a record is possible: the object stays alive. */
+  fprintf(stderr,
+          "hrx: out of memory deferring a release made in a host "
+          "callback; the object is kept alive\n");
 }
 
 void hrx_device_list_failure(hrx_device_t* device, hrx_failure_link_t* link) {
@@ -609,6 +520,12 @@ hrx_status_t hrx_device_synchronize(hrx_device_t* device,
     hrx_queue_pool_release_reserved(&device->pool, reserved[i]);
   }
   if (*out_interrupted) return status;
+  /* Releases callbacks deferred so far are done too: the memory they held
+   * is free when this returns. */
+  if (!hrx_wait_sliced(hrx_cleanup_wait_for, device->cleanup, hook,
+                       out_interrupted)) {
+    return status;
+  }
   /* Failures of the device's streams that no observation raised yet. */
   return hrx_status_prefer(hrx_device_take_failures(device), status);
 }

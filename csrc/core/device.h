@@ -59,16 +59,14 @@ struct hrx_kernel_cache_s* hrx_device_kernel_cache(hrx_device_t* device);
 /* Read staging of the device (borrowed; lives as long as the device). */
 hrx_staging_pool_t* hrx_device_staging(hrx_device_t* device);
 
-/* The deferred-release list (entry.h). hrx_device_defer_release takes over
- * the caller's reference to `object`; release(object) runs later on a
- * thread that is not running a host callback: the next public call that
- * passes hrx_entry_check, the device's release, or a helper thread started
- * for it. */
+/* Deferred releases (entry.h): hrx_device_defer_release takes over the
+ * caller's reference to `object`; release(object) runs later on the
+ * device's cleanup thread (cleanup.h), never on a caller's thread: not in
+ * an entry check, not in a query, not in a submission. Never waits. */
 void hrx_device_defer_release(hrx_device_t* device,
                               void (*release)(void* object), void* object);
-/* Runs the deferred releases (the caller is not a callback thread). */
-void hrx_device_run_deferred_releases(hrx_device_t* device);
-/* Whether deferred releases wait to be run or are running (lock-free). */
+/* Whether deferred releases (or other cleanup work) are queued or running
+ * (lock-free). */
 bool hrx_device_has_deferred_releases(hrx_device_t* device);
 
 /* Streams holding a failure that no observation has raised yet, so that

@@ -51,20 +51,12 @@ hrx_status_t hrx_entry_check_mode(hrx_device_t* device, hrx_entry_kind_t kind,
   *out_nonblocking = nonblocking;
   if (device) HRX_RETURN_IF_ERROR(hrx_device_check_process(device));
   if (in_callback) return hrx_entry_check_in_callback(device, kind, what);
-  if (nonblocking) {
-    if (kind == HRX_ENTRY_QUERY) return NULL;
-    /* nonblocking.h: a callback may need the caller's global lock, and a
-     * deferred release may wait for queued work; a blocking retry runs
-     * them. */
-    if (hrx_host_callbacks_in_flight()) {
-      return hrx_would_block("host callbacks in flight");
-    }
-    if (device && hrx_device_has_deferred_releases(device)) {
-      return hrx_would_block("deferred releases to be run");
-    }
-    return NULL;
+  /* nonblocking.h: a callback may need the caller's global lock, and work
+   * queued behind it waits for it; the blocking retry waits without it. */
+  if (nonblocking && kind != HRX_ENTRY_QUERY &&
+      hrx_host_callbacks_in_flight()) {
+    return hrx_would_block("host callbacks in flight");
   }
-  if (device) hrx_device_run_deferred_releases(device);
   return NULL;
 }
 
@@ -83,7 +75,21 @@ bool hrx_entry_release(hrx_device_t* device, void (*release)(void* object),
 }
 
 bool hrx_entry_release_last(hrx_device_t* device, atomic_int* ref_count,
-                            void (*release)(void* object), void* object) {
+                            void (*release)(void* object), void* object,
+                            bool destroy_may_wait) {
   if (device && hrx_entry_release(device, release, object)) return false;
+  if (device && destroy_may_wait && hrx_thread_state()->nonblocking) {
+    int count = atomic_load_explicit(ref_count, memory_order_relaxed);
+    while (count > 1) {
+      if (atomic_compare_exchange_weak_explicit(ref_count, &count, count - 1,
+                                                memory_order_acq_rel,
+                                                memory_order_relaxed)) {
+        return false;
+      }
+    }
+    /* The last reference: its destruction may wait. */
+    hrx_device_defer_release(device, release, object);
+    return false;
+  }
   return atomic_fetch_sub_explicit(ref_count, 1, memory_order_acq_rel) == 1;
 }

@@ -16,14 +16,14 @@
  *   hipLaunchHostFunc), so on hip they are refused with
  *   FAILED_PRECONDITION saying so;
  * - releases made on a host-callback thread (garbage collection included)
- *   are deferred: the reference goes to the device's deferred-release list,
- *   which the next entry from another thread drains (and a helper thread
- *   when no such call comes), never the callback's own queue;
+ *   are deferred: the reference goes to the device's cleanup thread
+ *   (cleanup.h), which runs them; never the callback's own thread, and
+ *   never a caller's: no entry check runs them, so no call waits for a
+ *   release that may wait for a running callback (which may wait for a
+ *   lock the caller holds, such as Python's GIL);
  * - in the calling thread's non-blocking mode (nonblocking.h), a call that
  *   may block is refused with WOULD_BLOCK, before it does anything, while
- *   host callbacks are in flight or deferred releases of the device wait or
- *   run; otherwise it (and any query) goes on without running deferred
- *   releases.
+ *   host callbacks are in flight.
  *
  * Thread-safe. */
 #ifndef HRX_CORE_ENTRY_H_
@@ -47,8 +47,7 @@ typedef enum hrx_entry_kind_e {
 
 /* NULL when the call may proceed; otherwise the refusal, naming `what`
  * ("reading from a stream"). `device` may be NULL (a call that has no
- * device yet). On a thread that is not running a callback it first runs
- * the device's deferred releases. */
+ * device yet). Never waits. */
 hrx_status_t hrx_entry_check(hrx_device_t* device, hrx_entry_kind_t kind,
                              const char* what);
 /* hrx_entry_check, also saying whether the calling thread is in
@@ -60,17 +59,22 @@ hrx_status_t hrx_entry_check_mode(hrx_device_t* device, hrx_entry_kind_t kind,
 /* For hrx_*_release(object): true when the caller must stop here, either
  * because the device belongs to the parent of a fork (nothing may be
  * touched) or because the calling thread runs a host callback (the caller's
- * reference was handed to the device's deferred-release list, and
- * release(object) will run on another thread). */
+ * reference was handed to the device's cleanup thread, and
+ * release(object) will run there). */
 bool hrx_entry_release(hrx_device_t* device, void (*release)(void* object),
                        void* object);
 
 /* The release of a device's reference-counted object, whole: true when the
  * caller dropped the last reference and must destroy the object; false
  * when hrx_entry_release stopped the call (never with a NULL `device`) or
- * other references remain. */
+ * other references remain. With `destroy_may_wait` (a buffer's free waits
+ * for queued work, a stream's for its launches, ...) a last release made
+ * in the calling thread's non-blocking mode (nonblocking.h) is handed,
+ * with its reference, to the device's cleanup thread instead: in
+ * non-blocking mode no release waits. */
 bool hrx_entry_release_last(hrx_device_t* device, atomic_int* ref_count,
-                            void (*release)(void* object), void* object);
+                            void (*release)(void* object), void* object,
+                            bool destroy_may_wait);
 
 /* Brackets a host callback on the calling thread. */
 void hrx_entry_callback_begin(void);

@@ -7,6 +7,7 @@
 #include "completion.h"
 #include "device.h"
 #include "entry.h"
+#include "nonblocking.h"
 #include "status.h"
 #include "wait.h"
 
@@ -89,7 +90,7 @@ static void hrx_event_release_object(void* event) {
 void hrx_event_release(hrx_event_t* event) {
   if (!event ||
       !hrx_entry_release_last(event->device, &event->ref_count,
-                              hrx_event_release_object, event)) {
+                              hrx_event_release_object, event, false)) {
     return;
   }
   hrx_backend_device_t* backend = hrx_device_backend(event->device);
@@ -118,8 +119,21 @@ hrx_status_t hrx_event_synchronize(hrx_event_t* event,
                                    const hrx_wait_hook_t* hook,
                                    bool* out_interrupted) {
   if (out_interrupted) *out_interrupted = false;
-  HRX_RETURN_IF_ERROR(hrx_entry_check(event->device, HRX_ENTRY_BLOCKING,
-                                      "waiting for an event"));
-  return hrx_wait_native_event(hrx_device_backend(event->device), event->native,
-                               hook, out_interrupted);
+  bool nonblocking;
+  HRX_RETURN_IF_ERROR(hrx_entry_check_mode(event->device, HRX_ENTRY_BLOCKING,
+                                           "waiting for an event",
+                                           &nonblocking));
+  hrx_backend_device_t* backend = hrx_device_backend(event->device);
+  if (nonblocking) {
+    /* Done: the wait itself answers at once (as in a blocking call). */
+    bool done = false;
+    HRX_RETURN_IF_ERROR(
+        backend->vtable->event_query(backend, event->native, &done));
+    if (done) {
+      HRX_RETURN_IF_ERROR(
+          backend->vtable->event_wait(backend, event->native, 0, &done));
+    }
+    return done ? NULL : hrx_would_block("the event's work");
+  }
+  return hrx_wait_native_event(backend, event->native, hook, out_interrupted);
 }

@@ -115,7 +115,7 @@ static void hrx_graph_release_object(void* graph) {
 void hrx_graph_release(hrx_graph_t* graph) {
   if (!graph ||
       !hrx_entry_release_last(graph->device, &graph->ref_count,
-                              hrx_graph_release_object, graph)) {
+                              hrx_graph_release_object, graph, true)) {
     return;
   }
   hrx_backend_device_t* backend = hrx_device_backend(graph->device);
@@ -643,6 +643,15 @@ static void hrx_graph_launch_free(void* held) {
   free(launch);
 }
 
+/* The graph's host data belongs to the launch while it holds the graph's
+ * only reference. */
+static int hrx_graph_launch_visit(void* held,
+                                  int (*visit)(void* user_data, void* arg),
+                                  void* arg) {
+  hrx_graph_launch_t* launch = held;
+  return hrx_graph_visit_host_data(launch->graph, 1, visit, arg);
+}
+
 static void hrx_graph_run_call(void* user_data) {
   hrx_graph_call_t* call = user_data;
   if (call->node) {
@@ -750,8 +759,9 @@ hrx_status_t hrx_graph_launch(hrx_graph_t* graph, hrx_stream_t* stream,
       return hrx_make_status(HRX_STATUS_OUT_OF_MEMORY,
                              "cannot allocate a graph launch");
     }
-    hrx_status_t status = hrx_completion_create(
-        graph->device, launch, hrx_graph_launch_free, &completion);
+    hrx_status_t status =
+        hrx_completion_create(graph->device, launch, hrx_graph_launch_free,
+                              hrx_graph_launch_visit, &completion);
     if (status) {
       free(launch);
       return status;

@@ -190,9 +190,11 @@ static void hrx_kernel_release_object(void* kernel) {
 }
 
 void hrx_kernel_release(hrx_kernel_t* kernel) {
+  /* Destroying may wait: nothing promises that a backend's module unload
+   * returns without waiting for the device's work. */
   if (!kernel ||
       !hrx_entry_release_last(kernel->device, &kernel->ref_count,
-                              hrx_kernel_release_object, kernel)) {
+                              hrx_kernel_release_object, kernel, true)) {
     return;
   }
   hrx_kernel_module_release(kernel->module);

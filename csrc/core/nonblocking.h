@@ -28,6 +28,11 @@ static inline bool hrx_nonblocking(void) {
 
 /* A WOULD_BLOCK status naming what would have been waited for. */
 hrx_status_t hrx_would_block(const char* what);
+/* The same for a wait that is normally over within microseconds: a lock
+ * that another thread holds for one publication, never across a wait for
+ * queue space or anything else that may take long
+ * (hrx_status_would_block_briefly, hrx.h). */
+hrx_status_t hrx_would_block_briefly(const char* what);
 
 /* Locks `mutex`; in non-blocking mode only if it is free at once. Returns
  * false (not locked) when it would have waited. */
@@ -39,6 +44,6 @@ bool hrx_nonblocking_lock(pthread_mutex_t* mutex);
  * while any is in flight every non-blocking submission reports
  * WOULD_BLOCK: the binding then waits with its lock released. */
 void hrx_host_callbacks_queued(int delta);
-bool hrx_host_callbacks_in_flight(void);
+/* hrx_host_callbacks_in_flight (hrx.h) reads it. */
 
 #endif /* HRX_CORE_NONBLOCKING_H_ */

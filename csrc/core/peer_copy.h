@@ -6,8 +6,9 @@
  * therefore leaves a hold on its stream: the other device's buffer
  * (retained), a native event recorded right after the copy and, for a
  * staged copy, its staging block. A hold is given back once its event is
- * complete: by the stream's next blocking call (hrx_stream_enter), or by
- * the stream's release, which waits for it.
+ * complete: by the stream's next call that enters it (hrx_stream_enter;
+ * in non-blocking mode a last buffer release goes to the cleanup thread),
+ * or by the stream's release, which waits for it.
  *
  * Thread-safe: one mutex guards the list; it is never held across a native
  * call that can wait or a release. */

@@ -8,6 +8,7 @@
 #include "buffer.h"
 #include "device.h"
 #include "entry.h"
+#include "nonblocking.h"
 #include "staging.h"
 #include "status.h"
 #include "stream.h"
@@ -106,6 +107,11 @@ void hrx_readback_release(hrx_readback_t* readback) {
                         readback)) {
     return;
   }
+  /* In non-blocking mode a release never waits for its read. */
+  if (hrx_nonblocking()) {
+    hrx_readback_release_deferred(readback);
+    return;
+  }
   hrx_backend_device_t* backend = hrx_device_backend(readback->device);
   hrx_status_t status =
       hrx_wait_native_event(backend, readback->block->event, NULL, NULL);
@@ -132,10 +138,25 @@ hrx_status_t hrx_readback_wait(hrx_readback_t* readback,
   bool interrupted = false;
   if (!out_interrupted) out_interrupted = &interrupted;
   *out_interrupted = false;
-  HRX_RETURN_IF_ERROR(hrx_entry_check(readback->device, HRX_ENTRY_BLOCKING,
-                                      "waiting for a read"));
+  bool nonblocking;
+  HRX_RETURN_IF_ERROR(hrx_entry_check_mode(readback->device,
+                                           HRX_ENTRY_BLOCKING,
+                                           "waiting for a read", &nonblocking));
   hrx_batch_thread_observed();
   hrx_backend_device_t* backend = hrx_device_backend(readback->device);
+  if (nonblocking) {
+    /* Done: the wait itself answers at once (as in a blocking call). */
+    bool done = false;
+    HRX_RETURN_IF_ERROR(backend->vtable->event_query(
+        backend, readback->block->event, &done));
+    if (done) {
+      HRX_RETURN_IF_ERROR(backend->vtable->event_wait(
+          backend, readback->block->event, 0, &done));
+    }
+    if (!done) return hrx_would_block("the read");
+    *out_bytes = readback->block->memory;
+    return NULL;
+  }
   HRX_RETURN_IF_ERROR(hrx_wait_native_event(backend, readback->block->event,
                                             hook, out_interrupted));
   if (!*out_interrupted) *out_bytes = readback->block->memory;
@@ -179,6 +200,10 @@ hrx_status_t hrx_stream_read_blocking(hrx_stream_t* stream, hrx_view_t src,
                            (unsigned long long)capacity,
                            (unsigned long long)src.length);
   }
+  /* The gate's wait takes the hook, like every wait of this call. */
+  HRX_RETURN_IF_ERROR(
+      hrx_stream_wait_completions(stream, hook, out_interrupted));
+  if (*out_interrupted) return NULL;
   hrx_readback_t* readback = NULL;
   HRX_RETURN_IF_ERROR(hrx_stream_read(stream, src, &readback));
   const uint8_t* bytes = NULL;

@@ -11,6 +11,16 @@
  * backend (its host_free) instead of being kept. Everything left is freed
  * when the device is torn down, after its queues finished.
  *
+ * Warm-up: allocating pinned memory costs milliseconds on a GPU, far more
+ * than a read, so a device's first read must not pay for it. When the
+ * device opens, its cleanup thread allocates one block of
+ * HRX_STAGING_WARM_BYTES (hrx_staging_pool_warm); a read of at most that
+ * many bytes whose size class has no free block takes the smallest free
+ * block up to that size. A read that comes while the warm-up allocates
+ * waits for it rather than allocating a block of its own; one that comes
+ * before the cleanup thread started it allocates, and the warm-up is
+ * dropped (waiting for the thread to be scheduled could cost more).
+ *
  * Thread-safe: one mutex guards the lists; it is never held across a
  * native call that can wait. */
 #ifndef HRX_CORE_STAGING_H_
@@ -23,6 +33,7 @@
 
 #define HRX_STAGING_MIN_BYTES 256u
 #define HRX_STAGING_CACHE_BYTES (256ull << 20)
+#define HRX_STAGING_WARM_BYTES (64u << 10)
 
 typedef struct hrx_staging_pool_s hrx_staging_pool_t;
 
@@ -39,11 +50,26 @@ hrx_status_t hrx_staging_pool_create(hrx_backend_device_t* backend,
  * destroyed). */
 void hrx_staging_pool_destroy(hrx_staging_pool_t* pool);
 
+/* Marks the warm-up as queued (before hrx_staging_pool_warm is queued);
+ * end_warm says it is over (hrx_staging_pool_warm ends with it; call it
+ * when the warm-up could not be queued). */
+void hrx_staging_pool_begin_warm(hrx_staging_pool_t* pool);
+void hrx_staging_pool_end_warm(hrx_staging_pool_t* pool);
+/* The warm-up (see above); takes a hrx_staging_pool_t* as `arg`, for the
+ * cleanup thread. A failure only leaves the pool cold. */
+void hrx_staging_pool_warm(void* arg);
+
 /* A block of at least `length` bytes and its event: a free one of the size
- * class if there is one, else a new one (host_alloc, event_create). */
+ * class if there is one (for a small read, also a larger one up to
+ * HRX_STAGING_WARM_BYTES), else a new one (host_alloc, event_create),
+ * after waiting for a warm-up in progress. In the calling thread's
+ * non-blocking mode (nonblocking.h) only a free block is taken:
+ * WOULD_BLOCK instead of allocating or waiting. */
 hrx_status_t hrx_staging_acquire(hrx_staging_pool_t* pool, uint64_t length,
                                  hrx_staging_block_t** out_block);
-/* Gives back a block whose read is complete (or never started). */
+/* Gives back a block whose read is complete (or never started). Never
+ * waits in non-blocking mode (the block is then kept even beyond the
+ * cache; the next blocking acquire trims it). */
 void hrx_staging_release(hrx_staging_pool_t* pool, hrx_staging_block_t* block);
 /* Gives back a block whose read may still run: reused once its event is
  * seen complete. */

@@ -7,13 +7,15 @@
 
 struct hrx_status_s {
   hrx_status_code_t code;
+  bool brief;    /* WOULD_BLOCK for a wait of microseconds (status.h) */
   char location[96];
   char* message; /* owned */
 };
 
 /* Returned when a status cannot be allocated; never freed. */
 static struct hrx_status_s hrx_status_oom = {
-    HRX_STATUS_OUT_OF_MEMORY, "", "out of memory while reporting an error"};
+    .code = HRX_STATUS_OUT_OF_MEMORY,
+    .message = "out of memory while reporting an error"};
 
 static char* hrx_vformat(const char* format, va_list args) {
   va_list copy;
@@ -47,6 +49,25 @@ hrx_status_t hrx_status_make_at(const char* file, int line,
   return status;
 }
 
+hrx_status_t hrx_status_make_prefixed(hrx_status_code_t code,
+                                      const char* prefix, const char* text) {
+  if (code == HRX_STATUS_OK) return NULL;
+  size_t a = strlen(prefix);
+  size_t b = strlen(text);
+  hrx_status_t status = calloc(1, sizeof(*status));
+  char* message = malloc(a + b + 1);
+  if (!status || !message) {
+    free(status);
+    free(message);
+    return &hrx_status_oom;
+  }
+  memcpy(message, prefix, a);
+  memcpy(message + a, text, b + 1);
+  status->code = code;
+  status->message = message;
+  return status;
+}
+
 hrx_status_t hrx_status_annotate(hrx_status_t status, const char* format,
                                  ...) {
   if (!status || status == &hrx_status_oom) return status;
@@ -74,6 +95,15 @@ hrx_status_t hrx_status_prefer(hrx_status_t preferred, hrx_status_t other) {
 
 hrx_status_code_t hrx_status_code(hrx_status_t status) {
   return status ? status->code : HRX_STATUS_OK;
+}
+
+hrx_status_t hrx_status_mark_brief(hrx_status_t status) {
+  if (status && status != &hrx_status_oom) status->brief = true;
+  return status;
+}
+
+bool hrx_status_would_block_briefly(hrx_status_t status) {
+  return status && status->code == HRX_STATUS_WOULD_BLOCK && status->brief;
 }
 
 const char* hrx_status_message(hrx_status_t status) {

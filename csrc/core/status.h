@@ -19,9 +19,18 @@ hrx_status_t hrx_status_make_at(const char* file, int line,
                                 hrx_status_code_t code, const char* format, ...)
     __attribute__((format(printf, 4, 5)));
 
+/* A status whose message is `prefix` followed by `text` (both copied),
+ * made without formatting. */
+hrx_status_t hrx_status_make_prefixed(hrx_status_code_t code,
+                                      const char* prefix, const char* text);
+
 /* Prefixes the status's message with more context; returns the status. */
 hrx_status_t hrx_status_annotate(hrx_status_t status, const char* format, ...)
     __attribute__((format(printf, 2, 3)));
+
+/* Marks a WOULD_BLOCK as one for a wait of microseconds
+ * (hrx_status_would_block_briefly, hrx.h); returns the status. */
+hrx_status_t hrx_status_mark_brief(hrx_status_t status);
 
 /* The status to report when two may have failed: `preferred` when it is a
  * failure (`other` is freed), else `other`. Takes both. */

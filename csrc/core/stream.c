@@ -246,7 +246,7 @@ void hrx_stream_release_checked(hrx_stream_t* stream,
   if (out_unobserved) *out_unobserved = NULL;
   if (!stream ||
       !hrx_entry_release_last(stream->device, &stream->ref_count,
-                              hrx_stream_release_object, stream)) {
+                              hrx_stream_release_object, stream, true)) {
     return;
   }
   /* Release is an observation point: pending work goes out, then the
@@ -514,7 +514,7 @@ static bool hrx_stream_has_unpublished(hrx_stream_t* stream) {
  * backend would wait for queue space to take the pending batch. */
 static hrx_status_t hrx_stream_lock_published(hrx_stream_t* stream) {
   if (!hrx_nonblocking_lock(&stream->publish_mutex)) {
-    return hrx_would_block("the stream's publication lock");
+    return hrx_would_block_briefly("the stream's publication lock");
   }
   if (!hrx_nonblocking()) {
     hrx_stream_publish_locked(stream);
@@ -592,14 +592,14 @@ static hrx_status_t hrx_stream_enter_mode(hrx_stream_t* stream,
   HRX_RETURN_IF_ERROR(hrx_entry_check_mode(stream->device, HRX_ENTRY_BLOCKING,
                                            what, &nonblocking));
   *out_nonblocking = nonblocking;
-  if (nonblocking) {
-    if (!hrx_completion_list_empty(&stream->gate)) {
-      return hrx_would_block("a completion named by wait_completion");
-    }
-    return NULL; /* finished launches are given back by a blocking call */
+  if (nonblocking && !hrx_completion_list_empty(&stream->gate)) {
+    return hrx_would_block("a completion named by wait_completion");
   }
-  /* Usually all three are empty, which each checks inline. */
-  hrx_completion_list_wait(&stream->gate);
+  /* Usually all three are empty, which each checks inline. Finished
+   * launches and copies between devices are given back here; in
+   * non-blocking mode what that would wait for (freeing a graph's
+   * buffers) goes to the device's cleanup thread (entry.h). */
+  if (!nonblocking) hrx_completion_list_wait(&stream->gate);
   hrx_completion_list_prune(&stream->launches);
   hrx_peer_holds_prune(&stream->peer_holds);
   return NULL;
@@ -608,6 +608,23 @@ static hrx_status_t hrx_stream_enter_mode(hrx_stream_t* stream,
 hrx_status_t hrx_stream_enter(hrx_stream_t* stream, const char* what) {
   bool nonblocking;
   return hrx_stream_enter_mode(stream, what, &nonblocking);
+}
+
+hrx_status_t hrx_stream_wait_completions(hrx_stream_t* stream,
+                                         const hrx_wait_hook_t* hook,
+                                         bool* out_interrupted) {
+  if (out_interrupted) *out_interrupted = false;
+  bool nonblocking;
+  HRX_RETURN_IF_ERROR(hrx_entry_check_mode(
+      stream->device, HRX_ENTRY_BLOCKING,
+      "waiting for the completions a stream waits for", &nonblocking));
+  if (hrx_completion_list_empty(&stream->gate)) return NULL;
+  if (nonblocking) {
+    return hrx_would_block("a completion named by wait_completion");
+  }
+  hrx_wait_sliced(hrx_completion_list_wait_for, &stream->gate, hook,
+                  out_interrupted);
+  return NULL;
 }
 
 hrx_status_t hrx_stream_submit(hrx_stream_t* stream,
@@ -727,7 +744,7 @@ static hrx_status_t hrx_stream_enqueue(hrx_stream_t* stream,
   hrx_status_t blocked = hrx_stream_lock_batch_with_room(stream, settings);
   if (!blocked && stream->batch.count == 0 && !watched) {
     pthread_mutex_unlock(&stream->batch_mutex);
-    blocked = hrx_would_block("the batch deadline thread's lock");
+    blocked = hrx_would_block_briefly("the batch deadline thread's lock");
   }
   if (blocked) {
     /* Nothing changed: the repeated call takes the same decisions. */
@@ -833,8 +850,31 @@ hrx_status_t hrx_stream_synchronize(hrx_stream_t* stream,
   bool interrupted = false;
   if (!out_interrupted) out_interrupted = &interrupted;
   *out_interrupted = false;
-  HRX_RETURN_IF_ERROR(hrx_stream_enter(stream, "synchronizing a stream"));
+  /* The gate's wait takes the hook, like every wait of this call. */
+  HRX_RETURN_IF_ERROR(
+      hrx_stream_wait_completions(stream, hook, out_interrupted));
+  if (*out_interrupted) return NULL;
+  bool nonblocking;
+  HRX_RETURN_IF_ERROR(hrx_stream_enter_mode(stream, "synchronizing a stream",
+                                            &nonblocking));
   hrx_batch_thread_observed();
+  if (nonblocking) {
+    /* Done only when nothing is left to wait for: a binding holding its
+     * global lock answers an idle stream without letting the lock go. */
+    HRX_RETURN_IF_ERROR(hrx_stream_publish_pending(stream));
+    uint64_t pending = UINT64_MAX;
+    HRX_RETURN_IF_ERROR(stream->backend->vtable->queue_query(
+        stream->backend, stream->queue, &pending));
+    /* Idle: the wait itself answers at once (it is the call a blocking
+     * synchronize makes, so both make it once). */
+    bool done = false;
+    if (!pending) {
+      HRX_RETURN_IF_ERROR(stream->backend->vtable->queue_wait(
+          stream->backend, stream->queue, 0, &done));
+    }
+    if (!done) return hrx_would_block("the stream's queued work");
+    return hrx_stream_take_failure(stream);
+  }
   /* Once the pending batch is published (and a publication in progress
    * has ended), everything the stream accepted is on its queue, so waiting
    * for the queue's current end covers it. */

@@ -22,11 +22,8 @@ typedef struct hrx_thread_state_s {
   /* batching.c: the thread observed work (a wait of any kind) since its
    * last command. */
   bool observed;
-  /* device.c: the thread is a device's deferred-release helper. */
-  bool on_release_helper;
-  /* device.c: deferred releases this thread is running (they may release
-   * more). */
-  int drain_depth;
+  /* cleanup.c: the cleanup thread this thread is (NULL: none). */
+  const struct hrx_cleanup_s* cleanup_thread;
   /* batching.c: when the thread last submitted a small copy or fill, on
    * any stream. */
   uint64_t last_batchable_ns;

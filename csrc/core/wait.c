@@ -14,6 +14,15 @@ static bool hrx_wait_interrupted(const hrx_wait_hook_t* hook,
   return true;
 }
 
+bool hrx_wait_sliced(bool (*wait)(void* arg, uint64_t timeout_ns), void* arg,
+                     const hrx_wait_hook_t* hook, bool* out_interrupted) {
+  uint64_t slice = hook ? hook->slice_ns : HRX_WAIT_FOREVER;
+  for (;;) {
+    if (wait(arg, slice)) return true;
+    if (hrx_wait_interrupted(hook, out_interrupted)) return false;
+  }
+}
+
 hrx_status_t hrx_wait_native_event(hrx_backend_device_t* backend,
                                    hrx_native_event_t* event,
                                    const hrx_wait_hook_t* hook,

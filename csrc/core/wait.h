@@ -24,4 +24,12 @@ hrx_status_t hrx_wait_native_event(hrx_backend_device_t* backend,
                                    const hrx_wait_hook_t* hook,
                                    bool* out_interrupted);
 
+/* A wait of the core's own (completions, the cleanup thread) in the hook's
+ * slices: wait(arg, timeout_ns) waits at most timeout_ns and returns
+ * whether what it waits for happened. Between slices the hook may
+ * interrupt (then *out_interrupted is set, if not NULL, and false is
+ * returned). A NULL hook waits whole (HRX_WAIT_FOREVER). */
+bool hrx_wait_sliced(bool (*wait)(void* arg, uint64_t timeout_ns), void* arg,
+                     const hrx_wait_hook_t* hook, bool* out_interrupted);
+
 #endif /* HRX_CORE_WAIT_H_ */

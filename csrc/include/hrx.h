@@ -17,9 +17,13 @@
  * - Host callbacks (hrx_host_fn_t) run on a thread that serves a native
  *   queue: there, every call that may block (submit, allocate, read, wait,
  *   synchronize, create a stream, open a device) fails with
- *   FAILED_PRECONDITION, and releases are deferred to another thread (the
- *   next hrx call from a thread that is not running a callback, or a
- *   helper thread). Calls the core answers alone (building a graph) are
+ *   FAILED_PRECONDITION, and releases are deferred to the device's cleanup
+ *   thread, the one thread that runs them: no other call runs or waits
+ *   for a deferred release (hrx_device_synchronize and a release that
+ *   would otherwise leave them the device's last references excepted), so
+ *   a caller holding a lock that a callback may need (Python's GIL) never
+ *   waits for a callback through them. Calls the core answers alone
+ *   (building a graph) are
  *   allowed; queries that ask the runtime (an event's, a stream's or a
  *   read's state, elapsed time, free memory, pool statistics) are allowed
  *   on the host backend only:
@@ -78,6 +82,13 @@ hrx_status_code_t hrx_status_code(hrx_status_t status);
 const char* hrx_status_message(hrx_status_t status);
 const char* hrx_status_code_name(hrx_status_code_t code);
 void hrx_status_free(hrx_status_t status);
+/* For a WOULD_BLOCK (hrx_thread_set_nonblocking): whether what the call
+ * would have waited for is normally over within microseconds (another
+ * thread holds a lock for one publication), so that repeating the call in
+ * non-blocking mode a few times is likely to succeed. False for waits for
+ * queued work, queue space, memory, completions and host callbacks, and
+ * for any other status. */
+bool hrx_status_would_block_briefly(hrx_status_t status);
 /* A status of `code` with a copy of `message` (NULL for HRX_STATUS_OK), for
  * callbacks that report failures to hrx (see hrx_host_fn_t). */
 hrx_status_t hrx_status_create(hrx_status_code_t code, const char* message);
@@ -123,6 +134,13 @@ typedef struct hrx_device_s hrx_device_t;
 hrx_status_t hrx_device_open(const char* backend, int index,
                              hrx_device_t** out_device);
 void hrx_device_retain(hrx_device_t* device);
+/* May block: the last release tears the device down (waits for its
+ * queues), and a release that would leave only references held by
+ * releases deferred from host callbacks first waits for the device's
+ * cleanup thread to run them, so that the device is gone when the last
+ * handle's release returns. Like every release that may free memory, call
+ * it where waiting is allowed (not while holding a lock a host callback
+ * may need). */
 void hrx_device_release(hrx_device_t* device);
 
 typedef struct hrx_device_info_s {
@@ -170,7 +188,9 @@ hrx_status_t hrx_device_query_free_memory(hrx_device_t* device,
  * done (fabric queues are synchronized through their own stream). Raises
  * the failures of the device's streams that no observation raised yet
  * (the first one's status, naming the others), which makes those streams
- * usable again. Takes a wait hook (see "waits" above). */
+ * usable again. Also waits for the releases deferred from host callbacks
+ * so far (their memory is free when it returns). Takes a wait hook (see
+ * "waits" above). */
 hrx_status_t hrx_device_synchronize(hrx_device_t* device,
                                     const hrx_wait_hook_t* hook,
                                     bool* out_interrupted);
@@ -806,7 +826,7 @@ hrx_status_t hrx_stream_launch(hrx_stream_t* stream, hrx_kernel_t* kernel,
  * with FAILED_PRECONDITION there: the queue that runs the callback waits
  * for it), nor, on hip, query an event's, a stream's or a read's state,
  * elapsed time, free memory or pool statistics (the runtime forbids runtime calls inside host functions); releases it makes (a garbage collector included) are deferred to
- * another thread (see the conventions at the top). Nor should it wait for
+ * the device's cleanup thread (see the conventions at the top). Nor should it wait for
  * other threads' hrx calls: freeing device memory (a buffer's last release)
  * waits for all of the device's queued work, callbacks included, as
  * cudaFree does.
@@ -911,13 +931,31 @@ void hrx_completion_attach_payload(hrx_completion_t* completion,
 /* The first failure's payload (borrowed; valid while the completion is), or
  * NULL. */
 void* hrx_completion_payload(hrx_completion_t* completion);
+/* For a binding's garbage collector: calls visit(user_data, arg) for every
+ * host node of the launched graph, in recording order, but only while the
+ * launch holds the graph's only reference (no handle and no other launch
+ * holds it), so that the user data is kept alive by this completion alone
+ * (see hrx_graph_visit_host_data). Stops at the first non-zero result and
+ * returns it; 0 otherwise. */
+int hrx_completion_visit_host_data(hrx_completion_t* completion,
+                                   int (*visit)(void* user_data, void* arg),
+                                   void* arg);
 
 /* Orders the stream's later work after the completion: until it is done,
  * every later submission, record_event and synchronize on the stream first
  * waits for it on the host (blocks). A completion is host-side, so it may
- * come from a launch on any device. */
+ * come from a launch on any device. hrx_stream_synchronize and
+ * hrx_stream_read_blocking wait for it with their wait hook; before other
+ * calls a binding that must stay interruptible calls
+ * hrx_stream_wait_completions. */
 hrx_status_t hrx_stream_wait_completion(hrx_stream_t* stream,
                                         hrx_completion_t* completion);
+/* Blocks until every completion hrx_stream_wait_completion named for the
+ * stream is done (wait hook: see "waits" above). In non-blocking mode
+ * (below) it reports WOULD_BLOCK instead of waiting. */
+hrx_status_t hrx_stream_wait_completions(hrx_stream_t* stream,
+                                         const hrx_wait_hook_t* hook,
+                                         bool* out_interrupted);
 
 /* --------------------------------------------------------- non-blocking */
 
@@ -927,23 +965,39 @@ hrx_status_t hrx_stream_wait_completion(hrx_stream_t* stream,
  * the lock only to repeat a call that reported HRX_STATUS_WOULD_BLOCK.
  *
  * While it is on, the submissions hrx_stream_copy, _fill, _upload,
- * _wait_event, _record_event, _record_timing_event and hrx_graph_launch
- * either finish without waiting for another thread or return
- * HRX_STATUS_WOULD_BLOCK before anything is submitted, counted or changed;
- * the same call made again with the mode off then does the work. They
- * report it when the call would wait for queue space, for a lock that a
- * producer may hold while it waits, for a completion named by
+ * _wait_event, _record_event, _record_timing_event, _read, _flush and
+ * hrx_graph_launch either finish without waiting for another thread or
+ * return HRX_STATUS_WOULD_BLOCK before anything is submitted, counted or
+ * changed; the same call made again with the mode off then does the work.
+ * They report it when the call would wait for queue space, for a lock that
+ * a producer may hold while it waits, for a completion named by
  * hrx_stream_wait_completion, for host callbacks in flight (which may need
  * the caller's global lock), for another thread's publication of the
  * stream's pending batch, for one-time preparation (a graph's first
- * launch, staging memory, the batch kernel), for a graph's launch node by
- * node (which could find the queue full part-way), or
- * for deferred releases (made on host-callback threads) to be run. A
- * WOULD_BLOCK is never a stream failure: the command was not accepted, not
- * numbered and not counted. Other calls that may block also report it at
- * their start while host callbacks are in flight or deferred releases are
- * pending; past that they ignore the mode. */
+ * launch, staging memory to allocate, the batch kernel), or for a graph's
+ * launch node by node (which could find the queue full part-way). The
+ * waits hrx_stream_synchronize, hrx_event_synchronize and
+ * hrx_readback_wait, and hrx_stream_wait_completions, return at once when
+ * their work is done and report WOULD_BLOCK otherwise.
+ * hrx_status_would_block_briefly says which WOULD_BLOCKs are usually over
+ * within microseconds. A WOULD_BLOCK is never a stream failure: the
+ * command was not accepted, not numbered and not counted. Other calls that
+ * may block also report it at their start while host callbacks are in
+ * flight; past that they ignore the mode.
+ *
+ * Releases made in this mode never wait: the last release of a buffer,
+ * stream, graph or completion, and a device's teardown, are handed to the
+ * device's cleanup thread (which runs them soon after); a read's release
+ * does not wait for the read (its staging memory is returned once the
+ * read completes, as hrx_readback_release_deferred). */
 bool hrx_thread_set_nonblocking(bool nonblocking);
+
+/* Whether host callbacks (hrx_host_fn_t) are queued or running anywhere in
+ * the process. Never waits. While they are, a thread that holds a lock a
+ * callback may need (Python's GIL) must not wait with it held, not even
+ * briefly: retrying a non-blocking call cannot succeed before the
+ * callbacks ran. */
+bool hrx_host_callbacks_in_flight(void);
 
 /* ------------------------------------------------------------------ time */
 

@@ -7,11 +7,16 @@
 #include "property.h"
 #include "special.h"
 
+static void hrx_py_buffer_release(void* buffer) {
+  /* Freeing waits until no submitted work can touch the memory. */
+  hrx_buffer_release(buffer);
+}
+
 PyObject* hrx_py_buffer_wrap(hrx_py_state_t* state, hrx_buffer_t* buffer,
                              uint64_t offset, uint64_t length) {
   hrx_py_buffer_t* self = PyObject_GC_New(hrx_py_buffer_t, state->buffer_type);
   if (!self) {
-    hrx_buffer_release(buffer);
+    hrx_py_release_without_gil(hrx_py_buffer_release, buffer);
     return NULL;
   }
   self->buffer = buffer;
@@ -55,11 +60,6 @@ void hrx_py_release_held(hrx_stream_t* stream, hrx_buffer_t* first,
   hrx_buffer_release(second);
   hrx_event_release(event);
   hrx_stream_release(stream);
-}
-
-static void hrx_py_buffer_release(void* buffer) {
-  /* Freeing waits until no submitted work can touch the memory. */
-  hrx_buffer_release(buffer);
 }
 
 /* The open view (the handle itself), or NULL once closed. */

@@ -8,14 +8,18 @@
 #include "objects.h"
 #include "wait.h"
 
+static void hrx_py_completion_release(void* completion) {
+  /* The last reference may free a graph, whose buffers wait for queued
+   * work, which may include callbacks that need the GIL. */
+  hrx_completion_release(completion);
+}
+
 PyObject* hrx_py_completion_wrap(hrx_py_state_t* state,
                                  hrx_completion_t* completion) {
   hrx_py_completion_t* self =
       PyObject_GC_New(hrx_py_completion_t, state->completion_type);
   if (!self) {
-    Py_BEGIN_ALLOW_THREADS
-    hrx_completion_release(completion);
-    Py_END_ALLOW_THREADS
+    hrx_py_release_without_gil(hrx_py_completion_release, completion);
     return NULL;
   }
   self->completion = completion;
@@ -23,39 +27,62 @@ PyObject* hrx_py_completion_wrap(hrx_py_state_t* state,
   return (PyObject*)self;
 }
 
-hrx_completion_t* hrx_py_completion_unwrap(hrx_py_state_t* state,
-                                           PyObject* object) {
-  if (!PyObject_TypeCheck(object, state->completion_type)) {
-    PyErr_Format(PyExc_TypeError, "expected an hrx.Completion, not %.100s",
-                 Py_TYPE(object)->tp_name);
-    return NULL;
-  }
-  return ((hrx_py_completion_t*)object)->completion;
-}
-
-static void hrx_py_completion_release(void* completion) {
-  /* The last reference may free a graph, whose buffers wait for queued
-   * work, which may include callbacks that need the GIL. */
-  hrx_completion_release(completion);
-}
-
-/* A Completion is never closed: only dealloc drops its reference. */
+/* A Completion has no close(): dealloc drops its reference, and so does
+ * the garbage collector's tp_clear (after which the handle reads as
+ * closed). */
 static const hrx_py_handle_kind_t hrx_py_completion_kind = {
     .name = "completion",
     .field = offsetof(hrx_py_completion_t, completion),
     .release = hrx_py_completion_release};
 
+hrx_completion_t* hrx_py_completion_unwrap(hrx_py_state_t* state,
+                                           PyObject* object) {
+  return hrx_py_handle_unwrap(state, object, state->completion_type,
+                              &hrx_py_completion_kind);
+}
+
+static hrx_completion_t* hrx_py_completion_get(PyObject* self) {
+  return hrx_py_handle_get(self, &hrx_py_completion_kind);
+}
+
 static void hrx_py_completion_dealloc(PyObject* self) {
   hrx_py_handle_dealloc(self, &hrx_py_completion_kind);
 }
 
+/* What the C completion, which this handle holds, keeps alive for Python:
+ * the exception the launch's first failing callback raised (final once the
+ * launch is done; the trampoline attaches it before), and the callables of
+ * the launched graph while the launch alone holds it. The collector must
+ * see them, or a cycle through them (an exception whose arguments or
+ * traceback refer back to this Completion, a callable whose closure does)
+ * would never be collected, and the live device it keeps (queues, engine
+ * threads, memory) would outlive every handle. */
+static int hrx_py_completion_traverse(PyObject* self, visitproc visit,
+                                      void* arg) {
+  Py_VISIT(Py_TYPE(self));
+  hrx_completion_t* completion = ((hrx_py_completion_t*)self)->completion;
+  if (!completion) return 0;
+  if (hrx_completion_done(completion)) {
+    Py_VISIT((PyObject*)hrx_completion_payload(completion));
+  }
+  hrx_py_callable_visit_t how = {visit, arg};
+  return hrx_completion_visit_host_data(completion, hrx_py_visit_callable,
+                                        &how);
+}
+
+/* Breaks such a cycle: drops the handle's reference (the C completion,
+ * and with it the exception, unless the stream still holds the launch). */
+static int hrx_py_completion_clear(PyObject* self) {
+  hrx_py_handle_close(self, &hrx_py_completion_kind);
+  return 0;
+}
+
 /* Raises a shallow copy of the callback's exception, with its traceback and
  * chained to it (__cause__). Raising the kept exception itself would append
- * the caller's frames to its traceback; the C completion, which the garbage
- * collector cannot see into, holds it, so the cycle exception -> frame ->
- * Completion -> exception would keep the launch, its graph and the live
- * device alive for ever. Falls back to the kept exception if it cannot be
- * copied. */
+ * the caller's frames to its traceback at every result(), and make the
+ * cycle exception -> frame -> Completion -> exception out of any call that
+ * catches it (collected, but only by the garbage collector). Falls back to
+ * the kept exception if it cannot be copied. */
 static void hrx_py_completion_reraise(PyObject* exception) {
   PyObject* copy_module = PyImport_ImportModule("copy");
   PyObject* copy =
@@ -110,6 +137,8 @@ static int hrx_py_completion_timeout(hrx_py_state_t* state, PyObject* object,
 static int hrx_py_completion_block(hrx_py_state_t* state,
                                    hrx_completion_t* completion,
                                    int64_t timeout_ns) {
+  /* Done: nothing to wait for, so the GIL is kept. */
+  if (hrx_completion_done(completion)) return 1;
   hrx_py_wait_t wait;
   hrx_py_wait_begin(&wait);
   uint64_t start = hrx_now_ns();
@@ -136,8 +165,9 @@ static int hrx_py_completion_block(hrx_py_state_t* state,
 
 static PyObject* hrx_py_completion_done(PyObject* self, PyObject* unused) {
   (void)unused;
-  return PyBool_FromLong(
-      hrx_completion_done(((hrx_py_completion_t*)self)->completion));
+  hrx_completion_t* completion = hrx_py_completion_get(self);
+  if (!completion) return NULL;
+  return PyBool_FromLong(hrx_completion_done(completion));
 }
 
 static PyObject* hrx_py_completion_wait(PyObject* self, PyObject* args,
@@ -151,8 +181,9 @@ static PyObject* hrx_py_completion_wait(PyObject* self, PyObject* args,
   hrx_py_state_t* state = hrx_py_state_from_type(Py_TYPE(self));
   int64_t timeout_ns = 0;
   if (hrx_py_completion_timeout(state, timeout, &timeout_ns) < 0) return NULL;
-  int done = hrx_py_completion_block(
-      state, ((hrx_py_completion_t*)self)->completion, timeout_ns);
+  hrx_completion_t* completion = hrx_py_completion_get(self);
+  if (!completion) return NULL;
+  int done = hrx_py_completion_block(state, completion, timeout_ns);
   if (done < 0) return NULL;
   return PyBool_FromLong(done);
 }
@@ -168,7 +199,8 @@ static PyObject* hrx_py_completion_result(PyObject* self, PyObject* args,
   hrx_py_state_t* state = hrx_py_state_from_type(Py_TYPE(self));
   int64_t timeout_ns = 0;
   if (hrx_py_completion_timeout(state, timeout, &timeout_ns) < 0) return NULL;
-  hrx_completion_t* completion = ((hrx_py_completion_t*)self)->completion;
+  hrx_completion_t* completion = hrx_py_completion_get(self);
+  if (!completion) return NULL;
   int done = hrx_py_completion_block(state, completion, timeout_ns);
   if (done < 0) return NULL;
   if (!done) {
@@ -210,7 +242,8 @@ static PyType_Slot hrx_py_completion_slots[] = {
                 "Stream.wait_completion(). Returned by Graph.launch() for "
                 "graphs with host callbacks."},
     {Py_tp_dealloc, hrx_py_completion_dealloc},
-    {Py_tp_traverse, hrx_py_traverse_type},
+    {Py_tp_traverse, hrx_py_completion_traverse},
+    {Py_tp_clear, hrx_py_completion_clear},
     {Py_tp_methods, hrx_py_completion_methods},
     {0, NULL},
 };

@@ -5,11 +5,16 @@
 #include "special.h"
 #include "wait.h"
 
+static void hrx_py_device_release(void* device) {
+  /* The last release tears the device down, waiting for its queues. */
+  hrx_device_release(device);
+}
+
 PyObject* hrx_py_device_wrap(hrx_py_state_t* state, hrx_device_t* device) {
   hrx_py_device_t* self =
       PyObject_GC_New(hrx_py_device_t, state->device_type);
   if (!self) {
-    hrx_device_release(device);
+    hrx_py_release_without_gil(hrx_py_device_release, device);
     return NULL;
   }
   self->device = device;
@@ -32,11 +37,6 @@ hrx_device_t* hrx_py_device_argument(PyTypeObject* type, PyObject* args,
   }
   *out_state = hrx_py_state_from_type(type);
   return *out_state ? hrx_py_device_unwrap(*out_state, object) : NULL;
-}
-
-static void hrx_py_device_release(void* device) {
-  /* The last release tears the device down, waiting for its queues. */
-  hrx_device_release(device);
 }
 
 static const hrx_py_handle_kind_t hrx_py_device_kind = {
@@ -260,6 +260,7 @@ PyObject* hrx_py_allocate(hrx_py_state_t* state, hrx_device_t* device,
   hrx_status_t status;
   Py_BEGIN_ALLOW_THREADS
   status = hrx_buffer_allocate(device, size, &buffer);
+  hrx_device_release(device);
   Py_END_ALLOW_THREADS
   if (status) return hrx_py_raise(state, status);
   return hrx_py_buffer_wrap(state, buffer, 0, size);
@@ -273,9 +274,7 @@ static PyObject* hrx_py_device_allocate(PyObject* self, PyObject* size) {
   hrx_device_t* device = hrx_py_device_get(self);
   if (!device) return NULL;
   hrx_device_retain(device);
-  PyObject* buffer = hrx_py_allocate(state, device, nbytes);
-  hrx_device_release(device);
-  return buffer;
+  return hrx_py_allocate(state, device, nbytes);
 }
 
 static PyObject* hrx_py_device_synchronize(PyObject* self, PyObject* unused) {

@@ -1,12 +1,28 @@
-/* hrx.Event: a snapshot of a stream's published work. */
+/* hrx.Event: a snapshot of a stream's published work. Dropping one keeps
+ * the GIL: in the core's non-blocking mode an event's release never waits
+ * (its device's teardown, should it be the last reference, goes to the
+ * device's cleanup thread). */
 #include "objects.h"
 #include "property.h"
+#include "submit.h"
 #include "wait.h"
+
+/* Releases with the GIL held, in non-blocking mode. */
+static void hrx_py_event_release(void* event) {
+  bool previous = hrx_thread_set_nonblocking(true);
+  hrx_event_release(event);
+  hrx_thread_set_nonblocking(previous);
+}
+
+static void hrx_py_event_drop(PyObject* self, void* event) {
+  (void)self;
+  hrx_py_event_release(event);
+}
 
 PyObject* hrx_py_event_wrap(hrx_py_state_t* state, hrx_event_t* event) {
   hrx_py_event_t* self = PyObject_GC_New(hrx_py_event_t, state->event_type);
   if (!self) {
-    hrx_event_release(event);
+    hrx_py_event_release(event);
     return NULL;
   }
   self->event = event;
@@ -14,12 +30,10 @@ PyObject* hrx_py_event_wrap(hrx_py_state_t* state, hrx_event_t* event) {
   return (PyObject*)self;
 }
 
-static void hrx_py_event_release(void* event) { hrx_event_release(event); }
-
 static const hrx_py_handle_kind_t hrx_py_event_kind = {
     .name = "event",
     .field = offsetof(hrx_py_event_t, event),
-    .release = hrx_py_event_release};
+    .close = hrx_py_event_drop};
 
 HRX_PY_HANDLE_FUNCTIONS(hrx_py_event, hrx_py_event_kind)
 
@@ -41,6 +55,7 @@ static PyObject* hrx_py_event_query(PyObject* self, PyObject* unused) {
   bool done = false;
   hrx_status_t status = hrx_event_query(event, &done);
   if (status) return hrx_py_raise(state, status);
+  hrx_py_hand_over_gil(); /* as Stream.query */
   return PyBool_FromLong(done);
 }
 
@@ -61,18 +76,9 @@ static PyObject* hrx_py_event_elapsed_time(PyObject* self, PyObject* end_obj) {
 static PyObject* hrx_py_event_synchronize(PyObject* self, PyObject* unused) {
   (void)unused;
   hrx_py_state_t* state;
-  hrx_event_t* event = hrx_py_event_get(self, &state);
-  if (!event) return NULL;
-  bool interrupted = false;
-  hrx_event_retain(event); /* survives close() from another thread */
-  hrx_py_wait_t wait;
-  hrx_py_wait_begin(&wait);
-  hrx_status_t status =
-      hrx_event_synchronize(event, &wait.hook, &interrupted);
-  hrx_event_release(event);
-  hrx_py_wait_end(&wait);
-  if (status) return hrx_py_raise(state, status);
-  if (interrupted) return NULL;
+  hrx_py_submission_t s = {.kind = HRX_PY_SUBMIT_EVENT_SYNCHRONIZE};
+  s.event = hrx_py_event_get(self, &state);
+  if (!s.event || hrx_py_submit(state, &s) < 0) return NULL;
   Py_RETURN_NONE;
 }
 

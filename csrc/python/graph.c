@@ -4,6 +4,7 @@
 #include <stdatomic.h>
 
 #include "args.h"
+#include "host_threads.h"
 #include "objects.h"
 #include "property.h"
 #include "special.h"
@@ -13,9 +14,9 @@
 
 /* Drops a Python reference from any thread. */
 static void hrx_py_graph_decref(void* object) {
-  PyGILState_STATE gil = PyGILState_Ensure();
+  hrx_py_host_gil_t gil = hrx_py_host_gil_take();
   Py_DECREF((PyObject*)object);
-  PyGILState_Release(gil);
+  hrx_py_host_gil_give(gil);
 }
 
 /* Set by hrx._hrx._interpreter_exiting(), which hrx registers with atexit:
@@ -39,7 +40,7 @@ static hrx_status_t hrx_py_graph_trampoline(void* user_data,
                              "host callback skipped: the interpreter is "
                              "shutting down");
   }
-  PyGILState_STATE gil = PyGILState_Ensure();
+  hrx_py_host_gil_t gil = hrx_py_host_gil_take();
   PyObject* result = PyObject_CallNoArgs((PyObject*)user_data);
   hrx_status_t status = NULL;
   if (result) {
@@ -65,7 +66,7 @@ static hrx_status_t hrx_py_graph_trampoline(void* user_data,
     }
     status = hrx_status_create(HRX_STATUS_FAILED_PRECONDITION, buffer);
   }
-  PyGILState_Release(gil);
+  hrx_py_host_gil_give(gil);
   return status;
 }
 
@@ -165,13 +166,8 @@ static const hrx_py_handle_kind_t hrx_py_graph_kind = {
 
 HRX_PY_HANDLE_FUNCTIONS(hrx_py_graph, hrx_py_graph_kind)
 
-typedef struct {
-  visitproc visit;
-  void* arg;
-} hrx_py_graph_visit_t;
-
-static int hrx_py_graph_visit_callable(void* user_data, void* arg) {
-  hrx_py_graph_visit_t* how = arg;
+int hrx_py_visit_callable(void* user_data, void* arg) {
+  hrx_py_callable_visit_t* how = arg;
   return how->visit((PyObject*)user_data, how->arg);
 }
 
@@ -182,10 +178,10 @@ static int hrx_py_graph_traverse(PyObject* self, visitproc visit, void* arg) {
   Py_VISIT(Py_TYPE(self));
   hrx_py_graph_t* graph = (hrx_py_graph_t*)self;
   if (!graph->graph) return 0;
-  hrx_py_graph_visit_t how = {visit, arg};
+  hrx_py_callable_visit_t how = {visit, arg};
   return hrx_graph_visit_host_data(graph->graph,
                                    (int)(1 + graph->node_handles),
-                                   hrx_py_graph_visit_callable, &how);
+                                   hrx_py_visit_callable, &how);
 }
 
 static int hrx_py_graph_clear(PyObject* self) {
@@ -468,8 +464,7 @@ static PyObject* hrx_py_graph_launch(PyObject* self, PyObject* stream_object) {
                            .stream = stream,
                            .graph = hrx_py_handle_get(self, &hrx_py_graph_kind)};
   if (!s.graph) return NULL;
-  hrx_status_t status = hrx_py_submit(&s);
-  if (status) return hrx_py_raise(state, status);
+  if (hrx_py_submit(state, &s) < 0) return NULL;
   if (!s.out_completion) Py_RETURN_NONE;
   return hrx_py_completion_wrap(state, s.out_completion);
 }

@@ -38,6 +38,13 @@ void* hrx_py_handle_unwrap(hrx_py_state_t* state, PyObject* object,
   return open;
 }
 
+void hrx_py_release_without_gil(void (*release)(void* object), void* object) {
+  if (!object) return;
+  Py_BEGIN_ALLOW_THREADS
+  release(object);
+  Py_END_ALLOW_THREADS
+}
+
 void hrx_py_handle_close(PyObject* self, const hrx_py_handle_kind_t* kind) {
   void** field = hrx_py_handle_field(self, kind);
   void* object = *field;

@@ -27,6 +27,12 @@ typedef struct hrx_py_handle_kind_s {
   inquiry clear;
 } hrx_py_handle_kind_t;
 
+/* Drops a reference with the GIL released (call with the GIL): a last
+ * release may wait for queued work, which may include host callbacks that
+ * need the GIL. Every release of a C object the bindings make goes through
+ * this, the handle close, or a block that has already released the GIL. */
+void hrx_py_release_without_gil(void (*release)(void* object), void* object);
+
 /* The open object (see `open`), or NULL once closed; sets no error. */
 void* hrx_py_handle_object(PyObject* self, const hrx_py_handle_kind_t* kind);
 /* The open object, or NULL with FailedPreconditionError("<kind> is

@@ -14,7 +14,7 @@
 /* ------------------------------------------------------------- Kernel */
 
 static void hrx_py_kernel_release(void* kernel) {
-  /* A last release may wait for the module's launches (hip). */
+  /* A last release may wait (a module's unload, the device's teardown). */
   hrx_kernel_release(kernel);
 }
 
@@ -34,9 +34,7 @@ static PyObject* hrx_py_kernel_wrap(hrx_py_state_t* state,
                                     hrx_kernel_t* kernel) {
   hrx_py_kernel_t* self = PyObject_GC_New(hrx_py_kernel_t, state->kernel_type);
   if (!self) {
-    Py_BEGIN_ALLOW_THREADS
-    hrx_kernel_release(kernel);
-    Py_END_ALLOW_THREADS
+    hrx_py_release_without_gil(hrx_py_kernel_release, kernel);
     return NULL;
   }
   self->kernel = kernel;

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "args.h"
+#include "host_threads.h"
 #include "objects.h"
 
 static struct PyModuleDef hrx_py_module_def;
@@ -202,6 +203,7 @@ static PyMethodDef hrx_py_module_methods[] = {
 static int hrx_py_module_exec(PyObject* module) {
   hrx_py_state_t* state = hrx_py_state(module);
   if (hrx_py_add_errors(module, state) < 0) return -1;
+  if (hrx_py_host_threads_register(module) < 0) return -1;
   if (hrx_py_device_register(module, state) < 0) return -1;
   if (hrx_py_buffer_register(module, state) < 0) return -1;
   if (hrx_py_event_register(module, state) < 0) return -1;

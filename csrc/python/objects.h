@@ -28,10 +28,17 @@ typedef struct {
   hrx_event_t* event;        /* retained; NULL once closed */
 } hrx_py_event_t;
 
+/* A Readback may be used from several threads at once (readback.c): waits
+ * use `readback` with the GIL released, counted in `waiters`; the last of
+ * them releases it once the result is kept or close() was called. */
 typedef struct {
   PyObject_HEAD
-  hrx_readback_t* readback;  /* owned; NULL once closed */
+  hrx_readback_t* readback;  /* owned; NULL once released */
   PyObject* result;          /* cached numpy array after wait() */
+  int waiters;               /* wait() calls using `readback` without the
+                                GIL */
+  bool closing;              /* close() came while waits ran: closed for
+                                every later call */
   bool abandoned;            /* a wait() was interrupted: release deferred */
 } hrx_py_readback_t;
 
@@ -139,14 +146,32 @@ PyObject* hrx_py_buffer_wrap(hrx_py_state_t* state, hrx_buffer_t* buffer,
 PyObject* hrx_py_event_wrap(hrx_py_state_t* state, hrx_event_t* event);
 PyObject* hrx_py_readback_wrap(hrx_py_state_t* state,
                                hrx_readback_t* readback);
+/* Waits for `readback` (taken over: released here), keeping the GIL when
+ * the read is done or about to be (submit.h), and copies its bytes to
+ * `out` (at least its length). 0, or -1 with an exception set (the core's
+ * failure, or KeyboardInterrupt: then the read is abandoned, its staging
+ * returned once it completes, and `out` unchanged). For
+ * Stream.read_blocking. */
+int hrx_py_readback_copy_out(hrx_py_state_t* state, hrx_readback_t* readback,
+                             void* out);
 PyObject* hrx_py_completion_wrap(hrx_py_state_t* state,
                                  hrx_completion_t* completion);
+/* A tp_traverse's visit for the callables of a graph's host nodes (their
+ * user data: graph.c's trampoline keeps a Python callable there), through
+ * hrx_graph_visit_host_data or hrx_completion_visit_host_data. */
+typedef struct {
+  visitproc visit;
+  void* arg;
+} hrx_py_callable_visit_t;
+int hrx_py_visit_callable(void* user_data, void* arg);
+
 /* Borrowed C completion of an hrx.Completion, or NULL with TypeError. */
 hrx_completion_t* hrx_py_completion_unwrap(hrx_py_state_t* state,
                                            PyObject* object);
 
-/* allocate(nbytes) shared by Device and Stream; `device` is borrowed and
- * must stay alive for the call (the callers hold a reference). */
+/* allocate(nbytes) shared by Device and Stream; takes over the caller's
+ * reference to `device` (released with the GIL released, like every
+ * release: handle.h). */
 PyObject* hrx_py_allocate(hrx_py_state_t* state, hrx_device_t* device,
                           uint64_t size);
 

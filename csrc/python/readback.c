@@ -1,18 +1,44 @@
-/* hrx.Readback: an asynchronous read; wait() returns a numpy uint8 array. */
+/* hrx.Readback: an asynchronous read; wait() returns a numpy uint8 array.
+ *
+ * Usable from several threads at once, like a stream: wait() in one thread
+ * and done(), wait() or close() in others. A wait keeps the read while it
+ * waits with the GIL released (counted in `waiters`); the result, once one
+ * wait has it, is kept for every later call; the read itself is released
+ * by the last wait out, or at once when none runs. close() during a wait
+ * closes the handle for every later call (the waits in progress still
+ * return the data they waited for). Releases keep the GIL: in the core's
+ * non-blocking mode a Readback's release never waits (an unfinished
+ * read's staging memory is returned once it completes). */
+#include <string.h>
+
 #include "handle.h"
 #include "objects.h"
+#include "submit.h"
 #include "wait.h"
+
+/* Reads larger than this are copied out with the GIL released. */
+#define HRX_PY_READ_COPY_KEEP_GIL_BYTES (64u << 10)
+
+/* Releases a read without waiting for it: with the GIL held, in the
+ * core's non-blocking mode. */
+static void hrx_py_readback_drop(void* readback) {
+  bool previous = hrx_thread_set_nonblocking(true);
+  hrx_readback_release(readback);
+  hrx_thread_set_nonblocking(previous);
+}
 
 PyObject* hrx_py_readback_wrap(hrx_py_state_t* state,
                                hrx_readback_t* readback) {
   hrx_py_readback_t* self =
       PyObject_GC_New(hrx_py_readback_t, state->readback_type);
   if (!self) {
-    hrx_readback_release(readback);
+    hrx_py_readback_drop(readback);
     return NULL;
   }
   self->readback = readback;
   self->result = NULL;
+  self->waiters = 0;
+  self->closing = false;
   self->abandoned = false;
   PyObject_GC_Track(self);
   return (PyObject*)self;
@@ -30,98 +56,150 @@ static int hrx_py_readback_clear(PyObject* self) {
   return 0;
 }
 
-static void hrx_py_readback_release(PyObject* self, void* readback) {
-  bool abandoned = ((hrx_py_readback_t*)self)->abandoned;
-  Py_BEGIN_ALLOW_THREADS
-  /* After an interrupted wait (Ctrl-C) dropping the handle must not
-   * wait for the read either. */
-  if (abandoned) {
-    hrx_readback_release_deferred(readback);
-  } else {
-    hrx_readback_release(readback);
+/* close(), or dealloc: with waits in progress the last of them releases
+ * the read; the handle is closed from now on. */
+static void hrx_py_readback_give_up(PyObject* self, void* readback) {
+  hrx_py_readback_t* handle = (hrx_py_readback_t*)self;
+  if (handle->waiters) {
+    handle->readback = readback;
+    handle->closing = true;
+    return;
   }
-  Py_END_ALLOW_THREADS
+  hrx_py_readback_drop(readback);
 }
 
-/* Open while it holds the read or its result. */
+/* Open while it holds the read or its result, and close() was not called
+ * during a wait. */
 static void* hrx_py_readback_open(PyObject* self) {
   hrx_py_readback_t* readback = (hrx_py_readback_t*)self;
+  if (readback->closing) return NULL;
   return readback->readback || readback->result ? self : NULL;
 }
 
 static const hrx_py_handle_kind_t hrx_py_readback_kind = {
     .name = "readback",
     .field = offsetof(hrx_py_readback_t, readback),
-    .close = hrx_py_readback_release,
+    .close = hrx_py_readback_give_up,
     .open = hrx_py_readback_open,
     .clear = hrx_py_readback_clear};
 
 HRX_PY_HANDLE_FUNCTIONS(hrx_py_readback, hrx_py_readback_kind)
 
+/* After a wait: the last wait out releases the read once nothing needs it
+ * (the result is kept, or close() was called). */
+static void hrx_py_readback_settle(hrx_py_readback_t* self) {
+  if (self->waiters || !self->readback) return;
+  if (!self->result && !self->closing) return;
+  hrx_readback_t* readback = self->readback;
+  self->readback = NULL;
+  hrx_py_readback_drop(readback);
+}
+
+typedef struct {
+  hrx_readback_t* readback;
+  const uint8_t* bytes;
+} hrx_py_read_wait_t;
+
+static hrx_status_t hrx_py_read_wait_attempt(void* arg) {
+  hrx_py_read_wait_t* wait = arg;
+  return hrx_readback_wait(wait->readback, NULL, &wait->bytes, NULL);
+}
+
+/* Waits for the read: with the GIL kept when it is done (submit.h), else
+ * released, interruptibly. `waiters` (may be NULL) counts
+ * the time the GIL is released. 1 done (*out_bytes set), 0 interrupted (a
+ * Python exception set), -1 with the core's failure in *out_status. */
+static int hrx_py_read_wait(hrx_readback_t* readback, int* waiters,
+                            const uint8_t** out_bytes,
+                            hrx_status_t* out_status) {
+  hrx_py_read_wait_t wait = {readback, NULL};
+  hrx_status_t status =
+      hrx_py_attempt_keeping_gil(hrx_py_read_wait_attempt, &wait);
+  bool interrupted = false;
+  if (hrx_status_code(status) == HRX_STATUS_WOULD_BLOCK) {
+    hrx_status_free(status);
+    if (waiters) ++*waiters;
+    hrx_py_wait_t gil;
+    hrx_py_wait_begin(&gil);
+    status = hrx_readback_wait(readback, &gil.hook, &wait.bytes, &interrupted);
+    hrx_py_wait_end(&gil);
+    if (waiters) --*waiters;
+  } else {
+    hrx_py_hand_over_gil();
+  }
+  *out_status = status;
+  if (status) return -1;
+  if (interrupted) return 0;
+  *out_bytes = wait.bytes;
+  return 1;
+}
+
 static PyObject* hrx_py_readback_wait(PyObject* self, PyObject* unused) {
   (void)unused;
   hrx_py_readback_t* readback = (hrx_py_readback_t*)self;
-  if (readback->result) return Py_NewRef(readback->result);
   hrx_py_state_t* state = hrx_py_state_from_type(Py_TYPE(self));
-  if (!readback->readback) {
-    hrx_py_raise_closed(state, "readback");
-    return NULL;
-  }
-  /* Detach while the GIL is released, so a concurrent close() cannot free
-   * the readback under the wait; it is ours until reattached or released. */
-  hrx_readback_t* owned = readback->readback;
-  readback->readback = NULL;
+  if (!hrx_py_handle_get(self, &hrx_py_readback_kind)) return NULL;
+  if (readback->result) return Py_NewRef(readback->result);
+  hrx_readback_t* read = readback->readback;
   const uint8_t* bytes = NULL;
-  bool interrupted = false;
-  hrx_py_wait_t wait;
-  hrx_py_wait_begin(&wait);
-  hrx_status_t status =
-      hrx_readback_wait(owned, &wait.hook, &bytes, &interrupted);
-  hrx_py_wait_end(&wait);
-  if (status || interrupted) {
-    /* Reattached, so wait() can be called again. */
-    readback->abandoned = interrupted;
-    if (!readback->readback) {
-      readback->readback = owned;
-    } else {
-      hrx_readback_release(owned);
+  hrx_status_t status = NULL;
+  int outcome = hrx_py_read_wait(read, &readback->waiters, &bytes, &status);
+  PyObject* array = NULL;
+  if (outcome == 1 && readback->result) {
+    array = Py_NewRef(readback->result); /* another wait made it */
+  } else if (outcome == 1) {
+    /* `read` is alive: only the last wait out (this one or a later one)
+     * releases it. */
+    Py_ssize_t length = (Py_ssize_t)hrx_readback_length(read);
+    PyObject* data = PyByteArray_FromStringAndSize((const char*)bytes, length);
+    PyObject* numpy = data ? PyImport_ImportModule("numpy") : NULL;
+    if (numpy) {
+      array = PyObject_CallMethod(numpy, "frombuffer", "Os", data, "uint8");
     }
-    return status ? hrx_py_raise(state, status) : NULL;
+    Py_XDECREF(numpy);
+    Py_XDECREF(data);
+    if (array && !readback->closing) readback->result = Py_NewRef(array);
+  } else if (outcome == 0) {
+    /* Dropping the handle must not wait for the read either. */
+    readback->abandoned = true;
   }
-  Py_ssize_t length = (Py_ssize_t)hrx_readback_length(owned);
-  PyObject* data = PyByteArray_FromStringAndSize((const char*)bytes, length);
-  /* The host staging memory is no longer needed. */
-  Py_BEGIN_ALLOW_THREADS
-  hrx_readback_release(owned);
-  Py_END_ALLOW_THREADS
-  if (!data) return NULL;
-  PyObject* numpy = PyImport_ImportModule("numpy");
-  if (!numpy) {
-    Py_DECREF(data);
-    return NULL;
-  }
-  PyObject* array = PyObject_CallMethod(numpy, "frombuffer", "Os", data,
-                                        "uint8");
-  Py_DECREF(numpy);
-  Py_DECREF(data);
-  if (!array) return NULL;
-  readback->result = Py_NewRef(array);
+  hrx_py_readback_settle(readback);
+  if (status) return hrx_py_raise(state, status);
   return array;
 }
 
 static PyObject* hrx_py_readback_done(PyObject* self, PyObject* unused) {
   (void)unused;
   hrx_py_readback_t* readback = (hrx_py_readback_t*)self;
+  if (!hrx_py_handle_get(self, &hrx_py_readback_kind)) return NULL;
   if (readback->result) Py_RETURN_TRUE;
-  hrx_py_state_t* state = hrx_py_state_from_type(Py_TYPE(self));
-  if (!readback->readback) {
-    hrx_py_raise_closed(state, "readback");
-    return NULL;
-  }
   bool done = false;
   hrx_status_t status = hrx_readback_query(readback->readback, &done);
-  if (status) return hrx_py_raise(state, status);
+  if (status) {
+    return hrx_py_raise(hrx_py_state_from_type(Py_TYPE(self)), status);
+  }
   return PyBool_FromLong(done);
+}
+
+int hrx_py_readback_copy_out(hrx_py_state_t* state, hrx_readback_t* readback,
+                             void* out) {
+  const uint8_t* bytes = NULL;
+  hrx_status_t status = NULL;
+  int outcome = hrx_py_read_wait(readback, NULL, &bytes, &status);
+  if (outcome == 1) {
+    uint64_t length = hrx_readback_length(readback);
+    if (length > HRX_PY_READ_COPY_KEEP_GIL_BYTES) {
+      Py_BEGIN_ALLOW_THREADS
+      memcpy(out, bytes, length);
+      Py_END_ALLOW_THREADS
+    } else {
+      memcpy(out, bytes, length);
+    }
+  }
+  /* Done, failed or interrupted: never waits for the read. */
+  hrx_py_readback_drop(readback);
+  if (status) return hrx_py_raise_int(state, status);
+  return outcome == 1 ? 0 : -1;
 }
 
 static PyMethodDef hrx_py_readback_methods[] = {

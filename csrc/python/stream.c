@@ -12,12 +12,14 @@
 #include "submit.h"
 #include "wait.h"
 
+static void hrx_py_stream_drop(void* stream) { hrx_stream_release(stream); }
+
 PyObject* hrx_py_stream_wrap(hrx_py_state_t* state, PyTypeObject* type,
                              hrx_stream_t* stream) {
   (void)state;
   hrx_py_stream_t* self = PyObject_GC_New(hrx_py_stream_t, type);
   if (!self) {
-    hrx_stream_release(stream);
+    hrx_py_release_without_gil(hrx_py_stream_drop, stream);
     return NULL;
   }
   self->stream = stream;
@@ -101,7 +103,9 @@ static PyObject* hrx_py_stream_allocate(PyObject* self, PyObject* size) {
   if (hrx_py_arg_uint64(state, size, "buffer size", &nbytes) < 0) return NULL;
   hrx_stream_t* stream = hrx_py_stream_hold(self);
   if (!stream) return NULL;
-  PyObject* buffer = hrx_py_allocate(state, hrx_stream_device(stream), nbytes);
+  hrx_device_t* device = hrx_stream_device(stream);
+  hrx_device_retain(device);
+  PyObject* buffer = hrx_py_allocate(state, device, nbytes);
   Py_BEGIN_ALLOW_THREADS
   hrx_py_release_held(stream, NULL, NULL, NULL);
   Py_END_ALLOW_THREADS
@@ -128,8 +132,7 @@ static PyObject* hrx_py_stream_copy_kind(PyObject* self, PyObject* const* args,
           0) {
     return NULL;
   }
-  hrx_status_t status = hrx_py_submit(&s);
-  if (status) return hrx_py_raise(state, status);
+  if (hrx_py_submit(state, &s) < 0) return NULL;
   Py_RETURN_NONE;
 }
 
@@ -169,8 +172,7 @@ static PyObject* hrx_py_stream_fill(PyObject* self, PyObject* const* args,
                        0) {
     return NULL;
   }
-  hrx_status_t status = hrx_py_submit(&s);
-  if (status) return hrx_py_raise(state, status);
+  if (hrx_py_submit(state, &s) < 0) return NULL;
   Py_RETURN_NONE;
 }
 
@@ -299,28 +301,22 @@ static PyObject* hrx_py_stream_upload(PyObject* self, PyObject* const* args,
   bool ok = s.stream && hrx_py_buffer_view_borrowed(state, args[0],
                                                     "upload destination",
                                                     &s.dst) == 0;
-  hrx_status_t status = ok ? hrx_py_submit(&s) : NULL;
+  ok = ok && hrx_py_submit(state, &s) == 0;
   hrx_py_host_memory_release(&data);
   if (!ok) return NULL;
-  if (status) return hrx_py_raise(state, status);
   Py_RETURN_NONE;
 }
 
 static PyObject* hrx_py_stream_read(PyObject* self, PyObject* source) {
   hrx_py_state_t* state = hrx_py_state_from_type(Py_TYPE(self));
-  hrx_stream_t* stream = hrx_py_stream_hold(self);
-  if (!stream) return NULL;
-  hrx_view_t src = {0};
-  hrx_readback_t* readback = NULL;
-  hrx_status_t status = NULL;
-  bool ok = hrx_py_buffer_view(state, source, "read source", &src) == 0;
-  Py_BEGIN_ALLOW_THREADS
-  if (ok) status = hrx_stream_read(stream, src, &readback);
-  hrx_py_release_held(stream, src.buffer, NULL, NULL);
-  Py_END_ALLOW_THREADS
-  if (!ok) return NULL;
-  if (status) return hrx_py_raise(state, status);
-  return hrx_py_readback_wrap(state, readback);
+  hrx_py_submission_t s = {.kind = HRX_PY_SUBMIT_READ};
+  s.stream = hrx_py_stream_unwrap(state, self);
+  if (!s.stream ||
+      hrx_py_buffer_view_borrowed(state, source, "read source", &s.src) < 0 ||
+      hrx_py_submit(state, &s) < 0) {
+    return NULL;
+  }
+  return hrx_py_readback_wrap(state, s.out_readback);
 }
 
 static PyObject* hrx_py_stream_read_blocking(PyObject* self,
@@ -337,56 +333,44 @@ static PyObject* hrx_py_stream_read_blocking(PyObject* self,
   if (hrx_py_host_memory_get(state, args[1], true, "read output", &out) < 0) {
     return NULL;
   }
-  hrx_stream_t* stream = hrx_py_stream_hold(self);
-  hrx_view_t src = {0};
-  hrx_status_t status = NULL;
-  bool ok = stream &&
-            hrx_py_buffer_view(state, args[0], "read source", &src) == 0;
-  bool interrupted = false;
-  hrx_py_wait_t wait;
-  hrx_py_wait_begin(&wait);
-  if (ok) {
-    status = hrx_stream_read_blocking(stream, src, out.data,
-                                             out.length, &wait.hook,
-                                             &interrupted);
+  hrx_py_submission_t s = {.kind = HRX_PY_SUBMIT_READ};
+  s.stream = hrx_py_stream_unwrap(state, self);
+  bool ok = s.stream &&
+            hrx_py_buffer_view_borrowed(state, args[0], "read source",
+                                        &s.src) == 0;
+  if (ok && out.length < s.src.length) {
+    /* The core's message, before anything is submitted. */
+    hrx_py_raise(state, hrx_stream_read_blocking(s.stream, s.src, out.data,
+                                                 out.length, NULL, NULL));
+    ok = false;
   }
-  hrx_py_release_held(stream, src.buffer, NULL, NULL);
-  hrx_py_wait_end(&wait);
+  /* The read, then its wait: each with the GIL kept when it need not
+   * wait (submit.h, readback.c). */
+  ok = ok && hrx_py_submit(state, &s) == 0;
+  ok = ok && hrx_py_readback_copy_out(state, s.out_readback, out.data) == 0;
   hrx_py_host_memory_release(&out);
-  if (!ok || interrupted) return NULL;
-  if (status) return hrx_py_raise(state, status);
+  if (!ok) return NULL;
   return Py_NewRef(args[1]);
+}
+
+/* synchronize() and flush(): calls of the stream alone. */
+static PyObject* hrx_py_stream_call(PyObject* self,
+                                    hrx_py_submission_kind_t kind) {
+  hrx_py_state_t* state = hrx_py_state_from_type(Py_TYPE(self));
+  hrx_py_submission_t s = {.kind = kind};
+  s.stream = hrx_py_stream_unwrap(state, self);
+  if (!s.stream || hrx_py_submit(state, &s) < 0) return NULL;
+  Py_RETURN_NONE;
 }
 
 static PyObject* hrx_py_stream_synchronize(PyObject* self, PyObject* unused) {
   (void)unused;
-  hrx_py_state_t* state = hrx_py_state_from_type(Py_TYPE(self));
-  hrx_stream_t* stream = hrx_py_stream_hold(self);
-  if (!stream) return NULL;
-  bool interrupted = false;
-  hrx_py_wait_t wait;
-  hrx_py_wait_begin(&wait);
-  hrx_status_t status =
-      hrx_stream_synchronize(stream, &wait.hook, &interrupted);
-  hrx_py_release_held(stream, NULL, NULL, NULL);
-  hrx_py_wait_end(&wait);
-  if (status) return hrx_py_raise(state, status);
-  if (interrupted) return NULL;
-  Py_RETURN_NONE;
+  return hrx_py_stream_call(self, HRX_PY_SUBMIT_SYNCHRONIZE);
 }
 
 static PyObject* hrx_py_stream_flush(PyObject* self, PyObject* unused) {
   (void)unused;
-  hrx_py_state_t* state = hrx_py_state_from_type(Py_TYPE(self));
-  hrx_stream_t* stream = hrx_py_stream_hold(self);
-  if (!stream) return NULL;
-  hrx_status_t status;
-  Py_BEGIN_ALLOW_THREADS
-  status = hrx_stream_flush(stream);
-  hrx_py_release_held(stream, NULL, NULL, NULL);
-  Py_END_ALLOW_THREADS
-  if (status) return hrx_py_raise(state, status);
-  Py_RETURN_NONE;
+  return hrx_py_stream_call(self, HRX_PY_SUBMIT_FLUSH);
 }
 
 /* record_event(timing=False) -> Event */
@@ -416,8 +400,7 @@ static PyObject* hrx_py_stream_record_event(PyObject* self,
                            .timing = timing == Py_True};
   s.stream = hrx_py_stream_unwrap(state, self);
   if (!s.stream) return NULL;
-  hrx_status_t status = hrx_py_submit(&s);
-  if (status) return hrx_py_raise(state, status);
+  if (hrx_py_submit(state, &s) < 0) return NULL;
   return hrx_py_event_wrap(state, s.out_event);
 }
 
@@ -449,8 +432,7 @@ static PyObject* hrx_py_stream_launch(PyObject* self, PyObject* const* args,
                            .launch = &launch};
   s.stream = hrx_py_stream_unwrap(state, self);
   if (!s.stream) return NULL;
-  hrx_status_t status = hrx_py_submit(&s);
-  if (status) return hrx_py_raise(state, status);
+  if (hrx_py_submit(state, &s) < 0) return NULL;
   Py_RETURN_NONE;
 }
 
@@ -462,6 +444,9 @@ static PyObject* hrx_py_stream_query(PyObject* self, PyObject* unused) {
   bool done = false;
   hrx_status_t status = hrx_stream_query(stream, &done);
   if (status) return hrx_py_raise(state, status);
+  /* A thread polling with query() keeps the GIL: threads whose wait is
+   * over get it from here (wait.h). */
+  hrx_py_hand_over_gil();
   return PyBool_FromLong(done);
 }
 
@@ -472,8 +457,7 @@ static PyObject* hrx_py_stream_wait_event(PyObject* self, PyObject* event_obj) {
   if (!s.stream) return NULL;
   s.event = hrx_py_event_unwrap(state, event_obj);
   if (!s.event) return NULL;
-  hrx_status_t status = hrx_py_submit(&s);
-  if (status) return hrx_py_raise(state, status);
+  if (hrx_py_submit(state, &s) < 0) return NULL;
   Py_RETURN_NONE;
 }
 
@@ -670,7 +654,7 @@ static PyMethodDef hrx_py_stream_methods[] = {
      "Order this stream's later work after a graph launch's Completion (of "
      "any device). Until it is done, the stream's next submission, "
      "record_event() or synchronize() waits for it on the host (GIL "
-     "released)."},
+     "released; Ctrl-C interrupts the wait)."},
     HRX_PY_HANDLE_METHODS(hrx_py_stream,
                           "Drop the stream; its queued work still completes "
                           "(waits for graph launches with host callbacks "

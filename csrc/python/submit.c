@@ -1,7 +1,16 @@
-/* Submissions that keep the GIL unless they would block: see submit.h. */
+/* Calls that keep the GIL unless they would wait: see submit.h. */
 #include "submit.h"
 
-static hrx_status_t hrx_py_submission_call(hrx_py_submission_t* s) {
+#include <sched.h>
+
+#include "wait.h"
+
+/* The call itself; `hook` is NULL in the attempts with the GIL held (the
+ * thread is in non-blocking mode then) and the interruptible hook in the
+ * blocking retry. */
+static hrx_status_t hrx_py_submission_call(hrx_py_submission_t* s,
+                                           const hrx_wait_hook_t* hook,
+                                           bool* out_interrupted) {
   switch (s->kind) {
     case HRX_PY_SUBMIT_COPY:
       return hrx_stream_copy(s->stream, s->dst, s->src);
@@ -18,6 +27,14 @@ static hrx_status_t hrx_py_submission_call(hrx_py_submission_t* s) {
                        : hrx_stream_record_event(s->stream, &s->out_event);
     case HRX_PY_SUBMIT_GRAPH_LAUNCH:
       return hrx_graph_launch(s->graph, s->stream, &s->out_completion);
+    case HRX_PY_SUBMIT_READ:
+      return hrx_stream_read(s->stream, s->src, &s->out_readback);
+    case HRX_PY_SUBMIT_FLUSH:
+      return hrx_stream_flush(s->stream);
+    case HRX_PY_SUBMIT_SYNCHRONIZE:
+      return hrx_stream_synchronize(s->stream, hook, out_interrupted);
+    case HRX_PY_SUBMIT_EVENT_SYNCHRONIZE:
+      return hrx_event_synchronize(s->event, hook, out_interrupted);
     case HRX_PY_SUBMIT_KERNEL_LAUNCH:
       return hrx_stream_launch(s->stream, s->launch->kernel,
                                &s->launch->config, s->launch->args,
@@ -25,6 +42,10 @@ static hrx_status_t hrx_py_submission_call(hrx_py_submission_t* s) {
   }
   return hrx_status_create(HRX_STATUS_INVALID_ARGUMENT,
                            "unknown submission kind");
+}
+
+static hrx_status_t hrx_py_submission_attempt(void* s) {
+  return hrx_py_submission_call(s, NULL, NULL);
 }
 
 static void hrx_py_submission_retain(hrx_py_submission_t* s) {
@@ -74,6 +95,10 @@ static const char* const hrx_py_submission_kind_names[] = {
     [HRX_PY_SUBMIT_WAIT_EVENT] = "wait_event",
     [HRX_PY_SUBMIT_RECORD_EVENT] = "record_event",
     [HRX_PY_SUBMIT_GRAPH_LAUNCH] = "graph_launch",
+    [HRX_PY_SUBMIT_READ] = "read",
+    [HRX_PY_SUBMIT_FLUSH] = "flush",
+    [HRX_PY_SUBMIT_SYNCHRONIZE] = "synchronize",
+    [HRX_PY_SUBMIT_EVENT_SYNCHRONIZE] = "event_synchronize",
     [HRX_PY_SUBMIT_KERNEL_LAUNCH] = "kernel_launch",
 };
 
@@ -107,15 +132,52 @@ PyObject* hrx_py_testing_gil_releases(void) {
 #define HRX_PY_COUNT_GIL_RELEASE(kind, reason) ((void)0)
 #endif
 
-hrx_status_t hrx_py_submit(hrx_py_submission_t* s) {
+/* A pause between attempts: the other thread usually needs only
+ * microseconds, and may need this core to get them. */
+static void hrx_py_pause(unsigned attempt) {
+  if (attempt % 8 == 7) {
+    sched_yield();
+    return;
+  }
+  for (int i = 0; i < 64; ++i) {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    __asm__ __volatile__("yield");
+#endif
+  }
+}
+
+hrx_status_t hrx_py_attempt_keeping_gil(hrx_status_t (*attempt)(void* arg),
+                                        void* arg) {
+  bool previous = hrx_thread_set_nonblocking(true);
+  hrx_status_t status = attempt(arg);
+  uint64_t start = 0;
+  for (unsigned n = 0; hrx_status_would_block_briefly(status) &&
+                       !hrx_host_callbacks_in_flight();
+       ++n) {
+    uint64_t now = hrx_now_ns();
+    if (!start) start = now;
+    if (now - start >= HRX_PY_KEEP_GIL_NS) break;
+    hrx_status_free(status);
+    hrx_py_pause(n);
+    status = attempt(arg);
+  }
+  hrx_thread_set_nonblocking(previous);
+  return status;
+}
+
+int hrx_py_submit(hrx_py_state_t* state, hrx_py_submission_t* s) {
   hrx_status_t status = NULL;
   bool attempt = !(s->kind == HRX_PY_SUBMIT_UPLOAD &&
                    s->length > HRX_PY_UPLOAD_KEEP_GIL_BYTES);
   if (attempt) {
-    bool previous = hrx_thread_set_nonblocking(true);
-    status = hrx_py_submission_call(s);
-    hrx_thread_set_nonblocking(previous);
-    if (hrx_status_code(status) != HRX_STATUS_WOULD_BLOCK) return status;
+    status = hrx_py_attempt_keeping_gil(hrx_py_submission_attempt, s);
+    if (hrx_status_code(status) != HRX_STATUS_WOULD_BLOCK) {
+      /* The threads taking the GIL back after a wait get it now. */
+      hrx_py_hand_over_gil();
+      return status ? hrx_py_raise_int(state, status) : 0;
+    }
     HRX_PY_COUNT_GIL_RELEASE(s->kind, hrx_status_message(status));
     hrx_status_free(status);
     status = NULL;
@@ -123,9 +185,19 @@ hrx_status_t hrx_py_submit(hrx_py_submission_t* s) {
     HRX_PY_COUNT_GIL_RELEASE(s->kind, "large upload");
   }
   hrx_py_submission_retain(s);
-  Py_BEGIN_ALLOW_THREADS
-  status = hrx_py_submission_call(s);
+  bool interrupted = false;
+  hrx_py_wait_t wait;
+  hrx_py_wait_begin(&wait);
+  /* A stream's completion gate is waited for with the hook; the call would
+   * otherwise wait for it without one. */
+  if (s->stream) {
+    status = hrx_stream_wait_completions(s->stream, &wait.hook, &interrupted);
+  }
+  if (!status && !interrupted) {
+    status = hrx_py_submission_call(s, &wait.hook, &interrupted);
+  }
   hrx_py_submission_release(s);
-  Py_END_ALLOW_THREADS
-  return status;
+  hrx_py_wait_end(&wait);
+  if (status) return hrx_py_raise_int(state, status);
+  return interrupted ? -1 : 0;
 }

@@ -40,6 +40,17 @@ static PyObject* hrx_py_testing_submissions_released_gil(PyObject* module,
   return hrx_py_testing_gil_releases();
 }
 
+static PyObject* hrx_py_testing_staging_allocations(PyObject* module,
+                                                    PyObject* unused) {
+  (void)module;
+  (void)unused;
+  uint64_t by_reads = 0;
+  uint64_t by_warm_up = 0;
+  hrx_staging_query_allocations(&by_reads, &by_warm_up);
+  return Py_BuildValue("{s:K,s:K}", "reads", (unsigned long long)by_reads,
+                       "warm_up", (unsigned long long)by_warm_up);
+}
+
 static PyMethodDef hrx_py_testing_methods[] = {
     {"_testing_live_native_objects", hrx_py_testing_live_native_objects,
      METH_NOARGS,
@@ -56,9 +67,17 @@ static PyMethodDef hrx_py_testing_methods[] = {
     {"_testing_submissions_released_gil",
      hrx_py_testing_submissions_released_gil, METH_NOARGS,
      "_testing_submissions_released_gil($module, /)\n--\n\n"
-     "Return {(kind, reason): count} of the submissions (copy, fill, upload, wait_event, record_event, "
-     "graph_launch) that released the GIL in this process so far, with the "
-     "core's reason (its WOULD_BLOCK message, or 'large upload')."},
+     "Return {(kind, reason): count} of the calls (copy, fill, upload, "
+     "wait_event, record_event, graph_launch, read, flush, synchronize, "
+     "event_synchronize) that released the GIL in this process so far, "
+     "with the core's reason (its WOULD_BLOCK message, or 'large "
+     "upload')."},
+    {"_testing_staging_allocations", hrx_py_testing_staging_allocations,
+     METH_NOARGS,
+     "_testing_staging_allocations($module, /)\n--\n\n"
+     "Return {'reads': n, 'warm_up': n}: the read staging blocks allocated "
+     "in this process so far by reads, on their path, and by the warm-up "
+     "of a device's cleanup thread when it opened."},
     {NULL, NULL, 0, NULL},
 };
 

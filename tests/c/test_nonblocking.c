@@ -384,44 +384,6 @@ static void test_threads_nonblocking(void) {
   hrx_device_release(device);
 }
 
-static atomic_int release_gate;
-static atomic_int release_ran;
-
-/* A deferred release that holds the device's release helper until the
- * test opens the gate. */
-static void held_release(void* object) {
-  (void)object;
-  while (!atomic_load(&release_gate)) sched_yield();
-  atomic_store(&release_ran, 1);
-}
-
-/* While deferred releases of the device wait or run (they may wait for
- * queued work), a non-blocking submission reports WOULD_BLOCK at its entry
- * and changes nothing; once they are done it goes through. */
-static void test_deferred_releases_would_block(void) {
-  fixture_t f = fixture_open(64, false);
-  atomic_store(&release_gate, 0);
-  hrx_device_defer_release(f.device, held_release, NULL);
-  uint64_t before = hrx_device_commands_submitted(f.device);
-  hrx_thread_set_nonblocking(true);
-  CHECK_CODE(hrx_stream_fill(f.stream, whole(f.buffer), 1),
-             HRX_STATUS_WOULD_BLOCK,
-             "deferred releases");
-  hrx_thread_set_nonblocking(false);
-  CHECK(hrx_device_commands_submitted(f.device) == before);
-  CHECK(!atomic_load(&release_ran));
-  atomic_store(&release_gate, 1);
-  /* The blocking call waits for the helper's drain, then runs. */
-  CHECK_OK(hrx_stream_fill(f.stream, whole(f.buffer), 1));
-  CHECK(atomic_load(&release_ran));
-  uint8_t data[64] = {0};
-  hrx_thread_set_nonblocking(true);
-  CHECK_OK(hrx_stream_upload(f.stream, whole(f.buffer), data, 64));
-  hrx_thread_set_nonblocking(false);
-  CHECK_OK(hrx_stream_synchronize(f.stream, NULL, NULL));
-  fixture_close(&f);
-}
-
 int main(void) {
   test_nonblocking_submits();
   test_full_queue_would_block();
@@ -429,7 +391,6 @@ int main(void) {
   test_batches_publish_without_waiting();
   test_batches_would_block_on_a_full_queue();
   test_graphs_and_callbacks_would_block();
-  test_deferred_releases_would_block();
   test_timing_events();
   test_threads_nonblocking();
   printf("%d passed, %d failed\n", hrx_test_passed, hrx_test_failed);

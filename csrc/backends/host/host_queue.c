@@ -32,6 +32,11 @@ struct hrx_host_queue_s {
    * unless the token is already out. */
   atomic_bool scheduled;
   bool stopping;                   /* guarded by mutex */
+  /* Producers that found the ring full take a ticket and are served in
+   * ticket order (host_queue.h); guarded by mutex. A producer that finds
+   * room and nobody waiting takes a slot without one. */
+  uint64_t space_next;             /* the next ticket handed out */
+  uint64_t space_turn;             /* the ticket now served */
   /* Queues whose WAIT waits on one of this queue's tickets, each holding
    * its listing token here: guarded by mutex; counted for a lock-free
    * check on every completion. */
@@ -563,35 +568,71 @@ void hrx_host_queue_release(hrx_host_queue_t* queue) {
   free(queue);
 }
 
+/* Whether the ring has a free slot (mutex held). */
+static bool hrx_host_queue_has_room_locked(hrx_host_queue_t* queue) {
+  return atomic_load(&queue->submitted) - atomic_load(&queue->completed) <=
+         queue->mask;
+}
+
+/* Waits, in ticket order, until it is this producer's turn and the ring
+ * has a slot (host_queue.h); false when the queue stops meanwhile. Called
+ * and returns with the mutex held. The producer being served waits for one
+ * slot, helping to run the queue as any waiter does; the ones behind it
+ * park until the turn moves (each take broadcasts progress_cond). */
+static bool hrx_host_queue_wait_for_room_locked(hrx_host_queue_t* queue) {
+  uint64_t mine = queue->space_next++;
+  for (;;) {
+    if (queue->stopping) return false;
+    if (queue->space_turn == mine) {
+      if (hrx_host_queue_has_room_locked(queue)) return true;
+      uint64_t needed = atomic_load(&queue->submitted) - queue->mask;
+      pthread_mutex_unlock(&queue->mutex);
+      hrx_host_queue_wait(queue, needed);
+      pthread_mutex_lock(&queue->mutex);
+      continue;
+    }
+    atomic_fetch_add(&queue->sleepers, 1);
+    pthread_cond_wait(&queue->progress_cond, &queue->mutex);
+    atomic_fetch_sub(&queue->sleepers, 1);
+  }
+}
+
 hrx_status_t hrx_host_queue_submit(hrx_host_queue_t* queue,
                                    const hrx_host_command_t* command,
                                    uint64_t* out_ticket) {
   pthread_mutex_lock(&queue->mutex);
-  uint64_t ticket;
-  for (;;) {
-    if (queue->stopping) {
-      pthread_mutex_unlock(&queue->mutex);
-      hrx_host_command_discard(command);
-      return hrx_make_status(HRX_STATUS_FAILED_PRECONDITION,
-                             "host queue is shutting down");
-    }
-    ticket = atomic_load(&queue->submitted);
-    if (ticket - atomic_load(&queue->completed) <= queue->mask) break;
+  bool waited = false;
+  if (!queue->stopping && (queue->space_next != queue->space_turn ||
+                           !hrx_host_queue_has_room_locked(queue))) {
     if (hrx_nonblocking()) {
       pthread_mutex_unlock(&queue->mutex);
       hrx_host_command_discard(command);
       return hrx_would_block("space in a full host queue");
     }
-    /* Full: never drop. Wait (helping to run the queue, as any waiter does)
-     * until half the ring is free, so a producer that outruns the engines
-     * does not trade one wake-up per command with them. Other producers may
-     * take slots meanwhile: the tail is read again. */
-    pthread_mutex_unlock(&queue->mutex);
-    hrx_host_queue_wait(queue, ticket - (queue->mask + 1) / 2);
-    pthread_mutex_lock(&queue->mutex);
+    /* Full, or earlier producers wait for space: never drop, never pass
+     * them. */
+    waited = true;
+    if (!hrx_host_queue_wait_for_room_locked(queue)) {
+      /* Stopping: the producers behind this one see it too. */
+      pthread_cond_broadcast(&queue->progress_cond);
+    }
   }
+  if (queue->stopping) {
+    pthread_mutex_unlock(&queue->mutex);
+    hrx_host_command_discard(command);
+    return hrx_make_status(HRX_STATUS_FAILED_PRECONDITION,
+                           "host queue is shutting down");
+  }
+  uint64_t ticket = atomic_load(&queue->submitted);
   queue->ring[ticket & queue->mask] = *command;
   atomic_store(&queue->submitted, ticket + 1);
+  if (waited) {
+    /* The next waiting producer's turn. */
+    queue->space_turn++;
+    if (queue->space_next != queue->space_turn) {
+      pthread_cond_broadcast(&queue->progress_cond);
+    }
+  }
   pthread_mutex_unlock(&queue->mutex);
   hrx_host_queue_schedule(queue);
   if (out_ticket) *out_ticket = ticket + 1;

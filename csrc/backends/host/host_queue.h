@@ -1,6 +1,6 @@
 /* A host native queue: a bounded FIFO ring of commands with tickets, served
  * by its device's engines (host_engines.h). Producers that find the ring
- * full wait (never drop).
+ * full wait, in turn (never drop).
  *
  * One thread at a time runs a queue's commands, in order: an engine, or a
  * waiter. Waiters (synchronize, event waits, free) help: when no engine is
@@ -90,10 +90,14 @@ void hrx_host_queue_retain(hrx_host_queue_t* queue);
 void hrx_host_queue_release(hrx_host_queue_t* queue);
 
 /* Appends a command, waiting for space if the ring is full (in the calling
- * thread's non-blocking mode, core/nonblocking.h, a full ring is
- * WOULD_BLOCK instead). Takes ownership of command->owned and of the
- * references in command->wait_queue, command->stamp and command->grid
- * (also on failure).
+ * thread's non-blocking mode, core/nonblocking.h, a full ring, or earlier
+ * producers waiting for space, is WOULD_BLOCK instead). Producers that
+ * wait are served in the order they came (a ticket each): one that finds
+ * others waiting queues behind them even if a slot is free, so a thread
+ * that keeps submitting never refills the ring ahead of an earlier waiter,
+ * and each waiter waits for one free slot, not for the ring to drain. Takes
+ * ownership of command->owned and of the references in command->wait_queue,
+ * command->stamp and command->grid (also on failure).
  * Returns the command's ticket (1, 2, ...) in out_ticket. */
 hrx_status_t hrx_host_queue_submit(hrx_host_queue_t* queue,
                                    const hrx_host_command_t* command,

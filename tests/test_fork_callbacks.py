@@ -1,0 +1,98 @@
+"""fork() while host callbacks run: the child never hangs before its first
+line.
+
+A host callback's thread (a host engine, the device's cleanup thread that
+drops a callable, a GPU runtime's callback thread) is not a Python thread:
+to run Python it needs a thread state. Made and deleted per callback, a
+fork() that lands while another thread holds the interpreter's lock for
+that leaves the child waiting for the lock for ever (in
+PyOS_AfterFork_Child, before its first line). So such a thread keeps one
+thread state for life (csrc/python/host_threads.h): made once, under a lock
+that fork() takes first, and deleted later by a thread holding the GIL.
+
+The scenario forks a few hundred times while one thread launches graphs
+with Python callbacks, another opens and closes a device with callbacks
+(new engine threads, whose states come and go), in one process with a
+timeout; each child exits at once, and one that has not within a few
+seconds is a hang.
+"""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+
+CHILD = textwrap.dedent(r"""
+    import os, sys, threading, time
+    import hrx
+
+    backend, forks = sys.argv[1], int(sys.argv[2])
+    stop = threading.Event()
+    ran = {"callbacks": 0, "devices": 0}
+
+    def count():
+        ran["callbacks"] += 1
+
+    def callbacks():
+        dev = hrx.Device.open(0, backend=backend)
+        s = dev.stream()
+        g = hrx.Graph(dev)
+        g.callback(count)
+        while not stop.is_set():
+            g.launch(s)
+        s.synchronize()
+
+    def churn():
+        while not stop.is_set():
+            dev = hrx.Device.open(1, backend=backend)
+            s = dev.stream()
+            g = hrx.Graph(dev)
+            g.callback(count)
+            g.launch(s).wait()
+            for obj in (g, s, dev):
+                obj.close()
+            ran["devices"] += 1
+
+    threads = [threading.Thread(target=callbacks),
+               threading.Thread(target=churn)]
+    for t in threads:
+        t.start()
+    time.sleep(0.1)
+    hung = 0
+    for _ in range(forks):
+        pid = os.fork()
+        if pid == 0:
+            os._exit(0)
+        deadline = time.monotonic() + 5
+        while True:
+            done, _ = os.waitpid(pid, os.WNOHANG)
+            if done:
+                break
+            if time.monotonic() > deadline:
+                hung += 1
+                os.kill(pid, 9)
+                os.waitpid(pid, 0)
+                break
+            time.sleep(0.0005)
+    stop.set()
+    for t in threads:
+        t.join()
+    print("hung", hung, "of", forks, flush=True)
+    print("ran", ran["callbacks"], "callbacks", ran["devices"], "devices",
+          flush=True)
+""")
+
+
+def test_fork_while_callbacks_run_never_hangs_the_child(backend):
+    env = dict(os.environ)
+    env.setdefault("HRX_HOST_DEVICE_COUNT", "2")
+    result = subprocess.run([sys.executable, "-c", CHILD, backend, "500"],
+                            capture_output=True, text=True, timeout=600,
+                            env=env)
+    assert result.returncode == 0, result.stderr[-3000:]
+    hung, ran = result.stdout.splitlines()[:2]
+    assert hung.split() == ["hung", "0", "of", "500"], result.stdout
+    _, callbacks, _, devices, _ = ran.split()
+    # Forks landed while callbacks ran and engine threads came and went.
+    assert int(callbacks) > 500 and int(devices) > 10, ran
