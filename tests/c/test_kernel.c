@@ -10,12 +10,15 @@
  * Kernels are compiled with the system C compiler. Prints "N passed, M
  * failed" last and exits non-zero on any failure. */
 #include <errno.h>
+#include <sched.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "device.h"
 #include "hrx.h"
 
 #include "bench/bench_kernels.h"
@@ -760,6 +763,56 @@ static void test_nonblocking_launch(void) {
   hrx_device_release(device);
 }
 
+static atomic_int release_gate;
+
+/* A deferred release that holds the cleanup thread until the gate opens. */
+static void wait_for_gate(void* arg) {
+  (void)arg;
+  while (!atomic_load(&release_gate)) sched_yield();
+}
+
+/* A kernel's last release may wait (its module's unload): made in
+ * non-blocking mode it goes to the device's cleanup thread and returns at
+ * once; made blocking it unloads the module before it returns. Modules of
+ * images are not cached, so the fault wrapper's live count shows it. */
+static void test_nonblocking_release(void) {
+  setenv("HRX_FAULTS", "seed:1", 1); /* the counting wrapper, no faults */
+  hrx_device_t* device = NULL;
+  CHECK_OK(hrx_device_open("host", 1, &device));
+  unsetenv("HRX_FAULTS");
+  if (!device) return;
+  hrx_kernel_t* kernel = compile(device, kWhere, "where");
+  if (!kernel) {
+    hrx_device_release(device);
+    return;
+  }
+  const void* image = NULL;
+  size_t size = 0;
+  hrx_kernel_image(kernel, &image, &size);
+  hrx_kernel_t* deferred = NULL;
+  hrx_kernel_t* direct = NULL;
+  CHECK_OK(hrx_device_load_kernel(device, image, size, "where", &deferred));
+  CHECK_OK(hrx_device_load_kernel(device, image, size, "where", &direct));
+  hrx_fault_counts_t before, after;
+  hrx_fault_query_counts(&before);
+  atomic_store(&release_gate, 0);
+  hrx_device_defer_release(device, wait_for_gate, NULL);
+  bool previous = hrx_thread_set_nonblocking(true);
+  hrx_kernel_release(deferred);
+  hrx_thread_set_nonblocking(previous);
+  hrx_fault_query_counts(&after);
+  CHECK(after.modules == before.modules); /* queued behind the gate */
+  hrx_kernel_release(direct);
+  hrx_fault_query_counts(&after);
+  CHECK(after.modules == before.modules - 1);
+  atomic_store(&release_gate, 1);
+  CHECK_OK(hrx_device_synchronize(device, NULL, NULL));
+  hrx_fault_query_counts(&after);
+  CHECK(after.modules == before.modules - 2);
+  hrx_kernel_release(kernel);
+  hrx_device_release(device);
+}
+
 /* Buffers and the kernel may go right after a launch: the launch still
  * runs on what it named. */
 static void test_lifetimes(hrx_device_t* device) {
@@ -862,6 +915,7 @@ int main(void) {
   hrx_device_release(device);
   test_injected_failure();
   test_nonblocking_launch();
+  test_nonblocking_release();
   test_disk_cache(dir);
   char command[256];
   snprintf(command, sizeof(command), "rm -rf %s", dir);
