@@ -2,10 +2,15 @@
 hrx/bench/kernel_launches.py): the built-ins exist for every kernel
 language, run and do what they say (tiny writes every block's word; spin
 takes at least its time), and the C driver (native and raw) and the Python
-driver launch and time them, checking their output.
+driver launch and time them, checking their output; the launch-rate script
+(bench/scripts/kernel_launch_rate.py) reports every row on host.
 """
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
 import time
 
 import numpy as np
@@ -72,3 +77,46 @@ def test_the_python_driver_times_launches(device):
     assert 0 < max(r["thread_ns"]) <= r["elapsed_ns"]
     with pytest.raises(ValueError, match="unknown benchmark kernel"):
         kernel_launches.builtin_kernel(device, "huge")
+
+
+SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..",
+                      "bench", "scripts", "kernel_launch_rate.py")
+
+
+def test_the_launch_rate_script_reports_every_row(backend, tmp_path):
+    if backend != "host":
+        pytest.skip("the H200 stage kernel-launch-rate runs it on hip")
+    output = tmp_path / "rate.json"
+    env = dict(os.environ, HRX_HOST_RING_CAPACITY="64")
+    result = subprocess.run(
+        [sys.executable, "-P", SCRIPT, "--backend", "host", "--launches",
+         "300", "--warmup", "10", "--repeat", "2", "--queues", "2",
+         "--output", str(output)],
+        capture_output=True, text=True, timeout=120, env=env)
+    assert result.returncode == 0, result.stderr[-3000:]
+    lines = result.stdout.splitlines()
+    command = next(line for line in lines if line.startswith("# command:"))
+    # The runtime's settings go in front of the command that reproduces it.
+    assert " HRX_HOST_RING_CAPACITY=64 " in command
+    assert command.index("HRX_HOST_RING_CAPACITY=64") < command.index(
+        "python3 -P bench/scripts/kernel_launch_rate.py --backend host")
+    assert command.endswith("--output " + str(output))
+    doc = json.loads(output.read_text())
+    measured = ["hrx python, 1 thread", "hrx python, 16 threads",
+                "hrx C, 1 thread", "hrx C, 16 threads",
+                "hrx C raw, 1 thread"]
+    assert sorted(doc["medians"]) == sorted(measured)
+    assert sorted(doc["skipped"]) == sorted([
+        "CuPy RawKernel, 1 thread", "PyTorch add_, 1 thread",
+        "c-runtime, 1 thread"])
+    assert all("host" in reason for reason in doc["skipped"].values())
+    # Every row ran its launches in every repeat, on every thread.
+    assert len(doc["repeats"]) == 2 * len(measured)
+    for record in doc["repeats"]:
+        assert record["launches"] == 300 * record["threads"]
+        assert record["launches_per_s"] > 0
+    for row in measured:
+        assert any(line.startswith(row) and "skipped" not in line
+                   for line in lines), row
+    assert any(line.startswith("  hrx python 1 thread / hrx C raw, 1 thread")
+               for line in lines)

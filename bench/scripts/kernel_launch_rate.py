@@ -194,7 +194,13 @@ def main() -> int:
     commit, dirty = source_commit()
     print(f"# compiler: {compiler['compiler']}; hrx built from "
           f"{commit or 'an unknown commit'}{' (modified)' if dirty else ''}")
-    print(f"# command: python3 -P bench/scripts/kernel_launch_rate.py "
+    # The runtime's settings from the environment go in front of the
+    # command, so that it reproduces the run.
+    settings = " ".join(f"{name}={shlex.quote(value)}"
+                        for name, value in sorted(os.environ.items())
+                        if name.startswith("HRX_"))
+    print(f"# command: {settings + ' ' if settings else ''}"
+          f"python3 -P bench/scripts/kernel_launch_rate.py "
           f"{' '.join(shlex.quote(a) for a in sys.argv[1:])}")
     print(f"# {args.launches} launches per thread after {args.warmup} "
           f"warm-up, {args.repeat} repeats interleaved; pool of "
