@@ -50,10 +50,15 @@ import sys
 import threading
 import time
 
-import hrx
-import hrx._hrx
-from hrx.bench import kernel_launches
-from hrx.bench.provenance import source_commit
+# The runtime's settings this run was given, before `import hrx` adds its
+# own (HRX_PYTHON_SITE_DIRS): the header puts them in front of the command.
+GIVEN_SETTINGS = sorted((name, value) for name, value in os.environ.items()
+                        if name.startswith("HRX_"))
+
+import hrx  # noqa: E402
+import hrx._hrx  # noqa: E402
+from hrx.bench import kernel_launches  # noqa: E402
+from hrx.bench.provenance import source_commit  # noqa: E402
 
 BASELINE = os.path.join(os.path.dirname(os.path.abspath(__file__)),
                         "kernel_launch_baseline.sh")
@@ -197,8 +202,7 @@ def main() -> int:
     # The runtime's settings from the environment go in front of the
     # command, so that it reproduces the run.
     settings = " ".join(f"{name}={shlex.quote(value)}"
-                        for name, value in sorted(os.environ.items())
-                        if name.startswith("HRX_"))
+                        for name, value in GIVEN_SETTINGS)
     print(f"# command: {settings + ' ' if settings else ''}"
           f"python3 -P bench/scripts/kernel_launch_rate.py "
           f"{' '.join(shlex.quote(a) for a in sys.argv[1:])}")
