@@ -29,7 +29,8 @@ CONFORMANCE_TESTS := test_pool_contract.py test_stream_ops.py \
   test_event_ordering.py test_bad_input.py test_host_backend.py \
   test_batching.py test_graph.py test_fault_injection.py \
   test_host_callbacks.py test_stream_independence.py test_failure_model.py \
-  test_stream_api.py test_multi_device.py
+  test_stream_api.py test_multi_device.py test_kernel_launch.py \
+  test_kernel_graph.py
 
 conformance-tests:
 	@echo $(CONFORMANCE_TESTS)

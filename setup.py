@@ -127,7 +127,7 @@ TESTING = testing_build()
 extension = Extension(
     "hrx._hrx",
     sources=sources(TESTING),
-    include_dirs=["csrc/include", "csrc"],
+    include_dirs=["csrc/include", "csrc", "hrx/include"],
     define_macros=[("_GNU_SOURCE", "1")] +
                   ([(SWITCH, "1")] if TESTING else []),
     extra_compile_args=["-std=c11", "-O2", "-Wall", "-Wextra", "-Werror=implicit-function-declaration",

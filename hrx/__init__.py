@@ -66,6 +66,8 @@ except ModuleNotFoundError as _error:
 
 from hrx._hrx import (  # noqa: E402
     DEFAULT_STREAM_QUEUE_COUNT,
+    KERNEL_MAX_ARG_BYTES,
+    KERNEL_MAX_ARGS,
     MAX_RESERVED_QUEUES,
     MAX_STREAM_QUEUE_COUNT,
     Buffer,
@@ -79,6 +81,7 @@ from hrx._hrx import (  # noqa: E402
     Graph,
     GraphNode,
     InvalidArgumentError,
+    Kernel,
     OutOfMemoryError,
     OutOfRangeError,
     Readback,
@@ -95,6 +98,14 @@ from hrx import _hrx as _ext  # noqa: E402
 _atexit.register(_ext._interpreter_exiting)
 
 
+def kernel_include_dir() -> str:
+    """The directory holding ``hrx_kernel.h``, the header of host-backend
+    kernels (the block and grid indices, dynamic shared memory; see
+    docs/kernels.md). hrx puts it before every host kernel source itself;
+    this is for editors, linters and building an image offline."""
+    return _os.path.join(_os.path.dirname(_os.path.abspath(__file__)), "include")
+
+
 def __getattr__(name: str):
     """``hrx.bench`` without importing it first (loaded on first use: it
     imports numpy and the benchmark's modules, which the runtime does not
@@ -107,6 +118,8 @@ def __getattr__(name: str):
 
 __all__ = [
     "DEFAULT_STREAM_QUEUE_COUNT",
+    "KERNEL_MAX_ARGS",
+    "KERNEL_MAX_ARG_BYTES",
     "MAX_RESERVED_QUEUES",
     "MAX_STREAM_QUEUE_COUNT",
     "Buffer",
@@ -120,6 +133,7 @@ __all__ = [
     "Graph",
     "GraphNode",
     "InvalidArgumentError",
+    "Kernel",
     "OutOfMemoryError",
     "OutOfRangeError",
     "Readback",
@@ -128,5 +142,6 @@ __all__ = [
     "UnavailableError",
     "backends",
     "fabric",
+    "kernel_include_dir",
     "__version__",
 ]

@@ -24,6 +24,10 @@ MAX_STREAM_QUEUE_COUNT: Final = 64
 """Largest pool size set_stream_queue_count accepts."""
 MAX_RESERVED_QUEUES: Final = 64
 """Reserved queues (stream(reserve=True)) a live device holds at once."""
+KERNEL_MAX_ARGS: Final = 128
+"""The most arguments one kernel launch passes."""
+KERNEL_MAX_ARG_BYTES: Final = 4096
+"""The most bytes of argument values one kernel launch passes."""
 
 # ------------------------------------------------------------ stub-only types
 
@@ -84,6 +88,42 @@ class _DeviceInfo(TypedDict):
     device_count: int  # devices of the backend (indices 0 .. device_count - 1)
     # Each other device of the backend: how Stream.copy_peer reaches it.
     peer: dict[int, Literal["direct", "peer", "staged"]]
+    # Kernel launch limits (all 0 where the backend runs no kernels).
+    max_threads_per_block: int
+    max_block_dim: tuple[int, int, int]
+    max_grid_dim: tuple[int, int, int]
+    max_shared_bytes_per_block: int
+
+class _KernelCompiler(TypedDict):
+    language: Literal["c", "cuda", "hip"]
+    compiler: str  # the compiler and its version
+    target: str  # "host-x86_64", "sm_90", "gfx1151"
+    image_format: str  # "elf", "cubin", "ptx", "hsaco"
+
+class _KernelAttributes(TypedDict):
+    # None where the runtime cannot tell the parameters (argument counts
+    # and sizes are then not checked)
+    param_count: int | None
+    param_sizes: tuple[int, ...] | None
+    param_offsets: tuple[int, ...] | None
+    max_threads_per_block: int
+    static_shared_bytes: int
+    max_dynamic_shared_bytes: int
+
+class _CudaArray(Protocol):
+    @property
+    def __cuda_array_interface__(self) -> dict[str, Any]: ...
+
+class _DLPackArray(Protocol):
+    def __dlpack__(self, **kwargs: Any) -> Any: ...
+    def __dlpack_device__(self) -> tuple[int, int]: ...
+
+# What a kernel launch takes as one argument (docs/kernels.md).
+_KernelArg: TypeAlias = (
+    Buffer | int | float | bool | numpy.generic | _CudaArray | _DLPackArray
+)
+# A grid or block: an int, or 1 to 3 ints.
+_Dims: TypeAlias = int | tuple[int] | tuple[int, int] | tuple[int, int, int] | list[int]
 
 class _PoolInfo(TypedDict):
     queue_count: int
@@ -161,6 +201,36 @@ def bench_run(
 ) -> dict[str, Any]:
     """Runs the queue-pool benchmark's cases in C; returns raw timings."""
 
+class _LaunchTimings(TypedDict):
+    driver: Literal["native", "raw", "python"]
+    kernel: Literal["tiny", "spin"]
+    grid: int
+    block: int
+    spin_ns: int
+    threads: int
+    launches: int  # in all threads
+    elapsed_ns: int  # common start to the slowest thread's synchronize
+    thread_ns: list[int]
+
+def bench_launch(
+    device: Device,
+    *,
+    driver: Literal["native", "raw"] = "native",
+    kernel: Literal["tiny", "spin"] = "tiny",
+    grid: int = 1,
+    block: int = 1,
+    spin_ns: int = 0,
+    launches: int = 1000,
+    warmup: int = 100,
+    threads: int = 1,
+    priority: Literal["high", "normal", "low"] = "normal",
+) -> _LaunchTimings:
+    """Times launches of a built-in benchmark kernel in C, each thread on
+    a stream (native) or native queue (raw) of its own."""
+
+def bench_kernel_source(language: str, /) -> str | None:
+    """The built-in benchmark kernels' source in a kernel language."""
+
 # ------------------------------------------------------------------ device
 
 @final
@@ -233,6 +303,18 @@ class Device:
 
     def pool_info(self) -> _PoolInfo:
         """A snapshot of the pool's state."""
+
+    def compile(
+        self, source: str, name: str, *, options: Iterable[str] = ()
+    ) -> Kernel:
+        """Compiles source (cached in memory and on disk) and returns its
+        kernel `name`; options pass through to the compiler."""
+
+    def load_kernel(self, image: _BufferProtocol | bytes, name: str) -> Kernel:
+        """The kernel `name` of an image (Kernel.image, or built offline)."""
+
+    def kernel_compiler(self) -> _KernelCompiler:
+        """The device's kernel compiler (UnavailableError when none)."""
 
     @property
     def info(self) -> _DeviceInfo: ...
@@ -328,6 +410,17 @@ class Stream:
     def __cuda_stream__(self) -> tuple[int, int]:
         """The CUDA stream protocol, (0, cudaStream_t handle). Only on NVIDIA
         GPUs; elsewhere the attribute is absent (AttributeError says why)."""
+
+    def launch(
+        self,
+        kernel: Kernel,
+        grid: _Dims,
+        block: _Dims,
+        args: Iterable[_KernelArg] = (),
+        shared: int = 0,
+    ) -> None:
+        """Launches the kernel in this stream's order (a command like a
+        copy); checked against the device's and kernel's limits first."""
 
     def wait_event(self, event: Event, /) -> None:
         """Later work on this stream's queue waits for event (device-side);
@@ -537,8 +630,9 @@ class GraphNode:
 
 @final
 class Graph:
-    """Copies, fills and host callbacks with explicit dependencies, launched
-    on streams of its device any number of times. Keeps its buffers alive."""
+    """Copies, fills, kernel launches and host callbacks with explicit
+    dependencies, launched on streams of its device any number of times.
+    Keeps its buffers and kernels alive."""
 
     def __new__(cls, device: Device) -> Self: ...
     def copy(
@@ -550,6 +644,19 @@ class Graph:
         self, dst: Buffer, byte: int, *, after: Iterable[GraphNode] = ()
     ) -> GraphNode:
         """Sets every byte of dst to byte (0..255)."""
+
+    def kernel(
+        self,
+        kernel: Kernel,
+        grid: _Dims,
+        block: _Dims,
+        args: Iterable[_KernelArg] = (),
+        shared: int = 0,
+        *,
+        after: Iterable[GraphNode] = (),
+    ) -> GraphNode:
+        """A kernel launch node (arguments copied now; the graph keeps the
+        kernel and buffers alive)."""
 
     def callback(
         self, fn: Callable[[], object], *, after: Iterable[GraphNode] = ()
@@ -585,6 +692,52 @@ class Graph:
     @property
     def native(self) -> bool:
         """Launches run as one native graph (hip, device work only)."""
+
+    @property
+    def closed(self) -> bool: ...
+
+@final
+class Kernel:
+    """A kernel compiled or loaded for one device (Device.compile,
+    Device.load_kernel); launched with Stream.launch or Graph.kernel."""
+
+    def __new__(cls, *args: Any, **kwargs: Any) -> NoReturn:
+        """Refuses: get one from Device.compile or Device.load_kernel."""
+
+    def close(self) -> None:
+        """Drops the kernel (idempotent); launches in flight still run."""
+
+    def __enter__(self) -> Self: ...
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc_value: BaseException | None,
+        traceback: TracebackType | None,
+        /,
+    ) -> Literal[False]:
+        """Closes the kernel."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def device(self) -> Device: ...
+    @property
+    def image(self) -> bytes:
+        """The module's image, for Device.load_kernel."""
+
+    @property
+    def attributes(self) -> _KernelAttributes: ...
+    @property
+    def origin(self) -> Literal["compiled", "memory cache", "disk cache", "image"]:
+        """Where the module came from."""
+
+    @property
+    def cache_path(self) -> str | None:
+        """The disk cache entry read or written, or None."""
+
+    @property
+    def cache_note(self) -> str:
+        """Why there is no disk cache entry, or that one was rebuilt."""
 
     @property
     def closed(self) -> bool: ...

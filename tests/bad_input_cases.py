@@ -990,6 +990,198 @@ case("completion-wait-str", "Completion.wait", 'timeout "1" (str)',
 case("completion-result-bool", "Completion.result", "timeout True (bool)",
      "TypeError", lambda c: c.prepared.result(True), setup=_completion)
 
+# ------------------------------------------------------------ kernels
+
+def _kernel(c, name="add_one", device=None):
+    """A kernel of tests/kernel_sources.py for the context's device (or
+    `device`): add_one(unsigned char* p, unsigned int n)."""
+    import kernel_sources
+    return kernel_sources.compile_kernel(device or c.device, name)
+
+
+def _closed_kernel(c):
+    k = _kernel(c)
+    k.close()
+    return k
+
+
+def _launch(c, grid=1, block=1, args=None, **kwargs):
+    """Stream.launch of add_one on a (n = 1) unless told otherwise."""
+    return c.stream.launch(_kernel(c), grid, block,
+                           (c.a, 1) if args is None else args, **kwargs)
+
+
+class DLPackElsewhere:
+    """A DLPack producer on a device no backend's kernels address."""
+
+    def __dlpack__(self, **kwargs):
+        raise AssertionError("a foreign tensor must be refused before export")
+
+    def __dlpack_device__(self):
+        return (9999, 0)
+
+
+case("launch-kernel-none", "Stream.launch", "kernel None", "TypeError",
+     lambda c: c.stream.launch(None, 1, 1, (c.a, 1)))
+case("launch-kernel-closed", "Stream.launch", "closed Kernel",
+     "FailedPreconditionError",
+     lambda c: c.stream.launch(_closed_kernel(c), 1, 1, (c.a, 1)))
+case("launch-kernel-foreign", "Stream.launch",
+     "a kernel of another device", "InvalidArgumentError",
+     lambda c: c.stream.launch(_kernel(c, device=c.second_device), 1, 1,
+                               (c.a, 1)), needs=(FOREIGN,))
+for _id, _grid, _block, _text, _raises in [
+        ("grid-zero", 0, 1, "grid 0", "InvalidArgumentError"),
+        ("grid-y-zero", (1, 0), 1, "grid (1, 0)", "InvalidArgumentError"),
+        ("block-zero", 1, (0,), "block (0,)", "InvalidArgumentError"),
+        ("grid-negative", -1, 1, "grid -1", "InvalidArgumentError"),
+        ("grid-over-limit", 2**31, 1, "grid 2**31 (over max_grid_dim.x)",
+         "InvalidArgumentError"),
+        ("grid-y-over-limit", (1, 2**16), 1,
+         "grid (1, 2**16) (over max_grid_dim.y)", "InvalidArgumentError"),
+        ("grid-beyond-32-bits", 2**40, 1, "grid 2**40",
+         "InvalidArgumentError"),
+        ("block-over-limit", 1, 2048, "block 2048 (over max_block_dim.x)",
+         "InvalidArgumentError"),
+        ("block-threads-over-limit", 1, (32, 64),
+         "block (32, 64): 2048 threads (over max_threads_per_block)",
+         "InvalidArgumentError"),
+        ("grid-four-extents", (1, 1, 1, 1), 1, "grid of 4 extents",
+         "InvalidArgumentError"),
+        ("grid-empty", (), 1, "grid ()", "InvalidArgumentError"),
+        ("grid-str", "1", 1, 'grid "1" (str)', "TypeError"),
+        ("grid-float", 1.0, 1, "grid 1.0 (float)", "TypeError"),
+        ("grid-bool", True, 1, "grid True (bool)", "TypeError"),
+        ("block-none", 1, None, "block None", "TypeError")]:
+    case(f"launch-{_id}", "Stream.launch", _text, _raises,
+         lambda c, g=_grid, b=_block: _launch(c, g, b))
+case("launch-shared-negative", "Stream.launch", "shared -1",
+     "InvalidArgumentError", lambda c: _launch(c, shared=-1))
+case("launch-shared-over-limit", "Stream.launch",
+     "shared = max_shared_bytes_per_block + 1", "InvalidArgumentError",
+     lambda c: _launch(
+         c, shared=c.device.info["max_shared_bytes_per_block"] + 1))
+case("launch-shared-str", "Stream.launch", 'shared "0" (str)', "TypeError",
+     lambda c: _launch(c, shared="0"))
+case("launch-args-str", "Stream.launch", 'args "ab" (a string)',
+     "TypeError", lambda c: _launch(c, args="ab"))
+case("launch-args-int", "Stream.launch", "args 5 (not a sequence)",
+     "TypeError", lambda c: _launch(c, args=5))
+case("launch-arg-str", "Stream.launch", 'an argument "x" (str)',
+     "TypeError", lambda c: _launch(c, args=(c.a, "x")))
+case("launch-arg-bytes", "Stream.launch", "an argument of bytes",
+     "TypeError", lambda c: _launch(c, args=(bytes(8), 1)))
+case("launch-arg-none", "Stream.launch", "an argument None", "TypeError",
+     lambda c: _launch(c, args=(None, 1)))
+case("launch-arg-closed-buffer", "Stream.launch", "a closed Buffer",
+     "FailedPreconditionError",
+     lambda c: _launch(c, args=(c.closed_buffer, 1)))
+case("launch-arg-foreign-buffer", "Stream.launch",
+     "a buffer of another device", "InvalidArgumentError",
+     lambda c: _launch(c, args=(c.foreign, 1)), needs=(FOREIGN,))
+case("launch-arg-foreign-dlpack", "Stream.launch",
+     "a DLPack tensor on a device kernels do not address",
+     "InvalidArgumentError",
+     lambda c: _launch(c, args=(DLPackElsewhere(), 1)))
+case("launch-too-many-args", "Stream.launch", "129 arguments",
+     "InvalidArgumentError", lambda c: _launch(c, args=(1,) * 129))
+case("launch-too-few-args", "Stream.launch",
+     "1 argument for 2 parameters", "InvalidArgumentError",
+     lambda c: _launch(c, args=(c.a,)))
+case("launch-int-does-not-fit", "Stream.launch",
+     "2**32 for an unsigned int parameter", "InvalidArgumentError",
+     lambda c: _launch(c, args=(c.a, 2**32)))
+case("launch-numpy-size", "Stream.launch",
+     "numpy.int64 for a 4-byte parameter", "InvalidArgumentError",
+     lambda c: _launch(c, args=(c.a, c.np.int64(1))))
+case("launch-float-size", "Stream.launch",
+     "a float for a 1-byte parameter", "InvalidArgumentError",
+     lambda c: c.stream.launch(_kernel(c, "record"), 1, 1,
+                               (c.a, 1.0, 0, 0, 0, 0.0, 0.0, 0, 0)))
+case("launch-no-block", "Stream.launch", "kernel and grid only",
+     "TypeError", lambda c: c.stream.launch(_kernel(c), 1))
+case("launch-unknown-keyword", "Stream.launch", "keyword threads=",
+     "TypeError", lambda c: _launch(c, threads=1))
+case("launch-stream-closed", "Stream.launch", "closed Stream",
+     "FailedPreconditionError",
+     lambda c: c.closed_stream.launch(_kernel(c), 1, 1, (c.a, 1)))
+case("launch-queue-grid-zero", "fabric.Queue.launch", "grid 0",
+     "InvalidArgumentError",
+     lambda c: c.queue.launch(_kernel(c), 0, 1, (c.a, 1)))
+case("compile-source-none", "Device.compile", "source None", "TypeError",
+     lambda c: c.device.compile(None, "k"))
+case("compile-source-bytes", "Device.compile", "source as bytes",
+     "TypeError", lambda c: c.device.compile(b"void k(void) {}", "k"))
+case("compile-source-empty", "Device.compile", 'source ""',
+     "InvalidArgumentError", lambda c: c.device.compile("", "k"))
+case("compile-name-not-identifier", "Device.compile", 'name "1k"',
+     "InvalidArgumentError",
+     lambda c: c.device.compile("void k(void) {}", "1k"))
+case("compile-name-nul", "Device.compile", 'name "k\\0"',
+     "InvalidArgumentError",
+     lambda c: c.device.compile("void k(void) {}", "k\0"))
+case("compile-name-missing", "Device.compile",
+     "a name the source does not define", "InvalidArgumentError",
+     lambda c: c.device.compile(
+         '#ifdef __cplusplus\nextern "C"\n#endif\n'
+         "__global__ void k(int* p) { p[0] = 1; }\n", "other"))
+case("compile-syntax-error", "Device.compile",
+     "a source the compiler rejects", "InvalidArgumentError",
+     lambda c: c.device.compile("this is not a kernel", "k"))
+case("compile-options-str", "Device.compile", 'options "-O2" (one string)',
+     "TypeError",
+     lambda c: c.device.compile("void k(void) {}", "k", options="-O2"))
+case("compile-options-int", "Device.compile", "options [1]", "TypeError",
+     lambda c: c.device.compile("void k(void) {}", "k", options=[1]))
+case("compile-option-empty", "Device.compile", 'options [""]',
+     "InvalidArgumentError",
+     lambda c: c.device.compile("void k(void) {}", "k", options=[""]))
+case("compile-closed-device", "Device.compile", "closed Device handle",
+     "FailedPreconditionError",
+     lambda c: c.closed_device.compile("void k(void) {}", "k"))
+case("load-kernel-str", "Device.load_kernel", 'image "x" (str)',
+     "TypeError", lambda c: c.device.load_kernel("x", "k"))
+case("load-kernel-empty", "Device.load_kernel", 'image b""',
+     "InvalidArgumentError", lambda c: c.device.load_kernel(b"", "k"))
+case("load-kernel-garbage", "Device.load_kernel",
+     "an image of 4096 zero bytes", "InvalidArgumentError",
+     lambda c: c.device.load_kernel(bytes(4096), "k"))
+case("load-kernel-name-missing", "Device.load_kernel",
+     "a name the image does not define", "InvalidArgumentError",
+     lambda c: c.device.load_kernel(_kernel(c).image, "other"))
+case("load-kernel-closed-device", "Device.load_kernel",
+     "closed Device handle", "FailedPreconditionError",
+     lambda c: c.closed_device.load_kernel(b"x", "k"))
+case("kernel-compiler-closed-device", "Device.kernel_compiler",
+     "closed Device handle", "FailedPreconditionError",
+     lambda c: c.closed_device.kernel_compiler())
+case("kernel-direct", "Kernel()", "instantiated directly", "TypeError",
+     lambda c: c.hrx.Kernel())
+case("kernel-name-closed", "Kernel.name", "closed Kernel",
+     "FailedPreconditionError", lambda c: _closed_kernel(c).name)
+case("kernel-image-closed", "Kernel.image", "closed Kernel",
+     "FailedPreconditionError", lambda c: _closed_kernel(c).image)
+case("graph-kernel-grid-zero", "Graph.kernel", "grid 0",
+     "InvalidArgumentError",
+     lambda c: _graph(c).kernel(_kernel(c), 0, 1, (c.a, 1)))
+case("graph-kernel-foreign", "Graph.kernel", "a kernel of another device",
+     "InvalidArgumentError",
+     lambda c: _graph(c).kernel(_kernel(c, device=c.second_device), 1, 1,
+                                (c.a, 1)), needs=(FOREIGN,))
+case("graph-kernel-arg-foreign", "Graph.kernel",
+     "a buffer of another device", "InvalidArgumentError",
+     lambda c: _graph(c).kernel(_kernel(c), 1, 1, (c.foreign, 1)),
+     needs=(FOREIGN,))
+case("graph-kernel-closed", "Graph.kernel", "closed Kernel",
+     "FailedPreconditionError",
+     lambda c: _graph(c).kernel(_closed_kernel(c), 1, 1, (c.a, 1)))
+case("graph-kernel-after-int", "Graph.kernel", "after=[1]", "TypeError",
+     lambda c: _graph(c).kernel(_kernel(c), 1, 1, (c.a, 1), after=[1]))
+case("graph-kernel-sealed", "Graph.kernel",
+     "a graph that was launched (sealed)", "FailedPreconditionError",
+     lambda c: c.prepared.kernel(_kernel(c), 1, 1, (c.a, 1)),
+     setup=_sealed_graph)
+
 # ------------------------------------------------------------ bench_run
 
 case("bench-device-none", "_hrx.bench_run", "device None", "TypeError",
@@ -1030,6 +1222,26 @@ for _name, _value, _text, _raises in [
     _kwargs = {"samples": 1, "warmup": 1, _name: _value}
     case(f"bench-{_slug}", "_hrx.bench_run", f"{_name}={_text}", _raises,
          lambda c, k=_kwargs: c.hrx._hrx.bench_run(c.device, **k))
+
+
+case("bench-launch-threads-zero", "_hrx.bench_launch", "threads=0",
+     "InvalidArgumentError",
+     lambda c: c.hrx._hrx.bench_launch(c.device, threads=0))
+case("bench-launch-kernel-unknown", "_hrx.bench_launch", 'kernel="huge"',
+     "InvalidArgumentError",
+     lambda c: c.hrx._hrx.bench_launch(c.device, kernel="huge"))
+case("bench-launch-driver-int", "_hrx.bench_launch", "driver=1",
+     "TypeError", lambda c: c.hrx._hrx.bench_launch(c.device, driver=1))
+case("bench-launch-grid-over-limit", "_hrx.bench_launch",
+     "grid over max_grid_dim.x", "InvalidArgumentError",
+     lambda c: c.hrx._hrx.bench_launch(
+         c.device, grid=c.device.info["max_grid_dim"][0] + 1, warmup=1,
+         launches=1))
+case("bench-launch-closed-device", "_hrx.bench_launch",
+     "closed Device handle", "FailedPreconditionError",
+     lambda c: c.hrx._hrx.bench_launch(c.closed_device))
+case("bench-kernel-source-int", "_hrx.bench_kernel_source", "language 1",
+     "TypeError", lambda c: c.hrx._hrx.bench_kernel_source(1))
 
 
 # ------------------------------------------------------------ the document

@@ -11,8 +11,10 @@ their scenario in a fresh interpreter (``run_fresh``).
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 import textwrap
 
 import pytest
@@ -20,6 +22,11 @@ import pytest
 # Two host devices, so foreign-device checks have a second device. Must be
 # set before the host backend first reports its device count.
 os.environ.setdefault("HRX_HOST_DEVICE_COUNT", "2")
+
+# Kernels compiled by the tests go to a disk cache of this session (child
+# processes too), not the user's: each is compiled once per session.
+_KERNEL_CACHE = tempfile.mkdtemp(prefix="hrx-test-kernels-")
+os.environ["HRX_KERNEL_CACHE_DIR"] = _KERNEL_CACHE
 
 import hrx  # noqa: E402
 import hrx._hrx  # noqa: E402
@@ -126,3 +133,7 @@ def pytest_terminal_summary(terminalreporter):
         terminalreporter.section("reliability figures")
         for line in lines:
             terminalreporter.write_line(line)
+
+
+def pytest_unconfigure(config):
+    shutil.rmtree(_KERNEL_CACHE, ignore_errors=True)

@@ -11,8 +11,9 @@ thread only (csrc/core/cleanup.h), so no call can.
 
 The scenario keeps callbacks dropping buffers on one stream while every
 public call of the API (module functions, Device, Stream, fabric.Queue,
-Buffer, Event, Readback, Graph, GraphNode, Completion: methods, properties,
-protocol dunders) runs against it, a few times each, in one fresh process.
+Buffer, Event, Readback, Graph, GraphNode, Completion, Kernel: methods,
+properties, protocol dunders) runs against it, a few times each, in one
+fresh process.
 faulthandler's watchdog ends the process with every thread's stack when a
 call takes too long, so a hang fails the test (naming the call) instead of
 stalling the suite. The table must cover every public member: a new one
@@ -40,7 +41,7 @@ CHILD = textwrap.dedent(r"""
             if not name.startswith("_") and inspect.isbuiltin(value))}
         for cls in (hrx.Device, hrx.Stream, hrx.fabric.Queue, hrx.Buffer,
                     hrx.Event, hrx.Readback, hrx.Graph, hrx.GraphNode,
-                    hrx.Completion):
+                    hrx.Completion, hrx.Kernel):
             names = set()
             for klass in cls.__mro__[:-1]:
                 names.update(name for name in vars(klass)
@@ -87,6 +88,12 @@ CHILD = textwrap.dedent(r"""
 
     a, b = dev.allocate(256), dev.allocate(256)
     far = other.allocate(256)
+    # A built-in kernel in the device's language (compiled once; the
+    # memory cache serves the compiles below).
+    language = dev.kernel_compiler()["language"]
+    source = hrx._hrx.bench_kernel_source(language)
+    kern = dev.compile(source, "hrx_bench_tiny")
+    counts = dev.allocate(64)
     t.fill(a, 1)
     t.synchronize()
 
@@ -101,6 +108,7 @@ CHILD = textwrap.dedent(r"""
             "copy": lambda: stream.copy(b, a),
             "copy_peer": lambda: stream.copy_peer(far, a),
             "fill": lambda: stream.fill(b, 2),
+            "launch": lambda: stream.launch(kern, 1, 1, (counts,)),
             "upload": lambda: stream.upload(b[:4], b"abcd"),
             "read": lambda: stream.read(a).wait(),
             "read_blocking": lambda: stream.read_blocking(
@@ -144,6 +152,10 @@ CHILD = textwrap.dedent(r"""
         "module": {
             "backends": hrx._hrx.backends,
             "now_ns": hrx._hrx.now_ns,
+            "bench_kernel_source": lambda: hrx._hrx.bench_kernel_source(
+                language),
+            "bench_launch": lambda: hrx._hrx.bench_launch(
+                dev, launches=4, warmup=1),
             "bench_run": lambda: hrx._hrx.bench_run(
                 dev, lanes=1, retained_streams=1, small_copies=2,
                 bulk_bytes=4096, bulk_copies=1, loaded_copies=1, warmup=0,
@@ -164,6 +176,10 @@ CHILD = textwrap.dedent(r"""
             "stream": lambda: dev.stream().close(),
             "pool_stats": dev.pool_stats,
             "allocate": lambda: dev.allocate(64),
+            "compile": lambda: dev.compile(source, "hrx_bench_tiny").close(),
+            "load_kernel": lambda: dev.load_kernel(
+                kern.image, "hrx_bench_tiny").close(),
+            "kernel_compiler": dev.kernel_compiler,
             "synchronize": dev.synchronize,
             "pool_info": dev.pool_info,
             "info": lambda: dev.info,
@@ -218,6 +234,7 @@ CHILD = textwrap.dedent(r"""
             "__new__": lambda: hrx.Graph(dev).close(),
             "copy": lambda: hrx.Graph(dev).copy(b, a),
             "fill": lambda: hrx.Graph(dev).fill(b, 4),
+            "kernel": lambda: hrx.Graph(dev).kernel(kern, 1, 1, (counts,)),
             "callback": lambda: hrx.Graph(dev).callback(lambda: None),
             "add_dependency": lambda: (lambda g: g.add_dependency(
                 g.fill(b, 1), g.fill(a[:8], 2)))(hrx.Graph(dev)),
@@ -237,6 +254,22 @@ CHILD = textwrap.dedent(r"""
             "done": lambda: launched().done(),
             "wait": lambda: launched().wait(),
             "result": lambda: launched().result(),
+        },
+        "Kernel": {
+            "__new__": lambda: hrx.Kernel(),
+            "close": lambda: dev.compile(source, "hrx_bench_tiny").close(),
+            "__enter__": lambda: dev.compile(
+                source, "hrx_bench_tiny").__enter__().close(),
+            "__exit__": lambda: dev.compile(
+                source, "hrx_bench_tiny").__exit__(None, None, None),
+            "name": lambda: kern.name,
+            "device": lambda: kern.device,
+            "image": lambda: kern.image,
+            "attributes": lambda: kern.attributes,
+            "origin": lambda: kern.origin,
+            "cache_path": lambda: kern.cache_path,
+            "cache_note": lambda: kern.cache_note,
+            "closed": lambda: kern.closed,
         },
     }
 

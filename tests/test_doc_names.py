@@ -312,7 +312,8 @@ API_ROW_OWNERS = {"hrx": lambda: hrx, "Device": lambda: hrx.Device,
                   "Stream": lambda: hrx.Stream, "Buffer": lambda: hrx.Buffer,
                   "Event": lambda: hrx.Event, "Readback": lambda: hrx.Readback,
                   "Graph": lambda: hrx.Graph, "GraphNode": lambda: hrx.GraphNode,
-                  "Completion": lambda: hrx.Completion}
+                  "Completion": lambda: hrx.Completion,
+                  "Kernel": lambda: hrx.Kernel}
 API_DUNDERS = {"__dlpack__", "__dlpack_device__", "__cuda_array_interface__",
                "__cuda_stream__"}
 """Special names of the protocols hrx implements, which the table lists."""

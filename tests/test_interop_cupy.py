@@ -116,3 +116,25 @@ def test_numba_as_cuda_array(device):
     array = numba_cuda.as_cuda_array(buffer)
     assert array.shape == (4096,)
     assert int(array.copy_to_host().sum()) == 7 * 4096
+
+
+def test_cupy_arrays_as_hrx_kernel_arguments(device):
+    """A CuPy array is passed to an hrx kernel as its data pointer
+    (__cuda_array_interface__); the same source runs as a cupy.RawKernel,
+    and both agree."""
+    import numpy as np
+    from kernel_sources import compile_kernel, source
+    k = compile_kernel(device, "saxpy")
+    with cupy.cuda.Device(device.info["index"]):
+        x = cupy.arange(1000, dtype=cupy.float32)
+        y = cupy.ones(1000, dtype=cupy.float32)
+        cupy.cuda.get_current_stream().synchronize()
+        stream = device.stream()
+        stream.launch(k, 4, 256, (x, y, np.float32(3.0), np.int32(1000)))
+        stream.synchronize()
+        theirs = cupy.ones(1000, dtype=cupy.float32)
+        raw = cupy.RawKernel(source("saxpy"), "saxpy")
+        raw((4,), (256,), (x, theirs, np.float32(3.0), np.int32(1000)))
+        cupy.cuda.get_current_stream().synchronize()
+        assert bool((y == theirs).all())
+        assert float(y[10]) == 31.0

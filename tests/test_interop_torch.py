@@ -60,3 +60,37 @@ def test_torch_kernel_on_an_hrx_stream_ordered_with_events(device):
         a.copy(dst, src)
         out = a.read(dst).wait()
         assert (out == (value + 1) % 256).all(), value
+
+
+def test_torch_tensors_as_hrx_kernel_arguments(device):
+    """A torch CUDA tensor is passed to an hrx kernel as its data pointer
+    (__cuda_array_interface__), a view from its own first element; the
+    kernel's result is torch's to read once the hrx stream is done."""
+    import numpy as np
+    from kernel_sources import compile_kernel
+    k = compile_kernel(device, "saxpy")
+    target = f"cuda:{device.info['index']}"
+    x = torch.arange(1024, dtype=torch.float32, device=target)
+    y = torch.ones(1024, dtype=torch.float32, device=target)
+    torch.cuda.synchronize()
+    stream = device.stream()
+    stream.launch(k, 4, 256, (x, y[512:], np.float32(2.0), np.int32(512)))
+    stream.synchronize()
+    expected = torch.ones(1024, dtype=torch.float32)
+    expected[512:] = 2 * torch.arange(512, dtype=torch.float32) + 1
+    assert torch.equal(y.cpu(), expected)
+    # DLPack, for a producer without the CUDA interface.
+
+    class OnlyDLPack:
+        def __init__(self, tensor):
+            self.tensor = tensor
+
+        def __dlpack__(self, **kwargs):
+            return self.tensor.__dlpack__(**kwargs)
+
+        def __dlpack_device__(self):
+            return self.tensor.__dlpack_device__()
+
+    stream.launch(k, 2, 256, (x, OnlyDLPack(y), np.float32(1.0), np.int32(512)))
+    stream.synchronize()
+    assert float(y[0].cpu()) == 1.0 + 0.0 and float(y[1].cpu()) == 2.0

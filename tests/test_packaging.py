@@ -52,6 +52,7 @@ def test_the_sdist_holds_the_sources_license_and_commit(built):
         for needed in ("LICENSE", "setup.py", "pyproject.toml", "csrc/include/hrx.h",
                        "csrc/core/stream.h", "csrc/backends/backend.h",
                        "csrc/backends/hip/hip_symbols.h", "examples/queue_counts.ipynb",
+                       "hrx/include/hrx_kernel.h",
                        "hrx/_version.py", "hrx/_build_info.py"):
             assert needed in names, needed
         prefix = archive.getnames()[0].split("/")[0]
@@ -92,13 +93,18 @@ def test_the_wheel_works_in_a_fresh_environment(built, tmp_path):
             "stream = device.stream()\n"
             "buf = device.allocate(64)\n"
             "stream.fill(buf, 7)\n"
+            "import os\n"
+            "assert os.path.isfile(os.path.join(hrx.kernel_include_dir(), 'hrx_kernel.h'))\n"
+            "k = device.compile('__global__ void k(unsigned char* p) { p[threadIdx.x] += 1; }', 'k')\n"
+            "stream.launch(k, 1, 4, (buf,))\n"
             "print(hrx.__version__, int(stream.read(buf[:4]).wait().sum()), source_commit()[0])\n")
     env = {key: value for key, value in os.environ.items() if not key.startswith("PYTHON")}
+    env["HRX_KERNEL_CACHE_DIR"] = str(tmp_path / "kernels")
     done = subprocess.run([str(python), "-c", code], capture_output=True, text=True,
                           timeout=120, cwd=tmp_path, env=env)
     assert done.returncode == 0, done.stderr[-4000:]
     version, total, commit = done.stdout.split()
-    assert (version, total) == (_version(), "28")
+    assert (version, total) == (_version(), "32")
     assert commit == (checkout_head() or "None")
 
 

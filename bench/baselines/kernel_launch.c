@@ -1,5 +1,5 @@
 /* Launch rate of the benchmark's tiny kernel (hrx_bench_tiny,
- * csrc/backends/hip/hip_bench_kernels.h) from T threads, each on a native
+ * csrc/bench/bench_kernel_sources.h) from T threads, each on a native
  * stream of its own, N launches each: the plain-C baseline that hrx's own
  * launch rate is measured against.
  *
@@ -37,7 +37,7 @@
 
 #include "backends/backend.h"
 #include "backends/hip/hip_backend.h"
-#include "backends/hip/hip_bench_kernels.h"
+#include "bench/bench_kernel_sources.h"
 #include "hrx.h"
 
 enum { kWarmup = 1000, kBlockThreads = 32 };
@@ -246,8 +246,9 @@ int main(int argc, char** argv) {
   const hrx_backend_vtable_t* vt = s.backend->vtable;
   void* image = NULL;
   size_t size = 0;
-  const char* tiny = hrx_hip_bench_kernel_names[0];
-  status = vt->kernel_compile(s.backend, hrx_hip_bench_kernels_source, &tiny,
+  const char* tiny = hrx_bench_kernel_symbols[HRX_BENCH_KERNEL_TINY];
+  status = vt->kernel_compile(s.backend, hrx_bench_kernel_source("cuda"),
+                              &tiny,
                               1, NULL, 0, &image, &size);
   if (status) die("compile the tiny kernel", status);
   bind_runtime(&s.rt, hrx_hip_loaded_library(), hrx_hip_platform());

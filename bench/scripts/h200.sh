@@ -39,6 +39,10 @@
 #                    streams, in one run (python_threads.py), then how many
 #                    submissions released the GIL in each case (the testing
 #                    build counts them; about 4 minutes in all)
+#   kernel-launch-rate  tiny-kernel launches per second: hrx from 1 and 16
+#                    Python threads and from C, beside CuPy RawKernel,
+#                    PyTorch and the plain C runtime loop, 5 interleaved
+#                    repeats (kernel_launch_rate.py)
 #   conformance      the hip device test and the CUDA header checks, then
 #                    the whole Python suite on hip (batching on) but for the
 #                    python_only tests (plots, notebook, packaging: CI's)
@@ -93,7 +97,8 @@ mkdir -p "$OUT"
 export PYTHONUNBUFFERED=1
 export PYTHONSAFEPATH=1   # import the installed hrx, not ./hrx (no extension there)
 STAGES="sweep sweep-raw sweep-python connections connections-hrx workload submission-cost \
-quick-batching read-latency call-latency python-threads conformance conformance-off \
+quick-batching read-latency call-latency python-threads kernel-launch-rate \
+conformance conformance-off \
 selected before-after model-random load multi-gpu multi-gpu-sweep multi-gpu-concurrent"
 if [ $# -eq 0 ]; then
   echo "usage: bash bench/scripts/h200.sh STAGE [STAGE...]; stages: $STAGES" >&2
@@ -291,6 +296,11 @@ for stage in "$@"; do
       timeout 540 python3 -P bench/scripts/python_threads.py --backend hip \
         --queues 8 --repeat 5 --gil-releases build/testing \
         --output "$OUT/python-threads.jsonl" >"$OUT/python-threads.txt"
+      echo "exit status $?" ;;
+    kernel-launch-rate)
+      timeout 540 python3 -P bench/scripts/kernel_launch_rate.py --backend hip \
+        --launches 100000 --output "$OUT/kernel-launch-rate.json" \
+        >"$OUT/kernel-launch-rate.txt"
       echo "exit status $?" ;;
     conformance)  conformance ;;
     conformance-off) conformance_off ;;

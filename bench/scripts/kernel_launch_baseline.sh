@@ -9,12 +9,13 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 bin=build/bench/kernel_launch
-if [ ! -x "$bin" ] || [ -n "$(find csrc bench/baselines/kernel_launch.c \
+if [ ! -x "$bin" ] || [ -n "$(find csrc hrx/include bench/baselines/kernel_launch.c \
     -name '*.[ch]' -newer "$bin" | head -1)" ]; then
   mkdir -p "$(dirname "$bin")"
   gcc -O2 -std=c11 -Wall -Wextra -D_GNU_SOURCE -pthread -Icsrc/include \
-    -Icsrc/core -Icsrc/backends -Icsrc bench/baselines/kernel_launch.c \
+    -Icsrc/core -Icsrc/backends -Icsrc -Ihrx/include \
+    bench/baselines/kernel_launch.c \
     csrc/core/*.c csrc/backends/host/*.c csrc/backends/hip/*.c \
-    csrc/backends/fault/*.c -ldl -o "$bin"
+    csrc/backends/fault/*.c csrc/bench/bench_kernel_sources.c -ldl -o "$bin"
 fi
 "$bin" "$@"

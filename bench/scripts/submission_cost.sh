@@ -5,7 +5,8 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 out=$(mktemp -d)
 gcc -O2 -std=c11 -Wall -Wextra -D_GNU_SOURCE -pthread -Icsrc/include \
-  -Icsrc/core -Icsrc/backends -Icsrc bench/baselines/submission_cost.c \
+  -Icsrc/core -Icsrc/backends -Icsrc -Ihrx/include \
+  bench/baselines/submission_cost.c \
   csrc/core/*.c csrc/backends/host/*.c csrc/backends/hip/*.c \
   csrc/backends/fault/*.c -ldl \
   -o "$out/submission_cost"

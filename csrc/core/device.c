@@ -14,6 +14,7 @@
 #include "cleanup.h"
 #include "entry.h"
 #include "fork.h"
+#include "kernel_cache.h"
 #include "nonblocking.h"
 #include "status.h"
 #include "stream.h"
@@ -43,6 +44,7 @@ struct hrx_device_s {
   hrx_batch_settings_t batch;      /* immutable after open */
   atomic_bool batching;            /* the switch; starts at batch.enabled */
   hrx_flusher_t* flusher;          /* owned */
+  hrx_kernel_cache_t* kernels;     /* owned: compiled kernel modules */
   atomic_uint_least64_t commands;  /* handed to native queues */
 };
 
@@ -132,8 +134,16 @@ static hrx_status_t hrx_device_create(const hrx_backend_t* backend_type,
     if (status) hrx_flusher_destroy(device->flusher);
   }
   if (!status) {
+    status = hrx_kernel_cache_create(&device->kernels);
+    if (status) {
+      hrx_staging_pool_destroy(device->staging);
+      hrx_flusher_destroy(device->flusher);
+    }
+  }
+  if (!status) {
     status = hrx_cleanup_create(&device->cleanup);
     if (status) {
+      hrx_kernel_cache_destroy(device->kernels);
       hrx_staging_pool_destroy(device->staging);
       hrx_flusher_destroy(device->flusher);
     }
@@ -151,6 +161,13 @@ static hrx_status_t hrx_device_create(const hrx_backend_t* backend_type,
     return status;
   }
   atomic_init(&device->batching, device->batch.enabled);
+  if (!device->backend->vtable->kernel_launch) {
+    /* No kernels run here: no launch limits either (hrx.h). */
+    device->info.max_threads_per_block = 0;
+    memset(device->info.max_block_dim, 0, sizeof(device->info.max_block_dim));
+    memset(device->info.max_grid_dim, 0, sizeof(device->info.max_grid_dim));
+    device->info.max_shared_bytes_per_block = 0;
+  }
   device->info.index = index;
   device->info.device_count = hrx_device_backend_count(device);
   snprintf(device->info.selection, sizeof(device->info.selection), "%s",
@@ -209,8 +226,10 @@ static void hrx_device_teardown(void* arg) {
   hrx_cleanup_destroy(device->cleanup);
   hrx_flusher_destroy(device->flusher);
   hrx_queue_pool_deinitialize(&device->pool);
-  /* Every queue waited for its work: staging is no longer written. */
+  /* Every queue waited for its work: staging is no longer written, and no
+   * launch of a cached module is left. */
   hrx_staging_pool_destroy(device->staging);
+  hrx_kernel_cache_destroy(device->kernels);
   device->backend->vtable->destroy(device->backend);
   pthread_mutex_destroy(&device->failure_mutex);
   free(device);
@@ -328,6 +347,10 @@ static hrx_status_t hrx_device_take_failures(hrx_device_t* device) {
                                 others, others == 1 ? "" : "s", more);
   }
   return first;
+}
+
+hrx_kernel_cache_t* hrx_device_kernel_cache(hrx_device_t* device) {
+  return device->kernels;
 }
 
 hrx_staging_pool_t* hrx_device_staging(hrx_device_t* device) {

@@ -52,6 +52,10 @@ bool hrx_device_callbacks_may_call_runtime(const hrx_device_t* device);
  * call that reaches the backend or takes a device lock checks it first. */
 hrx_status_t hrx_device_check_process(const hrx_device_t* device);
 
+/* The device's kernel modules (kernel_cache.h; borrowed, lives as long as
+ * the device). */
+struct hrx_kernel_cache_s* hrx_device_kernel_cache(hrx_device_t* device);
+
 /* Read staging of the device (borrowed; lives as long as the device). */
 hrx_staging_pool_t* hrx_device_staging(hrx_device_t* device);
 

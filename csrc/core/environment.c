@@ -37,3 +37,21 @@ hrx_status_t hrx_env_switch(const char* name, bool fallback, bool* out_value) {
   *out_value = value != 0;
   return NULL;
 }
+
+hrx_status_t hrx_env_string(const char* name, const char** out_value) {
+  const char* text = getenv(name);
+  if (!text || !*text) {
+    *out_value = NULL;
+    return NULL;
+  }
+  for (const char* c = text; *c; ++c) {
+    if ((unsigned char)*c < 0x20 && *c != '\t') {
+      return hrx_make_status(HRX_STATUS_INVALID_ARGUMENT,
+                             "%s holds a control character (code %d); it "
+                             "must be printable text",
+                             name, (int)(unsigned char)*c);
+    }
+  }
+  *out_value = text;
+  return NULL;
+}

@@ -1,7 +1,8 @@
 /* The one parser of hrx's environment variables, for the core and the
  * backends. A variable is a whole decimal number (an optional sign, then
  * digits only: "0" and "00" are both zero) within the range its reader
- * allows; switches (HRX_BATCHING) are 0 or 1. Unset or empty: the default.
+ * allows; switches (HRX_BATCHING) are 0 or 1; text (HRX_KERNEL_CACHE_DIR,
+ * HRX_HOST_CC) is taken as it is. Unset or empty: the default.
  * Anything else is refused with INVALID_ARGUMENT naming the variable, what
  * it allows and what it holds, never silently replaced by the default.
  * Thread-safe as getenv is. */
@@ -30,6 +31,11 @@ hrx_status_t hrx_env_int(const char* name, int64_t fallback, int64_t min,
 /* $name as a switch: 0 off, 1 on, `fallback` when unset or empty, else
  * INVALID_ARGUMENT (out unchanged). */
 hrx_status_t hrx_env_switch(const char* name, bool fallback, bool* out_value);
+
+/* $name as text (a path, a command): NULL when unset or empty, else its
+ * value (borrowed from the environment); a value with a control character
+ * (a newline, a tab is allowed) is INVALID_ARGUMENT (out unchanged). */
+hrx_status_t hrx_env_string(const char* name, const char** out_value);
 
 #ifdef __cplusplus
 }

@@ -1,8 +1,9 @@
-/* Graphs: copies, fills and host callbacks with explicit dependencies,
- * recorded once and launched on streams any number of times.
+/* Graphs: copies, fills, kernel launches and host callbacks with explicit
+ * dependencies, recorded once and launched on streams any number of times.
  *
- * Ownership (acyclic): a graph retains its device and the buffers of its
- * nodes, owns its nodes and their user data, and owns its native graph. A
+ * Ownership (acyclic): a graph retains its device and the buffers and
+ * kernels of its nodes, owns its nodes, their user data and their launch
+ * arguments (copied at recording), and owns its native graph. A
  * launch with host callbacks owns a hrx_graph_launch_t through its
  * completion, which retains the graph; the launching stream keeps the
  * completion until it is done.
@@ -20,6 +21,7 @@
 #include "completion.h"
 #include "device.h"
 #include "entry.h"
+#include "kernel.h"
 #include "nonblocking.h"
 #include "status.h"
 #include "stream.h"
@@ -29,6 +31,7 @@ typedef enum hrx_graph_node_kind_e {
   HRX_GRAPH_NODE_COPY,
   HRX_GRAPH_NODE_FILL,
   HRX_GRAPH_NODE_HOST,
+  HRX_GRAPH_NODE_KERNEL,
 } hrx_graph_node_kind_t;
 
 struct hrx_graph_node_s {
@@ -41,6 +44,11 @@ struct hrx_graph_node_s {
   hrx_host_fn_t fn;              /* HOST */
   void* user_data;               /* HOST: owned via user_data_free */
   void (*user_data_free)(void*);
+  hrx_kernel_t* kernel;          /* KERNEL: retained */
+  hrx_kernel_launch_t* launch;   /* KERNEL: owned (hrx_kernel_launch_copy) */
+  hrx_buffer_t** buffers;        /* KERNEL: owned array of the VIEW
+                                    arguments' buffers, each retained */
+  uint32_t buffer_count;
   uint32_t* after;               /* owned: indices of dependencies */
   uint32_t after_count;
   uint32_t after_capacity;
@@ -89,6 +97,12 @@ void hrx_graph_retain(hrx_graph_t* graph) {
 static void hrx_graph_node_free(hrx_graph_node_t* node) {
   hrx_buffer_release(node->dst.buffer);
   hrx_buffer_release(node->src.buffer);
+  for (uint32_t i = 0; i < node->buffer_count; ++i) {
+    hrx_buffer_release(node->buffers[i]);
+  }
+  free(node->buffers);
+  free(node->launch);
+  hrx_kernel_release(node->kernel);
   if (node->user_data_free) node->user_data_free(node->user_data);
   free(node->after);
   free(node);
@@ -292,7 +306,8 @@ static hrx_status_t hrx_graph_add(hrx_graph_t* graph,
   }
   pthread_mutex_lock(&graph->mutex);
   hrx_status_t status = hrx_graph_check_open_locked(graph);
-  if (!status && node->kind != HRX_GRAPH_NODE_HOST) {
+  if (!status && (node->kind == HRX_GRAPH_NODE_COPY ||
+                  node->kind == HRX_GRAPH_NODE_FILL)) {
     const char* what = node->kind == HRX_GRAPH_NODE_COPY
                            ? "copy destination"
                            : "fill destination";
@@ -311,6 +326,10 @@ static hrx_status_t hrx_graph_add(hrx_graph_t* graph,
   }
   hrx_buffer_retain(node->dst.buffer);
   hrx_buffer_retain(node->src.buffer);
+  for (uint32_t i = 0; i < node->buffer_count; ++i) {
+    hrx_buffer_retain(node->buffers[i]);
+  }
+  hrx_kernel_retain(node->kernel);
   if (out_node) *out_node = node;
   return NULL;
 }
@@ -348,6 +367,50 @@ hrx_status_t hrx_graph_add_host(hrx_graph_t* graph, hrx_host_fn_t fn,
                            .user_data = user_data,
                            .user_data_free = user_data_free};
   return hrx_graph_add(graph, &node, after, dependency_count, out_node);
+}
+
+hrx_status_t hrx_graph_add_kernel(hrx_graph_t* graph, hrx_kernel_t* kernel,
+                                  const hrx_launch_config_t* config,
+                                  const hrx_kernel_arg_t* args,
+                                  size_t arg_count,
+                                  hrx_graph_node_t* const* after,
+                                  size_t dependency_count,
+                                  hrx_graph_node_t** out_node) {
+  if (!graph) {
+    return hrx_make_status(HRX_STATUS_INVALID_ARGUMENT, "graph is NULL");
+  }
+  hrx_kernel_prepared_t* prepared = malloc(sizeof(*prepared));
+  if (!prepared) {
+    return hrx_make_status(HRX_STATUS_OUT_OF_MEMORY,
+                           "cannot prepare a kernel node");
+  }
+  hrx_status_t status = hrx_kernel_prepare_launch(
+      kernel, graph->device, "the graph records work for",
+      "a graph's buffers and kernels must be of the graph's device", config,
+      args, arg_count, prepared);
+  hrx_graph_node_t node = {.kind = HRX_GRAPH_NODE_KERNEL, .kernel = kernel};
+  if (!status) {
+    node.launch = hrx_kernel_launch_copy(prepared);
+    node.buffers = calloc(arg_count ? arg_count : 1, sizeof(hrx_buffer_t*));
+    if (!node.launch || !node.buffers) {
+      status = hrx_make_status(HRX_STATUS_OUT_OF_MEMORY,
+                               "cannot copy a kernel node's arguments");
+    }
+  }
+  free(prepared);
+  for (size_t i = 0; !status && i < arg_count; ++i) {
+    if (args[i].kind == HRX_KERNEL_ARG_VIEW) {
+      node.buffers[node.buffer_count++] = args[i].view.buffer;
+    }
+  }
+  if (!status) {
+    status = hrx_graph_add(graph, &node, after, dependency_count, out_node);
+  }
+  if (status) {
+    free(node.launch);
+    free(node.buffers);
+  }
+  return status;
 }
 
 /* Whether `target` is reachable from `from` by following dependencies
@@ -500,14 +563,20 @@ static hrx_status_t hrx_graph_build_native_locked(hrx_graph_t* graph) {
     for (uint32_t i = 0; i < n; ++i) {
       const hrx_graph_node_t* node = graph->nodes[graph->order[i]];
       hrx_native_graph_node_t* out = &nodes[i];
-      out->kind = node->kind == HRX_GRAPH_NODE_COPY ? HRX_NATIVE_GRAPH_COPY
-                                                    : HRX_NATIVE_GRAPH_FILL;
-      out->dst = hrx_view_pointer(node->dst);
-      out->length = node->dst.length;
-      if (node->kind == HRX_GRAPH_NODE_COPY) {
-        out->src = hrx_view_pointer(node->src);
+      if (node->kind == HRX_GRAPH_NODE_KERNEL) {
+        out->kind = HRX_NATIVE_GRAPH_KERNEL;
+        out->kernel = hrx_kernel_native(node->kernel);
+        out->launch = node->launch;
+      } else {
+        out->kind = node->kind == HRX_GRAPH_NODE_COPY ? HRX_NATIVE_GRAPH_COPY
+                                                      : HRX_NATIVE_GRAPH_FILL;
+        out->dst = hrx_view_pointer(node->dst);
+        out->length = node->dst.length;
+        if (node->kind == HRX_GRAPH_NODE_COPY) {
+          out->src = hrx_view_pointer(node->src);
+        }
+        out->byte = node->byte;
       }
-      out->byte = node->byte;
       out->after = after + used;
       out->after_count = node->after_count;
       for (uint32_t k = 0; k < node->after_count; ++k) {
@@ -535,7 +604,8 @@ static hrx_status_t hrx_graph_seal(hrx_graph_t* graph) {
     if (graph->count == 0) {
       status = hrx_make_status(HRX_STATUS_INVALID_ARGUMENT,
                                "the graph has no nodes; record at least one "
-                               "copy, fill or host callback before launching");
+                               "copy, fill, kernel launch or host callback "
+                               "before launching");
     }
     if (!status) status = hrx_graph_sort_locked(graph, &graph->order);
     if (!status) {
@@ -607,7 +677,8 @@ static hrx_status_t hrx_graph_submit_nodes(hrx_backend_device_t* backend,
   for (uint32_t i = 0; i < graph->count; ++i) {
     const hrx_graph_node_t* node = graph->nodes[graph->order[i]];
     uint8_t* dst = NULL;
-    if (node->kind != HRX_GRAPH_NODE_HOST) {
+    if (node->kind == HRX_GRAPH_NODE_COPY ||
+        node->kind == HRX_GRAPH_NODE_FILL) {
       dst = hrx_view_pointer(node->dst);
     }
     hrx_status_t status = NULL;
@@ -622,6 +693,11 @@ static hrx_status_t hrx_graph_submit_nodes(hrx_backend_device_t* backend,
       case HRX_GRAPH_NODE_HOST:
         status = vt->queue_host_call(backend, queue, hrx_graph_run_call,
                                      &args->launch->calls[call++]);
+        break;
+      case HRX_GRAPH_NODE_KERNEL:
+        status = vt->kernel_launch(backend, queue,
+                                   hrx_kernel_native(node->kernel),
+                                   node->launch);
         break;
     }
     if (status) return status;

@@ -32,9 +32,10 @@
  *   FAILED_PRECONDITION inside a callback.
  *
  * Failures (the same with submission batching on and off):
- * - A command (copy, fill, upload, event wait) that the device refuses
- *   marks its stream failed; its call still returns success, because with
- *   batching its failure may only show once the call has returned.
+ * - A command (copy, fill, upload, event wait, kernel launch) that the
+ *   device refuses marks its stream failed; its call still returns
+ *   success, because with batching its failure may only show once the
+ *   call has returned.
  * - Later commands on a failed stream are not run; each is counted.
  * - The failure is raised by the stream's next observation point
  *   (synchronize, record_event, read, read_blocking, flush, graph launch)
@@ -604,21 +605,213 @@ hrx_status_t hrx_stream_wait_event(hrx_stream_t* stream, hrx_event_t* event);
  * work of other streams sharing it can make it false for longer. */
 hrx_status_t hrx_stream_query(hrx_stream_t* stream, bool* out_done);
 
+/* ------------------------------------------------------------------ kernel */
+
+/* Kernels: code compiled for one device and launched on its streams, each
+ * launch a command of the stream like a copy (submission order, events,
+ * lanes, reserved queues, the failure model, batching: the stream's pending
+ * batch is published before a launch, so a launch never overtakes the
+ * stream's earlier copies nor is overtaken by later ones).
+ *
+ * Languages (hrx_kernel_compiler_t.language): "c" on the host backend (the
+ * system C compiler; the kernel's view of its launch is hrx_kernel.h,
+ * which hrx installs with the Python package), "cuda" through NVRTC and
+ * "hip" through hiprtc on the hip backend. A backend without kernels
+ * refuses every call below with UNAVAILABLE.
+ *
+ * Cache: a compile is looked up first among the kernels the live device
+ * compiled before (same source, options and name: the same module, no
+ * compiler run), then in the disk cache (see hrx_device_compile_kernel),
+ * and only then compiled. */
+typedef struct hrx_kernel_s hrx_kernel_t;
+
+/* The most arguments one launch passes, and the most bytes of argument
+ * values together (the parameter-space limit every HIP and CUDA version
+ * accepts). */
+#define HRX_KERNEL_MAX_ARGS 128
+#define HRX_KERNEL_MAX_ARG_BYTES 4096
+/* The longest kernel name, and the most compiler options of one compile. */
+#define HRX_KERNEL_MAX_NAME 255
+#define HRX_KERNEL_MAX_OPTIONS 256
+
+/* What compiles kernels for a device. Every field is a NUL-terminated
+ * string; all of them are part of the disk cache's key. */
+typedef struct hrx_kernel_compiler_s {
+  char language[16];      /* source language: "c", "cuda", "hip" */
+  char compiler[256];     /* the compiler and its version */
+  char target[64];        /* what images are for: "host-x86_64", "sm_90" */
+  char image_format[16];  /* what images are: "elf", "cubin", "ptx", "hsaco" */
+} hrx_kernel_compiler_t;
+
+/* Describes the device's kernel compiler without compiling (the host
+ * backend runs the compiler once for its version). UNAVAILABLE when the
+ * backend runs no kernels or has no compiler, saying what was looked for
+ * and how to point hrx at one. Blocks. */
+hrx_status_t hrx_device_query_kernel_compiler(hrx_device_t* device,
+                                              hrx_kernel_compiler_t* out);
+
+/* Compiles `source` and looks up the kernel `name` in it (a C identifier:
+ * letters, digits and '_', not starting with a digit, at most
+ * HRX_KERNEL_MAX_NAME characters; C++ kernels need extern "C" or their
+ * mangled name). `options` (option_count entries, may be NULL when 0; at
+ * most HRX_KERNEL_MAX_OPTIONS) pass through to the compiler in order, each
+ * one argument. A source the compiler rejects is INVALID_ARGUMENT carrying
+ * the compiler's own log; a source that defines no kernel `name` is
+ * INVALID_ARGUMENT naming it.
+ *
+ * Caching (see above). The disk cache holds one file per (source, options,
+ * name, compiler) in $HRX_KERNEL_CACHE_DIR, else $XDG_CACHE_HOME/hrx/kernels,
+ * else ~/.cache/hrx/kernels; HRX_KERNEL_CACHE=0 turns it off. An entry
+ * carries its whole key and a checksum of its image: a corrupt, truncated
+ * or foreign entry is never loaded, but compiled again and rewritten. An
+ * entry is written to a temporary file and renamed into place. A cache
+ * directory that cannot be written leaves the kernel uncached, which
+ * hrx_kernel_cache_note states (nothing is printed).
+ * Blocks while the compiler runs. */
+hrx_status_t hrx_device_compile_kernel(hrx_device_t* device,
+                                       const char* source, const char* name,
+                                       const char* const* options,
+                                       size_t option_count,
+                                       hrx_kernel_t** out_kernel);
+/* Loads the kernel `name` from an image in the device's image format (the
+ * bytes of hrx_kernel_image, or an image built offline: PTX or cubin on
+ * NVIDIA, a code object on AMD, a shared object hrx compiled on the host
+ * backend). The bytes are copied. An image the runtime cannot load
+ * (corrupt, of another architecture or format, on the host backend one hrx
+ * did not build) is INVALID_ARGUMENT with the reason; nothing stays
+ * loaded. Blocks. */
+hrx_status_t hrx_device_load_kernel(hrx_device_t* device, const void* image,
+                                    size_t size, const char* name,
+                                    hrx_kernel_t** out_kernel);
+void hrx_kernel_retain(hrx_kernel_t* kernel);
+/* The module stays loaded while a launch of it may still run. */
+void hrx_kernel_release(hrx_kernel_t* kernel);
+hrx_device_t* hrx_kernel_device(const hrx_kernel_t* kernel); /* borrowed */
+/* Borrowed; valid while the kernel is. */
+const char* hrx_kernel_name(const hrx_kernel_t* kernel);
+/* The image of the kernel's module (borrowed; valid while the kernel is),
+ * which hrx_device_load_kernel takes on a device of the same compiler
+ * target. */
+void hrx_kernel_image(const hrx_kernel_t* kernel, const void** out_image,
+                      size_t* out_size);
+
+/* A kernel as its module describes it. */
+typedef struct hrx_kernel_attributes_s {
+  /* The parameters' count, and each one's byte offset and size in the
+   * kernel's parameter block, where the runtime can tell them (host: always;
+   * CUDA 12.4 and later: cuFuncGetParamInfo); -1 (offsets and sizes zero)
+   * where it cannot, and then a launch's argument count and sizes are not
+   * checked. */
+  int param_count;
+  uint32_t param_offset[HRX_KERNEL_MAX_ARGS];
+  uint32_t param_size[HRX_KERNEL_MAX_ARGS];
+  /* The most threads one block of this kernel may have. */
+  uint32_t max_threads_per_block;
+  /* Shared memory the kernel declares statically, and the most dynamic
+   * shared memory one launch may ask for. */
+  uint64_t static_shared_bytes;
+  uint64_t max_dynamic_shared_bytes;
+} hrx_kernel_attributes_t;
+void hrx_kernel_query_attributes(const hrx_kernel_t* kernel,
+                                 hrx_kernel_attributes_t* out);
+/* The attributes' param_count, and param_size without a copy (borrowed;
+ * valid while the kernel is; NULL when the count is -1). */
+int hrx_kernel_param_sizes(const hrx_kernel_t* kernel,
+                           const uint32_t** out_sizes);
+
+/* Where the kernel's module came from. */
+typedef enum hrx_kernel_origin_e {
+  HRX_KERNEL_ORIGIN_COMPILED = 0,      /* the compiler ran for it */
+  HRX_KERNEL_ORIGIN_MEMORY_CACHE = 1,  /* the live device had it already */
+  HRX_KERNEL_ORIGIN_DISK_CACHE = 2,    /* read from the disk cache */
+  HRX_KERNEL_ORIGIN_IMAGE = 3,         /* hrx_device_load_kernel */
+} hrx_kernel_origin_t;
+hrx_kernel_origin_t hrx_kernel_origin(const hrx_kernel_t* kernel);
+/* "compiled", "memory cache", "disk cache", "image"; NULL otherwise. */
+const char* hrx_kernel_origin_name(int origin);
+/* The disk cache entry of the kernel's module (a path it was read from or
+ * written to; borrowed, valid while the kernel is), or NULL when there is
+ * none; hrx_kernel_cache_note then says why (the cache is off, the
+ * directory cannot be written, ...), and also says when an entry was
+ * found corrupt and rebuilt. "" when there is nothing to say. */
+const char* hrx_kernel_cache_path(const hrx_kernel_t* kernel);
+const char* hrx_kernel_cache_note(const hrx_kernel_t* kernel);
+
+/* A launch's shape. */
+typedef struct hrx_launch_config_s {
+  uint32_t grid[3];      /* blocks along x, y, z */
+  uint32_t block[3];     /* threads of one block along x, y, z */
+  uint64_t shared_bytes; /* dynamic shared memory of each block */
+} hrx_launch_config_t;
+
+/* One argument of a launch. */
+typedef enum hrx_kernel_arg_kind_e {
+  /* `size` bytes at `value`, copied before the call returns. */
+  HRX_KERNEL_ARG_VALUE = 0,
+  /* The device address of the view's first byte (pointer-sized). The view
+   * must be a non-empty, in-bounds range of a buffer of the launch's
+   * device; the buffer stays alive until the launch is done (freeing
+   * memory waits for submitted work). */
+  HRX_KERNEL_ARG_VIEW = 1,
+} hrx_kernel_arg_kind_t;
+
+typedef struct hrx_kernel_arg_s {
+  hrx_kernel_arg_kind_t kind;
+  uint32_t size;        /* VALUE */
+  const void* value;    /* VALUE; borrowed for the call */
+  hrx_view_t view;      /* VIEW */
+} hrx_kernel_arg_t;
+
+static inline hrx_kernel_arg_t hrx_kernel_arg_value(const void* value,
+                                                    uint32_t size) {
+  hrx_kernel_arg_t arg = {HRX_KERNEL_ARG_VALUE, size, value, {0, 0, 0}};
+  return arg;
+}
+static inline hrx_kernel_arg_t hrx_kernel_arg_view(hrx_view_t view) {
+  hrx_kernel_arg_t arg = {HRX_KERNEL_ARG_VIEW, 0, 0, view};
+  return arg;
+}
+
+/* Launches the kernel on the stream: a command in the stream's order,
+ * counted like any other (hrx.h, "Failures": a launch the device refuses
+ * marks the stream failed). Checked before anything is submitted
+ * (INVALID_ARGUMENT, naming the limit and where it comes from):
+ * - the kernel is of the stream's device;
+ * - each grid and block extent is at least 1 and at most the device's
+ *   max_grid_dim / max_block_dim (hrx_device_info_t); the block's threads
+ *   at most the kernel's and the device's max_threads_per_block;
+ * - shared_bytes at most the kernel's max_dynamic_shared_bytes, and with
+ *   its static shared memory at most the device's
+ *   max_shared_bytes_per_block;
+ * - at most HRX_KERNEL_MAX_ARGS arguments of at most
+ *   HRX_KERNEL_MAX_ARG_BYTES bytes together; a VALUE is 1 byte or more
+ *   with a value; a VIEW as described above;
+ * - where the kernel's param_count is known, exactly that many arguments,
+ *   each of its parameter's size.
+ * Non-blocking mode: like a copy (WOULD_BLOCK when the queue is full). */
+hrx_status_t hrx_stream_launch(hrx_stream_t* stream, hrx_kernel_t* kernel,
+                               const hrx_launch_config_t* config,
+                               const hrx_kernel_arg_t* args,
+                               size_t arg_count);
+
 /* ------------------------------------------------------------------ graph */
 
-/* A graph records copies, fills and host callbacks as nodes with explicit
- * dependencies, and is launched on a stream any number of times.
+/* A graph records copies, fills, kernel launches and host callbacks as
+ * nodes with explicit dependencies, and is launched on a stream any number
+ * of times.
  *
  * Rules (each is checked when the node is recorded, before anything is
  * stored):
  * - buffers must be of the graph's device; views must be non-empty and in
  *   bounds; copies need equal lengths and disjoint ranges (as on a stream);
+ *   kernel launches follow hrx_stream_launch's rules;
  * - dependencies must be nodes of this graph (NULL and nodes of another graph
  *   are INVALID_ARGUMENT); a repeated dependency counts once;
  * - hrx_graph_add_dependency refuses an edge that would close a cycle;
  * - a graph is sealed by its first launch: recording afterwards is
  *   FAILED_PRECONDITION (its native form is instantiated once).
- * The graph retains every buffer its nodes name, until the graph is freed.
+ * The graph retains every buffer and kernel its nodes name, until the graph
+ * is freed.
  *
  * Launch: every node runs after the nodes it depends on, and the whole launch
  * runs after the stream's earlier work and before its later work (it goes
@@ -678,6 +871,18 @@ hrx_status_t hrx_graph_add_host(hrx_graph_t* graph, hrx_host_fn_t fn,
                                 hrx_graph_node_t* const* after,
                                 size_t dependency_count,
                                 hrx_graph_node_t** out_node);
+/* A kernel launch node, checked like hrx_stream_launch against the graph's
+ * device (the kernel must be of it; VIEW arguments of its buffers). The
+ * argument values are copied; the graph retains the kernel and the buffers
+ * of VIEW arguments. On a backend with native graphs it becomes a kernel
+ * node of the native graph. */
+hrx_status_t hrx_graph_add_kernel(hrx_graph_t* graph, hrx_kernel_t* kernel,
+                                  const hrx_launch_config_t* config,
+                                  const hrx_kernel_arg_t* args,
+                                  size_t arg_count,
+                                  hrx_graph_node_t* const* after,
+                                  size_t dependency_count,
+                                  hrx_graph_node_t** out_node);
 /* Makes `node` run after `after` (both of this graph). */
 hrx_status_t hrx_graph_add_dependency(hrx_graph_t* graph,
                                       hrx_graph_node_t* node,

@@ -16,4 +16,14 @@ int hrx_py_arg_int64(hrx_py_state_t* state, PyObject* object, const char* what,
 int hrx_py_arg_uint64(hrx_py_state_t* state, PyObject* object,
                       const char* what, uint64_t* out);
 
+/* Arguments of a METH_FASTCALL | METH_KEYWORDS call by name: out[i] is the
+ * argument for names[i] (borrowed), NULL when not given. The first
+ * `positional` names may also come by position; the first `required` must
+ * be given. TypeError (naming `function`) for too many, repeated, unknown
+ * or missing arguments. */
+int hrx_py_arg_parse(const char* function, PyObject* const* args,
+                     Py_ssize_t nargs, PyObject* kwnames,
+                     const char* const* names, int count, int positional,
+                     int required, PyObject** out);
+
 #endif /* HRX_PYTHON_ARGS_H_ */

@@ -1,5 +1,5 @@
-/* hrx._hrx.bench_run: the C benchmark driver (csrc/bench/bench.h) for
- * hrx.bench. Arguments are checked here so that Python callers get
+/* hrx._hrx.bench_run, bench_launch and bench_kernel_source: the C
+ * benchmark driver (csrc/bench/bench.h, bench_kernels.h) for hrx.bench. Arguments are checked here so that Python callers get
  * hrx.InvalidArgumentError (a ValueError) or TypeError naming the argument; the core checks them again. The
  * run holds no Python object and releases the GIL throughout. */
 #include "module.h"
@@ -7,6 +7,7 @@
 #include "args.h"
 
 #include "bench/bench.h"
+#include "bench/bench_kernels.h"
 
 /* Reads keyword `name` (NULL: not given, *out keeps its default) as an int in
  * [1, max]. Returns -1 with TypeError or ValueError set. */
@@ -225,5 +226,126 @@ PyObject* hrx_py_bench_run(PyObject* module, PyObject* args,
 
   PyObject* dict = hrx_py_bench_dict(result);
   hrx_bench_result_free(result);
+  return dict;
+}
+
+/* ----------------------------------------------------------- kernels */
+
+/* bench_kernel_source(language) -> str | None */
+PyObject* hrx_py_bench_kernel_source(PyObject* module, PyObject* language) {
+  (void)module;
+  if (!PyUnicode_Check(language)) {
+    PyErr_Format(PyExc_TypeError,
+                 "bench_kernel_source() argument must be a str ('c', "
+                 "'cuda' or 'hip'), not %.100s",
+                 Py_TYPE(language)->tp_name);
+    return NULL;
+  }
+  const char* name = PyUnicode_AsUTF8(language);
+  if (!name) return NULL;
+  const char* source = hrx_bench_kernel_source(name);
+  if (!source) Py_RETURN_NONE;
+  return PyUnicode_FromString(source);
+}
+
+/* A str keyword among `names` (count of them) into its index. */
+static int hrx_py_bench_choice(hrx_py_state_t* state, PyObject* object,
+                               const char* what, const char* const* names,
+                               int count, int* out) {
+  if (!object) return 0;
+  if (!PyUnicode_Check(object)) {
+    PyErr_Format(PyExc_TypeError, "bench_launch() argument '%s' must be a "
+                 "str, not %.100s", what, Py_TYPE(object)->tp_name);
+    return -1;
+  }
+  for (int i = 0; i < count; ++i) {
+    if (PyUnicode_CompareWithASCIIString(object, names[i]) == 0) {
+      *out = i;
+      return 0;
+    }
+  }
+  PyErr_Format(state->errors[HRX_STATUS_INVALID_ARGUMENT],
+               "bench_launch() argument '%s' is %R; one of %s", what, object,
+               count == 2 ? "'native', 'raw' / 'tiny', 'spin'"
+                          : "'high', 'normal', 'low'");
+  return -1;
+}
+
+/* bench_launch(device, *, driver="native", kernel="tiny", grid=1, block=1,
+ *              spin_ns=0, launches=1000, warmup=100, threads=1,
+ *              priority="normal") -> dict */
+PyObject* hrx_py_bench_launch(PyObject* module, PyObject* args,
+                              PyObject* kwargs) {
+  static char* keywords[] = {"device", "driver",  "kernel",  "grid",
+                             "block",  "spin_ns", "launches", "warmup",
+                             "threads", "priority", NULL};
+  PyObject* device_object = NULL;
+  PyObject *driver = NULL, *kernel = NULL, *grid = NULL, *block = NULL,
+           *spin = NULL, *launches = NULL, *warmup = NULL, *threads = NULL,
+           *priority = NULL;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|$OOOOOOOOO:bench_launch",
+                                   keywords, &device_object, &driver, &kernel,
+                                   &grid, &block, &spin, &launches, &warmup,
+                                   &threads, &priority)) {
+    return NULL;
+  }
+  hrx_py_state_t* state = hrx_py_state(module);
+  hrx_bench_launch_config_t config;
+  hrx_bench_launch_config_default(&config);
+  static const char* const drivers[] = {"native", "raw"};
+  static const char* const kernels[] = {"tiny", "spin"};
+  static const char* const lanes[] = {"low", "normal", "high"};
+  int driver_index = 0, kernel_index = 0, lane = 1;
+  long long v_grid = 1, v_block = 1, v_launches = (long long)config.launches,
+            v_threads = 1;
+  uint64_t v_spin = 0, v_warmup = config.warmup;
+  if (hrx_py_bench_choice(state, driver, "driver", drivers, 2,
+                          &driver_index) ||
+      hrx_py_bench_choice(state, kernel, "kernel", kernels, 2,
+                          &kernel_index) ||
+      hrx_py_bench_choice(state, priority, "priority", lanes, 3, &lane) ||
+      hrx_py_bench_count(state, grid, "grid", UINT32_MAX, &v_grid) ||
+      hrx_py_bench_count(state, block, "block", UINT32_MAX, &v_block) ||
+      hrx_py_bench_count(state, launches, "launches",
+                         (long long)HRX_BENCH_MAX_LAUNCHES, &v_launches) ||
+      hrx_py_bench_count(state, threads, "threads",
+                         HRX_BENCH_MAX_LAUNCH_THREADS, &v_threads) ||
+      (spin && hrx_py_arg_uint64(state, spin, "spin_ns", &v_spin)) ||
+      (warmup && hrx_py_arg_uint64(state, warmup, "warmup", &v_warmup))) {
+    return NULL;
+  }
+  config.driver = (hrx_bench_driver_t)driver_index;
+  config.kernel = (hrx_bench_kernel_t)kernel_index;
+  config.priority = lane - 1;
+  config.grid = (uint32_t)v_grid;
+  config.block = (uint32_t)v_block;
+  config.spin_ns = v_spin;
+  config.launches = (uint64_t)v_launches;
+  config.warmup = v_warmup;
+  config.threads = (int)v_threads;
+  hrx_device_t* device = hrx_py_device_unwrap(state, device_object);
+  if (!device) return NULL;
+  hrx_bench_launch_result_t* result = PyMem_Calloc(1, sizeof(*result));
+  if (!result) return PyErr_NoMemory();
+  hrx_status_t status;
+  hrx_device_retain(device);
+  Py_BEGIN_ALLOW_THREADS
+  status = hrx_bench_launch_run(device, &config, result);
+  hrx_device_release(device);
+  Py_END_ALLOW_THREADS
+  PyObject* dict = NULL;
+  if (status) {
+    hrx_py_raise(state, status);
+  } else {
+    dict = Py_BuildValue(
+        "{s:s,s:s,s:I,s:I,s:K,s:i,s:K,s:K,s:N}", "driver",
+        drivers[driver_index], "kernel", kernels[kernel_index], "grid",
+        config.grid, "block", config.block, "spin_ns",
+        (unsigned long long)config.spin_ns, "threads", config.threads,
+        "launches", (unsigned long long)result->launches, "elapsed_ns",
+        (unsigned long long)result->elapsed_ns, "thread_ns",
+        hrx_py_bench_list(result->thread_ns, (size_t)config.threads));
+  }
+  PyMem_Free(result);
   return dict;
 }

@@ -447,16 +447,21 @@ static PyObject* hrx_py_device_info(hrx_py_state_t* state, void* device) {
       return NULL;
     }
   }
-  return Py_BuildValue("{s:s,s:i,s:s,s:s,s:s,s:K,s:i,s:s,s:s,s:s,s:i,s:i,s:N}",
-                       "backend", info.backend, "index", info.index, "name",
-                       info.name, "target", info.target, "runtime",
-                       info.runtime, "total_memory",
-                       (unsigned long long)info.total_memory,
-                       "max_native_queues", info.max_native_queues,
-                       "selection", info.selection, "batch_publication",
-                       info.batch_publication, "platform", info.platform,
-                       "engines", info.engines, "device_count",
-                       info.device_count, "peer", peer);
+  return Py_BuildValue(
+      "{s:s,s:i,s:s,s:s,s:s,s:K,s:i,s:s,s:s,s:s,s:i,s:i,s:N,s:I,s:(III),"
+      "s:(III),s:K}",
+      "backend", info.backend, "index", info.index, "name", info.name,
+      "target", info.target, "runtime", info.runtime, "total_memory",
+      (unsigned long long)info.total_memory, "max_native_queues",
+      info.max_native_queues, "selection", info.selection,
+      "batch_publication", info.batch_publication, "platform", info.platform,
+      "engines", info.engines, "device_count", info.device_count, "peer",
+      peer, "max_threads_per_block", info.max_threads_per_block,
+      "max_block_dim", info.max_block_dim[0], info.max_block_dim[1],
+      info.max_block_dim[2], "max_grid_dim", info.max_grid_dim[0],
+      info.max_grid_dim[1], info.max_grid_dim[2],
+      "max_shared_bytes_per_block",
+      (unsigned long long)info.max_shared_bytes_per_block);
 }
 
 static PyObject* hrx_py_device_free_memory(hrx_py_state_t* state,
@@ -598,6 +603,12 @@ static PyMethodDef hrx_py_device_methods[] = {
      "synchronize($self, /)\n--\n\n"
      "Wait for all work on the pool's queues (not fabric queues); raise a "
      "failed command of any of its streams."},
+    {"compile", (PyCFunction)(void (*)(void))hrx_py_device_compile,
+     METH_FASTCALL | METH_KEYWORDS, HRX_PY_DEVICE_COMPILE_DOC},
+    {"load_kernel", (PyCFunction)(void (*)(void))hrx_py_device_load_kernel,
+     METH_FASTCALL | METH_KEYWORDS, HRX_PY_DEVICE_LOAD_KERNEL_DOC},
+    {"kernel_compiler", hrx_py_device_kernel_compiler, METH_NOARGS,
+     HRX_PY_DEVICE_KERNEL_COMPILER_DOC},
     {"pool_info", hrx_py_device_pool_info, METH_NOARGS,
      "pool_info($self, /)\n--\n\n"
      "Return a dict: queue_count, queues_created, next_slot, first_use, "
@@ -624,7 +635,11 @@ static PyGetSetDef hrx_py_device_getset[] = {
                     "the engine threads serving the queues; else 0), "
                     "device_count (devices of the backend), peer ({other "
                     "index: 'direct', 'peer' or 'staged'}: how "
-                    "Stream.copy_peer reaches each other device)"),
+                    "Stream.copy_peer reaches each other device), and the "
+                    "kernel launch limits max_threads_per_block, "
+                    "max_block_dim (x, y, z), max_grid_dim (x, y, z), "
+                    "max_shared_bytes_per_block (all 0 where the backend "
+                    "runs no kernels)"),
     HRX_PY_PROPERTY("free_memory", hrx_py_device_kind,
                     hrx_py_device_free_memory, "free device memory in bytes"),
     HRX_PY_PROPERTY("stream_queue_count", hrx_py_device_kind,

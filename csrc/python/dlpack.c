@@ -9,7 +9,8 @@
  *
  * Import: Stream.upload and Stream.read_blocking take a host-resident
  * DLPack producer (e.g. a torch CPU tensor) where it has no buffer protocol,
- * reading or writing its memory in place.
+ * reading or writing its memory in place; a kernel argument takes a
+ * producer's data address on the launch's device.
  *
  * The structures below are the ABI of dlpack.h (v1.0; the unversioned
  * DLManagedTensor of v0.x is produced when the consumer asks for no
@@ -385,6 +386,25 @@ static int hrx_dl_producer_device(hrx_py_state_t* state, PyObject* object,
   return result;
 }
 
+/* The managed tensor of an unused capsule `__dlpack__` returned (owned by
+ * the capsule still) and whether it is versioned; NULL with an error set
+ * (the capsule is released then). */
+static void* hrx_dl_capsule_tensor(PyObject* capsule, const char* role,
+                                   bool* out_versioned) {
+  bool versioned = PyCapsule_IsValid(capsule, kCapsuleVersioned);
+  if (!versioned && !PyCapsule_IsValid(capsule, kCapsule)) {
+    Py_DECREF(capsule);
+    PyErr_Format(PyExc_TypeError,
+                 "%s: __dlpack__() returned no unused DLPack capsule", role);
+    return NULL;
+  }
+  void* pointer =
+      PyCapsule_GetPointer(capsule, versioned ? kCapsuleVersioned : kCapsule);
+  if (!pointer) Py_DECREF(capsule);
+  *out_versioned = versioned;
+  return pointer;
+}
+
 int hrx_py_dlpack_host_acquire(hrx_py_state_t* state, PyObject* object,
                                bool writable, const char* role,
                                hrx_py_dlpack_host_t* out) {
@@ -401,19 +421,9 @@ int hrx_py_dlpack_host_acquire(hrx_py_state_t* state, PyObject* object,
   }
   PyObject* capsule = hrx_dl_call_producer(object);
   if (!capsule) return -1;
-  bool versioned = PyCapsule_IsValid(capsule, kCapsuleVersioned);
-  if (!versioned && !PyCapsule_IsValid(capsule, kCapsule)) {
-    Py_DECREF(capsule);
-    PyErr_Format(PyExc_TypeError,
-                 "%s: __dlpack__() returned no unused DLPack capsule", role);
-    return -1;
-  }
-  void* pointer =
-      PyCapsule_GetPointer(capsule, versioned ? kCapsuleVersioned : kCapsule);
-  if (!pointer) {
-    Py_DECREF(capsule);
-    return -1;
-  }
+  bool versioned = false;
+  void* pointer = hrx_dl_capsule_tensor(capsule, role, &versioned);
+  if (!pointer) return -1;
   const hrx_dl_tensor_t* tensor;
   uint64_t flags = 0;
   if (versioned) {
@@ -484,4 +494,74 @@ void hrx_py_dlpack_host_release(hrx_py_dlpack_host_t* memory) {
     if (managed->deleter) managed->deleter(managed);
   }
   PyErr_Restore(type, value, traceback);
+}
+
+/* Whether kernels of the device `info` describes address memory of this
+ * DLPack device. */
+static bool hrx_dl_kernel_addressable(const hrx_device_info_t* info,
+                                      const int64_t device[2]) {
+  bool same_index = device[1] == info->index;
+  if (strcmp(info->platform, "cpu") == 0) {
+    return hrx_dl_host_resident((int32_t)device[0]);
+  }
+  if (strcmp(info->platform, "nvidia") == 0) {
+    return (device[0] == HRX_DL_CUDA && same_index) ||
+           device[0] == HRX_DL_CUDA_HOST || device[0] == HRX_DL_CUDA_MANAGED;
+  }
+  if (strcmp(info->platform, "amd") == 0) {
+    return (device[0] == HRX_DL_ROCM && same_index) ||
+           device[0] == HRX_DL_ROCM_HOST;
+  }
+  return false;
+}
+
+int hrx_py_dlpack_device_address(hrx_py_state_t* state, PyObject* object,
+                                 const hrx_device_info_t* info,
+                                 const char* role, void** out_address) {
+  int64_t device[2] = {0, 0};
+  if (hrx_dl_producer_device(state, object, role, device) < 0) return -1;
+  if (!hrx_dl_kernel_addressable(info, device)) {
+    PyErr_Format(state->errors[HRX_STATUS_INVALID_ARGUMENT],
+                 "%s is a DLPack tensor on DLPack device (%lld, %lld), which "
+                 "kernels of device %s:%d (%s) do not address; pass memory "
+                 "of the launch's device",
+                 role, (long long)device[0], (long long)device[1],
+                 info->backend, info->index, info->platform);
+    return -1;
+  }
+  PyObject* capsule = NULL;
+  if (hrx_dl_host_resident((int32_t)device[0]) &&
+      strcmp(info->platform, "cpu") == 0) {
+    capsule = hrx_dl_call_producer(object);
+  } else {
+    /* On a GPU the consumer names its stream; -1 asks for no
+     * synchronization (the caller orders the producer's work). */
+    PyObject* method = PyObject_GetAttrString(object, "__dlpack__");
+    PyObject* empty = method ? PyTuple_New(0) : NULL;
+    PyObject* kwargs = empty ? Py_BuildValue("{s:i,s:(ii)}", "stream", -1,
+                                             "max_version", HRX_DL_MAJOR,
+                                             HRX_DL_MINOR)
+                             : NULL;
+    if (kwargs) capsule = PyObject_Call(method, empty, kwargs);
+    if (!capsule && kwargs && PyErr_ExceptionMatches(PyExc_TypeError)) {
+      PyErr_Clear();
+      Py_DECREF(kwargs);
+      kwargs = Py_BuildValue("{s:i}", "stream", -1);
+      if (kwargs) capsule = PyObject_Call(method, empty, kwargs);
+    }
+    Py_XDECREF(kwargs);
+    Py_XDECREF(empty);
+    Py_XDECREF(method);
+  }
+  if (!capsule) return -1;
+  bool versioned = false;
+  void* pointer = hrx_dl_capsule_tensor(capsule, role, &versioned);
+  if (!pointer) return -1;
+  const hrx_dl_tensor_t* tensor =
+      versioned ? &((hrx_dl_versioned_t*)pointer)->dl_tensor
+                : &((hrx_dl_managed_t*)pointer)->dl_tensor;
+  *out_address = (uint8_t*)tensor->data + tensor->byte_offset;
+  /* Not consumed: the capsule's destructor hands the tensor back. */
+  Py_DECREF(capsule);
+  return 0;
 }

@@ -32,4 +32,17 @@ int hrx_py_dlpack_host_acquire(hrx_py_state_t* state, PyObject* object,
  * pending Python error. Call with the GIL; a no-op when nothing is held. */
 void hrx_py_dlpack_host_release(hrx_py_dlpack_host_t* memory);
 
+/* The address of the first byte of a DLPack producer's data, for a
+ * kernel argument on the device `info` describes: the producer must be in
+ * memory that device's kernels address (host backend: host memory; NVIDIA:
+ * CUDA memory of that device, managed or pinned host memory; AMD: ROCm
+ * memory of that device or pinned host memory), else -1 with
+ * InvalidArgumentError naming `role`. A GPU producer is asked with
+ * stream=-1 (no synchronization: the caller orders the producer's work).
+ * Nothing is held: the caller keeps the producer alive until the kernel
+ * has run. Runs Python code. */
+int hrx_py_dlpack_device_address(hrx_py_state_t* state, PyObject* object,
+                                 const hrx_device_info_t* info,
+                                 const char* role, void** out_address);
+
 #endif /* HRX_PYTHON_DLPACK_H_ */

@@ -139,8 +139,8 @@ static PyGetSetDef hrx_py_graph_node_getset[] = {
 };
 
 static PyType_Slot hrx_py_graph_node_slots[] = {
-    {Py_tp_doc, "A node of an hrx.Graph, returned by Graph.copy(), fill() "
-                "and callback(); name it in after= of later nodes."},
+    {Py_tp_doc, "A node of an hrx.Graph, returned by Graph.copy(), fill(), "
+                "kernel() and callback(); name it in after= of later nodes."},
     {Py_tp_dealloc, hrx_py_graph_node_dealloc},
     {Py_tp_traverse, hrx_py_graph_node_traverse},
     {Py_tp_clear, hrx_py_graph_node_clear},
@@ -376,6 +376,58 @@ static PyObject* hrx_py_graph_callback(PyObject* self, PyObject* args,
   return hrx_py_graph_record(self, HRX_PY_GRAPH_CALLBACK, fn, NULL, after);
 }
 
+/* The graph's device, for a kernel node's foreign arrays. */
+static hrx_device_t* hrx_py_graph_launch_device(PyObject* self) {
+  hrx_graph_t* graph = hrx_py_handle_get(self, &hrx_py_graph_kind);
+  return graph ? hrx_graph_device(graph) : NULL;
+}
+
+/* kernel(kernel, grid, block, args=(), shared=0, *, after=()) */
+static PyObject* hrx_py_graph_kernel(PyObject* self, PyObject* const* args,
+                                     Py_ssize_t nargs, PyObject* kwnames) {
+  static const char* const names[] = {"kernel", "grid", "block", "args",
+                                      "shared", "after"};
+  PyObject* given[6];
+  if (hrx_py_arg_parse("kernel", args, nargs, kwnames, names, 6, 5, 3,
+                       given) < 0) {
+    return NULL;
+  }
+  hrx_py_state_t* state = hrx_py_state_from_type(Py_TYPE(self));
+  PyObject* keep = NULL;
+  hrx_graph_node_t** nodes = NULL;
+  Py_ssize_t count = 0;
+  if (hrx_py_graph_after(state, given[5], &keep, &nodes, &count) < 0) {
+    return NULL;
+  }
+  hrx_py_launch_t* launch = PyMem_Malloc(sizeof(*launch));
+  PyObject* result = NULL;
+  if (!launch) {
+    PyErr_NoMemory();
+  } else if (hrx_py_launch_convert(state, given[0], given[1], given[2],
+                                   given[3], given[4],
+                                   hrx_py_graph_launch_device, self,
+                                   launch) == 0) {
+    /* The launch borrows handles: recorded with the GIL held (recording
+     * never waits). */
+    hrx_graph_t* graph = hrx_py_handle_get(self, &hrx_py_graph_kind);
+    hrx_graph_node_t* node = NULL;
+    hrx_status_t status =
+        graph ? hrx_graph_add_kernel(graph, launch->kernel, &launch->config,
+                                     launch->args, launch->count, nodes,
+                                     (size_t)count, &node)
+              : NULL;
+    if (status) {
+      hrx_py_raise(state, status);
+    } else if (graph) {
+      result = hrx_py_graph_node_wrap(state, self, graph, node);
+    }
+  }
+  PyMem_Free(launch);
+  PyMem_Free(nodes);
+  Py_XDECREF(keep);
+  return result;
+}
+
 static PyObject* hrx_py_graph_add_dependency(PyObject* self, PyObject* args,
                                              PyObject* kwargs) {
   static char* keywords[] = {"node", "after", NULL};
@@ -446,6 +498,15 @@ static PyMethodDef hrx_py_graph_methods[] = {
      "fill($self, dst, byte, *, after=())\n--\n\n"
      "Record setting every byte of dst to byte (0..255), after the nodes in "
      "after; return its GraphNode."},
+    {"kernel", (PyCFunction)(void (*)(void))hrx_py_graph_kernel,
+     METH_FASTCALL | METH_KEYWORDS,
+     "kernel($self, /, kernel, grid, block, args=(), shared=0, *, "
+     "after=())\n--\n\n"
+     "Record a launch of an hrx.Kernel of the graph's device, run after the "
+     "nodes in after; return its GraphNode. grid, block, args and shared as "
+     "in Stream.launch; the argument values are copied now and the graph "
+     "keeps the kernel and the buffers alive. A native kernel node where "
+     "the device has native graphs."},
     {"callback", (PyCFunction)(void (*)(void))hrx_py_graph_callback,
      METH_VARARGS | METH_KEYWORDS,
      "callback($self, fn, *, after=())\n--\n\n"
@@ -484,10 +545,11 @@ static PyGetSetDef hrx_py_graph_getset[] = {
 
 static PyType_Slot hrx_py_graph_slots[] = {
     {Py_tp_doc, "Graph(device)\n--\n\n"
-                "Copies, fills and host callbacks recorded with explicit "
-                "dependencies (after=[nodes]) and launched on streams of the "
-                "device any number of times with graph.launch(stream). The "
-                "graph keeps its buffers alive."},
+                "Copies, fills, kernel launches and host callbacks recorded "
+                "with explicit dependencies (after=[nodes]) and launched on "
+                "streams of the device any number of times with "
+                "graph.launch(stream). The graph keeps its buffers and "
+                "kernels alive."},
     {Py_tp_new, hrx_py_graph_new},
     {Py_tp_dealloc, hrx_py_graph_dealloc},
     {Py_tp_traverse, hrx_py_graph_traverse},

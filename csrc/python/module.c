@@ -178,6 +178,21 @@ static PyMethodDef hrx_py_module_methods[] = {
      "samples=15, loaded_probes=True)\n--\n\n"
      "Run the queue-pool benchmark's cases in C (driver 'native' or 'raw'); "
      "return a dict of raw timings (see hrx.bench)."},
+    {"bench_launch", (PyCFunction)(void (*)(void))hrx_py_bench_launch,
+     METH_VARARGS | METH_KEYWORDS,
+     "bench_launch($module, /, device, *, driver='native', kernel='tiny', "
+     "grid=1, block=1, spin_ns=0, launches=1000, warmup=100, threads=1, "
+     "priority='normal')\n--\n\n"
+     "Time launches of a built-in benchmark kernel in C: each of `threads` "
+     "threads launches it `launches` times on a stream of its own (driver "
+     "'native') or a native queue through the backend interface ('raw'), "
+     "then synchronizes. Return {driver, kernel, grid, block, spin_ns, "
+     "threads, launches (in all), elapsed_ns (common start to the slowest "
+     "thread's end), thread_ns}. The GIL is released."},
+    {"bench_kernel_source", hrx_py_bench_kernel_source, METH_O,
+     "bench_kernel_source($module, language, /)\n--\n\n"
+     "Return the source of the benchmark's built-in kernels (hrx_bench_tiny, "
+     "hrx_bench_spin) in a kernel language ('c', 'cuda', 'hip'), or None."},
     {"_interpreter_exiting", hrx_py_graph_interpreter_exiting, METH_NOARGS,
      "_interpreter_exiting($module, /)\n--\n\n"
      "Called at exit (atexit): graph host callbacks still queued are "
@@ -196,6 +211,7 @@ static int hrx_py_module_exec(PyObject* module) {
   if (hrx_py_stream_register(module, state) < 0) return -1;
   if (hrx_py_completion_register(module, state) < 0) return -1;
   if (hrx_py_graph_register(module, state) < 0) return -1;
+  if (hrx_py_kernel_register(module, state) < 0) return -1;
 #ifdef HRX_TESTING_BUILD
   if (hrx_py_testing_register(module) < 0) return -1;
 #endif
@@ -204,7 +220,11 @@ static int hrx_py_module_exec(PyObject* module) {
       PyModule_AddIntConstant(module, "MAX_STREAM_QUEUE_COUNT",
                               HRX_MAX_STREAM_QUEUE_COUNT) < 0 ||
       PyModule_AddIntConstant(module, "MAX_RESERVED_QUEUES",
-                              HRX_MAX_RESERVED_QUEUES) < 0) {
+                              HRX_MAX_RESERVED_QUEUES) < 0 ||
+      PyModule_AddIntConstant(module, "KERNEL_MAX_ARGS",
+                              HRX_KERNEL_MAX_ARGS) < 0 ||
+      PyModule_AddIntConstant(module, "KERNEL_MAX_ARG_BYTES",
+                              HRX_KERNEL_MAX_ARG_BYTES) < 0) {
     return -1;
   }
   return 0;
@@ -222,6 +242,10 @@ static int hrx_py_module_traverse(PyObject* module, visitproc visit,
   Py_VISIT(state->graph_type);
   Py_VISIT(state->graph_node_type);
   Py_VISIT(state->completion_type);
+  Py_VISIT(state->kernel_type);
+  Py_VISIT(state->numpy_number);
+  Py_VISIT(state->numpy_bool);
+  Py_VISIT(state->numpy_void);
   for (int i = 0; i <= HRX_STATUS_DEVICE_ERROR; ++i) Py_VISIT(state->errors[i]);
   return 0;
 }
@@ -237,6 +261,10 @@ static int hrx_py_module_clear(PyObject* module) {
   Py_CLEAR(state->graph_type);
   Py_CLEAR(state->graph_node_type);
   Py_CLEAR(state->completion_type);
+  Py_CLEAR(state->kernel_type);
+  Py_CLEAR(state->numpy_number);
+  Py_CLEAR(state->numpy_bool);
+  Py_CLEAR(state->numpy_void);
   for (int i = 0; i <= HRX_STATUS_DEVICE_ERROR; ++i) Py_CLEAR(state->errors[i]);
   return 0;
 }
@@ -254,7 +282,7 @@ static struct PyModuleDef hrx_py_module_def = {
     PyModuleDef_HEAD_INIT,
     .m_name = "hrx._hrx",
     .m_doc = "C core of hrx: devices, the stream queue pool, streams, "
-             "buffers, events, graphs.",
+             "buffers, events, graphs, kernels.",
     .m_size = sizeof(hrx_py_state_t),
     .m_methods = hrx_py_module_methods,
     .m_slots = hrx_py_module_slots,

@@ -19,6 +19,13 @@ typedef struct hrx_py_state_s {
   PyTypeObject* graph_type;
   PyTypeObject* graph_node_type;
   PyTypeObject* completion_type;
+  PyTypeObject* kernel_type;
+  /* numpy.number, numpy.bool_ and numpy.void, imported at the first
+   * kernel argument that needs them (NULL before; Py_None when numpy is
+   * missing). */
+  PyObject* numpy_number;
+  PyObject* numpy_bool;
+  PyObject* numpy_void;
   /* Exceptions, indexed by hrx_status_code_t (index 0 is hrx.Error). */
   PyObject* errors[HRX_STATUS_DEVICE_ERROR + 1];
 } hrx_py_state_t;
@@ -51,9 +58,13 @@ int hrx_py_event_register(PyObject* module, hrx_py_state_t* state);
 int hrx_py_readback_register(PyObject* module, hrx_py_state_t* state);
 int hrx_py_graph_register(PyObject* module, hrx_py_state_t* state);
 int hrx_py_completion_register(PyObject* module, hrx_py_state_t* state);
+int hrx_py_kernel_register(PyObject* module, hrx_py_state_t* state);
 
 /* Module-level functions defined outside module.c. */
 PyObject* hrx_py_bench_run(PyObject* module, PyObject* args, PyObject* kwargs);
+PyObject* hrx_py_bench_launch(PyObject* module, PyObject* args,
+                              PyObject* kwargs);
+PyObject* hrx_py_bench_kernel_source(PyObject* module, PyObject* language);
 PyObject* hrx_py_graph_interpreter_exiting(PyObject* module, PyObject* unused);
 #ifdef HRX_TESTING_BUILD
 /* The testing build's module functions (testing.c). */

@@ -61,6 +61,76 @@ typedef struct {
   hrx_completion_t* completion;  /* retained */
 } hrx_py_completion_t;
 
+typedef struct {
+  PyObject_HEAD
+  hrx_kernel_t* kernel;          /* retained; NULL once closed */
+} hrx_py_kernel_t;
+
+/* A value argument's bytes: numpy's largest number, clongdouble, is 32;
+ * a structured (numpy.void) scalar may have up to 64. */
+typedef union {
+  unsigned char bytes[64];
+  long double align;
+} hrx_py_kernel_value_t;
+
+/* One launch converted from Python (kernel.c). Every pointer in it is
+ * BORROWED from open handles and the argument objects: valid until the GIL
+ * is next released (submit.h retains what it needs across a release). */
+typedef struct hrx_py_launch_s {
+  hrx_kernel_t* kernel;
+  hrx_launch_config_t config;
+  size_t count;
+  hrx_kernel_arg_t args[HRX_KERNEL_MAX_ARGS];
+  hrx_py_kernel_value_t values[HRX_KERNEL_MAX_ARGS];
+} hrx_py_launch_t;
+
+/* The device a launch's foreign arrays must be on, or NULL with an error
+ * (a closed stream or graph): asked only when such an argument comes. */
+typedef hrx_device_t* (*hrx_py_launch_device_fn)(PyObject* owner);
+
+/* Converts the arguments of Stream.launch / Graph.kernel (kernel, grid,
+ * block, args, shared; args and shared may be NULL for their defaults)
+ * into *out, or -1 with an error. Python code the arguments run (their
+ * __cuda_array_interface__ or __dlpack__) runs before any handle is
+ * borrowed. The rules (types, sizes, what is refused) are in
+ * docs/kernels.md, "Arguments". */
+int hrx_py_launch_convert(hrx_py_state_t* state, PyObject* kernel,
+                          PyObject* grid, PyObject* block, PyObject* args,
+                          PyObject* shared, hrx_py_launch_device_fn device_of,
+                          PyObject* owner, hrx_py_launch_t* out);
+
+/* Device.compile, Device.load_kernel and Device.kernel_compiler
+ * (kernel.c), in Device's method table. */
+PyObject* hrx_py_device_compile(PyObject* self, PyObject* const* args,
+                                Py_ssize_t nargs, PyObject* kwnames);
+PyObject* hrx_py_device_load_kernel(PyObject* self, PyObject* const* args,
+                                    Py_ssize_t nargs, PyObject* kwnames);
+PyObject* hrx_py_device_kernel_compiler(PyObject* self, PyObject* unused);
+#define HRX_PY_DEVICE_COMPILE_DOC                                            \
+  "compile($self, source, name, *, options=())\n--\n\n"                   \
+  "Compile `source` and return the kernel `name` in it as an hrx.Kernel. "  \
+  "`options` (strings) pass through to the device's compiler (host: the "   \
+  "system C compiler; NVIDIA: NVRTC; AMD: hiprtc). A compile is looked up " \
+  "first in the live device's memory cache and in the disk cache "          \
+  "(HRX_KERNEL_CACHE_DIR, default ~/.cache/hrx/kernels), so each kernel "   \
+  "is compiled once. A source the compiler rejects raises "                 \
+  "InvalidArgumentError with the compiler's log; no compiler raises "       \
+  "UnavailableError. The GIL is released while compiling."
+#define HRX_PY_DEVICE_LOAD_KERNEL_DOC                                        \
+  "load_kernel($self, image, name)\n--\n\n"                               \
+  "Load the kernel `name` from an image in the device's image format "      \
+  "(Kernel.image, or PTX / cubin / a code object built offline) and "       \
+  "return it as an hrx.Kernel. A corrupt or foreign image raises "          \
+  "InvalidArgumentError."
+#define HRX_PY_DEVICE_KERNEL_COMPILER_DOC                                    \
+  "kernel_compiler($self, /)\n--\n\n"                                     \
+  "The device's kernel compiler as a dict: language ('c', 'cuda', 'hip'), " \
+  "compiler (program and version), target and image_format. "               \
+  "UnavailableError when there is none, saying how to point hrx at one."
+
+/* Borrowed C kernel of an hrx.Kernel, or NULL with an error set. */
+hrx_kernel_t* hrx_py_kernel_unwrap(hrx_py_state_t* state, PyObject* object);
+
 /* New Python handles that take over one reference to the C object. On
  * failure the reference is released and NULL returned. */
 PyObject* hrx_py_device_wrap(hrx_py_state_t* state, hrx_device_t* device);

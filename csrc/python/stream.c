@@ -404,6 +404,38 @@ static PyObject* hrx_py_stream_record_event(PyObject* self,
   return hrx_py_event_wrap(state, s.out_event);
 }
 
+/* The stream's device, for a launch's foreign arrays. */
+static hrx_device_t* hrx_py_stream_launch_device(PyObject* self) {
+  hrx_py_state_t* state;
+  hrx_stream_t* stream = hrx_py_stream_get(self, &state);
+  return stream ? hrx_stream_device(stream) : NULL;
+}
+
+/* launch(kernel, grid, block, args=(), shared=0) */
+static PyObject* hrx_py_stream_launch(PyObject* self, PyObject* const* args,
+                                      Py_ssize_t nargs, PyObject* kwnames) {
+  static const char* const names[] = {"kernel", "grid", "block", "args",
+                                      "shared"};
+  PyObject* given[5];
+  if (hrx_py_arg_parse("launch", args, nargs, kwnames, names, 5, 5, 3,
+                       given) < 0) {
+    return NULL;
+  }
+  hrx_py_state_t* state = hrx_py_state_from_type(Py_TYPE(self));
+  hrx_py_launch_t launch;
+  if (hrx_py_launch_convert(state, given[0], given[1], given[2], given[3],
+                            given[4], hrx_py_stream_launch_device, self,
+                            &launch) < 0) {
+    return NULL;
+  }
+  hrx_py_submission_t s = {.kind = HRX_PY_SUBMIT_KERNEL_LAUNCH,
+                           .launch = &launch};
+  s.stream = hrx_py_stream_unwrap(state, self);
+  if (!s.stream) return NULL;
+  if (hrx_py_submit(state, &s) < 0) return NULL;
+  Py_RETURN_NONE;
+}
+
 static PyObject* hrx_py_stream_query(PyObject* self, PyObject* unused) {
   (void)unused;
   hrx_py_state_t* state;
@@ -596,6 +628,18 @@ static PyMethodDef hrx_py_stream_methods[] = {
      "record_event($self, /, *, timing=False)\n--\n\n"
      "Return an Event for the work published so far. With timing=True the "
      "event also notes when that work completed, for Event.elapsed_time."},
+    {"launch", (PyCFunction)(void (*)(void))hrx_py_stream_launch,
+     METH_FASTCALL | METH_KEYWORDS,
+     "launch($self, /, kernel, grid, block, args=(), shared=0)\n--\n\n"
+     "Launch an hrx.Kernel of this stream's device: a command in the "
+     "stream's order, like a copy. grid and block are an int or 1 to 3 "
+     "ints; shared is the dynamic shared memory of each block in bytes. "
+     "args: hrx.Buffer (the address of the view's first byte), int, float, "
+     "bool, numpy scalars (their exact type), and arrays with "
+     "__cuda_array_interface__ or __dlpack__ on this device (their "
+     "address); docs/kernels.md says how each is passed. Checked against "
+     "the device's and the kernel's limits before anything is submitted. "
+     "Keeps the GIL unless the queue is full."},
     {"query", hrx_py_stream_query, METH_NOARGS,
      "query($self, /)\n--\n\n"
      "Whether all work the stream accepted is done (never waits; False "

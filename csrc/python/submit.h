@@ -1,6 +1,6 @@
 /* How the bindings call the core where a call may have to wait
  * (submissions: copy, fill, upload, wait_event, record_event, read, flush,
- * graph launch; waits: Stream.synchronize, Event.synchronize): with the GIL
+ * graph launch, kernel launch; waits: Stream.synchronize, Event.synchronize): with the GIL
  * kept whenever the call needs no wait, since a thread that gives the GIL
  * away waits to get it back from any thread that keeps running Python
  * (up to a whole switch interval, 5 ms by default).
@@ -30,6 +30,7 @@
 #define HRX_PYTHON_SUBMIT_H_
 
 #include "module.h"
+#include "objects.h"
 
 typedef enum hrx_py_submission_kind_e {
   HRX_PY_SUBMIT_COPY,
@@ -43,6 +44,7 @@ typedef enum hrx_py_submission_kind_e {
   HRX_PY_SUBMIT_FLUSH,
   HRX_PY_SUBMIT_SYNCHRONIZE,
   HRX_PY_SUBMIT_EVENT_SYNCHRONIZE,
+  HRX_PY_SUBMIT_KERNEL_LAUNCH,
 } hrx_py_submission_kind_t;
 
 /* Uploads larger than this skip the attempt with the GIL: staging their
@@ -72,6 +74,8 @@ typedef struct hrx_py_submission_s {
   hrx_graph_t* graph;            /* borrowed (GRAPH_LAUNCH) */
   hrx_completion_t* out_completion;  /* GRAPH_LAUNCH result */
   hrx_readback_t* out_readback;  /* READ result */
+  const hrx_py_launch_t* launch; /* KERNEL_LAUNCH: its kernel and VIEW
+                                    arguments' buffers borrowed */
 } hrx_py_submission_t;
 
 /* Runs the call as described above. Call with the GIL. Before the

@@ -14,14 +14,16 @@ static PyObject* hrx_py_testing_live_native_objects(PyObject* module,
   (void)unused;
   hrx_fault_counts_t c;
   hrx_fault_query_counts(&c);
-  return Py_BuildValue("{s:L,s:L,s:L,s:L,s:L,s:L,s:L,s:L}", "queues",
-                       (long long)c.queues, "events", (long long)c.events,
-                       "allocations", (long long)c.allocations,
-                       "host_allocations", (long long)c.host_allocations,
-                       "graphs", (long long)c.graphs, "devices",
-                       (long long)c.devices, "faults_injected",
-                       (long long)c.faults_injected, "native_commands",
-                       (long long)c.native_commands);
+  return Py_BuildValue("{s:L,s:L,s:L,s:L,s:L,s:L,s:L,s:L,s:L,s:L}",
+                       "queues", (long long)c.queues, "events",
+                       (long long)c.events, "allocations",
+                       (long long)c.allocations, "host_allocations",
+                       (long long)c.host_allocations, "graphs",
+                       (long long)c.graphs, "devices", (long long)c.devices,
+                       "faults_injected", (long long)c.faults_injected,
+                       "native_commands", (long long)c.native_commands,
+                       "modules", (long long)c.modules, "kernel_compiles",
+                       (long long)c.kernel_compiles);
 }
 
 static PyObject* hrx_py_testing_commands_submitted(PyObject* module,
@@ -56,7 +58,8 @@ static PyMethodDef hrx_py_testing_methods[] = {
      "Return a dict of the native objects alive through the fault-injection "
      "wrapper ($HRX_FAULTS set when the live device was "
      "created): queues, events, allocations, host_allocations, graphs, "
-     "devices, faults_injected and native_commands so far."},
+     "devices, modules (kernel modules loaded), faults_injected, "
+     "native_commands and kernel_compiles so far."},
     {"_testing_commands_submitted", hrx_py_testing_commands_submitted, METH_O,
      "_testing_commands_submitted($module, device, /)\n--\n\n"
      "Return the commands the live device's streams have accepted "

@@ -41,10 +41,13 @@ typedef struct hrx_fault_counts_s {
   int64_t graphs;            /* native graphs (graph_create) */
   int64_t devices;           /* wrapped backend devices */
   int64_t faults_injected;   /* calls failed on purpose so far */
-  /* Copies, fills and batches handed to the wrapped backend so far: a
+  /* Copies, fills, batches and kernel launches handed to the wrapped
+   * backend so far: a
    * batch of N commands is one (so with batching on, commands accepted
    * exceed this). */
   int64_t native_commands;
+  int64_t modules;           /* kernel modules loaded (module_load) */
+  int64_t kernel_compiles;   /* kernel_compile calls so far (compiler runs) */
 } hrx_fault_counts_t;
 
 void hrx_fault_query_counts(hrx_fault_counts_t* out_counts);

@@ -36,11 +36,13 @@ HIP_CHECK_FLAGS := $(HIP_CFLAGS) -Werror=incompatible-pointer-types \
 HIP_SOURCES := $(HIP_ROOT)/csrc/core/status.c \
   $(HIP_ROOT)/csrc/core/environment.c $(HIP_ROOT)/csrc/core/clock.c \
   $(HIP_ROOT)/csrc/core/nonblocking.c $(HIP_ROOT)/csrc/core/thread_state.c \
+  $(HIP_ROOT)/csrc/bench/bench_kernel_sources.c \
   $(wildcard $(HIP_ROOT)/csrc/backends/hip/*.c)
 HIP_HEADERS := $(wildcard $(HIP_ROOT)/csrc/backends/hip/*.h) \
   $(HIP_ROOT)/csrc/backends/backend.h $(HIP_ROOT)/csrc/core/status.h \
   $(HIP_ROOT)/csrc/core/environment.h $(HIP_ROOT)/csrc/core/clock.h \
   $(HIP_ROOT)/csrc/core/nonblocking.h $(HIP_ROOT)/csrc/core/thread_state.h \
+  $(HIP_ROOT)/csrc/bench/bench_kernel_sources.h \
   $(HIP_ROOT)/csrc/include/hrx.h
 HIP_TEST_LOAD := $(HIP_BUILD)/test_hip_load
 # The stand-in libcudart (tests/c/fake_cudart.c), with and without the

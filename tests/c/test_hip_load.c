@@ -52,7 +52,7 @@
 #include "backends/backend.h"
 #include "backends/hip/hip_backend.h"
 #include "backends/hip/hip_batch.h"
-#include "backends/hip/hip_bench_kernels.h"
+#include "bench/bench_kernel_sources.h"
 #include "backends/hip/hip_connections.h"
 #include "backends/hip/hip_dynamic.h"
 #include "backends/hip/hip_kernels.h"
@@ -296,9 +296,9 @@ static int check_compile(const char* platform, const char* library,
 
   image = NULL;
   CHECK_OK(hrx_hip_kernel_compile(platform, library, target,
-                                  hrx_hip_bench_kernels_source,
-                                  (const char* const*)hrx_hip_bench_kernel_names,
-                                  HRX_HIP_BENCH_KERNEL_COUNT, NULL, 0, &image,
+                                  hrx_bench_kernel_source("cuda"),
+                                  hrx_bench_kernel_symbols,
+                                  HRX_BENCH_KERNEL_COUNT, NULL, 0, &image,
                                   &size));
   CHECK(image && size > 4, "%s: empty benchmark kernels", target);
   printf("  %s: benchmark kernels, %zu bytes of %s\n", target, size,
@@ -1017,9 +1017,9 @@ static int exercise_kernels(device_fixture_t* f, hrx_native_queue_t* queue) {
   /* The benchmark's kernels: tiny from several threads at once, each on a
    * queue of its own, and spin under an unload that must wait for it. */
   image = NULL;
-  CHECK_OK(vt->kernel_compile(f->device, hrx_hip_bench_kernels_source,
-                              (const char* const*)hrx_hip_bench_kernel_names,
-                              HRX_HIP_BENCH_KERNEL_COUNT, NULL, 0, &image,
+  CHECK_OK(vt->kernel_compile(f->device, hrx_bench_kernel_source("cuda"),
+                              hrx_bench_kernel_symbols,
+                              HRX_BENCH_KERNEL_COUNT, NULL, 0, &image,
                               &size));
   hrx_native_module_t* bench = NULL;
   CHECK_OK(vt->module_load(f->device, image, size, &bench));

@@ -27,6 +27,7 @@ typedef enum hrx_fault_op_e {
   HRX_FAULT_SYNCHRONIZE,
   HRX_FAULT_EVENT_SYNCHRONIZE,
   HRX_FAULT_PEER_COPY,
+  HRX_FAULT_LAUNCH,
   HRX_FAULT_OP_COUNT,
 } hrx_fault_op_t;
 
@@ -34,15 +35,16 @@ static const char* const hrx_fault_op_names[HRX_FAULT_OP_COUNT] = {
     "alloc",        "host_alloc",   "queue_create", "copy",
     "fill",         "upload",       "download",     "event_create",
     "event_record", "wait_event",   "synchronize",  "event_synchronize",
-    "peer_copy",
+    "peer_copy",    "launch",
 };
 
 #define HRX_FAULT_GRAMMAR                                                    \
   "expected comma-separated OP:K (fail the K-th call), OP:K+ (the K-th and " \
-  "later), OP:P%% (with probability P percent), seed:N or none; OP is one "   \
+  "later), OP:P%% (with probability P percent), seed:N, no_kernels or "      \
+  "none; OP is one "                                                         \
   "of alloc, host_alloc, queue_create, copy, fill, upload, download, "       \
   "event_create, event_record, wait_event, synchronize, event_synchronize, " \
-  "peer_copy"
+  "peer_copy, launch"
 
 enum { HRX_FAULT_MAX_RULES = 32 };
 
@@ -60,6 +62,7 @@ typedef struct hrx_fault_device_s {
   hrx_backend_vtable_t vtable;      /* optional entries as the inner's */
   hrx_backend_device_t* inner;      /* owned */
   int rule_count;
+  bool no_kernels;                  /* offer no kernel entries */
   hrx_fault_rule_t rules[HRX_FAULT_MAX_RULES];
   atomic_uint_fast64_t calls[HRX_FAULT_OP_COUNT];
   pthread_mutex_t rng_mutex;
@@ -79,6 +82,8 @@ static atomic_llong hrx_fault_live_graphs;
 static atomic_llong hrx_fault_live_devices;
 static atomic_llong hrx_fault_injected;
 static atomic_llong hrx_fault_native_commands;
+static atomic_llong hrx_fault_live_modules;
+static atomic_llong hrx_fault_kernel_compiles;
 
 void hrx_fault_query_counts(hrx_fault_counts_t* out_counts) {
   out_counts->queues = atomic_load(&hrx_fault_live_queues);
@@ -89,6 +94,8 @@ void hrx_fault_query_counts(hrx_fault_counts_t* out_counts) {
   out_counts->devices = atomic_load(&hrx_fault_live_devices);
   out_counts->faults_injected = atomic_load(&hrx_fault_injected);
   out_counts->native_commands = atomic_load(&hrx_fault_native_commands);
+  out_counts->modules = atomic_load(&hrx_fault_live_modules);
+  out_counts->kernel_compiles = atomic_load(&hrx_fault_kernel_compiles);
 }
 
 static hrx_fault_device_t* hrx_fault_cast(hrx_backend_device_t* device) {
@@ -117,6 +124,10 @@ static hrx_status_t hrx_fault_parse_rule(const char* text, size_t length,
   memcpy(rule, text, length);
   rule[length] = '\0';
   if (strcmp(rule, "none") == 0) return NULL;
+  if (strcmp(rule, "no_kernels") == 0) {
+    device->no_kernels = true;
+    return NULL;
+  }
   char* colon = strchr(rule, ':');
   if (!colon || colon[1] == '\0') {
     return hrx_make_status(HRX_STATUS_INVALID_ARGUMENT,
@@ -580,6 +591,57 @@ static void hrx_fault_graph_destroy(hrx_backend_device_t* base,
   atomic_fetch_sub(&hrx_fault_live_graphs, 1);
 }
 
+/* Kernels: compiles are counted and modules counted live; launches are
+ * commands (fault op "launch", DEVICE_ERROR like a refused launch). */
+static hrx_status_t hrx_fault_kernel_toolchain(hrx_backend_device_t* base,
+                                               hrx_kernel_toolchain_t* out) {
+  return HRX_INNER_VT(base)->kernel_toolchain(HRX_INNER(base), out);
+}
+
+static hrx_status_t hrx_fault_kernel_compile(
+    hrx_backend_device_t* base, const char* source, const char* const* names,
+    size_t name_count, const char* const* options, size_t option_count,
+    void** out_image, size_t* out_size) {
+  atomic_fetch_add(&hrx_fault_kernel_compiles, 1);
+  return HRX_INNER_VT(base)->kernel_compile(HRX_INNER(base), source, names,
+                                            name_count, options, option_count,
+                                            out_image, out_size);
+}
+
+static hrx_status_t hrx_fault_module_load(hrx_backend_device_t* base,
+                                          const void* image, size_t size,
+                                          hrx_native_module_t** out_module) {
+  HRX_RETURN_IF_ERROR(HRX_INNER_VT(base)->module_load(HRX_INNER(base), image,
+                                                      size, out_module));
+  atomic_fetch_add(&hrx_fault_live_modules, 1);
+  return NULL;
+}
+
+static void hrx_fault_module_unload(hrx_backend_device_t* base,
+                                    hrx_native_module_t* module) {
+  HRX_INNER_VT(base)->module_unload(HRX_INNER(base), module);
+  atomic_fetch_sub(&hrx_fault_live_modules, 1);
+}
+
+static hrx_status_t hrx_fault_module_get_kernel(
+    hrx_backend_device_t* base, hrx_native_module_t* module, const char* name,
+    hrx_native_kernel_t** out_kernel, hrx_kernel_info_t* out_info) {
+  return HRX_INNER_VT(base)->module_get_kernel(HRX_INNER(base), module, name,
+                                               out_kernel, out_info);
+}
+
+static hrx_status_t hrx_fault_kernel_launch(hrx_backend_device_t* base,
+                                            hrx_native_queue_t* queue,
+                                            hrx_native_kernel_t* kernel,
+                                            const hrx_kernel_launch_t* launch) {
+  HRX_RETURN_IF_ERROR(hrx_fault_check(base, HRX_FAULT_LAUNCH));
+  return hrx_fault_finish(
+      base, HRX_FAULT_LAUNCH, true,
+      HRX_INNER_VT(base)->kernel_launch(HRX_INNER(base),
+                                        HRX_INNER_QUEUE(queue), kernel,
+                                        launch));
+}
+
 /* Waits count as calls of synchronize / event_synchronize (each slice of
  * a sliced wait, and a whole wait once). */
 static hrx_status_t hrx_fault_queue_wait(hrx_backend_device_t* base,
@@ -633,6 +695,12 @@ static const hrx_backend_vtable_t hrx_fault_vtable = {
     .foreign_stream_wait_event = hrx_fault_foreign_stream_wait_event,
     .peer_path = hrx_fault_peer_path,
     .peer_copy = hrx_fault_peer_copy,
+    .kernel_toolchain = hrx_fault_kernel_toolchain,
+    .kernel_compile = hrx_fault_kernel_compile,
+    .module_load = hrx_fault_module_load,
+    .module_unload = hrx_fault_module_unload,
+    .module_get_kernel = hrx_fault_module_get_kernel,
+    .kernel_launch = hrx_fault_kernel_launch,
 };
 
 hrx_status_t hrx_fault_wrap(const char* spec, hrx_backend_device_t* inner,
@@ -665,6 +733,14 @@ hrx_status_t hrx_fault_wrap(const char* spec, hrx_backend_device_t* inner,
   if (!inner->vtable->peer_copy) {
     device->vtable.peer_path = NULL;
     device->vtable.peer_copy = NULL;
+  }
+  if (!inner->vtable->kernel_launch || device->no_kernels) {
+    device->vtable.kernel_toolchain = NULL;
+    device->vtable.kernel_compile = NULL;
+    device->vtable.module_load = NULL;
+    device->vtable.module_unload = NULL;
+    device->vtable.module_get_kernel = NULL;
+    device->vtable.kernel_launch = NULL;
   }
   if (!inner->vtable->graph_create) {
     device->vtable.graph_create = NULL;

@@ -10,10 +10,13 @@
  *   OP:P%     fail each call of OP with probability P percent (0 < P <= 100)
  *   seed:N    seed of the probabilistic rules (default 1), for reproducible
  *             runs
+ *   no_kernels  the wrapper offers none of the kernel entries, as a backend
+ *             that runs no kernels
  *   none      no faults: only count live objects
  * OP is one of: alloc, host_alloc, queue_create, copy, fill, upload,
  * download, event_create, event_record, wait_event, synchronize,
- * event_synchronize, peer_copy (a copy between devices).
+ * event_synchronize, peer_copy (a copy between devices), launch (a kernel
+ * launch).
  *
  * A failed call reaches nothing below: the wrapped backend never sees it.
  * Its status carries "injected fault" and the call's number, with the code a

@@ -27,9 +27,15 @@
  *                            they are staged through host memory of the
  *                            stream's device, two copies, as between GPUs
  *                            without peer access
+ *   HRX_HOST_CC              the C compiler of kernels (read at each
+ *                            compile; host_kernel_compiler.h)
  * Replaced (refused, naming the replacement):
  *   HRX_HOST_SPIN_US         per-queue worker spin; now
- *                            HRX_HOST_ENGINE_SPIN_US */
+ *                            HRX_HOST_ENGINE_SPIN_US
+ *
+ * Kernels are C, built by the system C compiler into shared objects
+ * (host_kernel_compiler.h, host_kernel_module.h); a launch is a KERNEL
+ * command whose blocks the engines run (host_grid.h). */
 #include <pthread.h>
 #include <sched.h>
 #include <stdio.h>
@@ -40,7 +46,11 @@
 
 #include "backends/backend.h"
 #include "core/environment.h"
+#include "core/nonblocking.h"
 #include "core/status.h"
+#include "host_grid.h"
+#include "host_kernel_compiler.h"
+#include "host_kernel_module.h"
 #include "host_queue.h"
 
 typedef struct hrx_host_device_s {
@@ -56,6 +66,7 @@ typedef struct hrx_host_device_s {
   bool engines_from_user;        /* HRX_HOST_ENGINES was set */
   bool peer_access;              /* HRX_HOST_PEER_ACCESS */
   int connections_wanted;        /* the pool's last plan; guarded by mutex */
+  hrx_host_compiler_t compiler;  /* kernels' C compiler */
 } hrx_host_device_t;
 
 /* A native queue handle is the host queue itself. */
@@ -116,6 +127,7 @@ static hrx_host_device_t* hrx_host_device_cast(hrx_backend_device_t* device) {
 static void hrx_host_device_destroy(hrx_backend_device_t* base) {
   hrx_host_device_t* device = hrx_host_device_cast(base);
   hrx_host_engines_destroy(device->engines);
+  hrx_host_compiler_deinitialize(&device->compiler);
   pthread_mutex_destroy(&device->mutex);
   free(device->queues);
   free(device);
@@ -146,6 +158,14 @@ static hrx_status_t hrx_host_query_info(hrx_backend_device_t* base,
   out_info->max_native_queues = device->max_queues;
   snprintf(out_info->batch_publication, sizeof(out_info->batch_publication),
            "one ring slot per batch");
+  out_info->max_threads_per_block = HRX_HOST_MAX_THREADS_PER_BLOCK;
+  out_info->max_block_dim[0] = HRX_HOST_MAX_BLOCK_X;
+  out_info->max_block_dim[1] = HRX_HOST_MAX_BLOCK_Y;
+  out_info->max_block_dim[2] = HRX_HOST_MAX_BLOCK_Z;
+  out_info->max_grid_dim[0] = HRX_HOST_MAX_GRID_X;
+  out_info->max_grid_dim[1] = HRX_HOST_MAX_GRID_Y;
+  out_info->max_grid_dim[2] = HRX_HOST_MAX_GRID_Z;
+  out_info->max_shared_bytes_per_block = HRX_HOST_MAX_SHARED_BYTES;
   return NULL;
 }
 
@@ -616,6 +636,76 @@ static hrx_status_t hrx_host_event_wait(hrx_backend_device_t* base,
   return NULL;
 }
 
+/* ---------------------------------------------------------------- kernels */
+
+static hrx_status_t hrx_host_kernel_toolchain(hrx_backend_device_t* base,
+                                              hrx_kernel_toolchain_t* out) {
+  return hrx_host_compiler_describe(&hrx_host_device_cast(base)->compiler,
+                                    out);
+}
+
+static hrx_status_t hrx_host_kernel_compile(
+    hrx_backend_device_t* base, const char* source, const char* const* names,
+    size_t name_count, const char* const* options, size_t option_count,
+    void** out_image, size_t* out_size) {
+  return hrx_host_compiler_compile(&hrx_host_device_cast(base)->compiler,
+                                   source, names, name_count, options,
+                                   option_count, out_image, out_size);
+}
+
+static hrx_status_t hrx_host_module_load_native(
+    hrx_backend_device_t* base, const void* image, size_t size,
+    hrx_native_module_t** out_module) {
+  (void)base;
+  return hrx_host_module_load(image, size, (hrx_host_module_t**)out_module);
+}
+
+/* The module goes once no launch of it is left (each grid holds it). */
+static void hrx_host_module_unload_native(hrx_backend_device_t* base,
+                                          hrx_native_module_t* module) {
+  (void)base;
+  hrx_host_module_release((hrx_host_module_t*)module);
+}
+
+static hrx_status_t hrx_host_module_get_kernel_native(
+    hrx_backend_device_t* base, hrx_native_module_t* module, const char* name,
+    hrx_native_kernel_t** out_kernel, hrx_kernel_info_t* out_info) {
+  (void)base;
+  return hrx_host_module_get_kernel((hrx_host_module_t*)module, name,
+                                    (hrx_host_kernel_t**)out_kernel,
+                                    out_info);
+}
+
+static hrx_status_t hrx_host_kernel_launch(hrx_backend_device_t* base,
+                                           hrx_native_queue_t* queue,
+                                           hrx_native_kernel_t* kernel,
+                                           const hrx_kernel_launch_t* launch) {
+  hrx_host_device_t* device = hrx_host_device_cast(base);
+  uint64_t blocks = (uint64_t)launch->grid[0] * launch->grid[1] *
+                    launch->grid[2];
+  if (blocks > 1) {
+    /* Engine threads start with queues; a grid may use every engine. With
+     * at least one thread the launch runs, so a refused start is no
+     * failure. Starting threads is a one-time wait: not in non-blocking
+     * mode. */
+    int engines = hrx_host_engines_count(device->engines);
+    int wanted = blocks < (uint64_t)engines ? (int)blocks : engines;
+    if (!hrx_host_engines_reserved(device->engines, wanted)) {
+      if (hrx_nonblocking()) {
+        return hrx_would_block("starting host engine threads for a grid");
+      }
+      hrx_status_free(hrx_host_engines_reserve(device->engines, wanted));
+    }
+  }
+  hrx_host_grid_t* grid = NULL;
+  HRX_RETURN_IF_ERROR(hrx_host_grid_create(
+      device->engines, hrx_host_queue_lane(HRX_HOST_QUEUE(queue)),
+      (hrx_host_kernel_t*)kernel, launch, &grid));
+  hrx_host_command_t command = {.kind = HRX_HOST_COMMAND_KERNEL,
+                                .grid = grid};
+  return hrx_host_submit(queue, &command);
+}
+
 static const hrx_backend_vtable_t hrx_host_vtable = {
     .destroy = hrx_host_device_destroy,
     .query_info = hrx_host_query_info,
@@ -648,6 +738,12 @@ static const hrx_backend_vtable_t hrx_host_vtable = {
     .event_elapsed_ms = hrx_host_event_elapsed_ms,
     .peer_path = hrx_host_peer_path,
     .peer_copy = hrx_host_peer_copy,
+    .kernel_toolchain = hrx_host_kernel_toolchain,
+    .kernel_compile = hrx_host_kernel_compile,
+    .module_load = hrx_host_module_load_native,
+    .module_unload = hrx_host_module_unload_native,
+    .module_get_kernel = hrx_host_module_get_kernel_native,
+    .kernel_launch = hrx_host_kernel_launch,
 };
 
 static hrx_status_t hrx_host_load(bool opening, int* out_device_count) {
@@ -707,6 +803,7 @@ static hrx_status_t hrx_host_device_open(int index,
   device->ring_capacity = (uint32_t)settings.ring_capacity;
   device->engines_from_user = settings.engines_from_user;
   device->peer_access = settings.peer_access;
+  hrx_host_compiler_initialize(&device->compiler);
   *out_device = &device->base;
   return NULL;
 }

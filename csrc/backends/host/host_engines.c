@@ -54,6 +54,11 @@ struct hrx_host_engines_s {
    * function. Written under mutex but for the callback hand-off's reads. */
   atomic_int active;
   atomic_int spinning;             /* threads in their idle spin */
+  /* Offers, one FIFO per lane, and how many are listed: the lists are
+   * guarded by mutex, the count is written under it and read without. */
+  hrx_host_offer_t* offer_head[HRX_HOST_LANE_COUNT];
+  hrx_host_offer_t* offer_tail[HRX_HOST_LANE_COUNT];
+  atomic_int offered;
   int parked;                      /* guarded by mutex */
   int wakes;                       /* wake-ups sent, not yet taken; mutex */
   int in_host_call;                /* threads inside a host function; mutex */
@@ -298,7 +303,8 @@ static bool hrx_host_engines_spin(hrx_host_engines_t* engines) {
   uint64_t start = hrx_now_ns();
   bool arrived = false;
   for (unsigned i = 1;; ++i) {
-    if (atomic_load(&engines->listed) > 0) {
+    if (atomic_load(&engines->listed) > 0 ||
+        atomic_load(&engines->offered) > 0) {
       arrived = true;
       break;
     }
@@ -329,6 +335,101 @@ static void hrx_host_engines_park_locked(hrx_host_engines_t* engines) {
   }
 }
 
+/* ---------------------------------------------------------------- offers */
+
+void hrx_host_engines_offer(hrx_host_engines_t* engines,
+                            hrx_host_offer_t* offer, int helpers) {
+  pthread_mutex_lock(&engines->mutex);
+  if (!offer->listed) {
+    offer->retain(offer);
+    offer->listed = true;
+    offer->next = NULL;
+    int lane = offer->lane;
+    if (engines->offer_tail[lane]) {
+      engines->offer_tail[lane]->next = offer;
+    } else {
+      engines->offer_head[lane] = offer;
+    }
+    engines->offer_tail[lane] = offer;
+    atomic_fetch_add(&engines->offered, 1);
+    for (int i = 0; i < helpers; ++i) {
+      if (!hrx_host_engines_wake_locked(engines)) break;
+    }
+  }
+  pthread_mutex_unlock(&engines->mutex);
+}
+
+/* Unlinks a listed offer; the caller releases the list's reference. */
+static void hrx_host_engines_unlist_offer_locked(hrx_host_engines_t* engines,
+                                                 hrx_host_offer_t* offer) {
+  int lane = offer->lane;
+  hrx_host_offer_t* previous = NULL;
+  for (hrx_host_offer_t* o = engines->offer_head[lane]; o;
+       previous = o, o = o->next) {
+    if (o != offer) continue;
+    if (previous) {
+      previous->next = o->next;
+    } else {
+      engines->offer_head[lane] = o->next;
+    }
+    if (engines->offer_tail[lane] == o) engines->offer_tail[lane] = previous;
+    break;
+  }
+  offer->next = NULL;
+  offer->listed = false;
+  atomic_fetch_sub(&engines->offered, 1);
+}
+
+void hrx_host_engines_withdraw(hrx_host_engines_t* engines,
+                               hrx_host_offer_t* offer) {
+  pthread_mutex_lock(&engines->mutex);
+  bool listed = offer->listed;
+  if (listed) hrx_host_engines_unlist_offer_locked(engines, offer);
+  pthread_mutex_unlock(&engines->mutex);
+  if (listed) offer->release(offer);
+}
+
+/* Whether a helper of an offer of `lane` should go back to serve queues:
+ * a queue of that lane or a more urgent one is listed. */
+static bool hrx_host_engines_queue_waits(hrx_host_engines_t* engines,
+                                         int lane) {
+  if (atomic_load_explicit(&engines->listed, memory_order_relaxed) == 0) {
+    return false;
+  }
+  for (int l = 0; l <= lane; ++l) {
+    if (atomic_load_explicit(&engines->lane_listed[l],
+                             memory_order_relaxed) > 0) {
+      return true;
+    }
+  }
+  return false;
+}
+
+/* A free engine helps the first offer of the most urgent lane with one
+ * while no queue goes first (see the header). Returns whether it ran a
+ * unit. */
+static bool hrx_host_engines_help(hrx_host_engines_t* engines) {
+  if (atomic_load(&engines->offered) == 0) return false;
+  pthread_mutex_lock(&engines->mutex);
+  hrx_host_offer_t* offer = NULL;
+  for (int lane = 0; lane < HRX_HOST_LANE_COUNT && !offer; ++lane) {
+    offer = engines->offer_head[lane];
+  }
+  if (offer) offer->retain(offer);
+  pthread_mutex_unlock(&engines->mutex);
+  if (!offer) return false;
+  bool ran = false;
+  while (!hrx_host_engines_queue_waits(engines, offer->lane)) {
+    if (!offer->help(offer)) {
+      hrx_host_engines_withdraw(engines, offer);
+      break;
+    }
+    ran = true;
+  }
+  offer->release(offer);
+  return ran;
+}
+
 static void hrx_host_engines_set_nice(void) {
   /* Failure only costs the nicety. */
   id_t tid = (id_t)syscall(SYS_gettid);
@@ -345,7 +446,8 @@ static void* hrx_host_engine_main(void* arg) {
   /* A new thread starts as an engine only if one is free and work waits. */
   pthread_mutex_lock(&engines->mutex);
   atomic_fetch_add(&engines->active, 1);
-  if (atomic_load(&engines->listed) == 0 ||
+  if ((atomic_load(&engines->listed) == 0 &&
+       atomic_load(&engines->offered) == 0) ||
       atomic_load(&engines->active) > engines->count) {
     hrx_host_engines_park_locked(engines);
   }
@@ -368,9 +470,11 @@ static void* hrx_host_engine_main(void* arg) {
       hrx_host_engines_end_turn(engines, lane, dedicated);
       continue;
     }
+    if (hrx_host_engines_help(engines)) continue;
     if (hrx_host_engines_spin(engines)) continue;
     pthread_mutex_lock(&engines->mutex);
-    if (atomic_load(&engines->listed) > 0) {
+    if (atomic_load(&engines->listed) > 0 ||
+        atomic_load(&engines->offered) > 0) {
       pthread_mutex_unlock(&engines->mutex);
       continue;
     }
@@ -410,6 +514,14 @@ static hrx_status_t hrx_host_engines_start_thread(hrx_host_engines_t* engines) {
                            strerror(error));
   }
   return NULL;
+}
+
+bool hrx_host_engines_reserved(hrx_host_engines_t* engines, int queues) {
+  int wanted = queues < engines->count ? queues : engines->count;
+  pthread_mutex_lock(&engines->mutex);
+  int serving = engines->thread_count - engines->in_host_call;
+  pthread_mutex_unlock(&engines->mutex);
+  return serving >= wanted;
 }
 
 hrx_status_t hrx_host_engines_reserve(hrx_host_engines_t* engines,
@@ -482,6 +594,7 @@ hrx_status_t hrx_host_engines_create(int count, uint64_t spin_ns,
   atomic_init(&engines->dedicated, 0);
   atomic_init(&engines->active, 0);
   atomic_init(&engines->spinning, 0);
+  atomic_init(&engines->offered, 0);
   *out_engines = engines;
   return NULL;
 }

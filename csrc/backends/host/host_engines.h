@@ -32,6 +32,14 @@
  * takes every core from the submitting threads), then park. Listing a queue
  * wakes a parked engine only when no engine is awake.
  *
+ * Offers (kernel grids, host_grid.h): work that several threads may share,
+ * one unit (a block) at a time. A free engine that finds no queue to serve
+ * helps the listed offer of the most urgent lane, a unit at a time, and
+ * stops as soon as a queue of that lane or a more urgent one is listed
+ * (queue work goes first, at unit granularity, as a GPU schedules the
+ * blocks of other streams' kernels as blocks finish). Listing an offer
+ * wakes up to as many parked engines as it has units for helpers.
+ *
  * A host function may block its thread for as long as it likes. The thread
  * that runs one gives up its engine first (another thread, started when
  * none is parked, serves in its place), so blocked host functions never
@@ -77,6 +85,29 @@ static inline void hrx_host_cpu_relax(void) {
 #endif
 }
 
+/* Work that free engines share a unit at a time (see above). The owner
+ * embeds it; the engines hold a reference (retain/release) while it is
+ * listed and while a thread helps it. `next` and `listed` are guarded by
+ * the engines' lock; `lane` and the functions are fixed. */
+typedef struct hrx_host_offer_s {
+  struct hrx_host_offer_s* next;
+  hrx_host_lane_t lane;
+  bool listed;
+  /* Runs one unit; false (having run nothing) when no unit is left. */
+  bool (*help)(struct hrx_host_offer_s* offer);
+  void (*retain)(struct hrx_host_offer_s* offer);
+  void (*release)(struct hrx_host_offer_s* offer);
+} hrx_host_offer_t;
+
+/* Lists the offer for free engines (retaining it) unless it is listed, and
+ * wakes up to `helpers` parked engines for it. */
+void hrx_host_engines_offer(hrx_host_engines_t* engines,
+                            hrx_host_offer_t* offer, int helpers);
+/* Takes the offer off the list (releasing the list's reference) if it is
+ * listed; threads helping it finish their unit. */
+void hrx_host_engines_withdraw(hrx_host_engines_t* engines,
+                               hrx_host_offer_t* offer);
+
 /* Serves one turn of a listed queue; called by an engine with the queue
  * taken off its run list (host_queue.c). A `dedicated` turn (a reserved
  * queue's own engine) lasts while the queue has work it can run. */
@@ -95,6 +126,9 @@ int hrx_host_engines_count(const hrx_host_engines_t* engines);
 /* Makes sure min(count, queues) engine threads exist, for a device with
  * `queues` live queues. Fails only when no thread could be started. */
 hrx_status_t hrx_host_engines_reserve(hrx_host_engines_t* engines, int queues);
+/* Whether hrx_host_engines_reserve(engines, queues) would start no thread
+ * (never waits). */
+bool hrx_host_engines_reserved(hrx_host_engines_t* engines, int queues);
 
 /* Lists a runnable at the back of its lane. The caller hands over its
  * listing (the queue's "scheduled" token). */

@@ -61,6 +61,10 @@ bool hrx_host_queue_is_complete(hrx_host_queue_t* queue, uint64_t ticket) {
   return atomic_load(&queue->completed) >= ticket;
 }
 
+hrx_host_lane_t hrx_host_queue_lane(const hrx_host_queue_t* queue) {
+  return queue->run.lane;
+}
+
 uint64_t hrx_host_queue_pending(hrx_host_queue_t* queue) {
   uint64_t completed = atomic_load(&queue->completed);
   uint64_t submitted = atomic_load(&queue->submitted);
@@ -123,6 +127,7 @@ static void hrx_host_command_discard(const hrx_host_command_t* command) {
   free(command->owned);
   hrx_host_queue_release(command->wait_queue);
   hrx_host_stamp_release(command->stamp);
+  hrx_host_grid_release(command->grid);
 }
 
 /* Lists the queues whose awaited ticket of this queue is now complete, all
@@ -205,11 +210,16 @@ static void hrx_host_command_run(hrx_host_command_t* command) {
     case HRX_HOST_COMMAND_STAMP:
       atomic_store(&command->stamp->ns, hrx_now_ns());
       break;
+    case HRX_HOST_COMMAND_KERNEL:
+      /* Its runner ran every block (hrx_host_queue_run_kernel); only what
+       * it holds is left to drop. */
+      break;
   }
   hrx_host_command_discard(command);
   command->owned = NULL;
   command->wait_queue = NULL;
   command->stamp = NULL;
+  command->grid = NULL;
 }
 
 /* Publishes the completion of ticket `done` (by the thread holding
@@ -248,6 +258,7 @@ static uint32_t hrx_host_command_weight(const hrx_host_command_t* command) {
     case HRX_HOST_COMMAND_WAIT:
     case HRX_HOST_COMMAND_HOST:
     case HRX_HOST_COMMAND_STAMP:
+    case HRX_HOST_COMMAND_KERNEL:  /* its blocks count as they run */
       weight = 1;
       break;
   }
@@ -260,12 +271,24 @@ typedef enum hrx_host_turn_e {
   HRX_HOST_TURN_AWAITING, /* stopped before an incomplete WAIT; registered */
 } hrx_host_turn_t;
 
+/* An engine's turn ends between blocks as between commands. */
+typedef struct {
+  hrx_host_queue_t* queue;
+} hrx_host_turn_context_t;
+
+static bool hrx_host_turn_should_end(void* context, uint32_t served) {
+  hrx_host_queue_t* queue = ((hrx_host_turn_context_t*)context)->queue;
+  return hrx_host_engines_should_yield(queue->engines, queue->run.lane,
+                                       served);
+}
+
 /* One engine turn on a queue whose `executing` the engine holds; a
  * `dedicated` one never yields. */
 static hrx_host_turn_t hrx_host_queue_run_turn(hrx_host_queue_t* queue,
                                                bool dedicated) {
   uint64_t done = atomic_load_explicit(&queue->completed, memory_order_relaxed);
   uint32_t served = 0;
+  hrx_host_turn_context_t turn = {queue};
   for (;;) {
     if (done >= atomic_load(&queue->submitted)) return HRX_HOST_TURN_DRAINED;
     hrx_host_command_t* command = &queue->ring[done & queue->mask];
@@ -275,6 +298,23 @@ static hrx_host_turn_t hrx_host_queue_run_turn(hrx_host_queue_t* queue,
         hrx_host_queue_await(queue, command->wait_queue,
                              command->wait_ticket)) {
       return HRX_HOST_TURN_AWAITING;
+    }
+    if (command->kind == HRX_HOST_COMMAND_KERNEL) {
+      switch (hrx_host_grid_run(command->grid,
+                                dedicated ? NULL : hrx_host_turn_should_end,
+                                &turn, &served)) {
+        case HRX_HOST_GRID_STOPPED:
+          return HRX_HOST_TURN_YIELDED;
+        case HRX_HOST_GRID_RUNNING:
+          /* Blocks still run on other threads: the last one lists the
+           * queue again (the token waits with the grid). */
+          if (hrx_host_grid_await(command->grid, &queue->run)) {
+            return HRX_HOST_TURN_AWAITING;
+          }
+          break;
+        case HRX_HOST_GRID_FINISHED:
+          break;
+      }
     }
     uint32_t weight = hrx_host_command_weight(command);
     if (command->kind == HRX_HOST_COMMAND_HOST) {
@@ -303,6 +343,11 @@ void hrx_host_runnable_serve(hrx_host_runnable_t* runnable, bool dedicated) {
     hrx_host_queue_drop_token(queue);
     return;
   }
+  /* The turn holds its own reference: after an AWAITING hand-off the token
+   * (and its reference) belongs to the awaited queue or grid, which may
+   * finish, let a waiter return and the queue's last owner release it
+   * before this thread has stopped executing it. */
+  hrx_host_queue_retain(queue);
   switch (hrx_host_queue_run_turn(queue, dedicated)) {
     case HRX_HOST_TURN_DRAINED:
       atomic_store(&queue->executing, 0);
@@ -319,6 +364,7 @@ void hrx_host_runnable_serve(hrx_host_runnable_t* runnable, bool dedicated) {
       hrx_host_queue_stop_executing(queue);
       break;
   }
+  hrx_host_queue_release(queue);
 }
 
 typedef enum hrx_host_help_e {
@@ -326,6 +372,27 @@ typedef enum hrx_host_help_e {
   HRX_HOST_HELP_BUSY,     /* another thread is running the queue */
   HRX_HOST_HELP_BLOCKED,  /* stopped before a command it may not run */
 } hrx_host_help_t;
+
+/* A waiter's run of a kernel ends between blocks once its deadline has
+ * passed. */
+static bool hrx_host_help_should_end(void* context, uint32_t served) {
+  (void)served;
+  return hrx_now_ns() >= *(const uint64_t*)context;
+}
+
+/* A waiter runs the blocks of a KERNEL command: returns whether the kernel
+ * finished (false: the deadline passed first; what is left goes on at the
+ * queue's next run). */
+static bool hrx_host_help_kernel(hrx_host_grid_t* grid, uint64_t deadline) {
+  uint32_t served = 0;
+  hrx_host_grid_state_t state = hrx_host_grid_run(
+      grid, deadline == UINT64_MAX ? NULL : hrx_host_help_should_end,
+      &deadline, &served);
+  if (state == HRX_HOST_GRID_STOPPED) return false;
+  /* Other threads run the last blocks, at most one each. */
+  return state == HRX_HOST_GRID_FINISHED ||
+         hrx_host_grid_wait_until(grid, deadline);
+}
 
 /* A waiter runs pending commands up to `target` if no other thread is
  * running this queue's commands. It stops before a HOST command (engines
@@ -359,6 +426,10 @@ static hrx_host_help_t hrx_host_queue_help(hrx_host_queue_t* queue,
         break;
       }
       if (hrx_now_ns() >= deadline) break;
+    }
+    if (command->kind == HRX_HOST_COMMAND_KERNEL &&
+        !hrx_host_help_kernel(command->grid, deadline)) {
+      break;
     }
     hrx_host_command_run(command);
     hrx_host_queue_complete(queue, ++done);

@@ -7,7 +7,14 @@
  * running the queue, the waiting thread runs its pending commands itself,
  * so a copy followed by a wait costs no thread wake-up. HOST commands (host
  * functions) run only on engine threads: a helping waiter stops before one
- * and leaves it to an engine.
+ * and leaves it to an engine. A KERNEL command runs its grid's blocks on
+ * the runner and on free engines (host_grid.h); it completes when the last
+ * block has returned. An engine whose blocks are all claimed but not all
+ * back does not wait: the queue leaves the run lists and the thread that
+ * finishes the last block lists it again. Between blocks an engine's turn
+ * may end like between commands (a more urgent lane, or its quantum with
+ * others of its lane waiting); the kernel then goes on at the queue's
+ * next turn.
  *
  * A WAIT command (an event wait) whose event is not complete never holds an
  * engine: the queue leaves the run lists and is listed again by whichever
@@ -22,6 +29,7 @@
 
 #include "backends/backend.h"
 #include "host_engines.h"
+#include "host_grid.h"
 
 typedef struct hrx_host_queue_s hrx_host_queue_t;
 
@@ -32,6 +40,7 @@ typedef enum hrx_host_command_kind_e {
   HRX_HOST_COMMAND_BATCH,
   HRX_HOST_COMMAND_HOST,
   HRX_HOST_COMMAND_STAMP,
+  HRX_HOST_COMMAND_KERNEL,
 } hrx_host_command_kind_t;
 
 /* The clock reading of a timing event's record: written once by whichever
@@ -60,6 +69,7 @@ typedef struct hrx_host_command_s {
   void (*host_fn)(void*);        /* HOST: runs host_fn(host_arg) */
   void* host_arg;                /* HOST: borrowed */
   hrx_host_stamp_t* stamp;       /* STAMP: retained; set to the time run */
+  hrx_host_grid_t* grid;         /* KERNEL: retained; the launch */
 } hrx_host_command_t;
 
 /* Creates a queue of `lane` served by `engines` (borrowed: they outlive the
@@ -69,6 +79,8 @@ hrx_status_t hrx_host_queue_create(uint32_t capacity,
                                    hrx_host_engines_t* engines,
                                    hrx_host_lane_t lane, bool reserved,
                                    hrx_host_queue_t** out_queue);
+/* The lane the queue was created in. */
+hrx_host_lane_t hrx_host_queue_lane(const hrx_host_queue_t* queue);
 /* Commands accepted but not yet complete. */
 uint64_t hrx_host_queue_pending(hrx_host_queue_t* queue);
 /* Stops accepting work, waits for the submitted work and drops the
@@ -83,8 +95,9 @@ void hrx_host_queue_release(hrx_host_queue_t* queue);
  * wait are served in the order they came (a ticket each): one that finds
  * others waiting queues behind them even if a slot is free, so a thread
  * that keeps submitting never refills the ring ahead of an earlier waiter,
- * and each waiter waits for one free slot, not for the ring to drain. Takes ownership of command->owned and of the
- * references in command->wait_queue and command->stamp (also on failure).
+ * and each waiter waits for one free slot, not for the ring to drain. Takes
+ * ownership of command->owned and of the references in command->wait_queue,
+ * command->stamp and command->grid (also on failure).
  * Returns the command's ticket (1, 2, ...) in out_ticket. */
 hrx_status_t hrx_host_queue_submit(hrx_host_queue_t* queue,
                                    const hrx_host_command_t* command,

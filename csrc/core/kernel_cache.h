@@ -1,0 +1,75 @@
+/* Kernel modules of a live device, and the device's memory cache of them.
+ * Internal to the core.
+ *
+ * A module is one image loaded through the backend with the one kernel
+ * looked up in it, and what hrx_kernel_t reports about it (name, image,
+ * attributes, the disk cache's path or note). Modules are reference
+ * counted: the device's cache holds one reference to each module it
+ * compiled, each kernel object one. A module unloads (backend
+ * module_unload, which keeps it until no launch of it can run) when its
+ * last reference goes; the cache's references go when the device is torn
+ * down, after every kernel (each retains the device) and every queue.
+ *
+ * The cache maps (source, options, name) to a module: a repeated compile
+ * on a live device is a lookup. A miss looks in the disk cache
+ * (kernel_disk_cache.h), keyed by that and the backend's toolchain, and
+ * only then compiles, writing the disk entry. Two threads missing on the
+ * same key may both compile; the first to finish is kept.
+ *
+ * Thread-safe. */
+#ifndef HRX_CORE_KERNEL_CACHE_H_
+#define HRX_CORE_KERNEL_CACHE_H_
+
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "backends/backend.h"
+#include "hrx.h"
+
+typedef struct hrx_kernel_module_s {
+  atomic_int ref_count;
+  hrx_backend_device_t* backend;  /* borrowed: outlives every module */
+  hrx_native_module_t* native;    /* owned */
+  hrx_native_kernel_t* kernel;    /* borrowed from native */
+  hrx_kernel_info_t info;
+  char* name;                     /* owned */
+  void* image;                    /* owned */
+  size_t image_size;
+  char* cache_path;               /* owned, or NULL */
+  char* cache_note;               /* owned, or NULL ("") */
+  /* The memory cache's key: (name, options, source) serialised. */
+  uint64_t hash;
+  void* key;                      /* owned, or NULL outside the cache */
+  size_t key_size;
+  struct hrx_kernel_module_s* next;  /* the cache's list */
+} hrx_kernel_module_t;
+
+void hrx_kernel_module_retain(hrx_kernel_module_t* module);
+void hrx_kernel_module_release(hrx_kernel_module_t* module);
+
+/* A module of an image (hrx_device_load_kernel): not cached. Copies the
+ * image. One reference. */
+hrx_status_t hrx_kernel_module_from_image(hrx_backend_device_t* backend,
+                                          const void* image, size_t size,
+                                          const char* name,
+                                          hrx_kernel_module_t** out_module);
+
+typedef struct hrx_kernel_cache_s hrx_kernel_cache_t;
+
+hrx_status_t hrx_kernel_cache_create(hrx_kernel_cache_t** out_cache);
+/* Drops the cache's references (NULL: nothing). */
+void hrx_kernel_cache_destroy(hrx_kernel_cache_t* cache);
+
+/* The module of (source, options, name) for `backend`: cached, read from
+ * disk or compiled (see above); retained for the caller. *out_origin says
+ * which. Blocks while compiling. */
+hrx_status_t hrx_kernel_cache_get(hrx_kernel_cache_t* cache,
+                                  hrx_backend_device_t* backend,
+                                  const char* source, const char* name,
+                                  const char* const* options,
+                                  size_t option_count,
+                                  hrx_kernel_module_t** out_module,
+                                  hrx_kernel_origin_t* out_origin);
+
+#endif /* HRX_CORE_KERNEL_CACHE_H_ */
