@@ -574,20 +574,45 @@ static bool hrx_host_queue_has_room_locked(hrx_host_queue_t* queue) {
          queue->mask;
 }
 
+/* The producer being served waits for half the ring to be free for at
+ * most this long (and looks again every HRX_HOST_QUEUE_ROOM_SLICE_NS
+ * whether producers queued up behind it); past it, one slot will do. */
+#define HRX_HOST_QUEUE_BULK_WAIT_NS 1000000u
+#define HRX_HOST_QUEUE_ROOM_SLICE_NS 200000u
+
 /* Waits, in ticket order, until it is this producer's turn and the ring
  * has a slot (host_queue.h); false when the queue stops meanwhile. Called
- * and returns with the mutex held. The producer being served waits for one
- * slot, helping to run the queue as any waiter does; the ones behind it
- * park until the turn moves (each take broadcasts progress_cond). */
+ * and returns with the mutex held. The producer being served helps to run
+ * the queue as any waiter does; the ones behind it park until the turn
+ * moves (each take broadcasts progress_cond). With nobody behind it, it
+ * first waits for half the ring, for up to HRX_HOST_QUEUE_BULK_WAIT_NS:
+ * a thread that keeps the ring full of short commands then pays one
+ * wake-up per half ring rather than one per command, while a thread
+ * waiting elsewhere for it (e.g. for the stream's publication it makes)
+ * waits about that long and one command, never for the ring to drain.
+ * With producers behind it, it waits for one slot. */
 static bool hrx_host_queue_wait_for_room_locked(hrx_host_queue_t* queue) {
   uint64_t mine = queue->space_next++;
+  uint64_t turn_start = 0;
   for (;;) {
     if (queue->stopping) return false;
     if (queue->space_turn == mine) {
-      if (hrx_host_queue_has_room_locked(queue)) return true;
-      uint64_t needed = atomic_load(&queue->submitted) - queue->mask;
+      uint64_t now = hrx_now_ns();
+      if (!turn_start) turn_start = now;
+      uint64_t bulk_end = turn_start + HRX_HOST_QUEUE_BULK_WAIT_NS;
+      bool bulk = queue->space_next == mine + 1 && now < bulk_end;
+      /* Commands that may stay in the ring when this producer goes on. */
+      uint64_t keep = bulk ? (queue->mask + 1) / 2 : queue->mask;
+      uint64_t submitted = atomic_load(&queue->submitted);
+      uint64_t needed = submitted > keep ? submitted - keep : 0;
+      if (hrx_host_queue_is_complete(queue, needed)) return true;
+      uint64_t deadline = UINT64_MAX;
+      if (bulk) {
+        deadline = now + HRX_HOST_QUEUE_ROOM_SLICE_NS;
+        if (deadline > bulk_end) deadline = bulk_end;
+      }
       pthread_mutex_unlock(&queue->mutex);
-      hrx_host_queue_wait(queue, needed);
+      hrx_host_queue_wait_until(queue, needed, deadline);
       pthread_mutex_lock(&queue->mutex);
       continue;
     }

@@ -95,7 +95,9 @@ void hrx_host_queue_release(hrx_host_queue_t* queue);
  * wait are served in the order they came (a ticket each): one that finds
  * others waiting queues behind them even if a slot is free, so a thread
  * that keeps submitting never refills the ring ahead of an earlier waiter,
- * and each waiter waits for one free slot, not for the ring to drain. Takes
+ * and no waiter waits for the ring to drain: one slot, after at most about
+ * a millisecond in which a lone waiter waits for half the ring, to take its
+ * wake-ups in bulk. Takes
  * ownership of command->owned and of the references in command->wait_queue,
  * command->stamp and command->grid (also on failure).
  * Returns the command's ticket (1, 2, ...) in out_ticket. */
