@@ -163,9 +163,12 @@ connections() {
 
 # The Python tests on hip, against the testing build. Each test has 90 s
 # (pytest-timeout, in the GPU image): a hang names its test and the rest run.
+# $WORKERS > 1 spreads the tests over that many processes (pytest-xdist, in
+# the GPU image), each with its own live devices.
 hip_pytest() {
   HRX_BACKEND=hip HRX_TEST_BACKENDS=hip timeout 560 python3 -m pytest -q -rfEs \
-    -p no:cacheprovider -p timeout --timeout 90 "$@"
+    -p no:cacheprovider -p timeout --timeout 90 \
+    $([ "${WORKERS:-1}" -gt 1 ] && echo "-p xdist -n $WORKERS") "$@"
 }
 
 conformance() (
