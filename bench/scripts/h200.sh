@@ -44,9 +44,11 @@
 #                    PyTorch and the plain C runtime loop, 5 interleaved
 #                    repeats (kernel_launch_rate.py)
 #   conformance      the hip device test and the CUDA header checks, then
-#                    the whole Python suite on hip (batching on) but for the
+#                    the whole Python suite on hip (batching on, small
+#                    transfer chunks: make conformance-chunking) but for the
 #                    python_only tests (plots, notebook, packaging: CI's)
-#   conformance-off  the conformance files on hip with batching off (the
+#   conformance-off  the conformance files on hip with batching and transfer
+#                    chunking off (the
 #                    test stages run against the testing build of the
 #                    extension, made in build/testing after the install:
 #                    make testing-build)
@@ -176,15 +178,17 @@ conformance() (
   echo "\$ make -s -f tests/c/hip.mk hip-device hip-constants-cuda"
   timeout 90 make -s -f tests/c/hip.mk hip-device hip-constants-cuda 2>&1 | tail -12
   cd tests || return
-  echo "\$ HRX_BACKEND=hip HRX_TEST_BACKENDS=hip python3 -m pytest -q -rfEs --durations=20 -m 'not python_only' . (batching on)"
+  # Small transfer chunks, so that the suites' larger transfers are paced.
+  export $(make -s -C .. conformance-chunking)
+  echo "\$ $(make -s -C .. conformance-chunking) HRX_BACKEND=hip HRX_TEST_BACKENDS=hip python3 -m pytest -q -rfEs --durations=20 -m 'not python_only' . (batching on)"
   hip_pytest --durations=20 -m "not python_only" .
 )
 
 conformance_off() (
   export PYTHONPATH=$PWD/build/testing
   cd tests || return
-  echo "\$ HRX_BATCHING=0 HRX_BACKEND=hip HRX_TEST_BACKENDS=hip python3 -m pytest -q -rfEs (conformance files)"
-  HRX_BATCHING=0 hip_pytest $(make -s -C .. conformance-tests)
+  echo "\$ HRX_BATCHING=0 HRX_CHUNKING=0 HRX_BACKEND=hip HRX_TEST_BACKENDS=hip python3 -m pytest -q -rfEs (conformance files)"
+  HRX_BATCHING=0 HRX_CHUNKING=0 hip_pytest $(make -s -C .. conformance-tests)
 )
 
 selected() (
