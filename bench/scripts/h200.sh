@@ -43,6 +43,12 @@
 #                    Python threads and from C, beside CuPy RawKernel,
 #                    PyTorch and the plain C runtime loop, 5 interleaved
 #                    repeats (kernel_launch_rate.py)
+#   chunking         a 4 KiB high-priority probe behind 16 x 64 MiB reads
+#                    (then uploads) on a normal stream, chunking off against
+#                    chunk sizes 1-16 MiB x windows 1-4 chunks, a fresh
+#                    process each; table and JSON lines in chunking.txt and
+#                    chunking.jsonl (bench/scripts/h200_chunking.py; about
+#                    3 minutes)
 #   conformance      the hip device test and the CUDA header checks, then
 #                    the whole Python suite on hip (batching on, small
 #                    transfer chunks: make conformance-chunking) but for the
@@ -100,7 +106,7 @@ export PYTHONUNBUFFERED=1
 export PYTHONSAFEPATH=1   # import the installed hrx, not ./hrx (no extension there)
 STAGES="sweep sweep-raw sweep-python connections connections-hrx workload submission-cost \
 quick-batching read-latency call-latency python-threads kernel-launch-rate \
-conformance conformance-off \
+chunking conformance conformance-off \
 selected before-after model-random load multi-gpu multi-gpu-sweep multi-gpu-concurrent"
 if [ $# -eq 0 ]; then
   echo "usage: bash bench/scripts/h200.sh STAGE [STAGE...]; stages: $STAGES" >&2
@@ -291,6 +297,11 @@ for stage in "$@"; do
     quick-batching)
       python3 -P bench/scripts/h200_quick_batching.py >"$OUT/quick-batching.txt"
       echo "exit status $?" ;;
+    chunking)
+      python3 -P bench/scripts/h200_chunking.py --backend hip \
+        --jsonl "$OUT/chunking.jsonl" | grep -v '^{' >"$OUT/chunking.txt"
+      cat "$OUT/chunking.txt"
+      ;;
     read-latency)
       python3 -P bench/scripts/read_latency.py --backend hip \
         --backlog-bytes 1073741824 --backlog-copies 64 >"$OUT/read-latency.txt"
