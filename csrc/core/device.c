@@ -127,8 +127,12 @@ static hrx_status_t hrx_device_create(const hrx_backend_t* backend_type,
     return status;
   }
   hrx_chunk_settings_t chunking;
+  uint64_t staging_cache_bytes = 0;
   status = hrx_batch_settings_from_environment(&device->batch);
   if (!status) status = hrx_chunk_settings_from_environment(&chunking);
+  if (!status) {
+    status = hrx_staging_cache_bytes_from_environment(&staging_cache_bytes);
+  }
   if (!status) {
     status = hrx_pacer_create(device->backend, &chunking, &device->pacer);
   }
@@ -137,8 +141,17 @@ static hrx_status_t hrx_device_create(const hrx_backend_t* backend_type,
     if (status) hrx_pacer_destroy(device->pacer);
   }
   if (!status) {
-    status = hrx_staging_pool_create(device->backend, &device->staging);
+    status = hrx_cleanup_create(&device->cleanup);
     if (status) {
+      hrx_flusher_destroy(device->flusher);
+      hrx_pacer_destroy(device->pacer);
+    }
+  }
+  if (!status) {
+    status = hrx_staging_pool_create(device->backend, staging_cache_bytes,
+                                     device->cleanup, &device->staging);
+    if (status) {
+      hrx_cleanup_destroy(device->cleanup);
       hrx_flusher_destroy(device->flusher);
       hrx_pacer_destroy(device->pacer);
     }
@@ -146,15 +159,8 @@ static hrx_status_t hrx_device_create(const hrx_backend_t* backend_type,
   if (!status) {
     status = hrx_kernel_cache_create(&device->kernels);
     if (status) {
-      hrx_staging_pool_destroy(device->staging);
-      hrx_flusher_destroy(device->flusher);
-      hrx_pacer_destroy(device->pacer);
-    }
-  }
-  if (!status) {
-    status = hrx_cleanup_create(&device->cleanup);
-    if (status) {
-      hrx_kernel_cache_destroy(device->kernels);
+      hrx_staging_pool_detach_cleanup(device->staging);
+      hrx_cleanup_destroy(device->cleanup);
       hrx_staging_pool_destroy(device->staging);
       hrx_flusher_destroy(device->flusher);
       hrx_pacer_destroy(device->pacer);
@@ -234,7 +240,9 @@ static void hrx_device_teardown(void* arg) {
   /* No stream, buffer, event or deferred release is left: they all held
    * references. What the cleanup thread still has queued (staging
    * warm-up) runs before it stops; on the cleanup thread itself it ends
-   * after the task that called this. */
+   * after the task that called this. Staging evicted from now on is kept
+   * until the pool goes. */
+  hrx_staging_pool_detach_cleanup(device->staging);
   hrx_cleanup_destroy(device->cleanup);
   hrx_flusher_destroy(device->flusher);
   /* Nothing is held (every stream is gone); its threads end once the

@@ -29,6 +29,11 @@ uint64_t hrx_device_commands_submitted(hrx_device_t* device);
  * at open. */
 void hrx_staging_query_allocations(uint64_t* out_by_reads,
                                    uint64_t* out_by_warm_up);
+/* Read staging blocks evicted (freed beyond the cache) so far in this
+ * process: by a device's cleanup thread, and at once on a caller's path
+ * (pools without a cleanup thread only). */
+void hrx_staging_query_evictions(uint64_t* out_by_cleanup,
+                                 uint64_t* out_inline);
 
 /* Native objects alive through every fault wrapper of the process: created
  * and not yet destroyed or freed. The fault wrapper
