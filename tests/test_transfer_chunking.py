@@ -253,3 +253,43 @@ def test_malformed_chunking_variables_are_refused(fresh, name, value, part):
             print("ok")
     """, env={"HRX_CHUNK_BYTES": "65536", name: value})
     assert out.strip() == "ok"
+
+
+@pytest.mark.parametrize("env,staged", [(SMALL, True), (OFF, False)],
+                         ids=["chunked", "unchunked"])
+def test_a_paced_upload_copies_the_callers_data_once_into_pooled_staging(
+        fresh, env, staged):
+    """A paced upload copies the caller's data at the call into a staging
+    block of the device's pool (pinned on GPUs) and publishes its chunks
+    from it: the caller may overwrite its array as soon as the call
+    returns, and the block goes back to the pool after the last chunk
+    (with a cache of zero, evicted: counted). Unpaced uploads stage in the
+    backend as before."""
+    out = fresh(f"""
+        import time
+        evictions = hrx._hrx._testing_staging_evictions
+        dev = hrx.Device.open(0, backend=backend)
+        s = dev.stream()
+        n = 1 << 20
+        bufs = [dev.allocate(n) for _ in range(8)]
+        data = np.empty(n, np.uint8)
+        for i, b in enumerate(bufs):
+            data[:] = 10 + i
+            s.upload(b, data)               # held behind the window
+        data[:] = 255                       # the uploads took their copies
+        s.synchronize()
+        # Given back by the pacer, freed by the cleanup thread: waited for
+        # (briefly where nothing is expected).
+        deadline = time.monotonic() + (30 if {staged!r} else 0.2)
+        while evictions()["cleanup"] < 8 and time.monotonic() < deadline:
+            time.sleep(0.001)
+        uploads = evictions()["cleanup"]
+        assert (uploads >= 8) == {staged!r}, uploads
+        for i, b in enumerate(bufs):
+            out = np.empty(n, np.uint8)
+            s.read_blocking(b, out)
+            assert (out == 10 + i).all(), i
+        dev.synchronize()
+        print("ok")
+    """, env=dict(env, HRX_STAGING_CACHE_BYTES="0", HRX_FAULTS="none"))
+    assert out.strip() == "ok"

@@ -59,7 +59,9 @@ void hrx_paced_transfer_release(hrx_paced_transfer_t* transfer) {
     return;
   }
   /* Every chunk completed or was never published. */
-  free(transfer->owned_source);
+  if (transfer->source_block) {
+    hrx_staging_release(transfer->staging, transfer->source_block);
+  }
   if (transfer->block_adopted) {
     hrx_staging_release_pending(transfer->staging, transfer->block);
   }
@@ -254,7 +256,10 @@ static hrx_status_t hrx_pacer_submit_chunk(hrx_pace_entry_t* entry,
   hrx_status_t status = NULL;
   switch (transfer->direction) {
     case HRX_PACE_TO_DEVICE:
-      status = vtable->upload(backend, entry->queue, dst, src, bytes);
+      status = transfer->source_block && vtable->upload_pinned
+                   ? vtable->upload_pinned(backend, entry->queue, dst, src,
+                                           bytes)
+                   : vtable->upload(backend, entry->queue, dst, src, bytes);
       break;
     case HRX_PACE_TO_HOST:
       status = vtable->download(backend, entry->queue, dst, src, bytes);

@@ -42,7 +42,10 @@
  * flight and a readback hold references. Its owned host copy (an upload's
  * data) and an adopted staging block are given back when the last
  * reference goes, which is after its last chunk completed or after it was
- * dropped. Buffers are not retained: a buffer's release and device
+ * dropped. An upload's copy is made once, at the call, into a staging
+ * block from the device's pool (staging.h), and each chunk is an
+ * asynchronous copy from that block (the backend's upload_pinned): no
+ * second host copy per chunk. Buffers are not retained: a buffer's release and device
  * synchronize wait until nothing is held (hrx_pacer_wait_idle), and the
  * backend's free then waits for the published chunks like for any work.
  *
@@ -107,15 +110,19 @@ typedef struct hrx_paced_transfer_s {
   atomic_int ref_count;
   hrx_pace_direction_t direction;
   uint8_t* dst;                  /* device memory, or read staging */
-  const uint8_t* src;            /* device memory, or `owned_source` */
+  const uint8_t* src;            /* device memory, or `source_block` */
   uint64_t length;
   uint64_t number;               /* the stream's command number */
   const char* what;              /* "upload", "read", "copy" (static) */
   /* An observation point (read): its failure is kept in `failure` for the
    * readback instead of failing the stream. */
   bool observes;
-  void* owned_source;            /* owned (malloc): an upload's copy */
-  hrx_staging_pool_t* staging;   /* borrowed; with `block` */
+  /* An upload's copy of the caller's data: a staging block (pinned on
+   * GPUs), published with upload_pinned and given back to `staging` when
+   * the last reference goes (every chunk completed or was never
+   * published). */
+  hrx_staging_block_t* source_block;  /* owned, or NULL */
+  hrx_staging_pool_t* staging;   /* borrowed; with a block */
   hrx_staging_block_t* block;    /* borrowed (read): its event is recorded
                                     after the last chunk; owned once
                                     adopted */

@@ -340,7 +340,7 @@ hrx_status_t hrx_staging_acquire(hrx_staging_pool_t* pool, uint64_t length,
   unsigned index = hrx_staging_class(length, &capacity);
   if (capacity < length) {
     return hrx_make_status(HRX_STATUS_OUT_OF_MEMORY,
-                           "a read of %llu bytes is too large to stage",
+                           "a transfer of %llu bytes is too large to stage",
                            (unsigned long long)length);
   }
   bool nonblocking = hrx_nonblocking();

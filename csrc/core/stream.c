@@ -1007,20 +1007,24 @@ hrx_status_t hrx_stream_upload(hrx_stream_t* stream, hrx_view_t dst,
   HRX_RETURN_IF_ERROR(hrx_stream_enter(stream, "submitting work to a stream"));
   if (hrx_stream_paces(stream, length)) {
     /* The caller's data is borrowed for the call only: the chunks read a
-     * copy of it. */
+     * copy of it in pooled staging (pinned on GPUs). */
     hrx_paced_transfer_t* transfer = hrx_paced_transfer_create();
-    void* copy = transfer ? malloc(length) : NULL;
-    if (!copy) {
-      hrx_paced_transfer_release(transfer);
+    if (!transfer) {
       return hrx_make_status(HRX_STATUS_OUT_OF_MEMORY,
-                             "cannot stage an upload of %llu bytes",
-                             (unsigned long long)length);
+                             "cannot allocate a paced upload");
     }
-    memcpy(copy, data, length);
+    hrx_staging_pool_t* staging = hrx_device_staging(stream->device);
+    hrx_status_t status =
+        hrx_staging_acquire(staging, length, &transfer->source_block);
+    if (status) {
+      hrx_paced_transfer_release(transfer);
+      return status;
+    }
+    memcpy(transfer->source_block->memory, data, length);
+    transfer->staging = staging;
     transfer->direction = HRX_PACE_TO_DEVICE;
     transfer->dst = hrx_view_pointer(dst);
-    transfer->src = copy;
-    transfer->owned_source = copy;
+    transfer->src = transfer->source_block->memory;
     transfer->length = length;
     transfer->what = "upload";
     return hrx_stream_submit_paced(stream, transfer);

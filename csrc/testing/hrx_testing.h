@@ -24,8 +24,8 @@ extern "C" {
  * Thread-safe; the benchmark driver's own native calls are not counted. */
 uint64_t hrx_device_commands_submitted(hrx_device_t* device);
 
-/* Read staging blocks allocated so far in this process (staging.h): by
- * reads, on their path, and by the warm-up of the device's cleanup thread
+/* Staging blocks allocated so far in this process (staging.h): by reads
+ * and paced uploads, on their path, and by the warm-up of the device's cleanup thread
  * at open. */
 void hrx_staging_query_allocations(uint64_t* out_by_reads,
                                    uint64_t* out_by_warm_up);
