@@ -9,6 +9,7 @@
  * the last chunk to be published. A readback released before that gives
  * its block to the transfer, which returns it to the pool when the last
  * chunk completed. */
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -27,7 +28,21 @@ struct hrx_readback_s {
   hrx_staging_block_t* block;    /* owned until given back to the pool */
   uint64_t length;
   hrx_paced_transfer_t* transfer; /* retained: a paced read, or NULL */
+  /* hrx_stream_read_into: the caller's memory (borrowed), filled once. */
+  uint8_t* into;
+  pthread_mutex_t into_mutex;     /* with `into` */
+  bool into_copied;               /* into_mutex */
 };
+
+/* Copies a complete read's bytes into `into`, once. */
+static void hrx_readback_fill_into(hrx_readback_t* readback) {
+  pthread_mutex_lock(&readback->into_mutex);
+  if (!readback->into_copied) {
+    memcpy(readback->into, readback->block->memory, readback->length);
+    readback->into_copied = true;
+  }
+  pthread_mutex_unlock(&readback->into_mutex);
+}
 
 /* A paced read's failure (a chunk failed, or it was not run), copied for
  * the caller; NULL while it is held or once it was published. */
@@ -68,9 +83,9 @@ static hrx_status_t hrx_submit_download(hrx_backend_device_t* backend,
   return NULL;
 }
 
-hrx_status_t hrx_stream_read(hrx_stream_t* stream, hrx_view_t src,
-                             hrx_readback_t** out_readback) {
-  HRX_RETURN_IF_ERROR(hrx_stream_check_view(stream, src, "read source"));
+static hrx_status_t hrx_stream_read_to(hrx_stream_t* stream, hrx_view_t src,
+                                       void* into,
+                                       hrx_readback_t** out_readback) {
   HRX_RETURN_IF_ERROR(hrx_stream_enter(stream, "reading from a stream"));
   hrx_batch_thread_observed();
   hrx_device_t* device = hrx_stream_device(stream);
@@ -80,6 +95,8 @@ hrx_status_t hrx_stream_read(hrx_stream_t* stream, hrx_view_t src,
                            "cannot allocate readback");
   }
   readback->length = src.length;
+  readback->into = into;
+  if (into) pthread_mutex_init(&readback->into_mutex, NULL);
   hrx_staging_pool_t* staging = hrx_device_staging(device);
   hrx_status_t status =
       hrx_staging_acquire(staging, src.length, &readback->block);
@@ -105,6 +122,7 @@ hrx_status_t hrx_stream_read(hrx_stream_t* stream, hrx_view_t src,
          * block: it goes back as pending (its event follows them). */
         hrx_staging_release_pending(staging, readback->block);
         hrx_paced_transfer_release(transfer);
+        if (into) pthread_mutex_destroy(&readback->into_mutex);
         free(readback);
         return status;
       }
@@ -122,6 +140,7 @@ hrx_status_t hrx_stream_read(hrx_stream_t* stream, hrx_view_t src,
     /* Nothing of the read runs (a failed submission waited for its
      * download): the block is free. */
     hrx_staging_release(staging, readback->block);
+    if (into) pthread_mutex_destroy(&readback->into_mutex);
     free(readback);
     return status;
   }
@@ -132,6 +151,30 @@ hrx_status_t hrx_stream_read(hrx_stream_t* stream, hrx_view_t src,
   hrx_device_retain(device);
   *out_readback = readback;
   return NULL;
+}
+
+hrx_status_t hrx_stream_read(hrx_stream_t* stream, hrx_view_t src,
+                             hrx_readback_t** out_readback) {
+  HRX_RETURN_IF_ERROR(hrx_stream_check_view(stream, src, "read source"));
+  return hrx_stream_read_to(stream, src, NULL, out_readback);
+}
+
+hrx_status_t hrx_stream_read_into(hrx_stream_t* stream, hrx_view_t src,
+                                  void* out, uint64_t capacity,
+                                  hrx_readback_t** out_readback) {
+  HRX_RETURN_IF_ERROR(hrx_stream_check_view(stream, src, "read source"));
+  if (!out) {
+    return hrx_make_status(HRX_STATUS_INVALID_ARGUMENT,
+                           "read output is NULL");
+  }
+  if (capacity != src.length) {
+    return hrx_make_status(HRX_STATUS_INVALID_ARGUMENT,
+                           "read output holds %llu bytes but the source has "
+                           "%llu; they must be equal",
+                           (unsigned long long)capacity,
+                           (unsigned long long)src.length);
+  }
+  return hrx_stream_read_to(stream, src, out, out_readback);
 }
 
 /* Frees the readback; its block goes back to the pool, as free when the
@@ -154,6 +197,7 @@ static void hrx_readback_free(hrx_readback_t* readback, bool complete) {
     hrx_staging_release_pending(staging, readback->block);
   }
   hrx_paced_transfer_release(readback->transfer);
+  if (readback->into) pthread_mutex_destroy(&readback->into_mutex);
   free(readback);
   hrx_device_release(device);
 }
@@ -203,8 +247,10 @@ hrx_status_t hrx_readback_query(hrx_readback_t* readback, bool* out_done) {
     }
   }
   hrx_backend_device_t* backend = hrx_device_backend(readback->device);
-  return backend->vtable->event_query(backend, readback->block->event,
-                                      out_done);
+  HRX_RETURN_IF_ERROR(backend->vtable->event_query(
+      backend, readback->block->event, out_done));
+  if (*out_done && readback->into) hrx_readback_fill_into(readback);
+  return NULL;
 }
 
 hrx_status_t hrx_readback_wait(hrx_readback_t* readback,
@@ -241,12 +287,17 @@ hrx_status_t hrx_readback_wait(hrx_readback_t* readback,
           backend, readback->block->event, 0, &done));
     }
     if (!done) return hrx_would_block("the read");
-    *out_bytes = readback->block->memory;
-    return NULL;
+  } else {
+    HRX_RETURN_IF_ERROR(hrx_wait_native_event(
+        backend, readback->block->event, hook, out_interrupted));
+    if (*out_interrupted) return NULL;
   }
-  HRX_RETURN_IF_ERROR(hrx_wait_native_event(backend, readback->block->event,
-                                            hook, out_interrupted));
-  if (!*out_interrupted) *out_bytes = readback->block->memory;
+  if (readback->into) {
+    hrx_readback_fill_into(readback);
+    *out_bytes = readback->into;
+  } else {
+    *out_bytes = readback->block->memory;
+  }
   return NULL;
 }
 
