@@ -293,3 +293,55 @@ def test_a_paced_upload_copies_the_callers_data_once_into_pooled_staging(
         print("ok")
     """, env=dict(env, HRX_STAGING_CACHE_BYTES="0", HRX_FAULTS="none"))
     assert out.strip() == "ok"
+
+
+@pytest.mark.parametrize("op", ["read", "read_into", "upload", "copy"])
+@pytest.mark.parametrize("env", [SMALL, OFF], ids=["chunked", "unchunked"])
+def test_python_transfers_are_held_beyond_the_window(fresh, op, env):
+    """Through the Python API (whose calls first try to submit without
+    releasing the GIL) a bulk transfer is paced like one from C: while the
+    stream's queue waits for another stream's event, at most a window of a
+    backlog is published on it; with chunking off, all of it is."""
+    out = fresh(f"""
+        from hrx.bench.kernel_launches import builtin_kernel
+        dev = hrx.Device.open(0, backend=backend)
+        blocker = dev.stream(reserve=True)
+        bulk = dev.stream()
+        n = 1 << 20
+        src = [dev.allocate(n) for _ in range(4)]
+        dst = [dev.allocate(n) for _ in range(4)]
+        host = np.ones(n, np.uint8)
+        outs = [np.empty(n, np.uint8) for _ in range(4)]
+        spin = builtin_kernel(dev, "spin")
+        flag = dev.allocate(64)
+        blocker.launch(spin, 1, 1, (np.uint64(300_000_000), flag))
+        bulk.wait_event(blocker.record_event())   # the queue waits ~0.3 s
+        def submitted():
+            slot = bulk.queue_index
+            return [q for q in dev.pool_stats()["queues"]
+                    if q["slot"] == slot and q["priority"] == "normal"
+                    ][0]["bytes_submitted"]
+        before = submitted()
+        reads = []
+        for i in range(4):
+            if {op!r} == "read":
+                reads.append(bulk.read(src[i]))
+            elif {op!r} == "read_into":
+                reads.append(bulk.read_into(src[i], outs[i]))
+            elif {op!r} == "upload":
+                bulk.upload(dst[i], host)
+            else:
+                bulk.copy(dst[i], src[i])
+        published = submitted() - before
+        held = not blocker.query()      # the event had not completed yet
+        for r in reads:
+            r.wait()
+        bulk.synchronize()
+        print(published, 4 * n, held)
+    """, env=env)
+    published, total, held = out.split()
+    assert held == "True", "the blocking kernel ended too early to tell"
+    if env is OFF:
+        assert int(published) == int(total)
+    else:
+        assert int(published) <= int(SMALL["HRX_CHUNK_WINDOW_BYTES"])

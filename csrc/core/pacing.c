@@ -541,6 +541,26 @@ static bool hrx_pace_wait_for(void* arg, uint64_t timeout_ns) {
   return done;
 }
 
+void hrx_pacer_drain_begin(hrx_pacer_t* pacer, hrx_pace_entry_t* entry) {
+  pthread_mutex_lock(&pacer->mutex);
+  ++entry->drainers;
+  pthread_mutex_unlock(&pacer->mutex);
+}
+
+void hrx_pacer_drain_end(hrx_pacer_t* pacer, hrx_pace_entry_t* entry) {
+  pthread_mutex_lock(&pacer->mutex);
+  if (--entry->drainers == 0) pthread_cond_broadcast(&pacer->progress_cond);
+  pthread_mutex_unlock(&pacer->mutex);
+}
+
+void hrx_pacer_wait_no_drainers(hrx_pacer_t* pacer, hrx_pace_entry_t* entry) {
+  pthread_mutex_lock(&pacer->mutex);
+  while (entry->drainers > 0) {
+    pthread_cond_wait(&pacer->progress_cond, &pacer->mutex);
+  }
+  pthread_mutex_unlock(&pacer->mutex);
+}
+
 bool hrx_pacer_wait_drained(hrx_pacer_t* pacer, hrx_pace_entry_t* entry,
                             const hrx_wait_hook_t* hook,
                             bool* out_interrupted) {

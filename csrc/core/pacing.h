@@ -177,6 +177,11 @@ struct hrx_pace_entry_s {
   hrx_pace_entry_t* next;
   bool listed;                     /* pacer mutex */
   int holds;                       /* pacer threads publishing it */
+  /* Callers waiting for the held list to be published so that they can
+   * publish a command behind it (pacer mutex). While any waits, a new
+   * paced transfer of the stream waits too (hrx_pacer_wait_no_drainers),
+   * so a thread that keeps adding transfers cannot keep them waiting. */
+  int drainers;
 };
 
 hrx_status_t hrx_pacer_create(hrx_backend_device_t* backend,
@@ -210,6 +215,15 @@ void hrx_pacer_publish_locked(hrx_pacer_t* pacer, hrx_pace_entry_t* entry);
 bool hrx_pacer_wait_drained(hrx_pacer_t* pacer, hrx_pace_entry_t* entry,
                             const hrx_wait_hook_t* hook,
                             bool* out_interrupted);
+/* A caller begins and ends waiting for the entry's held list to be
+ * published (see `drainers`): it ends once it holds the lock under which
+ * the list grows (or gives up), so no transfer joins the list between its
+ * wait and its command. */
+void hrx_pacer_drain_begin(hrx_pacer_t* pacer, hrx_pace_entry_t* entry);
+void hrx_pacer_drain_end(hrx_pacer_t* pacer, hrx_pace_entry_t* entry);
+/* Before a paced transfer joins the entry's held list: waits while callers
+ * wait for the list to drain. The caller holds none of the entry's locks. */
+void hrx_pacer_wait_no_drainers(hrx_pacer_t* pacer, hrx_pace_entry_t* entry);
 /* Waits until no entry of the device holds anything (device synchronize,
  * buffer release). */
 bool hrx_pacer_wait_idle(hrx_pacer_t* pacer, const hrx_wait_hook_t* hook,

@@ -86,6 +86,9 @@ static hrx_status_t hrx_submit_download(hrx_backend_device_t* backend,
 static hrx_status_t hrx_stream_read_to(hrx_stream_t* stream, hrx_view_t src,
                                        void* into,
                                        hrx_readback_t** out_readback) {
+  if (hrx_stream_paces(stream, src.length)) {
+    HRX_RETURN_IF_ERROR(hrx_stream_paced_would_block());
+  }
   HRX_RETURN_IF_ERROR(hrx_stream_enter(stream, "reading from a stream"));
   hrx_batch_thread_observed();
   hrx_device_t* device = hrx_stream_device(stream);

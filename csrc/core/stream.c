@@ -45,7 +45,10 @@
  * held list only grows under publish_mutex, so a publisher that finds it
  * empty there publishes after everything held before it. The batch path
  * checks the count under batch_mutex, where the held path counts it.
- * In non-blocking mode transfers are not paced.
+ * While a caller waits for the held list to drain, a new paced transfer of
+ * the stream waits for it (pacing.h, drainers): a thread that keeps adding
+ * transfers does not keep other callers waiting. In non-blocking mode a
+ * paced transfer is WOULD_BLOCK (hrx_stream_paced_would_block).
  *
  * Completions: `gate` lists the completions that wait_completion named; every
  * later command, record_event and synchronize first waits on the host until
@@ -552,18 +555,24 @@ static bool hrx_stream_has_unpublished(hrx_stream_t* stream) {
  * the lock (a batch moved out may still be on its way), or when the
  * backend would wait for queue space to take the pending batch. */
 static hrx_status_t hrx_stream_lock_published(hrx_stream_t* stream) {
+  hrx_pacer_t* pacer = hrx_device_pacer(stream->device);
+  bool draining = false;  /* counted in the entry's drainers */
   for (;;) {
     if (!hrx_nonblocking_lock(&stream->publish_mutex)) {
       return hrx_would_block_briefly("the stream's publication lock");
     }
     if (!atomic_load(&stream->pace_entry.held)) break;
-    /* Held transfers come first; only publish_mutex lets the list grow. */
+    /* Held transfers come first; only publish_mutex lets the list grow,
+     * and while this caller drains it no new transfer joins it. */
     pthread_mutex_unlock(&stream->publish_mutex);
     if (hrx_nonblocking()) {
       return hrx_would_block("the stream's held transfers to be published");
     }
+    if (!draining) hrx_pacer_drain_begin(pacer, &stream->pace_entry);
+    draining = true;
     hrx_stream_wait_held(stream, NULL, NULL);
   }
+  if (draining) hrx_pacer_drain_end(pacer, &stream->pace_entry);
   if (!hrx_nonblocking()) {
     hrx_stream_publish_locked(stream);
     return NULL;
@@ -725,14 +734,20 @@ static const hrx_pace_entry_ops_t hrx_stream_pace_ops = {
 };
 
 bool hrx_stream_paces(hrx_stream_t* stream, uint64_t length) {
-  return !hrx_nonblocking() &&
-         hrx_pacer_paces(hrx_device_pacer(stream->device), length,
+  return hrx_pacer_paces(hrx_device_pacer(stream->device), length,
                          hrx_stream_priority(stream),
                          hrx_stream_reserved(stream));
 }
 
+hrx_status_t hrx_stream_paced_would_block(void) {
+  return hrx_nonblocking() ? hrx_would_block("a paced transfer") : NULL;
+}
+
 hrx_status_t hrx_stream_submit_paced(hrx_stream_t* stream,
                                      hrx_paced_transfer_t* transfer) {
+  /* Callers waiting for the held list to drain go first. */
+  hrx_pacer_wait_no_drainers(hrx_device_pacer(stream->device),
+                             &stream->pace_entry);
   pthread_mutex_lock(&stream->publish_mutex);
   /* The pending batch goes out first: nothing accepted earlier may run
    * after the transfer. */
@@ -859,24 +874,37 @@ static bool hrx_stream_publish_if_idle(hrx_stream_t* stream,
  * queue is full. */
 static hrx_status_t hrx_stream_lock_batch_with_room(
     hrx_stream_t* stream, const hrx_batch_settings_t* settings) {
+  hrx_pacer_t* pacer = hrx_device_pacer(stream->device);
+  bool draining = false;  /* counted in the entry's drainers */
+  hrx_status_t status = NULL;
   for (;;) {
     pthread_mutex_lock(&stream->batch_mutex);
     if (atomic_load(&stream->pace_entry.held)) {
       /* Counted under batch_mutex by the held path: nothing joins the
-       * batch ahead of a held transfer. */
+       * batch ahead of a held transfer, and while this caller drains the
+       * held list no new transfer joins it. */
       pthread_mutex_unlock(&stream->batch_mutex);
       if (hrx_nonblocking()) {
-        return hrx_would_block("the stream's held transfers to be published");
+        status =
+            hrx_would_block("the stream's held transfers to be published");
+        break;
       }
+      if (!draining) hrx_pacer_drain_begin(pacer, &stream->pace_entry);
+      draining = true;
       hrx_stream_wait_held(stream, NULL, NULL);
       continue;
     }
-    if (!hrx_pending_batch_full_locked(&stream->batch, settings)) return NULL;
+    if (!hrx_pending_batch_full_locked(&stream->batch, settings)) break;
     /* Full and not yet published by whoever filled it: publish it here. */
     pthread_mutex_unlock(&stream->batch_mutex);
-    HRX_RETURN_IF_ERROR(hrx_stream_lock_published(stream));
+    status = hrx_stream_lock_published(stream);
+    if (status) break;
     pthread_mutex_unlock(&stream->publish_mutex);
   }
+  /* With batch_mutex held (on success), no transfer is counted held before
+   * the command joins the batch. */
+  if (draining) hrx_pacer_drain_end(pacer, &stream->pace_entry);
+  return status;
 }
 
 /* A small copy or fill: published alone at once when the queue is idle and
@@ -948,6 +976,7 @@ hrx_status_t hrx_stream_copy(hrx_stream_t* stream, hrx_view_t dst,
   HRX_RETURN_IF_ERROR(hrx_stream_check_view(stream, src, "copy source"));
   HRX_RETURN_IF_ERROR(hrx_view_check_copy(dst, src));
   if (hrx_stream_paces(stream, dst.length)) {
+    HRX_RETURN_IF_ERROR(hrx_stream_paced_would_block());
     HRX_RETURN_IF_ERROR(
         hrx_stream_enter(stream, "submitting work to a stream"));
     hrx_paced_transfer_t* transfer = hrx_paced_transfer_create();
@@ -1003,6 +1032,9 @@ hrx_status_t hrx_stream_upload(hrx_stream_t* stream, hrx_view_t dst,
   }
   if (!data) {
     return hrx_make_status(HRX_STATUS_INVALID_ARGUMENT, "upload data is NULL");
+  }
+  if (hrx_stream_paces(stream, length)) {
+    HRX_RETURN_IF_ERROR(hrx_stream_paced_would_block());
   }
   HRX_RETURN_IF_ERROR(hrx_stream_enter(stream, "submitting work to a stream"));
   if (hrx_stream_paces(stream, length)) {

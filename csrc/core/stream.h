@@ -43,8 +43,15 @@ hrx_status_t hrx_stream_submit(hrx_stream_t* stream,
 
 /* Whether a transfer of `length` bytes on this stream is paced (pacing.h):
  * chunking on, at least a chunk, a stream neither high-priority nor
- * reserved, and the calling thread not in non-blocking mode. */
+ * reserved. */
 bool hrx_stream_paces(hrx_stream_t* stream, uint64_t length);
+/* A paced transfer may wait (for the stream's publication lock, for its
+ * held list to be published when a waiter asked for it, for queue space
+ * for its first chunks): in non-blocking mode it is WOULD_BLOCK before
+ * anything is done, so that a binding retries it in blocking mode (with
+ * its global lock released) and the transfer is paced like any other;
+ * NULL otherwise. */
+hrx_status_t hrx_stream_paced_would_block(void);
 
 /* Holds a paced transfer on the stream (the caller passed
  * hrx_stream_enter; takes the caller's reference) after publishing the
