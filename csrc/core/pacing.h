@@ -1,15 +1,20 @@
 /* Transfer pacing: bulk transfers of the normal and low lanes are split into
  * chunks, and a chunk is published only while the device's published,
- * unfinished paced work in its direction (host to device, device to host,
- * device to device) stays within a window. Copy engines ignore stream
+ * unfinished paced work in its direction (host to device, device to host)
+ * stays within a window. Copy engines ignore stream
  * priority and nothing overtakes a transfer once it is queued, so holding
  * the rest on the host is what lets a high-priority or reserved stream's
  * transfer reach the engine after at most about one window. Internal to
  * the core.
  *
- * Which transfers are paced: an upload, read or device copy of at least one
+ * Which transfers are paced: an upload or read of at least one
  * chunk (chunk_bytes), on a stream that is neither high-priority nor
- * reserved, while the device's settings have chunking on. Others are
+ * reserved, while the device's settings have chunking on. Device copies
+ * are not paced: they run on the compute units (hip) or the host engines,
+ * whose schedulers already prefer high-priority work, and a chunk of one
+ * takes about as long as the pacer's round trip on a GPU (a 4 MiB copy
+ * runs in a few microseconds at the H200's device bandwidth), so pacing
+ * them would cost their bandwidth and buy nothing. Others are
  * published as before and never counted against the window.
  *
  * Held work: a paced transfer is appended to its stream's held list
@@ -93,7 +98,6 @@ hrx_status_t hrx_chunk_settings_from_environment(
 typedef enum hrx_pace_direction_e {
   HRX_PACE_TO_DEVICE = 0,  /* upload */
   HRX_PACE_TO_HOST,        /* read */
-  HRX_PACE_ON_DEVICE,      /* copy */
   HRX_PACE_DIRECTIONS,
 } hrx_pace_direction_t;
 
@@ -113,7 +117,7 @@ typedef struct hrx_paced_transfer_s {
   const uint8_t* src;            /* device memory, or `source_block` */
   uint64_t length;
   uint64_t number;               /* the stream's command number */
-  const char* what;              /* "upload", "read", "copy" (static) */
+  const char* what;              /* "upload", "read" (static) */
   /* An observation point (read): its failure is kept in `failure` for the
    * readback instead of failing the stream. */
   bool observes;

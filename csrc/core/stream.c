@@ -35,7 +35,7 @@
  * queue is busy). A lone command is numbered once the backend took it
  * (hrx_stream_run_locked).
  *
- * Paced transfers (pacing.h): a bulk upload, read or copy of a normal or
+ * Paced transfers (pacing.h): a bulk upload or read of a normal or
  * low stream is held on the stream's held list and published chunk by
  * chunk as the device's window allows. Only transfers are held. A further
  * paced transfer joins the held list (the pending batch is published
@@ -975,22 +975,8 @@ hrx_status_t hrx_stream_copy(hrx_stream_t* stream, hrx_view_t dst,
   HRX_RETURN_IF_ERROR(hrx_stream_check_view(stream, dst, "copy destination"));
   HRX_RETURN_IF_ERROR(hrx_stream_check_view(stream, src, "copy source"));
   HRX_RETURN_IF_ERROR(hrx_view_check_copy(dst, src));
-  if (hrx_stream_paces(stream, dst.length)) {
-    HRX_RETURN_IF_ERROR(hrx_stream_paced_would_block());
-    HRX_RETURN_IF_ERROR(
-        hrx_stream_enter(stream, "submitting work to a stream"));
-    hrx_paced_transfer_t* transfer = hrx_paced_transfer_create();
-    if (!transfer) {
-      return hrx_make_status(HRX_STATUS_OUT_OF_MEMORY,
-                             "cannot allocate a paced copy");
-    }
-    transfer->direction = HRX_PACE_ON_DEVICE;
-    transfer->dst = hrx_view_pointer(dst);
-    transfer->src = hrx_view_pointer(src);
-    transfer->length = dst.length;
-    transfer->what = "copy";
-    return hrx_stream_submit_paced(stream, transfer);
-  }
+  /* Device copies are never paced (pacing.h): they run on the compute
+   * units, where stream priority already orders them. */
   hrx_batch_command_t command = {.dst = hrx_view_pointer(dst),
                                  .src = hrx_view_pointer(src),
                                  .length = dst.length,
