@@ -24,7 +24,10 @@ SWEEP_ARGS ?=
 # and never removes a module the tree no longer has: an old copy would be
 # installed with the new code, so each install starts from no copy.
 PIP_INSTALL := rm -rf build/lib.* build/bdist.* && $(VPY) -m pip install -q
-# The runtime's contract tests, run a second time with batching off.
+# The runtime's contract tests, run a second time with batching and
+# transfer chunking off. The first run uses small chunks
+# (CONFORMANCE_CHUNKING), so that the suites' transfers of 64 KiB and more
+# go through the paced path (docs/lanes.md, "Transfers").
 CONFORMANCE_TESTS := test_pool_contract.py test_stream_ops.py \
   test_event_ordering.py test_bad_input.py test_host_backend.py \
   test_batching.py test_graph.py test_fault_injection.py \
@@ -32,10 +35,15 @@ CONFORMANCE_TESTS := test_pool_contract.py test_stream_ops.py \
   test_stream_api.py test_multi_device.py test_kernel_launch.py \
   test_kernel_graph.py
 
+CONFORMANCE_CHUNKING := HRX_CHUNK_BYTES=65536 HRX_CHUNK_WINDOW_BYTES=131072
+
 conformance-tests:
 	@echo $(CONFORMANCE_TESTS)
 
-.PHONY: conformance-tests test bench venv test-c test-python test-python-asan \
+conformance-chunking:
+	@echo $(CONFORMANCE_CHUNKING)
+
+.PHONY: conformance-tests conformance-chunking test bench venv test-c test-python test-python-asan \
   testing-build clean
 
 $(VPY):
@@ -48,10 +56,10 @@ test: $(VPY)
 	$(PIP_INSTALL) '.[test]' 'setuptools>=77'
 	$(MAKE) testing-build
 	$(MAKE) -C tests/c
-	cd tests && PYTHONPATH=$(TESTING_PKG) ../$(VPY) -m pytest -q \
-	  -p no:cacheprovider .
-	cd tests && HRX_BATCHING=0 PYTHONPATH=$(TESTING_PKG) ../$(VPY) -m pytest \
-	  -q -p no:cacheprovider $(CONFORMANCE_TESTS)
+	cd tests && $(CONFORMANCE_CHUNKING) PYTHONPATH=$(TESTING_PKG) \
+	  ../$(VPY) -m pytest -q -p no:cacheprovider .
+	cd tests && HRX_BATCHING=0 HRX_CHUNKING=0 PYTHONPATH=$(TESTING_PKG) \
+	  ../$(VPY) -m pytest -q -p no:cacheprovider $(CONFORMANCE_TESTS)
 	$(MAKE) test-python-asan
 
 # The testing build of the extension (HRX_TESTING_BUILD=1, see setup.py):

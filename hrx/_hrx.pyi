@@ -386,6 +386,11 @@ class Stream:
     def read(self, src: Buffer, /) -> Readback:
         """An asynchronous read of src."""
 
+    def read_into(self, src: Buffer, out: _Writable, /) -> Readback:
+        """An asynchronous read of src into out, a writable C-contiguous
+        buffer of exactly src.nbytes bytes, held until the Readback is
+        waited, closed or collected; wait() returns out."""
+
     def read_blocking(self, src: Buffer, out: _Writable, /) -> _Writable:
         """Reads src into the first src.nbytes bytes of writable
         C-contiguous host memory (buffer protocol, else a host DLPack

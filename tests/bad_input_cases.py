@@ -41,7 +41,7 @@ class Case:
         parts = ["no command submitted", "bytes of a, b", "pool_info()"]
         if FOREIGN in self.needs:
             parts.append("second device's bytes and pool_info()")
-        if self.function.endswith("read_blocking"):
+        if self.function.endswith(("read_blocking", "read_into")):
             parts.append("the output buffer")
         return ", ".join(parts)
 
@@ -617,6 +617,31 @@ case("queue-read-foreign", "fabric.Queue.read", "src on another device",
      needs=(FOREIGN,))
 case("queue-read-closed", "fabric.Queue.read", "closed Queue",
      "FailedPreconditionError", lambda c: c.closed_queue.read(c.a))
+
+# -------------------------------------------------------- Stream.read_into
+
+case("read-into-short", "Stream.read_into", "out shorter than src",
+     "InvalidArgumentError",
+     lambda c: c.stream.read_into(c.a, c.out(bytearray(SIZE - 1))))
+case("read-into-long", "Stream.read_into", "out longer than src",
+     "InvalidArgumentError",
+     lambda c: c.stream.read_into(c.a, c.out(bytearray(SIZE + 1))))
+case("read-into-bytes", "Stream.read_into", "out bytes (read-only)",
+     "InvalidArgumentError",
+     lambda c: c.stream.read_into(c.a, c.out(bytes(SIZE))))
+case("read-into-noncontiguous-numpy", "Stream.read_into",
+     "out numpy arr[::2] (strided)", "InvalidArgumentError",
+     lambda c: c.stream.read_into(
+         c.a, c.out(c.np.full(2 * SIZE, 0xEE, c.np.uint8))[::2]))
+case("read-into-int", "Stream.read_into", "out an int (no buffer)",
+     "InvalidArgumentError", lambda c: c.stream.read_into(c.a, 5))
+case("read-into-closed", "Stream.read_into", "closed Stream",
+     "FailedPreconditionError",
+     lambda c: c.closed_stream.read_into(c.a, c.out(bytearray(SIZE))))
+case("read-into-foreign", "Stream.read_into", "src on another device",
+     "InvalidArgumentError",
+     lambda c: c.stream.read_into(c.foreign, c.out(bytearray(SIZE))),
+     needs=(FOREIGN,))
 
 # ---------------------------------------------------- Stream.read_blocking
 

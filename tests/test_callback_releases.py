@@ -113,6 +113,8 @@ CHILD = textwrap.dedent(r"""
             "read": lambda: stream.read(a).wait(),
             "read_blocking": lambda: stream.read_blocking(
                 a, np.zeros(256, np.uint8)),
+            "read_into": lambda: stream.read_into(
+                a, np.zeros(256, np.uint8)).wait(),
             "synchronize": stream.synchronize,
             "flush": stream.flush,
             "record_event": lambda: stream.record_event(),

@@ -9,6 +9,10 @@ started, or while it runs).
 bench/scripts/read_latency.py --first-read measures the first read."""
 from __future__ import annotations
 
+import textwrap
+
+import pytest
+
 
 def test_the_first_reads_take_the_warmed_up_staging(fresh):
     out = fresh("""
@@ -75,4 +79,91 @@ def test_fault_injection_leaves_the_warm_up_out(fresh):
         assert counts() == {"reads": 1, "warm_up": 0}, counts()
         print("ok")
     """, env={"HRX_FAULTS": "none"})
+    assert out.strip() == "ok"
+
+
+BACKLOG = textwrap.dedent("""
+    import time
+    allocations = hrx._hrx._testing_staging_allocations
+    evictions = hrx._hrx._testing_staging_evictions
+    dev = hrx.Device.open(0, backend=backend)
+    deadline = time.monotonic() + 30      # the warm-up's block is cached
+    while allocations()["warm_up"] < 1 and time.monotonic() < deadline:
+        time.sleep(0.001)
+    s = dev.stream()
+    buffers = [dev.allocate(1 << 20) for _ in range(8)]
+    for i, b in enumerate(buffers):
+        s.fill(b, i)
+    def backlog():
+        before = allocations()["reads"]
+        reads = [s.read(b) for b in buffers]   # 8 blocks in use at once
+        for i, r in enumerate(reads):
+            assert (r.wait() == i).all()
+            r.close()
+        return allocations()["reads"] - before
+    def evicted(least):
+        deadline = time.monotonic() + 30
+        while evictions()["cleanup"] < least and time.monotonic() < deadline:
+            time.sleep(0.001)
+        return evictions()
+""")
+
+
+def backlog_code(code: str) -> str:
+    return BACKLOG + textwrap.dedent(code)
+
+
+def test_a_backlog_of_reads_reuses_its_staging_round_after_round(fresh):
+    """The cache (HRX_STAGING_CACHE_BYTES, default 1 GiB) keeps every block
+    of a backlog, so its second round allocates nothing."""
+    out = fresh(backlog_code("""
+        assert backlog() == 8
+        assert backlog() == 0
+        assert evictions() == {"cleanup": 0, "inline": 0}, evictions()
+        print("ok")
+    """), env={"HRX_CHUNKING": "0"})
+    assert out.strip() == "ok"
+
+
+def test_staging_beyond_the_cache_is_freed_by_the_cleanup_thread(fresh):
+    """With a cache of 2 MiB (which holds the warm-up's 64 KiB block), 7 of a
+    backlog's 8 blocks of 1 MiB are evicted each round, freed by the device's cleanup thread, never on the path of
+    the call that gave them back."""
+    out = fresh(backlog_code("""
+        assert backlog() == 8
+        counts = evicted(7)
+        assert counts == {"cleanup": 7, "inline": 0}, counts
+        assert backlog() == 7
+        counts = evicted(14)
+        assert counts == {"cleanup": 14, "inline": 0}, counts
+        print("ok")
+    """), env={"HRX_CHUNKING": "0", "HRX_STAGING_CACHE_BYTES": str(2 << 20)})
+    assert out.strip() == "ok"
+
+
+def test_a_cache_of_zero_keeps_no_staging(fresh):
+    out = fresh(backlog_code("""
+        assert backlog() == 8
+        assert evicted(8)["cleanup"] >= 8
+        assert backlog() == 8
+        counts = evicted(16)   # and the warm-up's block
+        assert counts["cleanup"] >= 16 and counts["inline"] == 0, counts
+        print("ok")
+    """), env={"HRX_CHUNKING": "0", "HRX_STAGING_CACHE_BYTES": "0"})
+    assert out.strip() == "ok"
+
+
+@pytest.mark.parametrize("value,part", [
+    ("-1", "HRX_STAGING_CACHE_BYTES must be an integer from 0 to 68719476736"),
+    ("68719476737", "HRX_STAGING_CACHE_BYTES must be an integer from 0"),
+    ("1G", "got '1G'"),
+])
+def test_malformed_staging_cache_is_refused(fresh, value, part):
+    out = fresh(f"""
+        try:
+            hrx.Device.open(0, backend=backend)
+        except hrx.InvalidArgumentError as e:
+            assert {part!r} in str(e), str(e)
+            print("ok")
+    """, env={"HRX_STAGING_CACHE_BYTES": value})
     assert out.strip() == "ok"

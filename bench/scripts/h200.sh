@@ -43,10 +43,17 @@
 #                    Python threads and from C, beside CuPy RawKernel,
 #                    PyTorch and the plain C runtime loop, 5 interleaved
 #                    repeats (kernel_launch_rate.py)
+#   chunking         a 4 KiB high-priority probe behind 16 x 64 MiB reads
+#                    (then uploads) on a normal stream, chunking off against
+#                    chunk sizes 1-16 MiB x windows 1-4 chunks, a fresh
+#                    process each; table and JSON lines in chunking.txt
+#                    (bench/scripts/h200_chunking.py; about 3 minutes)
 #   conformance      the hip device test and the CUDA header checks, then
-#                    the whole Python suite on hip (batching on) but for the
+#                    the whole Python suite on hip (batching on, small
+#                    transfer chunks: make conformance-chunking) but for the
 #                    python_only tests (plots, notebook, packaging: CI's)
-#   conformance-off  the conformance files on hip with batching off (the
+#   conformance-off  the conformance files on hip with batching and transfer
+#                    chunking off (the
 #                    test stages run against the testing build of the
 #                    extension, made in build/testing after the install:
 #                    make testing-build)
@@ -98,7 +105,7 @@ export PYTHONUNBUFFERED=1
 export PYTHONSAFEPATH=1   # import the installed hrx, not ./hrx (no extension there)
 STAGES="sweep sweep-raw sweep-python connections connections-hrx workload submission-cost \
 quick-batching read-latency call-latency python-threads kernel-launch-rate \
-conformance conformance-off \
+chunking conformance conformance-off \
 selected before-after model-random load multi-gpu multi-gpu-sweep multi-gpu-concurrent"
 if [ $# -eq 0 ]; then
   echo "usage: bash bench/scripts/h200.sh STAGE [STAGE...]; stages: $STAGES" >&2
@@ -176,15 +183,17 @@ conformance() (
   echo "\$ make -s -f tests/c/hip.mk hip-device hip-constants-cuda"
   timeout 90 make -s -f tests/c/hip.mk hip-device hip-constants-cuda 2>&1 | tail -12
   cd tests || return
-  echo "\$ HRX_BACKEND=hip HRX_TEST_BACKENDS=hip python3 -m pytest -q -rfEs --durations=20 -m 'not python_only' . (batching on)"
+  # Small transfer chunks, so that the suites' larger transfers are paced.
+  export $(make -s -C .. conformance-chunking)
+  echo "\$ $(make -s -C .. conformance-chunking) HRX_BACKEND=hip HRX_TEST_BACKENDS=hip python3 -m pytest -q -rfEs --durations=20 -m 'not python_only' . (batching on)"
   hip_pytest --durations=20 -m "not python_only" .
 )
 
 conformance_off() (
   export PYTHONPATH=$PWD/build/testing
   cd tests || return
-  echo "\$ HRX_BATCHING=0 HRX_BACKEND=hip HRX_TEST_BACKENDS=hip python3 -m pytest -q -rfEs (conformance files)"
-  HRX_BATCHING=0 hip_pytest $(make -s -C .. conformance-tests)
+  echo "\$ HRX_BATCHING=0 HRX_CHUNKING=0 HRX_BACKEND=hip HRX_TEST_BACKENDS=hip python3 -m pytest -q -rfEs (conformance files)"
+  HRX_BATCHING=0 HRX_CHUNKING=0 hip_pytest $(make -s -C .. conformance-tests)
 )
 
 selected() (
@@ -287,6 +296,9 @@ for stage in "$@"; do
     quick-batching)
       python3 -P bench/scripts/h200_quick_batching.py >"$OUT/quick-batching.txt"
       echo "exit status $?" ;;
+    chunking)
+      python3 -P bench/scripts/h200_chunking.py --backend hip >"$OUT/chunking.txt"
+      echo "exit status $?"; grep -v '^{' "$OUT/chunking.txt" ;;
     read-latency)
       python3 -P bench/scripts/read_latency.py --backend hip \
         --backlog-bytes 1073741824 --backlog-copies 64 >"$OUT/read-latency.txt"

@@ -258,6 +258,13 @@ struct hrx_backend_vtable_s {
   hrx_status_t (*upload)(hrx_backend_device_t* device,
                          hrx_native_queue_t* queue, void* dst,
                          const void* host_src, uint64_t length);
+  /* The same from host memory that comes from host_alloc and stays valid
+   * and unchanged until the command is done: an asynchronous host-to-device
+   * copy of it, with no staging copy (paced uploads, pacing.h). May be
+   * NULL: the core uses upload instead. */
+  hrx_status_t (*upload_pinned)(hrx_backend_device_t* device,
+                                hrx_native_queue_t* queue, void* dst,
+                                const void* host_src, uint64_t length);
   /* host_dst comes from host_alloc and stays valid until the command is
    * done. */
   hrx_status_t (*download)(hrx_backend_device_t* device,

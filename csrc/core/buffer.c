@@ -65,6 +65,8 @@ void hrx_buffer_release(hrx_buffer_t* buffer) {
   /* Batched commands may name this memory without being on a queue yet:
    * publish them, so that free() waits for them like for any other work. */
   hrx_flusher_publish_all(hrx_device_flusher(buffer->device));
+  /* Held transfers may name it: they go out first (pacing.h). */
+  hrx_pacer_wait_idle(hrx_device_pacer(buffer->device), NULL, NULL);
   backend->vtable->free(backend, buffer->ptr);
   hrx_device_release(buffer->device);
   free(buffer);

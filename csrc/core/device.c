@@ -44,6 +44,7 @@ struct hrx_device_s {
   hrx_batch_settings_t batch;      /* immutable after open */
   atomic_bool batching;            /* the switch; starts at batch.enabled */
   hrx_flusher_t* flusher;          /* owned */
+  hrx_pacer_t* pacer;              /* owned: paced transfers (pacing.h) */
   hrx_kernel_cache_t* kernels;     /* owned: compiled kernel modules */
   atomic_uint_least64_t commands;  /* handed to native queues */
 };
@@ -125,27 +126,44 @@ static hrx_status_t hrx_device_create(const hrx_backend_t* backend_type,
     free(device);
     return status;
   }
+  hrx_chunk_settings_t chunking;
+  uint64_t staging_cache_bytes = 0;
   status = hrx_batch_settings_from_environment(&device->batch);
+  if (!status) status = hrx_chunk_settings_from_environment(&chunking);
+  if (!status) {
+    status = hrx_staging_cache_bytes_from_environment(&staging_cache_bytes);
+  }
+  if (!status) {
+    status = hrx_pacer_create(device->backend, &chunking, &device->pacer);
+  }
   if (!status) {
     status = hrx_flusher_create(device->batch.delay_ns, &device->flusher);
-  }
-  if (!status) {
-    status = hrx_staging_pool_create(device->backend, &device->staging);
-    if (status) hrx_flusher_destroy(device->flusher);
-  }
-  if (!status) {
-    status = hrx_kernel_cache_create(&device->kernels);
-    if (status) {
-      hrx_staging_pool_destroy(device->staging);
-      hrx_flusher_destroy(device->flusher);
-    }
+    if (status) hrx_pacer_destroy(device->pacer);
   }
   if (!status) {
     status = hrx_cleanup_create(&device->cleanup);
     if (status) {
-      hrx_kernel_cache_destroy(device->kernels);
+      hrx_flusher_destroy(device->flusher);
+      hrx_pacer_destroy(device->pacer);
+    }
+  }
+  if (!status) {
+    status = hrx_staging_pool_create(device->backend, staging_cache_bytes,
+                                     device->cleanup, &device->staging);
+    if (status) {
+      hrx_cleanup_destroy(device->cleanup);
+      hrx_flusher_destroy(device->flusher);
+      hrx_pacer_destroy(device->pacer);
+    }
+  }
+  if (!status) {
+    status = hrx_kernel_cache_create(&device->kernels);
+    if (status) {
+      hrx_staging_pool_detach_cleanup(device->staging);
+      hrx_cleanup_destroy(device->cleanup);
       hrx_staging_pool_destroy(device->staging);
       hrx_flusher_destroy(device->flusher);
+      hrx_pacer_destroy(device->pacer);
     }
   }
   if (!status && warm_staging) {
@@ -222,9 +240,14 @@ static void hrx_device_teardown(void* arg) {
   /* No stream, buffer, event or deferred release is left: they all held
    * references. What the cleanup thread still has queued (staging
    * warm-up) runs before it stops; on the cleanup thread itself it ends
-   * after the task that called this. */
+   * after the task that called this. Staging evicted from now on is kept
+   * until the pool goes. */
+  hrx_staging_pool_detach_cleanup(device->staging);
   hrx_cleanup_destroy(device->cleanup);
   hrx_flusher_destroy(device->flusher);
+  /* Nothing is held (every stream is gone); its threads end once the
+   * chunks in flight completed, before the queues and staging go. */
+  hrx_pacer_destroy(device->pacer);
   hrx_queue_pool_deinitialize(&device->pool);
   /* Every queue waited for its work: staging is no longer written, and no
    * launch of a cached module is left. */
@@ -474,6 +497,10 @@ const hrx_batch_settings_t* hrx_device_batch_settings(hrx_device_t* device) {
   return &device->batch;
 }
 
+hrx_pacer_t* hrx_device_pacer(hrx_device_t* device) {
+  return device->pacer;
+}
+
 hrx_flusher_t* hrx_device_flusher(hrx_device_t* device) {
   return device->flusher;
 }
@@ -497,6 +524,9 @@ hrx_status_t hrx_device_synchronize(hrx_device_t* device,
   HRX_RETURN_IF_ERROR(hrx_entry_check(device, HRX_ENTRY_BLOCKING,
                                       "synchronizing a device"));
   hrx_batch_thread_observed();
+  /* Held transfers are published as the window allows; the queues'
+   * waits below then cover them. */
+  if (!hrx_pacer_wait_idle(device->pacer, hook, out_interrupted)) return NULL;
   hrx_flusher_publish_all(device->flusher);
   enum { capacity = HRX_STREAM_LANE_COUNT * HRX_MAX_STREAM_QUEUE_COUNT };
   hrx_native_queue_t* queues[capacity];

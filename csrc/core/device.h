@@ -6,6 +6,7 @@
 #include "backends/backend.h"
 #include "hrx.h"
 #include "batching.h"
+#include "pacing.h"
 #include "queue_pool.h"
 #include "staging.h"
 
@@ -18,6 +19,9 @@ hrx_queue_pool_t* hrx_device_pool(hrx_device_t* device);
 const hrx_device_info_t* hrx_device_info(hrx_device_t* device);
 /* Batching settings read from the environment at open (immutable). */
 const hrx_batch_settings_t* hrx_device_batch_settings(hrx_device_t* device);
+/* The device's transfer pacer (pacing.h; borrowed, lives as long as the
+ * device). */
+hrx_pacer_t* hrx_device_pacer(hrx_device_t* device);
 /* The device's flusher (borrowed; lives as long as the device). */
 hrx_flusher_t* hrx_device_flusher(hrx_device_t* device);
 /* Counts `count` accepted commands (thread-safe). Batched commands are

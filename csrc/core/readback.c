@@ -1,7 +1,15 @@
 /* Asynchronous device-to-host reads into pooled staging memory (pinned on
  * GPUs, staging.h), completed through the staging block's event recorded
  * right after the download. A read waits only for its own stream: it
- * neither allocates nor frees pinned memory once the pool is warm. */
+ * neither allocates nor frees pinned memory once the pool is warm.
+ *
+ * A paced read (pacing.h) is held on its stream and downloaded chunk by
+ * chunk into the same block; the block's event is recorded after the last
+ * chunk. Until then the readback is not done, and a wait first waits for
+ * the last chunk to be published. A readback released before that gives
+ * its block to the transfer, which returns it to the pool when the last
+ * chunk completed. */
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -9,6 +17,7 @@
 #include "device.h"
 #include "entry.h"
 #include "nonblocking.h"
+#include "pacing.h"
 #include "staging.h"
 #include "status.h"
 #include "stream.h"
@@ -18,7 +27,37 @@ struct hrx_readback_s {
   hrx_device_t* device;          /* retained */
   hrx_staging_block_t* block;    /* owned until given back to the pool */
   uint64_t length;
+  hrx_paced_transfer_t* transfer; /* retained: a paced read, or NULL */
+  /* hrx_stream_read_into: the caller's memory (borrowed), filled once. */
+  uint8_t* into;
+  pthread_mutex_t into_mutex;     /* with `into` */
+  bool into_copied;               /* into_mutex */
 };
+
+/* Copies a complete read's bytes into `into`, once. */
+static void hrx_readback_fill_into(hrx_readback_t* readback) {
+  pthread_mutex_lock(&readback->into_mutex);
+  if (!readback->into_copied) {
+    memcpy(readback->into, readback->block->memory, readback->length);
+    readback->into_copied = true;
+  }
+  pthread_mutex_unlock(&readback->into_mutex);
+}
+
+/* A paced read's failure (a chunk failed, or it was not run), copied for
+ * the caller; NULL while it is held or once it was published. */
+static hrx_status_t hrx_readback_paced_failure(const hrx_readback_t* readback) {
+  const hrx_paced_transfer_t* transfer = readback->transfer;
+  if (!transfer || atomic_load(&transfer->state) != HRX_PACED_DROPPED) {
+    return NULL;
+  }
+  if (!transfer->failure) {
+    return hrx_make_status(HRX_STATUS_FAILED_PRECONDITION,
+                           "the read was not run");
+  }
+  return hrx_status_create(hrx_status_code(transfer->failure),
+                           hrx_status_message(transfer->failure));
+}
 
 typedef struct {
   hrx_view_t src;
@@ -44,9 +83,12 @@ static hrx_status_t hrx_submit_download(hrx_backend_device_t* backend,
   return NULL;
 }
 
-hrx_status_t hrx_stream_read(hrx_stream_t* stream, hrx_view_t src,
-                             hrx_readback_t** out_readback) {
-  HRX_RETURN_IF_ERROR(hrx_stream_check_view(stream, src, "read source"));
+static hrx_status_t hrx_stream_read_to(hrx_stream_t* stream, hrx_view_t src,
+                                       void* into,
+                                       hrx_readback_t** out_readback) {
+  if (hrx_stream_paces(stream, src.length)) {
+    HRX_RETURN_IF_ERROR(hrx_stream_paced_would_block());
+  }
   HRX_RETURN_IF_ERROR(hrx_stream_enter(stream, "reading from a stream"));
   hrx_batch_thread_observed();
   hrx_device_t* device = hrx_stream_device(stream);
@@ -56,10 +98,39 @@ hrx_status_t hrx_stream_read(hrx_stream_t* stream, hrx_view_t src,
                            "cannot allocate readback");
   }
   readback->length = src.length;
+  readback->into = into;
+  if (into) pthread_mutex_init(&readback->into_mutex, NULL);
   hrx_staging_pool_t* staging = hrx_device_staging(device);
   hrx_status_t status =
       hrx_staging_acquire(staging, src.length, &readback->block);
-  if (!status) {
+  if (!status && hrx_stream_paces(stream, src.length)) {
+    hrx_paced_transfer_t* transfer = hrx_paced_transfer_create();
+    if (!transfer) {
+      status = hrx_make_status(HRX_STATUS_OUT_OF_MEMORY,
+                               "cannot allocate a paced read");
+    } else {
+      transfer->direction = HRX_PACE_TO_HOST;
+      transfer->dst = readback->block->memory;
+      transfer->src = hrx_view_pointer(src);
+      transfer->length = src.length;
+      transfer->what = "read";
+      transfer->observes = true;
+      transfer->staging = staging;
+      transfer->block = readback->block;
+      hrx_paced_transfer_retain(transfer);
+      readback->transfer = transfer;
+      status = hrx_stream_submit_paced(stream, transfer);
+      if (status) {
+        /* Chunks published before the failing one may still write the
+         * block: it goes back as pending (its event follows them). */
+        hrx_staging_release_pending(staging, readback->block);
+        hrx_paced_transfer_release(transfer);
+        if (into) pthread_mutex_destroy(&readback->into_mutex);
+        free(readback);
+        return status;
+      }
+    }
+  } else if (!status) {
     hrx_download_args_t args = {src, readback->block};
     hrx_stream_command_t command = {.submit = hrx_submit_download,
                                     .user_data = &args,
@@ -72,27 +143,64 @@ hrx_status_t hrx_stream_read(hrx_stream_t* stream, hrx_view_t src,
     /* Nothing of the read runs (a failed submission waited for its
      * download): the block is free. */
     hrx_staging_release(staging, readback->block);
+    if (into) pthread_mutex_destroy(&readback->into_mutex);
     free(readback);
     return status;
   }
-  /* The download and its completion event: two commands. */
-  hrx_device_count_commands(device, 1);
+  /* The download and its completion event: two commands (a paced read
+   * was counted when it was held). */
+  if (!readback->transfer) hrx_device_count_commands(device, 1);
   readback->device = device;
   hrx_device_retain(device);
   *out_readback = readback;
   return NULL;
 }
 
+hrx_status_t hrx_stream_read(hrx_stream_t* stream, hrx_view_t src,
+                             hrx_readback_t** out_readback) {
+  HRX_RETURN_IF_ERROR(hrx_stream_check_view(stream, src, "read source"));
+  return hrx_stream_read_to(stream, src, NULL, out_readback);
+}
+
+hrx_status_t hrx_stream_read_into(hrx_stream_t* stream, hrx_view_t src,
+                                  void* out, uint64_t capacity,
+                                  hrx_readback_t** out_readback) {
+  HRX_RETURN_IF_ERROR(hrx_stream_check_view(stream, src, "read source"));
+  if (!out) {
+    return hrx_make_status(HRX_STATUS_INVALID_ARGUMENT,
+                           "read output is NULL");
+  }
+  if (capacity != src.length) {
+    return hrx_make_status(HRX_STATUS_INVALID_ARGUMENT,
+                           "read output holds %llu bytes but the source has "
+                           "%llu; they must be equal",
+                           (unsigned long long)capacity,
+                           (unsigned long long)src.length);
+  }
+  return hrx_stream_read_to(stream, src, out, out_readback);
+}
+
 /* Frees the readback; its block goes back to the pool, as free when the
  * read is known complete, else as pending. */
+/* Whether a paced read was dropped after chunks that may still run. */
+static bool hrx_readback_paced_failure_pending(const hrx_readback_t* readback) {
+  return readback->transfer &&
+         atomic_load(&readback->transfer->state) == HRX_PACED_DROPPED;
+}
+
 static void hrx_readback_free(hrx_readback_t* readback, bool complete) {
   hrx_device_t* device = readback->device;
   hrx_staging_pool_t* staging = hrx_device_staging(device);
-  if (complete) {
+  if (readback->transfer &&
+      hrx_pacer_adopt_block(hrx_device_pacer(device), readback->transfer)) {
+    /* Still held: the transfer gives the block back after its chunks. */
+  } else if (complete && !hrx_readback_paced_failure_pending(readback)) {
     hrx_staging_release(staging, readback->block);
   } else {
     hrx_staging_release_pending(staging, readback->block);
   }
+  hrx_paced_transfer_release(readback->transfer);
+  if (readback->into) pthread_mutex_destroy(&readback->into_mutex);
   free(readback);
   hrx_device_release(device);
 }
@@ -112,6 +220,13 @@ void hrx_readback_release(hrx_readback_t* readback) {
     hrx_readback_release_deferred(readback);
     return;
   }
+  if (readback->transfer &&
+      atomic_load(&readback->transfer->state) != HRX_PACED_PUBLISHED) {
+    /* Held (the transfer adopts the block) or dropped: nothing to wait
+     * for here. */
+    hrx_readback_free(readback, false);
+    return;
+  }
   hrx_backend_device_t* backend = hrx_device_backend(readback->device);
   hrx_status_t status =
       hrx_wait_native_event(backend, readback->block->event, NULL, NULL);
@@ -126,9 +241,19 @@ uint64_t hrx_readback_length(const hrx_readback_t* readback) {
 hrx_status_t hrx_readback_query(hrx_readback_t* readback, bool* out_done) {
   HRX_RETURN_IF_ERROR(hrx_entry_check(readback->device, HRX_ENTRY_RUNTIME_QUERY,
                                       "querying a read"));
+  if (readback->transfer) {
+    int state = atomic_load(&readback->transfer->state);
+    if (state != HRX_PACED_PUBLISHED) {
+      /* Held: not done; dropped: done, and the wait raises why. */
+      *out_done = state == HRX_PACED_DROPPED;
+      return NULL;
+    }
+  }
   hrx_backend_device_t* backend = hrx_device_backend(readback->device);
-  return backend->vtable->event_query(backend, readback->block->event,
-                                      out_done);
+  HRX_RETURN_IF_ERROR(backend->vtable->event_query(
+      backend, readback->block->event, out_done));
+  if (*out_done && readback->into) hrx_readback_fill_into(readback);
+  return NULL;
 }
 
 hrx_status_t hrx_readback_wait(hrx_readback_t* readback,
@@ -144,6 +269,17 @@ hrx_status_t hrx_readback_wait(hrx_readback_t* readback,
                                            "waiting for a read", &nonblocking));
   hrx_batch_thread_observed();
   hrx_backend_device_t* backend = hrx_device_backend(readback->device);
+  if (readback->transfer) {
+    if (atomic_load(&readback->transfer->state) == HRX_PACED_HELD) {
+      if (nonblocking) return hrx_would_block("the read's held chunks");
+      if (!hrx_pacer_wait_transfer(hrx_device_pacer(readback->device),
+                                   readback->transfer, hook,
+                                   out_interrupted)) {
+        return NULL;
+      }
+    }
+    HRX_RETURN_IF_ERROR(hrx_readback_paced_failure(readback));
+  }
   if (nonblocking) {
     /* Done: the wait itself answers at once (as in a blocking call). */
     bool done = false;
@@ -154,12 +290,17 @@ hrx_status_t hrx_readback_wait(hrx_readback_t* readback,
           backend, readback->block->event, 0, &done));
     }
     if (!done) return hrx_would_block("the read");
-    *out_bytes = readback->block->memory;
-    return NULL;
+  } else {
+    HRX_RETURN_IF_ERROR(hrx_wait_native_event(
+        backend, readback->block->event, hook, out_interrupted));
+    if (*out_interrupted) return NULL;
   }
-  HRX_RETURN_IF_ERROR(hrx_wait_native_event(backend, readback->block->event,
-                                            hook, out_interrupted));
-  if (!*out_interrupted) *out_bytes = readback->block->memory;
+  if (readback->into) {
+    hrx_readback_fill_into(readback);
+    *out_bytes = readback->into;
+  } else {
+    *out_bytes = readback->block->memory;
+  }
   return NULL;
 }
 
@@ -171,6 +312,11 @@ void hrx_readback_release_deferred(hrx_readback_t* readback) {
   if (!readback) return;
   if (hrx_entry_release(readback->device,
                         hrx_readback_release_deferred_object, readback)) {
+    return;
+  }
+  if (readback->transfer &&
+      atomic_load(&readback->transfer->state) != HRX_PACED_PUBLISHED) {
+    hrx_readback_free(readback, false);
     return;
   }
   bool done = false;

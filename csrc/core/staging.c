@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "environment.h"
 #include "nonblocking.h"
 #include "status.h"
 
@@ -15,6 +16,14 @@
 
 static atomic_uint_fast64_t hrx_staging_allocated_by_reads;
 static atomic_uint_fast64_t hrx_staging_allocated_by_warm_up;
+static atomic_uint_fast64_t hrx_staging_evicted_by_cleanup;
+static atomic_uint_fast64_t hrx_staging_evicted_inline;
+
+void hrx_staging_query_evictions(uint64_t* out_by_cleanup,
+                                 uint64_t* out_inline) {
+  *out_by_cleanup = atomic_load(&hrx_staging_evicted_by_cleanup);
+  *out_inline = atomic_load(&hrx_staging_evicted_inline);
+}
 
 void hrx_staging_query_allocations(uint64_t* out_by_reads,
                                    uint64_t* out_by_warm_up) {
@@ -22,8 +31,10 @@ void hrx_staging_query_allocations(uint64_t* out_by_reads,
   *out_by_warm_up = atomic_load(&hrx_staging_allocated_by_warm_up);
 }
 #define HRX_STAGING_COUNT(counter) atomic_fetch_add(&(counter), 1)
+#define HRX_STAGING_COUNT_N(counter, n) atomic_fetch_add(&(counter), (n))
 #else
 #define HRX_STAGING_COUNT(counter) ((void)0)
+#define HRX_STAGING_COUNT_N(counter, n) ((void)(n))
 #endif
 
 enum { HRX_STAGING_CLASSES = 64 };
@@ -37,7 +48,12 @@ typedef enum hrx_staging_warm_e {
 
 struct hrx_staging_pool_s {
   hrx_backend_device_t* backend;  /* borrowed; outlives the pool */
+  uint64_t cache_bytes;           /* immutable */
   pthread_mutex_t mutex;
+  hrx_cleanup_t* cleanup;         /* borrowed, or NULL; mutex */
+  bool detached;                  /* evicted blocks are kept; mutex */
+  hrx_staging_block_t* evicted;   /* to be freed; mutex */
+  bool free_queued;               /* a free of `evicted` is queued; mutex */
   hrx_staging_block_t* free[HRX_STAGING_CLASSES];  /* mutex */
   hrx_staging_block_t* pending;   /* reads that may still run; mutex */
   uint64_t cached_bytes;          /* capacity on the free lists; mutex */
@@ -56,7 +72,18 @@ static unsigned hrx_staging_class(uint64_t length, uint64_t* out_capacity) {
   return index;
 }
 
+hrx_status_t hrx_staging_cache_bytes_from_environment(uint64_t* out_bytes) {
+  int64_t value = 0;
+  HRX_RETURN_IF_ERROR(hrx_env_int(
+      "HRX_STAGING_CACHE_BYTES", (int64_t)HRX_STAGING_DEFAULT_CACHE_BYTES, 0,
+      (int64_t)HRX_STAGING_MAX_CACHE_BYTES, &value));
+  *out_bytes = (uint64_t)value;
+  return NULL;
+}
+
 hrx_status_t hrx_staging_pool_create(hrx_backend_device_t* backend,
+                                     uint64_t cache_bytes,
+                                     hrx_cleanup_t* cleanup,
                                      hrx_staging_pool_t** out_pool) {
   hrx_staging_pool_t* pool = calloc(1, sizeof(*pool));
   if (!pool) {
@@ -64,6 +91,8 @@ hrx_status_t hrx_staging_pool_create(hrx_backend_device_t* backend,
                            "cannot allocate the read staging pool");
   }
   pool->backend = backend;
+  pool->cache_bytes = cache_bytes;
+  pool->cleanup = cleanup;
   pthread_mutex_init(&pool->mutex, NULL);
   pthread_cond_init(&pool->warmed, NULL);
   *out_pool = pool;
@@ -92,9 +121,74 @@ void hrx_staging_pool_destroy(hrx_staging_pool_t* pool) {
     hrx_staging_free_list(pool->backend, pool->free[i]);
   }
   hrx_staging_free_list(pool->backend, pool->pending);
+  hrx_staging_free_list(pool->backend, pool->evicted);
   pthread_cond_destroy(&pool->warmed);
   pthread_mutex_destroy(&pool->mutex);
   free(pool);
+}
+
+void hrx_staging_pool_detach_cleanup(hrx_staging_pool_t* pool) {
+  pthread_mutex_lock(&pool->mutex);
+  pool->cleanup = NULL;
+  pool->detached = true;
+  pthread_mutex_unlock(&pool->mutex);
+}
+
+static uint64_t hrx_staging_free_counted(hrx_backend_device_t* backend,
+                                         hrx_staging_block_t* list) {
+  uint64_t count = 0;
+  for (hrx_staging_block_t* b = list; b; b = b->next) ++count;
+  hrx_staging_free_list(backend, list);
+  return count;
+}
+
+/* The cleanup thread's task: frees the evicted blocks. */
+static void hrx_staging_free_evicted(void* arg) {
+  hrx_staging_pool_t* pool = arg;
+  pthread_mutex_lock(&pool->mutex);
+  hrx_staging_block_t* list = pool->evicted;
+  pool->evicted = NULL;
+  pool->free_queued = false;
+  pthread_mutex_unlock(&pool->mutex);
+  HRX_STAGING_COUNT_N(hrx_staging_evicted_by_cleanup,
+                      hrx_staging_free_counted(pool->backend, list));
+}
+
+/* Evicts `list` (blocks that do not fit the cache): hands them to the
+ * cleanup thread, keeps them (detached, or no thread and non-blocking), or
+ * frees them here (no thread). Never holds the mutex across a free. */
+static void hrx_staging_evict(hrx_staging_pool_t* pool,
+                              hrx_staging_block_t* list) {
+  if (!list) return;
+  pthread_mutex_lock(&pool->mutex);
+  bool inline_free = !pool->cleanup && !pool->detached && !hrx_nonblocking();
+  if (!inline_free) {
+    while (list) {
+      hrx_staging_block_t* next = list->next;
+      list->next = pool->evicted;
+      pool->evicted = list;
+      list = next;
+    }
+    if (pool->cleanup && !pool->free_queued) {
+      pool->free_queued =
+          hrx_cleanup_queue(pool->cleanup, hrx_staging_free_evicted, pool);
+    }
+  } else if (pool->evicted) {
+    /* Kept earlier in non-blocking mode: freed with these. */
+    hrx_staging_block_t* kept = pool->evicted;
+    pool->evicted = NULL;
+    while (kept) {
+      hrx_staging_block_t* next = kept->next;
+      kept->next = list;
+      list = kept;
+      kept = next;
+    }
+  }
+  pthread_mutex_unlock(&pool->mutex);
+  if (inline_free) {
+    HRX_STAGING_COUNT_N(hrx_staging_evicted_inline,
+                        hrx_staging_free_counted(pool->backend, list));
+  }
 }
 
 /* Moves the pending blocks whose reads are complete to the free lists;
@@ -130,7 +224,7 @@ static hrx_staging_block_t* hrx_staging_reclaim(hrx_staging_pool_t* pool) {
     hrx_staging_block_t* next = done->next;
     uint64_t capacity = 0;
     unsigned index = hrx_staging_class(done->capacity, &capacity);
-    if (pool->cached_bytes + done->capacity > HRX_STAGING_CACHE_BYTES) {
+    if (pool->cached_bytes + done->capacity > pool->cache_bytes) {
       done->next = evicted;
       evicted = done;
     } else {
@@ -221,14 +315,14 @@ void hrx_staging_pool_end_warm(hrx_staging_pool_t* pool) {
 }
 
 /* Takes free blocks off the lists, largest first, until the cache holds
- * at most HRX_STAGING_CACHE_BYTES (releases in non-blocking mode may leave
- * more); returns them for the caller to free without the lock. */
+ * at most the pool's cache_bytes (releases in non-blocking mode may leave
+ * more); returns them for the caller to evict without the lock. */
 static hrx_staging_block_t* hrx_staging_trim(hrx_staging_pool_t* pool) {
   hrx_staging_block_t* evicted = NULL;
   pthread_mutex_lock(&pool->mutex);
   for (unsigned i = HRX_STAGING_CLASSES;
-       i-- > 0 && pool->cached_bytes > HRX_STAGING_CACHE_BYTES;) {
-    while (pool->free[i] && pool->cached_bytes > HRX_STAGING_CACHE_BYTES) {
+       i-- > 0 && pool->cached_bytes > pool->cache_bytes;) {
+    while (pool->free[i] && pool->cached_bytes > pool->cache_bytes) {
       hrx_staging_block_t* block = pool->free[i];
       pool->free[i] = block->next;
       pool->cached_bytes -= block->capacity;
@@ -246,17 +340,15 @@ hrx_status_t hrx_staging_acquire(hrx_staging_pool_t* pool, uint64_t length,
   unsigned index = hrx_staging_class(length, &capacity);
   if (capacity < length) {
     return hrx_make_status(HRX_STATUS_OUT_OF_MEMORY,
-                           "a read of %llu bytes is too large to stage",
+                           "a transfer of %llu bytes is too large to stage",
                            (unsigned long long)length);
   }
   bool nonblocking = hrx_nonblocking();
-  /* Reclaiming may free blocks beyond the cache (a pinned free waits for
-   * the device): never in non-blocking mode. */
-  if (!nonblocking) {
-    if (pool->pending) {
-      hrx_staging_free_list(pool->backend, hrx_staging_reclaim(pool));
-    }
-    hrx_staging_free_list(pool->backend, hrx_staging_trim(pool));
+  /* Reclaiming evicts blocks beyond the cache (only queries, and hands
+   * them to the cleanup thread or keeps them in non-blocking mode). */
+  {
+    if (pool->pending) hrx_staging_evict(pool, hrx_staging_reclaim(pool));
+    hrx_staging_evict(pool, hrx_staging_trim(pool));
   }
   pthread_mutex_lock(&pool->mutex);
   hrx_staging_block_t* block = hrx_staging_take_free_locked(pool, index, length);
@@ -290,18 +382,21 @@ void hrx_staging_release(hrx_staging_pool_t* pool, hrx_staging_block_t* block) {
   uint64_t capacity = 0;
   unsigned index = hrx_staging_class(block->capacity, &capacity);
   pthread_mutex_lock(&pool->mutex);
-  /* A host_free may wait (a pinned free waits for the device): in
-   * non-blocking mode the block is kept even beyond the cache, which the
-   * next blocking acquire trims. */
-  bool keep = hrx_nonblocking() ||
-              pool->cached_bytes + block->capacity <= HRX_STAGING_CACHE_BYTES;
+  /* Beyond the cache the block is evicted; in non-blocking mode a pool
+   * without a cleanup thread keeps it (even beyond the cache) for the next
+   * blocking acquire to trim. */
+  bool keep = (hrx_nonblocking() && !pool->cleanup) ||
+              pool->cached_bytes + block->capacity <= pool->cache_bytes;
   if (keep) {
     pool->cached_bytes += block->capacity;
     block->next = pool->free[index];
     pool->free[index] = block;
   }
   pthread_mutex_unlock(&pool->mutex);
-  if (!keep) hrx_staging_block_free(pool->backend, block);
+  if (!keep) {
+    block->next = NULL;
+    hrx_staging_evict(pool, block);
+  }
 }
 
 void hrx_staging_release_pending(hrx_staging_pool_t* pool,

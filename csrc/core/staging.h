@@ -6,10 +6,19 @@
  * uses it. A block goes back to the pool only once that read is known to be
  * complete: at once when the reader saw it complete, else it waits on the
  * pool's pending list until a later acquire finds its event complete.
- * Blocks are sized in powers of two (at least HRX_STAGING_MIN_BYTES); free
- * blocks beyond HRX_STAGING_CACHE_BYTES in total are returned to the
- * backend (its host_free) instead of being kept. Everything left is freed
- * when the device is torn down, after its queues finished.
+ * Blocks are sized in powers of two (at least HRX_STAGING_MIN_BYTES).
+ *
+ * Cache: free blocks are kept up to the pool's cache_bytes in total
+ * ($HRX_STAGING_CACHE_BYTES, read when a live device is created), enough
+ * for a backlog of large reads and uploads to reuse its blocks round after
+ * round. A block that does not fit is evicted: freed (host_free, which may
+ * wait for the device) by the device's cleanup thread (cleanup.h), never on
+ * a caller's path. A pool without a cleanup thread (hrx_staging_pool_create
+ * with none) frees evicted blocks at once, except in non-blocking mode
+ * (they are kept until the next blocking acquire); one detached from its
+ * cleanup thread (device teardown) keeps them until it is destroyed.
+ * Everything left is freed when the device is torn down, after its queues
+ * finished.
  *
  * Warm-up: allocating pinned memory costs milliseconds on a GPU, far more
  * than a read, so a device's first read must not pay for it. When the
@@ -29,10 +38,12 @@
 #include <stdint.h>
 
 #include "backends/backend.h"
+#include "cleanup.h"
 #include "hrx.h"
 
 #define HRX_STAGING_MIN_BYTES 256u
-#define HRX_STAGING_CACHE_BYTES (256ull << 20)
+#define HRX_STAGING_DEFAULT_CACHE_BYTES (1ull << 30)
+#define HRX_STAGING_MAX_CACHE_BYTES (64ull << 30)
 #define HRX_STAGING_WARM_BYTES (64u << 10)
 
 typedef struct hrx_staging_pool_s hrx_staging_pool_t;
@@ -44,8 +55,19 @@ typedef struct hrx_staging_block_s {
   struct hrx_staging_block_s* next; /* pool lists */
 } hrx_staging_block_t;
 
+/* $HRX_STAGING_CACHE_BYTES: HRX_STAGING_DEFAULT_CACHE_BYTES when unset,
+ * 0 .. HRX_STAGING_MAX_CACHE_BYTES, else INVALID_ARGUMENT naming it. */
+hrx_status_t hrx_staging_cache_bytes_from_environment(uint64_t* out_bytes);
+
+/* A pool keeping up to `cache_bytes` of free blocks; `cleanup` (borrowed,
+ * may be NULL) frees the evicted ones. */
 hrx_status_t hrx_staging_pool_create(hrx_backend_device_t* backend,
+                                     uint64_t cache_bytes,
+                                     hrx_cleanup_t* cleanup,
                                      hrx_staging_pool_t** out_pool);
+/* Before the cleanup thread is destroyed: evicted blocks are kept from now
+ * on (a free already queued still runs). */
+void hrx_staging_pool_detach_cleanup(hrx_staging_pool_t* pool);
 /* Frees every block. No queue of the device can still run (they were
  * destroyed). */
 void hrx_staging_pool_destroy(hrx_staging_pool_t* pool);

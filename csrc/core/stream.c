@@ -35,6 +35,21 @@
  * queue is busy). A lone command is numbered once the backend took it
  * (hrx_stream_run_locked).
  *
+ * Paced transfers (pacing.h): a bulk upload or read of a normal or
+ * low stream is held on the stream's held list and published chunk by
+ * chunk as the device's window allows. Only transfers are held. A further
+ * paced transfer joins the held list (the pending batch is published
+ * first); every other command, record_event, flush, synchronize and query
+ * of a stream with held work first waits (publish_mutex not held) until the
+ * held list is published, in non-blocking mode WOULD_BLOCK instead. The
+ * held list only grows under publish_mutex, so a publisher that finds it
+ * empty there publishes after everything held before it. The batch path
+ * checks the count under batch_mutex, where the held path counts it.
+ * While a caller waits for the held list to drain, a new paced transfer of
+ * the stream waits for it (pacing.h, drainers): a thread that keeps adding
+ * transfers does not keep other callers waiting. In non-blocking mode a
+ * paced transfer is WOULD_BLOCK (hrx_stream_paced_would_block).
+ *
  * Completions: `gate` lists the completions that wait_completion named; every
  * later command, record_event and synchronize first waits on the host until
  * they are done (no lock is held while waiting, and a completion only
@@ -49,6 +64,7 @@
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "batching.h"
 #include "buffer.h"
@@ -57,6 +73,7 @@
 #include "entry.h"
 #include "event.h"
 #include "nonblocking.h"
+#include "pacing.h"
 #include "peer_copy.h"
 #include "queue_pool.h"
 #include "status.h"
@@ -85,12 +102,15 @@ struct hrx_stream_s {
   hrx_completion_list_t gate;      /* completions later work waits for */
   hrx_completion_list_t launches;  /* launches in flight with callbacks */
   hrx_peer_holds_t peer_holds;     /* copies between devices in flight */
+  hrx_pace_entry_t pace_entry;     /* held transfers (pacing.h) */
 };
 
 #define HRX_STREAM_OF_ENTRY(e) \
   ((hrx_stream_t*)((char*)(e) - offsetof(hrx_stream_t, flush_entry)))
 #define HRX_STREAM_OF_LINK(l) \
   ((hrx_stream_t*)((char*)(l) - offsetof(hrx_stream_t, failure_link)))
+#define HRX_STREAM_OF_PACE(e) \
+  ((hrx_stream_t*)((char*)(e) - offsetof(hrx_stream_t, pace_entry)))
 
 static uint64_t hrx_stream_pending_since(hrx_flush_entry_t* entry) {
   return atomic_load(&HRX_STREAM_OF_ENTRY(entry)->batch.since);
@@ -123,6 +143,8 @@ static const hrx_flush_entry_ops_t hrx_stream_flush_ops = {
     .publish = hrx_stream_publish_entry,
 };
 
+static const hrx_pace_entry_ops_t hrx_stream_pace_ops;
+
 static hrx_status_t hrx_stream_allocate(hrx_device_t* device,
                                         hrx_stream_t** out_stream) {
   hrx_stream_t* stream = calloc(1, sizeof(*stream));
@@ -142,6 +164,9 @@ static hrx_status_t hrx_stream_allocate(hrx_device_t* device,
   hrx_completion_list_initialize(&stream->gate);
   hrx_completion_list_initialize(&stream->launches);
   hrx_peer_holds_initialize(&stream->peer_holds);
+  stream->pace_entry.ops = &hrx_stream_pace_ops;
+  stream->pace_entry.backend = stream->backend;
+  atomic_init(&stream->pace_entry.held, 0);
   *out_stream = stream;
   return NULL;
 }
@@ -193,6 +218,7 @@ hrx_status_t hrx_stream_create_with_options(hrx_device_t* device,
     return status;
   }
   stream->queue = stream->pool_queue->native;
+  stream->pace_entry.queue = stream->queue;
   stream->queue_index = stream->pool_queue->slot;
   hrx_device_retain(device);
   *out_stream = stream;
@@ -222,6 +248,7 @@ hrx_status_t hrx_stream_create_dedicated(hrx_device_t* device,
     hrx_stream_free(stream);
     return hrx_status_annotate(status, "cannot create a queue outside the pool");
   }
+  stream->pace_entry.queue = stream->queue;
   stream->queue_index = -1;
   hrx_queue_pool_fabric_added(hrx_device_pool(device));
   hrx_device_retain(device);
@@ -252,6 +279,9 @@ void hrx_stream_release_checked(hrx_stream_t* stream,
   /* Release is an observation point: pending work goes out, then the
    * flusher forgets the stream. */
   hrx_flusher_remove(hrx_device_flusher(stream->device), &stream->flush_entry);
+  /* Held transfers go out (or are dropped after a failure) first. */
+  hrx_pacer_wait_drained(hrx_device_pacer(stream->device),
+                         &stream->pace_entry, NULL, NULL);
   hrx_stream_publish(stream);
   /* Callbacks of its launches may still hold graphs: let them finish. */
   hrx_completion_list_wait(&stream->launches);
@@ -498,9 +528,21 @@ static hrx_status_t hrx_stream_publish_nonblocking_locked(
   return blocked ? status : NULL;
 }
 
-/* Whether commands the stream accepted are not on its queue yet: a pending
- * batch, or one moved out whose publication is in progress. */
+/* Waits until the stream's held transfers are published (none of its locks
+ * held); false when the hook interrupted. */
+static bool hrx_stream_wait_held(hrx_stream_t* stream,
+                                 const hrx_wait_hook_t* hook,
+                                 bool* out_interrupted) {
+  if (!atomic_load(&stream->pace_entry.held)) return true;
+  return hrx_pacer_wait_drained(hrx_device_pacer(stream->device),
+                                &stream->pace_entry, hook, out_interrupted);
+}
+
+/* Whether commands the stream accepted are not on its queue yet: held
+ * transfers, a pending batch, or one moved out whose publication is in
+ * progress. */
 static bool hrx_stream_has_unpublished(hrx_stream_t* stream) {
+  if (atomic_load(&stream->pace_entry.held)) return true;
   pthread_mutex_lock(&stream->batch_mutex);
   bool unpublished = hrx_pending_batch_unpublished_locked(&stream->batch);
   pthread_mutex_unlock(&stream->batch_mutex);
@@ -513,9 +555,24 @@ static bool hrx_stream_has_unpublished(hrx_stream_t* stream) {
  * the lock (a batch moved out may still be on its way), or when the
  * backend would wait for queue space to take the pending batch. */
 static hrx_status_t hrx_stream_lock_published(hrx_stream_t* stream) {
-  if (!hrx_nonblocking_lock(&stream->publish_mutex)) {
-    return hrx_would_block_briefly("the stream's publication lock");
+  hrx_pacer_t* pacer = hrx_device_pacer(stream->device);
+  bool draining = false;  /* counted in the entry's drainers */
+  for (;;) {
+    if (!hrx_nonblocking_lock(&stream->publish_mutex)) {
+      return hrx_would_block_briefly("the stream's publication lock");
+    }
+    if (!atomic_load(&stream->pace_entry.held)) break;
+    /* Held transfers come first; only publish_mutex lets the list grow,
+     * and while this caller drains it no new transfer joins it. */
+    pthread_mutex_unlock(&stream->publish_mutex);
+    if (hrx_nonblocking()) {
+      return hrx_would_block("the stream's held transfers to be published");
+    }
+    if (!draining) hrx_pacer_drain_begin(pacer, &stream->pace_entry);
+    draining = true;
+    hrx_stream_wait_held(stream, NULL, NULL);
   }
+  if (draining) hrx_pacer_drain_end(pacer, &stream->pace_entry);
   if (!hrx_nonblocking()) {
     hrx_stream_publish_locked(stream);
     return NULL;
@@ -637,6 +694,112 @@ hrx_status_t hrx_stream_submit(hrx_stream_t* stream,
   return status;
 }
 
+/* ------------------------------------------------------ paced transfers */
+
+static void hrx_stream_pace_publish(hrx_pace_entry_t* entry) {
+  hrx_stream_t* stream = HRX_STREAM_OF_PACE(entry);
+  pthread_mutex_lock(&stream->publish_mutex);
+  hrx_pacer_publish_locked(hrx_device_pacer(stream->device), entry);
+  pthread_mutex_unlock(&stream->publish_mutex);
+}
+
+static bool hrx_stream_pace_failed(hrx_pace_entry_t* entry) {
+  return atomic_load(&HRX_STREAM_OF_PACE(entry)->failed);
+}
+
+static void hrx_stream_pace_skip(hrx_pace_entry_t* entry, uint64_t count) {
+  if (count) hrx_stream_skip(HRX_STREAM_OF_PACE(entry), count);
+}
+
+static void hrx_stream_pace_fail(hrx_pace_entry_t* entry, hrx_status_t status,
+                                 const hrx_paced_transfer_t* transfer,
+                                 uint64_t skipped) {
+  char what[96];
+  hrx_stream_describe(transfer->what, transfer->length, what, sizeof(what));
+  hrx_stream_fail(HRX_STREAM_OF_PACE(entry), status, transfer->number, what,
+                  skipped);
+}
+
+static void hrx_stream_pace_published(hrx_pace_entry_t* entry,
+                                      const hrx_paced_transfer_t* transfer) {
+  hrx_stream_count_published(HRX_STREAM_OF_PACE(entry), 1, transfer->length);
+}
+
+static const hrx_pace_entry_ops_t hrx_stream_pace_ops = {
+    .publish = hrx_stream_pace_publish,
+    .failed = hrx_stream_pace_failed,
+    .skip = hrx_stream_pace_skip,
+    .fail = hrx_stream_pace_fail,
+    .published = hrx_stream_pace_published,
+};
+
+bool hrx_stream_paces(hrx_stream_t* stream, uint64_t length) {
+  return hrx_pacer_paces(hrx_device_pacer(stream->device), length,
+                         hrx_stream_priority(stream),
+                         hrx_stream_reserved(stream));
+}
+
+hrx_status_t hrx_stream_paced_would_block(void) {
+  return hrx_nonblocking() ? hrx_would_block("a paced transfer") : NULL;
+}
+
+hrx_status_t hrx_stream_submit_paced(hrx_stream_t* stream,
+                                     hrx_paced_transfer_t* transfer) {
+  /* Callers waiting for the held list to drain go first. */
+  hrx_pacer_wait_no_drainers(hrx_device_pacer(stream->device),
+                             &stream->pace_entry);
+  pthread_mutex_lock(&stream->publish_mutex);
+  /* The pending batch goes out first: nothing accepted earlier may run
+   * after the transfer. */
+  uint64_t number = 0;
+  for (;;) {
+    hrx_stream_publish_locked(stream);
+    pthread_mutex_lock(&stream->batch_mutex);
+    if (!hrx_pending_batch_unpublished_locked(&stream->batch)) {
+      number = ++stream->commands;
+      atomic_fetch_add(&stream->pace_entry.held, 1);
+      pthread_mutex_unlock(&stream->batch_mutex);
+      break;
+    }
+    pthread_mutex_unlock(&stream->batch_mutex);
+  }
+  transfer->number = number;
+  /* A read also counts its completion event (as unpaced). */
+  hrx_device_count_commands(stream->device, transfer->block ? 2 : 1);
+  hrx_pacer_t* pacer = hrx_device_pacer(stream->device);
+  if (atomic_load(&stream->failed) && atomic_load(&stream->pace_entry.held) == 1) {
+    /* Nothing of the stream is held before it: as an unpaced command on a
+     * failed stream, it is not run, or (an observation point) raises the
+     * failure. */
+    atomic_fetch_sub(&stream->pace_entry.held, 1);
+    atomic_store(&transfer->state, HRX_PACED_DROPPED);
+    hrx_status_t failure = NULL;
+    if (transfer->observes) {
+      failure = hrx_stream_take_failure(stream);
+    } else {
+      hrx_stream_skip(stream, 1);
+    }
+    pthread_mutex_unlock(&stream->publish_mutex);
+    hrx_paced_transfer_release(transfer);
+    return failure;
+  }
+  if (transfer->observes) hrx_paced_transfer_retain(transfer);
+  hrx_pacer_hold(pacer, &stream->pace_entry, transfer);
+  hrx_pacer_publish_locked(pacer, &stream->pace_entry);
+  pthread_mutex_unlock(&stream->publish_mutex);
+  if (!transfer->observes) return NULL;
+  /* An observation point's own failure, when its first chunk failed here,
+   * is the call's (as unpaced). */
+  hrx_status_t failure = NULL;
+  if (atomic_load(&transfer->state) == HRX_PACED_DROPPED &&
+      transfer->failure) {
+    failure = hrx_status_create(hrx_status_code(transfer->failure),
+                                hrx_status_message(transfer->failure));
+  }
+  hrx_paced_transfer_release(transfer);
+  return failure;
+}
+
 static hrx_status_t hrx_stream_submit_batchable(hrx_backend_device_t* backend,
                                                 hrx_native_queue_t* queue,
                                                 void* user_data) {
@@ -674,6 +837,10 @@ static bool hrx_stream_publish_if_idle(hrx_stream_t* stream,
   /* In non-blocking mode a publication in progress means the queue is not
    * idle: batch. */
   if (!hrx_nonblocking_lock(&stream->publish_mutex)) return false;
+  if (atomic_load(&stream->pace_entry.held)) {
+    pthread_mutex_unlock(&stream->publish_mutex);
+    return false;  /* the batch path waits for the held transfers */
+  }
   pthread_mutex_lock(&stream->batch_mutex);
   bool empty = stream->batch.count == 0;
   bool quiet = now - stream->batch.last_ns > settings->delay_ns;
@@ -707,14 +874,37 @@ static bool hrx_stream_publish_if_idle(hrx_stream_t* stream,
  * queue is full. */
 static hrx_status_t hrx_stream_lock_batch_with_room(
     hrx_stream_t* stream, const hrx_batch_settings_t* settings) {
+  hrx_pacer_t* pacer = hrx_device_pacer(stream->device);
+  bool draining = false;  /* counted in the entry's drainers */
+  hrx_status_t status = NULL;
   for (;;) {
     pthread_mutex_lock(&stream->batch_mutex);
-    if (!hrx_pending_batch_full_locked(&stream->batch, settings)) return NULL;
+    if (atomic_load(&stream->pace_entry.held)) {
+      /* Counted under batch_mutex by the held path: nothing joins the
+       * batch ahead of a held transfer, and while this caller drains the
+       * held list no new transfer joins it. */
+      pthread_mutex_unlock(&stream->batch_mutex);
+      if (hrx_nonblocking()) {
+        status =
+            hrx_would_block("the stream's held transfers to be published");
+        break;
+      }
+      if (!draining) hrx_pacer_drain_begin(pacer, &stream->pace_entry);
+      draining = true;
+      hrx_stream_wait_held(stream, NULL, NULL);
+      continue;
+    }
+    if (!hrx_pending_batch_full_locked(&stream->batch, settings)) break;
     /* Full and not yet published by whoever filled it: publish it here. */
     pthread_mutex_unlock(&stream->batch_mutex);
-    HRX_RETURN_IF_ERROR(hrx_stream_lock_published(stream));
+    status = hrx_stream_lock_published(stream);
+    if (status) break;
     pthread_mutex_unlock(&stream->publish_mutex);
   }
+  /* With batch_mutex held (on success), no transfer is counted held before
+   * the command joins the batch. */
+  if (draining) hrx_pacer_drain_end(pacer, &stream->pace_entry);
+  return status;
 }
 
 /* A small copy or fill: published alone at once when the queue is idle and
@@ -785,6 +975,8 @@ hrx_status_t hrx_stream_copy(hrx_stream_t* stream, hrx_view_t dst,
   HRX_RETURN_IF_ERROR(hrx_stream_check_view(stream, dst, "copy destination"));
   HRX_RETURN_IF_ERROR(hrx_stream_check_view(stream, src, "copy source"));
   HRX_RETURN_IF_ERROR(hrx_view_check_copy(dst, src));
+  /* Device copies are never paced (pacing.h): they run on the compute
+   * units, where stream priority already orders them. */
   hrx_batch_command_t command = {.dst = hrx_view_pointer(dst),
                                  .src = hrx_view_pointer(src),
                                  .length = dst.length,
@@ -827,7 +1019,34 @@ hrx_status_t hrx_stream_upload(hrx_stream_t* stream, hrx_view_t dst,
   if (!data) {
     return hrx_make_status(HRX_STATUS_INVALID_ARGUMENT, "upload data is NULL");
   }
+  if (hrx_stream_paces(stream, length)) {
+    HRX_RETURN_IF_ERROR(hrx_stream_paced_would_block());
+  }
   HRX_RETURN_IF_ERROR(hrx_stream_enter(stream, "submitting work to a stream"));
+  if (hrx_stream_paces(stream, length)) {
+    /* The caller's data is borrowed for the call only: the chunks read a
+     * copy of it in pooled staging (pinned on GPUs). */
+    hrx_paced_transfer_t* transfer = hrx_paced_transfer_create();
+    if (!transfer) {
+      return hrx_make_status(HRX_STATUS_OUT_OF_MEMORY,
+                             "cannot allocate a paced upload");
+    }
+    hrx_staging_pool_t* staging = hrx_device_staging(stream->device);
+    hrx_status_t status =
+        hrx_staging_acquire(staging, length, &transfer->source_block);
+    if (status) {
+      hrx_paced_transfer_release(transfer);
+      return status;
+    }
+    memcpy(transfer->source_block->memory, data, length);
+    transfer->staging = staging;
+    transfer->direction = HRX_PACE_TO_DEVICE;
+    transfer->dst = hrx_view_pointer(dst);
+    transfer->src = transfer->source_block->memory;
+    transfer->length = length;
+    transfer->what = "upload";
+    return hrx_stream_submit_paced(stream, transfer);
+  }
   hrx_upload_args_t args = {dst, data};
   hrx_stream_command_t command = {.submit = hrx_submit_upload,
                                   .user_data = &args,
@@ -875,6 +1094,7 @@ hrx_status_t hrx_stream_synchronize(hrx_stream_t* stream,
     if (!done) return hrx_would_block("the stream's queued work");
     return hrx_stream_take_failure(stream);
   }
+  if (!hrx_stream_wait_held(stream, hook, out_interrupted)) return NULL;
   /* Once the pending batch is published (and a publication in progress
    * has ended), everything the stream accepted is on its queue, so waiting
    * for the queue's current end covers it. */

@@ -41,6 +41,30 @@ typedef struct hrx_stream_command_s {
 hrx_status_t hrx_stream_submit(hrx_stream_t* stream,
                                const hrx_stream_command_t* command);
 
+/* Whether a transfer of `length` bytes on this stream is paced (pacing.h):
+ * chunking on, at least a chunk, a stream neither high-priority nor
+ * reserved. */
+bool hrx_stream_paces(hrx_stream_t* stream, uint64_t length);
+/* A paced transfer may wait (for the stream's publication lock, for its
+ * held list to be published when a waiter asked for it, for queue space
+ * for its first chunks): in non-blocking mode it is WOULD_BLOCK before
+ * anything is done, so that a binding retries it in blocking mode (with
+ * its global lock released) and the transfer is paced like any other;
+ * NULL otherwise. */
+hrx_status_t hrx_stream_paced_would_block(void);
+
+/* Holds a paced transfer on the stream (the caller passed
+ * hrx_stream_enter; takes the caller's reference) after publishing the
+ * pending batch, numbers and counts it, and publishes what the window
+ * allows; returns at once. On a failed stream with nothing held it is not
+ * run (an observing one returns the stream's failure, as an unpaced read
+ * would). An observing transfer whose first chunk failed here returns that
+ * failure; a later chunk's failure stays in transfer->failure. Returns NULL
+ * for a transfer that does not observe. */
+struct hrx_paced_transfer_s;
+hrx_status_t hrx_stream_submit_paced(hrx_stream_t* stream,
+                                     struct hrx_paced_transfer_s* transfer);
+
 /* The stream's copies between devices in flight (peer_copy.h). */
 hrx_peer_holds_t* hrx_stream_peer_holds(hrx_stream_t* stream);
 

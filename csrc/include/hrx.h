@@ -562,6 +562,17 @@ hrx_status_t hrx_readback_wait(hrx_readback_t* readback,
                                const hrx_wait_hook_t* hook,
                                const uint8_t** out_bytes,
                                bool* out_interrupted);
+/* An asynchronous read of src into caller memory: `out` holds `capacity`
+ * bytes, exactly src.length (else INVALID_ARGUMENT, nothing submitted), and
+ * stays valid until the readback is released. The read stages through the
+ * device's pool like hrx_stream_read; its bytes are copied into `out` by
+ * the first hrx_readback_wait that finds the read complete, or the first
+ * hrx_readback_query that reports it done (once, on that caller's thread),
+ * and the wait's out_bytes is `out`. A readback released before that
+ * leaves `out` unchanged or partly written. */
+hrx_status_t hrx_stream_read_into(hrx_stream_t* stream, hrx_view_t src,
+                                  void* out, uint64_t capacity,
+                                  hrx_readback_t** out_readback);
 /* Blocks; reads src into out (capacity bytes, at least src.length). Wait
  * hook: see "waits" above; when interrupted, `out` is left unchanged or
  * partly written, and the read's staging memory is returned once the read

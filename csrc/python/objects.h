@@ -40,6 +40,10 @@ typedef struct {
   bool closing;              /* close() came while waits ran: closed for
                                 every later call */
   bool abandoned;            /* a wait() was interrupted: release deferred */
+  /* Stream.read_into: the export of `out`, held while `readback` may still
+   * write it, released (with the GIL) right after `readback` is. */
+  Py_buffer into;
+  bool has_into;
 } hrx_py_readback_t;
 
 typedef struct {
@@ -146,6 +150,11 @@ PyObject* hrx_py_buffer_wrap(hrx_py_state_t* state, hrx_buffer_t* buffer,
 PyObject* hrx_py_event_wrap(hrx_py_state_t* state, hrx_event_t* event);
 PyObject* hrx_py_readback_wrap(hrx_py_state_t* state,
                                hrx_readback_t* readback);
+/* The same for Stream.read_into: takes the export `into` of its `out`
+ * (released with the read, also on failure). */
+PyObject* hrx_py_readback_wrap_into(hrx_py_state_t* state,
+                                    hrx_readback_t* readback,
+                                    Py_buffer* into);
 /* Waits for `readback` (taken over: released here), keeping the GIL when
  * the read is done or about to be (submit.h), and copies its bytes to
  * `out` (at least its length). 0, or -1 with an exception set (the core's

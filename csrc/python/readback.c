@@ -27,12 +27,30 @@ static void hrx_py_readback_drop(void* readback) {
   hrx_thread_set_nonblocking(previous);
 }
 
+/* Releases the read held by `self`, then the export of read_into's `out`
+ * it may write. */
+static void hrx_py_readback_drop_held(hrx_py_readback_t* self,
+                                      hrx_readback_t* readback) {
+  hrx_py_readback_drop(readback);
+  if (self->has_into) {
+    self->has_into = false;
+    PyBuffer_Release(&self->into);
+  }
+}
+
 PyObject* hrx_py_readback_wrap(hrx_py_state_t* state,
                                hrx_readback_t* readback) {
+  return hrx_py_readback_wrap_into(state, readback, NULL);
+}
+
+PyObject* hrx_py_readback_wrap_into(hrx_py_state_t* state,
+                                    hrx_readback_t* readback,
+                                    Py_buffer* into) {
   hrx_py_readback_t* self =
       PyObject_GC_New(hrx_py_readback_t, state->readback_type);
   if (!self) {
     hrx_py_readback_drop(readback);
+    if (into) PyBuffer_Release(into);
     return NULL;
   }
   self->readback = readback;
@@ -40,6 +58,8 @@ PyObject* hrx_py_readback_wrap(hrx_py_state_t* state,
   self->waiters = 0;
   self->closing = false;
   self->abandoned = false;
+  self->has_into = into != NULL;
+  if (into) self->into = *into; /* the export is the handle's now */
   PyObject_GC_Track(self);
   return (PyObject*)self;
 }
@@ -48,6 +68,9 @@ static int hrx_py_readback_traverse(PyObject* self, visitproc visit,
                                     void* arg) {
   Py_VISIT(Py_TYPE(self));
   Py_VISIT(((hrx_py_readback_t*)self)->result);
+  if (((hrx_py_readback_t*)self)->has_into) {
+    Py_VISIT(((hrx_py_readback_t*)self)->into.obj);
+  }
   return 0;
 }
 
@@ -65,7 +88,7 @@ static void hrx_py_readback_give_up(PyObject* self, void* readback) {
     handle->closing = true;
     return;
   }
-  hrx_py_readback_drop(readback);
+  hrx_py_readback_drop_held(handle, readback);
 }
 
 /* Open while it holds the read or its result, and close() was not called
@@ -92,7 +115,7 @@ static void hrx_py_readback_settle(hrx_py_readback_t* self) {
   if (!self->result && !self->closing) return;
   hrx_readback_t* readback = self->readback;
   self->readback = NULL;
-  hrx_py_readback_drop(readback);
+  hrx_py_readback_drop_held(self, readback);
 }
 
 typedef struct {
@@ -147,6 +170,10 @@ static PyObject* hrx_py_readback_wait(PyObject* self, PyObject* unused) {
   PyObject* array = NULL;
   if (outcome == 1 && readback->result) {
     array = Py_NewRef(readback->result); /* another wait made it */
+  } else if (outcome == 1 && readback->has_into) {
+    /* The bytes are in `out` (read_into): it is the result. */
+    array = Py_NewRef(readback->into.obj);
+    if (!readback->closing) readback->result = Py_NewRef(array);
   } else if (outcome == 1) {
     /* `read` is alive: only the last wait out (this one or a later one)
      * releases it. */
@@ -206,10 +233,11 @@ static PyMethodDef hrx_py_readback_methods[] = {
     {"wait", hrx_py_readback_wait, METH_NOARGS,
      "wait($self, /)\n--\n\n"
      "Wait until the read is done; return the bytes as a numpy uint8 "
-     "array."},
+     "array (Stream.read), or `out` holding them (Stream.read_into)."},
     {"done", hrx_py_readback_done, METH_NOARGS,
      "done($self, /)\n--\n\n"
-     "Whether the read has completed (never waits)."},
+     "Whether the read has completed (never waits); once True, "
+     "read_into's `out` holds the bytes."},
     HRX_PY_HANDLE_METHODS(hrx_py_readback,
                           "Drop the read's staging memory without waiting "
                           "for it."),

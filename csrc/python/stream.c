@@ -319,6 +319,43 @@ static PyObject* hrx_py_stream_read(PyObject* self, PyObject* source) {
   return hrx_py_readback_wrap(state, s.out_readback);
 }
 
+static PyObject* hrx_py_stream_read_into(PyObject* self, PyObject* const* args,
+                                         Py_ssize_t nargs) {
+  hrx_py_state_t* state = hrx_py_state_from_type(Py_TYPE(self));
+  if (nargs != 2) {
+    PyErr_Format(PyExc_TypeError,
+                 "read_into(src, out) takes 2 arguments (%zd given)", nargs);
+    return NULL;
+  }
+  if (!PyObject_CheckBuffer(args[1])) {
+    PyErr_Format(state->errors[HRX_STATUS_INVALID_ARGUMENT],
+                 "read output must support the buffer protocol (a writable "
+                 "C-contiguous buffer such as a numpy array or bytearray), "
+                 "got %.100s",
+                 Py_TYPE(args[1])->tp_name);
+    return NULL;
+  }
+  Py_buffer out;
+  if (hrx_py_get_contiguous(state, args[1],
+                            PyBUF_C_CONTIGUOUS | PyBUF_WRITABLE,
+                            "read output", &out) < 0) {
+    return NULL;
+  }
+  hrx_py_submission_t s = {.kind = HRX_PY_SUBMIT_READ,
+                           .into = out.buf,
+                           .length = (uint64_t)out.len};
+  s.stream = hrx_py_stream_unwrap(state, self);
+  /* A zero-length export may have a NULL buffer: any address will do. */
+  if (!s.into) s.into = &s;
+  if (!s.stream ||
+      hrx_py_buffer_view_borrowed(state, args[0], "read source", &s.src) < 0 ||
+      hrx_py_submit(state, &s) < 0) {
+    PyBuffer_Release(&out);
+    return NULL;
+  }
+  return hrx_py_readback_wrap_into(state, s.out_readback, &out);
+}
+
 static PyObject* hrx_py_stream_read_blocking(PyObject* self,
                                              PyObject* const* args,
                                              Py_ssize_t nargs) {
@@ -608,6 +645,13 @@ static PyMethodDef hrx_py_stream_methods[] = {
      "read($self, src, /)\n--\n\n"
      "Start reading src to the host; return a Readback whose wait() returns "
      "the bytes as a numpy uint8 array."},
+    {"read_into", (PyCFunction)(void (*)(void))hrx_py_stream_read_into,
+     METH_FASTCALL,
+     "read_into($self, src, out, /)\n--\n\n"
+     "Start reading src into out, a writable C-contiguous buffer (e.g. a "
+     "numpy array) of exactly src's length; return a Readback. out is held "
+     "until the Readback is waited, closed or collected; it holds the bytes "
+     "once wait() returned (wait() returns out) or done() returned True."},
     {"read_blocking", (PyCFunction)(void (*)(void))hrx_py_stream_read_blocking,
      METH_FASTCALL,
      "read_blocking($self, src, out, /)\n--\n\n"

@@ -28,6 +28,10 @@ static hrx_status_t hrx_py_submission_call(hrx_py_submission_t* s,
     case HRX_PY_SUBMIT_GRAPH_LAUNCH:
       return hrx_graph_launch(s->graph, s->stream, &s->out_completion);
     case HRX_PY_SUBMIT_READ:
+      if (s->into) {
+        return hrx_stream_read_into(s->stream, s->src, s->into, s->length,
+                                    &s->out_readback);
+      }
       return hrx_stream_read(s->stream, s->src, &s->out_readback);
     case HRX_PY_SUBMIT_FLUSH:
       return hrx_stream_flush(s->stream);

@@ -73,6 +73,8 @@ typedef struct hrx_py_submission_s {
   hrx_event_t* out_event;        /* RECORD_EVENT result */
   hrx_graph_t* graph;            /* borrowed (GRAPH_LAUNCH) */
   hrx_completion_t* out_completion;  /* GRAPH_LAUNCH result */
+  void* into;                    /* READ into caller memory (read_into):
+                                    borrowed, `length` bytes; or NULL */
   hrx_readback_t* out_readback;  /* READ result */
   const hrx_py_launch_t* launch; /* KERNEL_LAUNCH: its kernel and VIEW
                                     arguments' buffers borrowed */

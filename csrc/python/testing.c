@@ -51,6 +51,17 @@ static PyObject* hrx_py_testing_staging_allocations(PyObject* module,
                        "warm_up", (unsigned long long)by_warm_up);
 }
 
+static PyObject* hrx_py_testing_staging_evictions(PyObject* module,
+                                                  PyObject* unused) {
+  (void)module;
+  (void)unused;
+  uint64_t by_cleanup = 0;
+  uint64_t at_once = 0;
+  hrx_staging_query_evictions(&by_cleanup, &at_once);
+  return Py_BuildValue("{s:K,s:K}", "cleanup", (unsigned long long)by_cleanup,
+                       "inline", (unsigned long long)at_once);
+}
+
 static PyMethodDef hrx_py_testing_methods[] = {
     {"_testing_live_native_objects", hrx_py_testing_live_native_objects,
      METH_NOARGS,
@@ -78,6 +89,12 @@ static PyMethodDef hrx_py_testing_methods[] = {
      "Return {'reads': n, 'warm_up': n}: the read staging blocks allocated "
      "in this process so far by reads, on their path, and by the warm-up "
      "of a device's cleanup thread when it opened."},
+    {"_testing_staging_evictions", hrx_py_testing_staging_evictions,
+     METH_NOARGS,
+     "_testing_staging_evictions($module, /)\n--\n\n"
+     "Return {'cleanup': n, 'inline': n}: the read staging blocks freed "
+     "beyond the cache ($HRX_STAGING_CACHE_BYTES) in this process so far, "
+     "by a device's cleanup thread and at once on a caller's path."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -24,11 +24,16 @@ extern "C" {
  * Thread-safe; the benchmark driver's own native calls are not counted. */
 uint64_t hrx_device_commands_submitted(hrx_device_t* device);
 
-/* Read staging blocks allocated so far in this process (staging.h): by
- * reads, on their path, and by the warm-up of the device's cleanup thread
+/* Staging blocks allocated so far in this process (staging.h): by reads
+ * and paced uploads, on their path, and by the warm-up of the device's cleanup thread
  * at open. */
 void hrx_staging_query_allocations(uint64_t* out_by_reads,
                                    uint64_t* out_by_warm_up);
+/* Read staging blocks evicted (freed beyond the cache) so far in this
+ * process: by a device's cleanup thread, and at once on a caller's path
+ * (pools without a cleanup thread only). */
+void hrx_staging_query_evictions(uint64_t* out_by_cleanup,
+                                 uint64_t* out_inline);
 
 /* Native objects alive through every fault wrapper of the process: created
  * and not yet destroyed or freed. The fault wrapper

@@ -199,7 +199,8 @@ static void test_staging_warm_up(void) {
   hrx_device_t* device = open_counted();
   hrx_backend_device_t* backend = hrx_device_backend(device);
   hrx_staging_pool_t* pool = NULL;
-  CHECK_OK(hrx_staging_pool_create(backend, &pool));
+  CHECK_OK(hrx_staging_pool_create(backend, HRX_STAGING_DEFAULT_CACHE_BYTES,
+                                   NULL, &pool));
   hrx_staging_block_t* block = NULL;
 
   /* Warmed up first: the read takes the warm block. */
@@ -224,7 +225,8 @@ static void test_staging_warm_up(void) {
   hrx_staging_pool_destroy(pool);
 
   /* A read before the warm-up started allocates; the warm-up is dropped. */
-  CHECK_OK(hrx_staging_pool_create(backend, &pool));
+  CHECK_OK(hrx_staging_pool_create(backend, HRX_STAGING_DEFAULT_CACHE_BYTES,
+                                   NULL, &pool));
   reads = read_allocations();
   warm = warm_allocations();
   hrx_staging_pool_begin_warm(pool);
@@ -239,7 +241,8 @@ static void test_staging_warm_up(void) {
    * while the warm-up ran, and waited, or after it) or allocates (it came
    * first, and the warm-up is dropped); one block is allocated either
    * way. */
-  CHECK_OK(hrx_staging_pool_create(backend, &pool));
+  CHECK_OK(hrx_staging_pool_create(backend, HRX_STAGING_DEFAULT_CACHE_BYTES,
+                                   NULL, &pool));
   reads = read_allocations();
   warm = warm_allocations();
   hrx_staging_pool_begin_warm(pool);
@@ -255,8 +258,41 @@ static void test_staging_warm_up(void) {
   hrx_device_release(device);
 }
 
+static uint64_t inline_evictions(void) {
+  uint64_t by_cleanup = 0, at_once = 0;
+  hrx_staging_query_evictions(&by_cleanup, &at_once);
+  return at_once;
+}
+
+/* A pool without a cleanup thread and a cache of zero: a released block is
+ * freed at once, except in non-blocking mode, where it is kept until the
+ * next blocking acquire. */
+static void test_staging_beyond_the_cache(void) {
+  hrx_device_t* device = open_counted();
+  hrx_backend_device_t* backend = hrx_device_backend(device);
+  hrx_staging_pool_t* pool = NULL;
+  CHECK_OK(hrx_staging_pool_create(backend, 0, NULL, &pool));
+  hrx_staging_block_t* block = NULL;
+  uint64_t evicted = inline_evictions();
+  CHECK_OK(hrx_staging_acquire(pool, 4096, &block));
+  hrx_staging_release(pool, block);
+  CHECK(inline_evictions() == evicted + 1);
+  CHECK_OK(hrx_staging_acquire(pool, 4096, &block));
+  hrx_thread_set_nonblocking(true);
+  hrx_staging_release(pool, block);
+  hrx_thread_set_nonblocking(false);
+  CHECK(inline_evictions() == evicted + 1);
+  CHECK_OK(hrx_staging_acquire(pool, 8192, &block));
+  CHECK(inline_evictions() == evicted + 2);
+  hrx_staging_release(pool, block);
+  CHECK(inline_evictions() == evicted + 3);
+  hrx_staging_pool_destroy(pool);
+  hrx_device_release(device);
+}
+
 int main(void) {
   test_staging_warm_up();
+  test_staging_beyond_the_cache();
   test_tasks_run_in_order_on_their_thread();
   test_deferred_releases_never_hold_up_callers();
   test_last_release_outlives_deferred_releases();

@@ -424,6 +424,22 @@ static hrx_status_t hrx_fault_upload(hrx_backend_device_t* base,
                                  host_src, length));
 }
 
+/* Counted and failed as an upload (the kind it replaces). */
+static hrx_status_t hrx_fault_upload_pinned(hrx_backend_device_t* base,
+                                            hrx_native_queue_t* queue,
+                                            void* dst, const void* host_src,
+                                            uint64_t length) {
+  HRX_RETURN_IF_ERROR(hrx_fault_check(base, HRX_FAULT_UPLOAD));
+  const hrx_backend_vtable_t* inner = HRX_INNER_VT(base);
+  hrx_status_t status =
+      inner->upload_pinned
+          ? inner->upload_pinned(HRX_INNER(base), HRX_INNER_QUEUE(queue), dst,
+                                 host_src, length)
+          : inner->upload(HRX_INNER(base), HRX_INNER_QUEUE(queue), dst,
+                          host_src, length);
+  return hrx_fault_finish(base, HRX_FAULT_UPLOAD, false, status);
+}
+
 static hrx_status_t hrx_fault_download(hrx_backend_device_t* base,
                                        hrx_native_queue_t* queue,
                                        void* host_dst, const void* src,
@@ -677,6 +693,7 @@ static const hrx_backend_vtable_t hrx_fault_vtable = {
     .copy = hrx_fault_copy,
     .fill = hrx_fault_fill,
     .upload = hrx_fault_upload,
+    .upload_pinned = hrx_fault_upload_pinned,
     .download = hrx_fault_download,
     .event_create = hrx_fault_event_create,
     .event_destroy = hrx_fault_event_destroy,

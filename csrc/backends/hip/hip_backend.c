@@ -586,6 +586,18 @@ static hrx_status_t hrx_hip_upload(hrx_backend_device_t* base,
   return NULL;
 }
 
+static hrx_status_t hrx_hip_upload_pinned(hrx_backend_device_t* base,
+                                          hrx_native_queue_t* queue,
+                                          void* dst, const void* host_src,
+                                          uint64_t length) {
+  HRX_RETURN_IF_ERROR(hrx_hip_enter(base));
+  hrx_hip_error_t err = hrx_hip_rt.sym.MemcpyAsync(
+      dst, host_src, (size_t)length,
+      hrx_hip_rt.platform->memcpy_host_to_device, hrx_hip_stream_of(queue));
+  if (!hrx_hip_ok(err)) return HRX_HIP_ERROR(DEVICE_ERROR, MemcpyAsync, err);
+  return NULL;
+}
+
 static hrx_status_t hrx_hip_download(hrx_backend_device_t* base,
                                      hrx_native_queue_t* queue,
                                      void* host_dst, const void* src,
@@ -1149,6 +1161,7 @@ static const hrx_backend_vtable_t hrx_hip_vtable = {
     .copy = hrx_hip_copy,
     .fill = hrx_hip_fill,
     .upload = hrx_hip_upload,
+    .upload_pinned = hrx_hip_upload_pinned,
     .download = hrx_hip_download,
     .event_create = hrx_hip_event_create,
     .event_create_timing = hrx_hip_event_create_timing,

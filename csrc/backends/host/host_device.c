@@ -412,6 +412,14 @@ static hrx_status_t hrx_host_upload(hrx_backend_device_t* base,
   return hrx_host_submit(queue, &command);
 }
 
+/* host_src stays valid until the copy ran: no staging copy. */
+static hrx_status_t hrx_host_upload_pinned(hrx_backend_device_t* base,
+                                           hrx_native_queue_t* queue,
+                                           void* dst, const void* host_src,
+                                           uint64_t length) {
+  return hrx_host_copy(base, queue, dst, host_src, length);
+}
+
 static hrx_status_t hrx_host_download(hrx_backend_device_t* base,
                                       hrx_native_queue_t* queue,
                                       void* host_dst, const void* src,
@@ -723,6 +731,7 @@ static const hrx_backend_vtable_t hrx_host_vtable = {
     .copy = hrx_host_copy,
     .fill = hrx_host_fill,
     .upload = hrx_host_upload,
+    .upload_pinned = hrx_host_upload_pinned,
     .download = hrx_host_download,
     .event_create = hrx_host_event_create,
     .event_destroy = hrx_host_event_destroy,

@@ -1,0 +1,161 @@
+"""Transfer chunking calibration: how long an urgent small transfer waits
+behind a bulk backlog, and what chunking costs the backlog.
+
+For each direction (d2h: Stream.read, h2d: Stream.upload) and each setting
+(chunking off, or HRX_CHUNK_BYTES x HRX_CHUNK_WINDOW_BYTES), a fresh process
+(the variables are read when the live device is created) repeats:
+  a backlog of COUNT x SIZE transfers on one normal stream, then at once a
+  4 KiB probe of the same direction on a high-priority stream; the probe's
+  latency (call to completion), and the backlog's bandwidth (bytes over the
+  time from its first call to its last completion).
+Prints a table (probe median and p95 in us, backlog GB/s and its ratio to
+the unchunked run of the same direction) and a JSON line per setting.
+Pick defaults where p95 <= 250 us and bandwidth >= 0.9x unchunked.
+
+  python3 -P bench/scripts/h200_chunking.py --backend hip          # H200
+  python3 -P bench/scripts/h200_chunking.py --backend host --quick # CI box
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+
+MIB = 1 << 20
+
+CHILD = r"""
+import json, sys, time
+import numpy as np
+import hrx
+backend, direction, size, count, samples = sys.argv[1:6]
+size, count, samples = int(size), int(count), int(samples)
+dev = hrx.Device.open(0, backend=backend)
+bulk = dev.stream()
+urgent = dev.stream(priority="high")
+big = [dev.allocate(size) for _ in range(count)]
+small = dev.allocate(4096)
+host = np.ones(size, np.uint8)
+tiny = np.ones(4096, np.uint8)
+out = np.empty(4096, np.uint8)
+for b in big:
+    bulk.fill(b, 1)
+dev.synchronize()
+def backlog():
+    if direction == "d2h":
+        return [bulk.read(b) for b in big]
+    for b in big:
+        bulk.upload(b, host)
+    return []
+def probe():
+    if direction == "d2h":
+        urgent.read_blocking(small, out)
+    else:
+        urgent.upload(small, tiny)
+        urgent.synchronize()
+probe(); backlog(); dev.synchronize()         # warm-up: staging, threads
+latencies, rates = [], []
+for _ in range(samples):
+    t0 = time.perf_counter()
+    reads = backlog()
+    t1 = time.perf_counter()
+    probe()
+    t2 = time.perf_counter()
+    for r in reads:
+        r.wait()
+    bulk.synchronize()
+    t3 = time.perf_counter()
+    for r in reads:
+        r.close()
+    latencies.append((t2 - t1) * 1e6)
+    rates.append(size * count / (t3 - t0) / 1e9)
+print(json.dumps({"probe_us": latencies, "gbps": rates}))
+"""
+
+
+def percentile(values, p):
+    ordered = sorted(values)
+    rank = max(1, -(-len(ordered) * p // 100))  # nearest rank
+    return ordered[int(rank) - 1]
+
+
+def run_setting(args, direction, chunk, window):
+    env = dict(os.environ)
+    if chunk is None:
+        env["HRX_CHUNKING"] = "0"
+    else:
+        env["HRX_CHUNKING"] = "1"
+        env["HRX_CHUNK_BYTES"] = str(chunk)
+        env["HRX_CHUNK_WINDOW_BYTES"] = str(chunk * window)
+    result = subprocess.run(
+        [sys.executable, "-P", "-c", CHILD, args.backend, direction,
+         str(args.size), str(args.count), str(args.samples)],
+        capture_output=True, text=True, env=env, timeout=args.timeout)
+    if result.returncode != 0:
+        raise SystemExit(f"setting {direction} {chunk} x {window} failed:\n"
+                         f"{result.stderr[-2000:]}")
+    raw = json.loads(result.stdout.strip().splitlines()[-1])
+    return {
+        "direction": direction,
+        "chunking": chunk is not None,
+        "chunk_bytes": chunk,
+        "window_chunks": window,
+        "probe_median_us": percentile(raw["probe_us"], 50),
+        "probe_p95_us": percentile(raw["probe_us"], 95),
+        "backlog_gbps": percentile(raw["gbps"], 50),
+        "samples": args.samples,
+        "raw": raw,
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--backend", default="hip")
+    parser.add_argument("--quick", action="store_true",
+                        help="small sizes and few settings (host backend)")
+    parser.add_argument("--samples", type=int, default=30)
+    parser.add_argument("--timeout", type=float, default=120)
+    parser.add_argument("--jsonl", help="also write the JSON lines here")
+    args = parser.parse_args()
+    if args.quick:
+        args.size, args.count = 4 * MIB, 8
+        chunks = [MIB // 4, MIB]
+        windows = [1, 2]
+        args.samples = min(args.samples, 10)
+    else:
+        args.size, args.count = 64 * MIB, 16
+        chunks = [MIB, 2 * MIB, 4 * MIB, 8 * MIB, 16 * MIB]
+        windows = [1, 2, 3, 4]
+    print(f"# python3 -P bench/scripts/h200_chunking.py --backend "
+          f"{args.backend}{' --quick' if args.quick else ''}")
+    print(f"# backlog {args.count} x {args.size // MIB} MiB on a normal "
+          f"stream, 4 KiB probe on a high-priority stream, "
+          f"{args.samples} samples; {time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())}")
+    print(f"{'dir':4} {'chunk MiB':>9} {'window':>6} {'probe med us':>12} "
+          f"{'probe p95 us':>12} {'GB/s':>7} {'x off':>6}")
+    lines = []
+    for direction in ("d2h", "h2d"):
+        off = run_setting(args, direction, None, None)
+        settings = [off] + [run_setting(args, direction, c, w)
+                            for c in chunks for w in windows]
+        for s in settings:
+            s["bandwidth_ratio"] = s["backlog_gbps"] / off["backlog_gbps"]
+            chunk = "off" if not s["chunking"] else f"{s['chunk_bytes'] / MIB:g}"
+            window = "-" if not s["chunking"] else str(s["window_chunks"])
+            print(f"{direction:4} {chunk:>9} {window:>6} "
+                  f"{s['probe_median_us']:12.1f} {s['probe_p95_us']:12.1f} "
+                  f"{s['backlog_gbps']:7.2f} {s['bandwidth_ratio']:6.2f}",
+                  flush=True)
+            lines.append(s)
+    for s in lines:
+        print(json.dumps(s))
+    if args.jsonl:
+        with open(args.jsonl, "w") as f:
+            for s in lines:
+                f.write(json.dumps(s) + "\n")
+
+
+if __name__ == "__main__":
+    main()
