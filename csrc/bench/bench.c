@@ -943,7 +943,9 @@ hrx_status_t hrx_bench_run(hrx_device_t* device,
   HRX_RETURN_IF_ERROR(hrx_bench_result_allocate(config, &bench.result));
   bench.result->queue_count = bench.queue_count;
 
-  hrx_status_t status = hrx_bench_execute(&bench);
+  hrx_status_t status =
+      config->contention ? hrx_bench_contention_check_device(&bench) : NULL;
+  if (!status) status = hrx_bench_execute(&bench);
   hrx_bench_teardown(&bench);
   if (status) {
     hrx_bench_result_free(bench.result);

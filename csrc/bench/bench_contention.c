@@ -116,15 +116,6 @@ static void hrx_bench_source_bytes(int id, uint8_t* out, uint64_t length) {
 
 static hrx_status_t hrx_bench_contention_prepare(hrx_bench_t* bench) {
   const hrx_bench_config_t* c = &bench->config;
-  hrx_device_info_t info;
-  HRX_RETURN_IF_ERROR(hrx_device_query_info(bench->device, &info));
-  if ((uint64_t)c->backlog_blocks > info.max_grid_dim[0]) {
-    return hrx_make_status(HRX_STATUS_INVALID_ARGUMENT,
-                           "backlog_blocks %d; device %s:%d allows at most "
-                           "%u blocks (max_grid_dim.x)",
-                           c->backlog_blocks, info.backend, info.index,
-                           info.max_grid_dim[0]);
-  }
   HRX_RETURN_IF_ERROR(
       hrx_bench_kernel_compile(bench->device, HRX_BENCH_KERNEL_SPIN,
                                &bench->kernel));
@@ -333,6 +324,20 @@ static hrx_status_t hrx_bench_case_backlog(hrx_bench_t* bench,
       }
       if (s >= 0) out[s] = elapsed;
     }
+  }
+  return NULL;
+}
+
+hrx_status_t hrx_bench_contention_check_device(hrx_bench_t* bench) {
+  const hrx_bench_config_t* c = &bench->config;
+  hrx_device_info_t info;
+  HRX_RETURN_IF_ERROR(hrx_device_query_info(bench->device, &info));
+  if ((uint64_t)c->backlog_blocks > info.max_grid_dim[0]) {
+    return hrx_make_status(HRX_STATUS_INVALID_ARGUMENT,
+                           "backlog_blocks %d; device %s:%d allows at most "
+                           "%u blocks (max_grid_dim.x)",
+                           c->backlog_blocks, info.backend, info.index,
+                           info.max_grid_dim[0]);
   }
   return NULL;
 }

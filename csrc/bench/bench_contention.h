@@ -32,6 +32,9 @@
 
 #include "bench/bench_run.h"
 
+/* Before any work: the sizes against the device (backlog_blocks within
+ * max_grid_dim.x; INVALID_ARGUMENT otherwise). */
+hrx_status_t hrx_bench_contention_check_device(hrx_bench_t* bench);
 /* Makes the kernel, the probes, the counters and the transfer buffers
  * (untimed), then runs the cases into the result's contention arrays. */
 hrx_status_t hrx_bench_contention_run(hrx_bench_t* bench);
