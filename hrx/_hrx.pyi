@@ -198,6 +198,15 @@ def bench_run(
     warmup: int = 3,
     samples: int = 15,
     loaded_probes: bool = True,
+    kernel_spin_ns: int = 20000,
+    kernel_launches: int = 512,
+    backlog_blocks: int = 16384,
+    backlog_kernels: int = 4,
+    transfer_bytes: int = 8388608,
+    transfer_copies: int = 1,
+    compute_samples: int = 16,
+    transfer_samples: int = 8,
+    contention: bool = True,
 ) -> dict[str, Any]:
     """Runs the queue-pool benchmark's cases in C; returns raw timings."""
 

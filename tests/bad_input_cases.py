@@ -1241,7 +1241,18 @@ for _name, _value, _text, _raises in [
         ("loaded_copies", -1, "-1", "InvalidArgumentError"),
         ("lanes", 2**31, "2**31", "InvalidArgumentError"),
         ("lanes", 1.0, "1.0 (float)", "TypeError"),
-        ("small_bytes", "4096", '"4096" (str)', "TypeError")]:
+        ("small_bytes", "4096", '"4096" (str)', "TypeError"),
+        ("kernel_spin_ns", 0, "0", "InvalidArgumentError"),
+        ("kernel_spin_ns", 2 * 10**9, "2*10**9", "InvalidArgumentError"),
+        ("kernel_launches", 0, "0", "InvalidArgumentError"),
+        ("backlog_blocks", 0, "0", "InvalidArgumentError"),
+        ("backlog_blocks", 2**31, "2**31", "InvalidArgumentError"),
+        ("backlog_kernels", 0, "0", "InvalidArgumentError"),
+        ("transfer_bytes", 0, "0", "InvalidArgumentError"),
+        ("transfer_copies", 0, "0", "InvalidArgumentError"),
+        ("compute_samples", 0, "0", "InvalidArgumentError"),
+        ("transfer_samples", 0, "0", "InvalidArgumentError"),
+        ("contention", 1, "1 (int)", "TypeError")]:
     _slug = (_name + "-" + _text.split(" ")[0].strip('"')).replace(
         "_", "-").replace("**", "pow").replace(".", "-")
     _kwargs = {"samples": 1, "warmup": 1, _name: _value}

@@ -1,4 +1,6 @@
 #include "bench/bench.h"
+#include "bench/bench_contention.h"
+#include "bench/bench_run.h"
 
 #include <pthread.h>
 #include <stdbool.h>
@@ -7,76 +9,6 @@
 
 #include "backends/backend.h"
 #include "core/status.h"
-
-/* Bytes of every destination compared with the expected pattern. */
-#define HRX_BENCH_CHECK_BYTES 64
-
-typedef struct hrx_bench_s hrx_bench_t;
-
-/* One logical stream with its own source and destination. Small lanes have
- * ids [0, lanes), bulk lanes [lanes, 2 * lanes). */
-typedef struct hrx_bench_lane_s {
-  int id;
-  const char* kind;            /* "small" / "bulk" (static) */
-  int index;                   /* position among lanes of its kind */
-  hrx_stream_t* stream;        /* native driver: retained; raw: NULL */
-  hrx_native_queue_t* queue;   /* raw driver: borrowed from bench->queues */
-  hrx_buffer_t* src;           /* retained */
-  hrx_buffer_t* dst;           /* retained */
-  hrx_view_t src_view;         /* whole src */
-  hrx_view_t dst_view;         /* whole dst */
-  void* src_ptr;               /* native addresses, used by the raw driver */
-  void* dst_ptr;
-  uint64_t bytes;              /* size of src and dst, and of one copy */
-} hrx_bench_lane_t;
-
-/* What differs between the drivers. The timed loops only call `copy` and
- * `sync`, through this table in both drivers, so their shape is identical.
- * All may be called from several threads at once on different lanes. */
-typedef struct hrx_bench_ops_s {
-  /* Logical stream `index` in pool order; lane NULL means a retained one. */
-  hrx_status_t (*open_stream)(hrx_bench_t* bench, int index,
-                              hrx_bench_lane_t* lane);
-  /* lane->src -> lane->dst, whole length. */
-  hrx_status_t (*copy)(hrx_bench_t* bench, hrx_bench_lane_t* lane);
-  /* Blocks until the lane's submitted work is done ("stream synchronize";
-   * for raw, its native queue's synchronize). */
-  hrx_status_t (*sync)(hrx_bench_t* bench, hrx_bench_lane_t* lane);
-  hrx_status_t (*fill)(hrx_bench_t* bench, hrx_bench_lane_t* lane,
-                       hrx_buffer_t* buffer, uint8_t byte);
-  /* Writes data into the first `length` bytes of buffer. */
-  hrx_status_t (*upload)(hrx_bench_t* bench, hrx_bench_lane_t* lane,
-                         hrx_buffer_t* buffer, const void* data,
-                         uint64_t length);
-  /* Blocks; reads the first `length` (<= HRX_BENCH_CHECK_BYTES) bytes. */
-  hrx_status_t (*read)(hrx_bench_t* bench, hrx_bench_lane_t* lane,
-                       hrx_buffer_t* buffer, void* out, uint64_t length);
-} hrx_bench_ops_t;
-
-/* One run's state. Owned by hrx_bench_run's frame; every pointer field is
- * NULL until made, so teardown works from any partial state. */
-struct hrx_bench_s {
-  hrx_bench_config_t config;
-  const hrx_bench_ops_t* ops;          /* static */
-  hrx_device_t* device;                /* borrowed */
-  hrx_backend_device_t* backend;       /* borrowed from device */
-  const hrx_backend_vtable_t* vtable;  /* borrowed from backend */
-  int queue_count;
-  int slot_count;                      /* min(queue_count, streams used) */
-  hrx_native_queue_t** queues;   /* raw: owned [slot_count], each owned,
-                                    created lazily */
-  void* staging;                 /* raw: owned host_alloc block for reads */
-  hrx_stream_t** retained;       /* native: owned [retained_streams], each
-                                    retained */
-  hrx_bench_lane_t* small;       /* owned [lanes] */
-  hrx_bench_lane_t* bulk;        /* owned [lanes] */
-  /* Native driver with loaded_probes: the probe lanes (ids 2 * lanes + v);
-   * a lane's stream and buffers are NULL until made. */
-  hrx_bench_lane_t probes[HRX_BENCH_PROBE_COUNT];
-  hrx_bench_lane_t* probe;       /* the probe of the running round */
-  uint64_t* scratch;             /* owned [lanes]: warm-up samples */
-  hrx_bench_result_t* result;    /* owned until handed to the caller */
-};
 
 /* ------------------------------------------------------------ native ops */
 
@@ -229,6 +161,30 @@ void hrx_bench_config_default(hrx_bench_config_t* out_config) {
   out_config->warmup = 3;
   out_config->samples = 15;
   out_config->loaded_probes = true;
+  out_config->contention = true;
+  out_config->kernel_spin_ns = 20000;
+  out_config->kernel_launches = 512;
+  out_config->backlog_blocks = 16384;
+  out_config->backlog_kernels = 4;
+  out_config->transfer_bytes = 8ull << 20;
+  out_config->transfer_copies = 1;
+  out_config->compute_samples = 16;
+  out_config->transfer_samples = 8;
+}
+
+const char* hrx_bench_contention_kind_name(int kind) {
+  if (kind == 0) return "round_robin";
+  return kind > 0 ? hrx_bench_probe_name(kind - 1) : NULL;
+}
+
+const char* hrx_bench_contention_op_name(int op) {
+  switch (op) {
+    case HRX_BENCH_OP_COMPUTE_KERNEL: return "compute_kernel";
+    case HRX_BENCH_OP_COMPUTE_COPY: return "compute_copy";
+    case HRX_BENCH_OP_TRANSFER_READ: return "transfer_read";
+    case HRX_BENCH_OP_TRANSFER_UPLOAD: return "transfer_upload";
+    default: return NULL;
+  }
 }
 
 const char* hrx_bench_probe_name(int probe) {
@@ -303,6 +259,27 @@ static hrx_status_t hrx_bench_validate(const hrx_bench_config_t* c) {
       hrx_bench_check_count("warmup", c->warmup, HRX_BENCH_MAX_ROUNDS));
   HRX_RETURN_IF_ERROR(
       hrx_bench_check_count("samples", c->samples, HRX_BENCH_MAX_ROUNDS));
+  if (c->kernel_spin_ns < 1 || c->kernel_spin_ns > HRX_BENCH_MAX_SPIN_NS) {
+    return hrx_make_status(HRX_STATUS_INVALID_ARGUMENT,
+                           "benchmark kernel_spin_ns must be in [1, %llu], "
+                           "got %llu",
+                           (unsigned long long)HRX_BENCH_MAX_SPIN_NS,
+                           (unsigned long long)c->kernel_spin_ns);
+  }
+  HRX_RETURN_IF_ERROR(hrx_bench_check_count(
+      "kernel_launches", c->kernel_launches, HRX_BENCH_MAX_COPIES));
+  HRX_RETURN_IF_ERROR(hrx_bench_check_count(
+      "backlog_blocks", c->backlog_blocks, HRX_BENCH_MAX_BLOCKS));
+  HRX_RETURN_IF_ERROR(hrx_bench_check_count(
+      "backlog_kernels", c->backlog_kernels, HRX_BENCH_MAX_COPIES));
+  HRX_RETURN_IF_ERROR(
+      hrx_bench_check_bytes("transfer_bytes", c->transfer_bytes));
+  HRX_RETURN_IF_ERROR(hrx_bench_check_count(
+      "transfer_copies", c->transfer_copies, HRX_BENCH_MAX_COPIES));
+  HRX_RETURN_IF_ERROR(hrx_bench_check_count(
+      "compute_samples", c->compute_samples, HRX_BENCH_MAX_ROUNDS));
+  HRX_RETURN_IF_ERROR(hrx_bench_check_count(
+      "transfer_samples", c->transfer_samples, HRX_BENCH_MAX_ROUNDS));
   return NULL;
 }
 
@@ -317,6 +294,13 @@ void hrx_bench_result_free(hrx_bench_result_t* result) {
   free(result->loaded_sample_ns);
   for (int v = 0; v < HRX_BENCH_PROBE_COUNT; ++v) {
     free(result->loaded_probe_sample_ns[v]);
+  }
+  free(result->kernel_one_lane_round_ns);
+  free(result->kernel_lanes_round_ns);
+  for (int op = 0; op < HRX_BENCH_OP_COUNT; ++op) {
+    for (int k = 0; k < HRX_BENCH_CONTENTION_KINDS; ++k) {
+      free(result->contention_sample_ns[op][k]);
+    }
   }
   free(result);
 }
@@ -344,6 +328,20 @@ static hrx_status_t hrx_bench_result_allocate(const hrx_bench_config_t* c,
       if (!r->loaded_probe_sample_ns[v]) goto oom;
     }
   }
+  if (c->contention) {
+    r->kernel_one_lane_round_ns = calloc((size_t)r->rounds, sizeof(uint64_t));
+    r->kernel_lanes_round_ns = calloc((size_t)r->rounds, sizeof(uint64_t));
+    if (!r->kernel_one_lane_round_ns || !r->kernel_lanes_round_ns) goto oom;
+  }
+  for (int op = 0; c->contention && op < HRX_BENCH_OP_COUNT; ++op) {
+    bool compute = op == HRX_BENCH_OP_COMPUTE_KERNEL ||
+                   op == HRX_BENCH_OP_COMPUTE_COPY;
+    size_t n = (size_t)(compute ? c->compute_samples : c->transfer_samples);
+    for (int k = 0; k < HRX_BENCH_CONTENTION_KINDS; ++k) {
+      r->contention_sample_ns[op][k] = calloc(n, sizeof(uint64_t));
+      if (!r->contention_sample_ns[op][k]) goto oom;
+    }
+  }
   r->small_copies_per_round = (uint64_t)c->lanes * (uint64_t)c->small_copies;
   r->bulk_copies_per_round = (uint64_t)c->lanes * (uint64_t)c->bulk_copies;
   r->bulk_bytes_per_round = r->bulk_copies_per_round * c->bulk_bytes;
@@ -359,16 +357,16 @@ oom:
 
 /* Byte i of lane `id`'s source prefix. Consecutive bytes differ (odd step),
  * so any 64-byte prefix holds 64 distinct values. */
-static uint8_t hrx_bench_pattern(int id, uint64_t i) {
+uint8_t hrx_bench_pattern(int id, uint64_t i) {
   return (uint8_t)(0x5Au + (unsigned)id * 29u + (unsigned)(i & 0xFFu) * 7u);
 }
 
-static uint64_t hrx_bench_check_length(const hrx_bench_lane_t* lane) {
+uint64_t hrx_bench_check_length(const hrx_bench_lane_t* lane) {
   return lane->bytes < HRX_BENCH_CHECK_BYTES ? lane->bytes
                                              : HRX_BENCH_CHECK_BYTES;
 }
 
-static hrx_status_t hrx_bench_allocate_lane(hrx_bench_t* bench,
+hrx_status_t hrx_bench_allocate_lane(hrx_bench_t* bench,
                                             hrx_bench_lane_t* lane) {
   HRX_RETURN_IF_ERROR(
       hrx_buffer_allocate(bench->device, lane->bytes, &lane->src));
@@ -387,7 +385,7 @@ static hrx_status_t hrx_bench_allocate_lane(hrx_bench_t* bench,
  * Destination: filled with a byte that differs from the pattern's first byte,
  * so a missing copy fails the check. Both fills also touch every page before
  * any timing. */
-static hrx_status_t hrx_bench_initialize_lane(hrx_bench_t* bench,
+hrx_status_t hrx_bench_initialize_lane(hrx_bench_t* bench,
                                               hrx_bench_lane_t* lane) {
   uint8_t prefix[HRX_BENCH_CHECK_BYTES];
   uint64_t length = hrx_bench_check_length(lane);
@@ -509,6 +507,14 @@ static hrx_status_t hrx_bench_setup(hrx_bench_t* bench) {
  * result. Safe on any partial state. */
 static void hrx_bench_teardown(hrx_bench_t* bench) {
   int lanes = bench->config.lanes;
+  hrx_bench_contention_teardown(bench);
+  for (int v = 0; v < HRX_BENCH_PROBE_COUNT; ++v) {
+    hrx_bench_lane_t* lane = &bench->probes[v];
+    if (lane->owns_queue && lane->queue) {
+      bench->vtable->queue_destroy(bench->backend, lane->queue);
+      lane->queue = NULL;
+    }
+  }
   if (bench->queues) {
     /* queue_destroy waits for the queue's work, so no raw command still
      * touches the buffers released below. */
@@ -658,9 +664,7 @@ static hrx_status_t hrx_bench_round_loaded_probe(hrx_bench_t* bench,
   return NULL;
 }
 
-/* Makes probe `v`'s stream and buffers (untimed), then runs its case. */
-static hrx_status_t hrx_bench_case_probe(hrx_bench_t* bench, int v,
-                                         uint64_t* out) {
+hrx_status_t hrx_bench_make_probe(hrx_bench_t* bench, int v) {
   static const hrx_stream_options_t options[HRX_BENCH_PROBE_COUNT] = {
       [HRX_BENCH_PROBE_HIGH] = {.priority = HRX_STREAM_PRIORITY_HIGH},
       [HRX_BENCH_PROBE_RESERVED] = {.priority = HRX_STREAM_PRIORITY_NORMAL,
@@ -669,16 +673,31 @@ static hrx_status_t hrx_bench_case_probe(hrx_bench_t* bench, int v,
                                          .reserve = true},
   };
   hrx_bench_lane_t* lane = &bench->probes[v];
+  if (lane->stream || lane->queue) return NULL;
   *lane = (hrx_bench_lane_t){.id = 2 * bench->config.lanes + v,
                              .kind = "probe",
                              .index = v,
                              .bytes = bench->config.small_bytes};
-  HRX_RETURN_IF_ERROR(hrx_stream_create_with_options(
-      bench->device, &options[v], &lane->stream));
+  if (bench->config.driver == HRX_BENCH_DRIVER_RAW) {
+    int native_priority = 0;
+    HRX_RETURN_IF_ERROR(bench->vtable->queue_create(
+        bench->backend, options[v].priority, 0, &lane->queue,
+        &native_priority));
+    lane->owns_queue = true;
+  } else {
+    HRX_RETURN_IF_ERROR(hrx_stream_create_with_options(
+        bench->device, &options[v], &lane->stream));
+  }
   HRX_RETURN_IF_ERROR(hrx_bench_allocate_lane(bench, lane));
   HRX_RETURN_IF_ERROR(hrx_bench_initialize_lane(bench, lane));
-  HRX_RETURN_IF_ERROR(bench->ops->sync(bench, lane));
-  bench->probe = lane;
+  return bench->ops->sync(bench, lane);
+}
+
+/* Makes probe `v` (untimed), then runs its case. */
+static hrx_status_t hrx_bench_case_probe(hrx_bench_t* bench, int v,
+                                         uint64_t* out) {
+  HRX_RETURN_IF_ERROR(hrx_bench_make_probe(bench, v));
+  bench->probe = &bench->probes[v];
   return hrx_bench_run_case(bench, hrx_bench_round_loaded_probe, out,
                             (size_t)bench->config.lanes);
 }
@@ -864,14 +883,14 @@ static hrx_status_t hrx_bench_check_output(hrx_bench_t* bench) {
     HRX_RETURN_IF_ERROR(hrx_bench_check_lane(bench, &bench->small[i]));
   }
   for (int v = 0; v < HRX_BENCH_PROBE_COUNT; ++v) {
-    if (bench->probes[v].stream) {
+    if (bench->probes[v].stream || bench->probes[v].queue) {
       HRX_RETURN_IF_ERROR(hrx_bench_check_lane(bench, &bench->probes[v]));
     }
   }
   for (int i = 0; i < bench->config.lanes; ++i) {
     HRX_RETURN_IF_ERROR(hrx_bench_check_lane(bench, &bench->bulk[i]));
   }
-  return NULL;
+  return hrx_bench_contention_check(bench);
 }
 
 /* ------------------------------------------------------------------- run */
@@ -895,6 +914,9 @@ static hrx_status_t hrx_bench_execute(hrx_bench_t* bench) {
       HRX_RETURN_IF_ERROR(
           hrx_bench_case_probe(bench, v, r->loaded_probe_sample_ns[v]));
     }
+  }
+  if (bench->config.contention) {
+    HRX_RETURN_IF_ERROR(hrx_bench_contention_run(bench));
   }
   return hrx_bench_check_output(bench);
 }
@@ -921,7 +943,9 @@ hrx_status_t hrx_bench_run(hrx_device_t* device,
   HRX_RETURN_IF_ERROR(hrx_bench_result_allocate(config, &bench.result));
   bench.result->queue_count = bench.queue_count;
 
-  hrx_status_t status = hrx_bench_execute(&bench);
+  hrx_status_t status =
+      config->contention ? hrx_bench_contention_check_device(&bench) : NULL;
+  if (!status) status = hrx_bench_execute(&bench);
   hrx_bench_teardown(&bench);
   if (status) {
     hrx_bench_result_free(bench.result);

@@ -26,7 +26,12 @@
  *                    queue (HRX_BENCH_PROBE_*), each with its own 4 KiB-class
  *                    buffers (small_bytes), created after the other cases.
  *                    The bulk lanes stay on the round-robin normal lane.
- * A 64-byte output prefix of every destination is checked at the end.
+ *   contention       (bench_contention.h) kernel concurrency, latency behind
+ *                    a compute backlog and behind a transfer backlog, with
+ *                    probes on a round-robin stream and on the three probe
+ *                    streams above; both drivers.
+ * A 64-byte output prefix of every destination is checked at the end, and
+ * every kernel output counts the launches that wrote it.
  *
  * Threading: hrx_bench_run blocks and may be called from any thread; it
  * starts `lanes` worker threads of its own for the threaded case and joins
@@ -59,7 +64,11 @@ typedef enum hrx_bench_driver_e {
 #define HRX_BENCH_MAX_STREAMS 65536        /* retained_streams */
 #define HRX_BENCH_MAX_COPIES (1 << 24)     /* each *_copies field */
 #define HRX_BENCH_MAX_ROUNDS 65536         /* warmup, samples */
-#define HRX_BENCH_MAX_BYTES (1ull << 40)   /* small_bytes, bulk_bytes */
+#define HRX_BENCH_MAX_BYTES (1ull << 40)   /* small_bytes, bulk_bytes,
+                                              transfer_bytes */
+#define HRX_BENCH_MAX_SPIN_NS 1000000000ull /* kernel_spin_ns: 1 s */
+#define HRX_BENCH_MAX_BLOCKS (1 << 30)     /* backlog_blocks (and the
+                                              device's max_grid_dim.x) */
 
 /* Every count must be in [1, its maximum]. */
 typedef struct hrx_bench_config_s {
@@ -74,6 +83,16 @@ typedef struct hrx_bench_config_s {
   int warmup;             /* unrecorded rounds per case */
   int samples;            /* recorded rounds per case */
   bool loaded_probes;     /* run the loaded-probe variants (native only) */
+  /* The contention cases (bench_contention.h), run when `contention`: */
+  bool contention;
+  uint64_t kernel_spin_ns;  /* each block of a spin kernel, >= 1 */
+  int kernel_launches;      /* concurrency case: launches per round */
+  int backlog_blocks;       /* grid of one compute-backlog kernel */
+  int backlog_kernels;      /* compute-backlog kernels per bulk lane */
+  uint64_t transfer_bytes;  /* one transfer of the transfer backlog */
+  int transfer_copies;      /* transfers per bulk lane and direction */
+  int compute_samples;      /* recorded samples per compute probe series */
+  int transfer_samples;     /* recorded samples per transfer probe series */
 } hrx_bench_config_t;
 
 /* The loaded-latency probe variants. */
@@ -86,9 +105,28 @@ typedef enum hrx_bench_probe_e {
 /* "high", "reserved", "reserved_high"; NULL otherwise. */
 const char* hrx_bench_probe_name(int probe);
 
+/* The probe streams of the contention cases: a round-robin small lane, then
+ * the three loaded-probe variants (index = hrx_bench_probe_t + 1). */
+#define HRX_BENCH_CONTENTION_KINDS (HRX_BENCH_PROBE_COUNT + 1)
+/* "round_robin", "high", "reserved", "reserved_high"; NULL otherwise. */
+const char* hrx_bench_contention_kind_name(int kind);
+
+/* The timed operations of the contention cases. */
+typedef enum hrx_bench_contention_op_e {
+  HRX_BENCH_OP_COMPUTE_KERNEL = 0,  /* 1-block kernel behind kernels */
+  HRX_BENCH_OP_COMPUTE_COPY = 1,    /* small copy behind kernels */
+  HRX_BENCH_OP_TRANSFER_READ = 2,   /* small read behind large reads */
+  HRX_BENCH_OP_TRANSFER_UPLOAD = 3, /* small upload behind large uploads */
+  HRX_BENCH_OP_COUNT = 4,
+} hrx_bench_contention_op_t;
+/* "compute_kernel", "compute_copy", "transfer_read", "transfer_upload";
+ * NULL otherwise. */
+const char* hrx_bench_contention_op_name(int op);
+
 /* The reference protocol: 16 lanes, 16 retained streams, 1024 copies of
  * 4 KiB, 16 copies of 32 MiB, 4 loaded copies, 3 warm-up rounds, 15 samples,
- * native driver; plus the loaded probes. */
+ * native driver; plus the loaded probes; and the contention cases' GPU
+ * sizes (hrx/bench/config.py DEFAULT holds the same values). */
 void hrx_bench_config_default(hrx_bench_config_t* out_config);
 
 /* "native" / "raw"; NULL for an unknown value. */
@@ -115,6 +153,18 @@ typedef struct hrx_bench_result_s {
   /* [latency_samples] per hrx_bench_probe_t; all NULL when the probes did
    * not run (raw driver, or config.loaded_probes false). */
   uint64_t* loaded_probe_sample_ns[HRX_BENCH_PROBE_COUNT];
+  /* Contention cases (bench_contention.h). Concurrency: per round,
+   * kernel_launches spin kernels on one small lane, and the same number
+   * round-robin over every small lane, each round up to every lane's
+   * synchronize. */
+  uint64_t* kernel_one_lane_round_ns;  /* [rounds] */
+  uint64_t* kernel_lanes_round_ns;     /* [rounds] */
+  /* All NULL when the cases did not run (config.contention false).
+   * [op][kind]: compute ops have compute_samples entries, transfer ops
+   * transfer_samples; sample s of kind round_robin used small lane
+   * s mod lanes. */
+  uint64_t* contention_sample_ns[HRX_BENCH_OP_COUNT]
+                                [HRX_BENCH_CONTENTION_KINDS];
   /* Work per round, for rates: */
   uint64_t small_copies_per_round;   /* lanes * small_copies (also threaded) */
   uint64_t bulk_copies_per_round;    /* lanes * bulk_copies */

@@ -97,6 +97,22 @@ static PyObject* hrx_py_bench_dict(const hrx_bench_result_t* r) {
                        PyLong_FromLong(c->loaded_copies)) ||
       hrx_py_bench_put(dict, "warmup", PyLong_FromLong(c->warmup)) ||
       hrx_py_bench_put(dict, "samples", PyLong_FromLong(c->samples)) ||
+      hrx_py_bench_put(dict, "kernel_spin_ns",
+                       PyLong_FromUnsignedLongLong(c->kernel_spin_ns)) ||
+      hrx_py_bench_put(dict, "kernel_launches",
+                       PyLong_FromLong(c->kernel_launches)) ||
+      hrx_py_bench_put(dict, "backlog_blocks",
+                       PyLong_FromLong(c->backlog_blocks)) ||
+      hrx_py_bench_put(dict, "backlog_kernels",
+                       PyLong_FromLong(c->backlog_kernels)) ||
+      hrx_py_bench_put(dict, "transfer_bytes",
+                       PyLong_FromUnsignedLongLong(c->transfer_bytes)) ||
+      hrx_py_bench_put(dict, "transfer_copies",
+                       PyLong_FromLong(c->transfer_copies)) ||
+      hrx_py_bench_put(dict, "compute_samples",
+                       PyLong_FromLong(c->compute_samples)) ||
+      hrx_py_bench_put(dict, "transfer_samples",
+                       PyLong_FromLong(c->transfer_samples)) ||
       hrx_py_bench_put(dict, "stream_creation_ns",
                        PyLong_FromUnsignedLongLong(r->stream_creation_ns)) ||
       hrx_py_bench_put(dict, "small_round_ns",
@@ -127,21 +143,59 @@ static PyObject* hrx_py_bench_dict(const hrx_bench_result_t* r) {
       return NULL;
     }
   }
+  /* The contention cases' arrays, only when they ran. */
+  if (r->kernel_one_lane_round_ns) {
+    if (hrx_py_bench_put(dict, "kernel_one_lane_round_ns",
+                         hrx_py_bench_list(r->kernel_one_lane_round_ns,
+                                           rounds)) ||
+        hrx_py_bench_put(dict, "kernel_lanes_round_ns",
+                         hrx_py_bench_list(r->kernel_lanes_round_ns,
+                                           rounds))) {
+      Py_DECREF(dict);
+      return NULL;
+    }
+  }
+  for (int op = 0; op < HRX_BENCH_OP_COUNT; ++op) {
+    size_t n = (size_t)(op < HRX_BENCH_OP_TRANSFER_READ ? c->compute_samples
+                                                        : c->transfer_samples);
+    for (int k = 0; k < HRX_BENCH_CONTENTION_KINDS; ++k) {
+      if (!r->contention_sample_ns[op][k]) continue;
+      char key[96];
+      PyOS_snprintf(key, sizeof(key), "%s_%s_sample_ns",
+                    hrx_bench_contention_op_name(op),
+                    hrx_bench_contention_kind_name(k));
+      if (hrx_py_bench_put(dict, key,
+                           hrx_py_bench_list(r->contention_sample_ns[op][k],
+                                             n))) {
+        Py_DECREF(dict);
+        return NULL;
+      }
+    }
+  }
   return dict;
 }
 
 /* bench_run(device, *, driver="native", lanes=16, retained_streams=16,
  *           small_bytes=4096, small_copies=1024, bulk_bytes=33554432,
  *           bulk_copies=16, loaded_copies=4, warmup=3, samples=15,
- *           loaded_probes=True) -> dict; loaded_<probe>_sample_ns keys only
- *           for probes that ran (native driver). */
+ *           loaded_probes=True, kernel_spin_ns=20000, kernel_launches=512,
+ *           backlog_blocks=16384, backlog_kernels=4, transfer_bytes=8388608,
+ *           transfer_copies=1, compute_samples=16, transfer_samples=8,
+ *           contention=True) -> dict; loaded_<probe>_sample_ns keys only
+ *           for probes that ran (native driver); the contention arrays
+ *           (kernel_*_round_ns, <op>_<kind>_sample_ns) only when
+ *           contention is true. */
 PyObject* hrx_py_bench_run(PyObject* module, PyObject* args,
                            PyObject* kwargs) {
   static char* keywords[] = {"device",        "driver",      "lanes",
                              "retained_streams", "small_bytes", "small_copies",
                              "bulk_bytes",    "bulk_copies", "loaded_copies",
                              "warmup",        "samples",
-                             "loaded_probes", NULL};
+                             "loaded_probes", "kernel_spin_ns",
+                             "kernel_launches", "backlog_blocks",
+                             "backlog_kernels", "transfer_bytes",
+                             "transfer_copies", "compute_samples",
+                             "transfer_samples", "contention", NULL};
   PyObject* device_object = NULL;
   PyObject* driver = NULL;
   PyObject* lanes = NULL;
@@ -154,17 +208,30 @@ PyObject* hrx_py_bench_run(PyObject* module, PyObject* args,
   PyObject* warmup = NULL;
   PyObject* samples = NULL;
   PyObject* loaded_probes = NULL;
+  PyObject *spin_ns = NULL, *kernel_launches = NULL, *backlog_blocks = NULL,
+           *backlog_kernels = NULL, *transfer_bytes = NULL,
+           *transfer_copies = NULL, *compute_samples = NULL,
+           *transfer_samples = NULL, *contention = NULL;
   if (!PyArg_ParseTupleAndKeywords(
-          args, kwargs, "O|$OOOOOOOOOOO:bench_run", keywords, &device_object,
-          &driver, &lanes, &retained_streams, &small_bytes, &small_copies,
-          &bulk_bytes, &bulk_copies, &loaded_copies, &warmup, &samples,
-          &loaded_probes)) {
+          args, kwargs, "O|$OOOOOOOOOOOOOOOOOOOO:bench_run", keywords,
+          &device_object, &driver, &lanes, &retained_streams, &small_bytes,
+          &small_copies, &bulk_bytes, &bulk_copies, &loaded_copies, &warmup,
+          &samples, &loaded_probes, &spin_ns, &kernel_launches,
+          &backlog_blocks, &backlog_kernels, &transfer_bytes,
+          &transfer_copies, &compute_samples, &transfer_samples,
+          &contention)) {
     return NULL;
   }
   if (loaded_probes && !PyBool_Check(loaded_probes)) {
     PyErr_Format(PyExc_TypeError,
                  "bench_run() argument 'loaded_probes' must be a bool, not "
                  "%.100s", Py_TYPE(loaded_probes)->tp_name);
+    return NULL;
+  }
+  if (contention && !PyBool_Check(contention)) {
+    PyErr_Format(PyExc_TypeError,
+                 "bench_run() argument 'contention' must be a bool, not "
+                 "%.100s", Py_TYPE(contention)->tp_name);
     return NULL;
   }
   hrx_py_state_t* state = hrx_py_state(module);
@@ -180,6 +247,14 @@ PyObject* hrx_py_bench_run(PyObject* module, PyObject* args,
   long long v_loaded = config.loaded_copies;
   long long v_warmup = config.warmup;
   long long v_samples = config.samples;
+  long long v_spin = (long long)config.kernel_spin_ns;
+  long long v_launches = config.kernel_launches;
+  long long v_blocks = config.backlog_blocks;
+  long long v_backlog = config.backlog_kernels;
+  long long v_transfer_bytes = (long long)config.transfer_bytes;
+  long long v_transfer_copies = config.transfer_copies;
+  long long v_compute_samples = config.compute_samples;
+  long long v_transfer_samples = config.transfer_samples;
   const long long max_bytes = (long long)HRX_BENCH_MAX_BYTES;
   if (hrx_py_bench_driver(state, driver, &config.driver) ||
       hrx_py_bench_count(state, lanes, "lanes", HRX_BENCH_MAX_LANES, &v_lanes) ||
@@ -196,9 +271,34 @@ PyObject* hrx_py_bench_run(PyObject* module, PyObject* args,
                          &v_loaded) ||
       hrx_py_bench_count(state, warmup, "warmup", HRX_BENCH_MAX_ROUNDS, &v_warmup) ||
       hrx_py_bench_count(state, samples, "samples", HRX_BENCH_MAX_ROUNDS,
-                         &v_samples)) {
+                         &v_samples) ||
+      hrx_py_bench_count(state, spin_ns, "kernel_spin_ns",
+                         (long long)HRX_BENCH_MAX_SPIN_NS, &v_spin) ||
+      hrx_py_bench_count(state, kernel_launches, "kernel_launches",
+                         HRX_BENCH_MAX_COPIES, &v_launches) ||
+      hrx_py_bench_count(state, backlog_blocks, "backlog_blocks",
+                         HRX_BENCH_MAX_BLOCKS, &v_blocks) ||
+      hrx_py_bench_count(state, backlog_kernels, "backlog_kernels",
+                         HRX_BENCH_MAX_COPIES, &v_backlog) ||
+      hrx_py_bench_count(state, transfer_bytes, "transfer_bytes", max_bytes,
+                         &v_transfer_bytes) ||
+      hrx_py_bench_count(state, transfer_copies, "transfer_copies",
+                         HRX_BENCH_MAX_COPIES, &v_transfer_copies) ||
+      hrx_py_bench_count(state, compute_samples, "compute_samples",
+                         HRX_BENCH_MAX_ROUNDS, &v_compute_samples) ||
+      hrx_py_bench_count(state, transfer_samples, "transfer_samples",
+                         HRX_BENCH_MAX_ROUNDS, &v_transfer_samples)) {
     return NULL;
   }
+  config.kernel_spin_ns = (uint64_t)v_spin;
+  config.kernel_launches = (int)v_launches;
+  config.backlog_blocks = (int)v_blocks;
+  config.backlog_kernels = (int)v_backlog;
+  config.transfer_bytes = (uint64_t)v_transfer_bytes;
+  config.transfer_copies = (int)v_transfer_copies;
+  config.compute_samples = (int)v_compute_samples;
+  config.transfer_samples = (int)v_transfer_samples;
+  if (contention) config.contention = contention == Py_True;
   config.lanes = (int)v_lanes;
   config.retained_streams = (int)v_retained;
   config.small_bytes = (uint64_t)v_small_bytes;

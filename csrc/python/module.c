@@ -175,7 +175,10 @@ static PyMethodDef hrx_py_module_methods[] = {
      "bench_run($module, /, device, *, driver='native', lanes=16, "
      "retained_streams=16, small_bytes=4096, small_copies=1024, "
      "bulk_bytes=33554432, bulk_copies=16, loaded_copies=4, warmup=3, "
-     "samples=15, loaded_probes=True)\n--\n\n"
+     "samples=15, loaded_probes=True, kernel_spin_ns=20000, "
+     "kernel_launches=512, backlog_blocks=16384, backlog_kernels=4, "
+     "transfer_bytes=8388608, transfer_copies=1, compute_samples=16, "
+     "transfer_samples=8, contention=True)\n--\n\n"
      "Run the queue-pool benchmark's cases in C (driver 'native' or 'raw'); "
      "return a dict of raw timings (see hrx.bench)."},
     {"bench_launch", (PyCFunction)(void (*)(void))hrx_py_bench_launch,

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from typing import Any, Dict, Iterable, List, Mapping, Tuple
 
+from .contention_report import COLUMNS as CONTENTION_COLUMNS, has_contention
 from .table import COLUMNS, Group, group_lines, markdown_table
 
 __all__ = ["compare_groups", "format_comparison", "ratio_cell"]
@@ -82,4 +83,12 @@ def format_comparison(lines: Iterable[Mapping[str, Any]],
         legend = ("the run-to-run ranges with batching on and with it off overlap"
                   if baseline == BATCHING_OFF else "the two drivers' run-to-run ranges overlap")
         out.append(f"\n~ : {legend} (within variation).\n")
+        if has_contention(group.lines) and has_contention(base.lines):
+            header = ["Queues"] + [
+                f"{c.short} ({'higher' if c.higher_is_better else 'lower'} is better)"
+                for c in CONTENTION_COLUMNS]
+            rows = [[str(q)] + [ratio_cell(group, base, q, c.key) for c in CONTENTION_COLUMNS]
+                    for q in queues]
+            out.append(f"Contention cases, {group.label} ÷ {against} (p95 of each probe):\n")
+            out.append(markdown_table(header, rows) + "\n")
     return "\n".join(out)

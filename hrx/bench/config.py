@@ -20,7 +20,17 @@ more than half an hour. The quick sizes divide the bulk traffic by 128
 copies per lane by 4 (256); the lanes, retained streams, 4 KiB small copies,
 loaded copies per lane, warm-up and sample counts stay the reference's, so
 every column is measured the same way, with a working set (16 x 2 x 1 MiB of
-bulk buffers) that a CPU's caches and memory handle in milliseconds."""
+bulk buffers) that a CPU's caches and memory handle in milliseconds.
+
+The contention cases (csrc/bench/bench_contention.h) have sizes of their
+own. On a GPU: 20 µs spin blocks; 512 launches per concurrency round;
+behind compute, 4 kernels of 16384 one-thread blocks per bulk lane (a few
+times what an H200's SMs hold at once: about 5 ms of backlog); behind
+transfers, one 8 MiB read (then upload) per bulk lane (128 MiB, a few ms at
+tens of GB/s); 16 compute and 8 transfer samples per probe series, so the
+cases add about 2 s to a process. Quick: the same 20 µs blocks, 256 launches,
+one kernel of 32 blocks and one 1 MiB transfer per bulk lane, 8 samples
+of each series: well under a second on two cores."""
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, fields, replace
@@ -45,7 +55,16 @@ class BenchConfig:
     small_bytes / small_copies: per small copy / copies per lane per round.
     bulk_bytes / bulk_copies: per bulk copy / copies per bulk lane per round.
     loaded_copies: bulk copies queued per bulk lane before each loaded probe.
-    warmup / samples: unrecorded and recorded rounds per case.
+    warmup / samples: unrecorded and recorded rounds per case (``warmup``
+    is also the unrecorded samples before each contention probe series).
+    kernel_spin_ns: each block of the spin kernel, in ns.
+    kernel_launches: 1-block kernels per round of the concurrency case.
+    backlog_blocks / backlog_kernels: grid of one compute-backlog kernel /
+    such kernels per bulk lane before each compute probe.
+    transfer_bytes / transfer_copies: one transfer of the transfer backlog /
+    transfers per bulk lane before each transfer probe.
+    compute_samples / transfer_samples: recorded samples per probe kind and
+    operation behind the compute / transfer backlog.
     """
 
     lanes: int = 16
@@ -57,6 +76,14 @@ class BenchConfig:
     loaded_copies: int = 4
     warmup: int = 3
     samples: int = 15
+    kernel_spin_ns: int = 20_000
+    kernel_launches: int = 512
+    backlog_blocks: int = 16384
+    backlog_kernels: int = 4
+    transfer_bytes: int = 8 * MiB
+    transfer_copies: int = 1
+    compute_samples: int = 16
+    transfer_samples: int = 8
 
     def __post_init__(self) -> None:
         for field in fields(self):
@@ -81,7 +108,9 @@ SIZE_FIELDS = tuple(field.name for field in fields(BenchConfig))
 DEFAULT = BenchConfig()
 """The reference protocol (reference/queue-pool-measurements.md)."""
 
-QUICK = BenchConfig(small_copies=256, bulk_bytes=1 * MiB, bulk_copies=4)
+QUICK = BenchConfig(small_copies=256, bulk_bytes=1 * MiB, bulk_copies=4,
+                    kernel_launches=256, backlog_blocks=32, backlog_kernels=1,
+                    transfer_bytes=1 * MiB, compute_samples=8)
 """For CPU-only machines: the same lanes, streams, cases and rounds, with
 1 MiB bulk copies, 4 bulk copies per lane and 256 small copies per lane, so
 the whole run takes seconds on the host backend instead of minutes."""
@@ -157,4 +186,9 @@ def describe_sizes(config: BenchConfig) -> str:
             f"{config.bulk_copies} x {_bytes(config.bulk_bytes)} bulk copies, "
             f"{config.loaded_copies} bulk copies queued per loaded probe; {config.lanes} lanes, "
             f"{config.retained_streams} retained streams, {config.warmup} warm-up + "
-            f"{config.samples} measured rounds")
+            f"{config.samples} measured rounds; contention: "
+            f"{config.kernel_launches} launches of {config.kernel_spin_ns} ns blocks, "
+            f"{config.backlog_kernels} x {config.backlog_blocks}-block kernels and "
+            f"{config.transfer_copies} x {_bytes(config.transfer_bytes)} transfers per "
+            f"bulk lane, {config.compute_samples} compute and {config.transfer_samples} "
+            f"transfer samples per probe")

@@ -13,13 +13,21 @@ from __future__ import annotations
 import os
 from typing import Any, Dict, List, Sequence, Tuple
 
+from .contention_report import COLUMNS as CONTENTION_COLUMNS, has_contention
 from .table import Group
+
+PLOTTED_CONTENTION = tuple(
+    column for column in CONTENTION_COLUMNS
+    if not column.key.endswith(("_high", "_reserved")) or column.key.endswith("reserved_high"))
+"""The contention panels: concurrency, then per operation the round-robin
+and the reserved high-priority probe's p95 (µs)."""
 
 __all__ = ["PlotUnavailable", "figure", "plot_groups", "plot_files"]
 
 _UNITS: Dict[str, str] = {"one_thread": "Mcommands/s", "threads": "Mcommands/s", "bulk": "GB/s",
                           "idle_p95": "µs", "loaded_p95": "ms", "create": "ms",
-                          "workload": "ms", "workload_p95": "ms"}
+                          "workload": "ms", "workload_p95": "ms",
+                          "kernels_at_once": "kernels", "kernel_rate": "k launches/s"}
 
 
 class PlotUnavailable(RuntimeError):
@@ -43,9 +51,12 @@ def figure(series: Sequence[Tuple[str, Group]]) -> Any:
     columns = series[0][1].columns if series else ()
     if any(group.columns != columns for _, group in series):
         columns = min((group.columns for _, group in series), key=len)
-    ncols = (len(columns) + 1) // 2
-    drawn = Figure(figsize=(5 * ncols, 8.5), layout="constrained")
-    axes = drawn.subplots(2, ncols, squeeze=False)
+    if series and all(has_contention(group.lines) for _, group in series):
+        columns = tuple(columns) + PLOTTED_CONTENTION
+    nrows = 2 if len(columns) <= 8 else -(-len(columns) // 4)
+    ncols = -(-len(columns) // nrows)
+    drawn = Figure(figsize=(5 * ncols, 4.25 * nrows), layout="constrained")
+    axes = drawn.subplots(nrows, ncols, squeeze=False)
     counts = sorted({row.queues for _, group in series for row in group.rows})
     spread = 0.06
     for column, axis in zip(columns, axes.flat):
@@ -59,6 +70,8 @@ def figure(series: Sequence[Tuple[str, Group]]) -> Any:
             axis.errorbar(x, y, yerr=[below, above], marker="o", capsize=4, linewidth=1.8,
                           label=label)
         title = series[0][1].header(column) if series else column.header
+        if column in CONTENTION_COLUMNS and column not in CONTENTION_COLUMNS[:2]:
+            title = f"{column.short}, p95"
         better = "higher is better" if column.higher_is_better else "lower is better"
         axis.set_title(f"{title} ({better})", fontsize=11)
         axis.set_xscale("log", base=2)
@@ -67,7 +80,7 @@ def figure(series: Sequence[Tuple[str, Group]]) -> Any:
             axis.set_xticklabels([str(count) for count in counts])
             axis.minorticks_off()
         axis.set_xlabel("queues in the pool")
-        axis.set_ylabel(_UNITS.get(column.key, ""))
+        axis.set_ylabel(_UNITS.get(column.key, "µs"))
         axis.grid(True, which="major", alpha=0.35)
         medians = [row.median(column.key) for _, group in series for row in group.rows]
         lows = [row.low(column.key) for _, group in series for row in group.rows]

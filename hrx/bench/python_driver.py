@@ -125,6 +125,126 @@ def _loaded(config: BenchConfig, small: Sequence[_Lane], bulk: Sequence[_Lane]) 
     return samples
 
 
+class _Counter:
+    """A kernel output of ``words`` words and the launches that wrote it."""
+
+    def __init__(self, device: Any, stream: Any, words: int) -> None:
+        self.buffer = device.allocate(4 * words)
+        self.launched = 0
+        stream.fill(self.buffer, 0)
+
+    def verify(self, stream: Any, kind: str) -> None:
+        import numpy as np
+        words = stream.read(self.buffer[0:min(self.buffer.nbytes, 64)]).wait().view(np.uint32)
+        if not (words == self.launched).all():
+            raise OutputMismatch(f"{kind}: kernel blocks counted {words.tolist()} launches, "
+                                 f"expected {self.launched}")
+
+
+def _contention(device: Any, config: BenchConfig, small: Sequence[_Lane],
+                bulk: Sequence[_Lane]) -> Dict[str, Any]:
+    """The contention cases (csrc/bench/bench_contention.h) through the
+    Python API: the raw arrays of contention.py."""
+    import numpy as np
+
+    from .contention import COMPUTE_OPS, KINDS, TRANSFER_OPS, sample_key
+    from .kernel_launches import builtin_kernel
+
+    kernel = builtin_kernel(device, "spin")
+    spin, zero = np.uint64(config.kernel_spin_ns), np.uint64(0)
+    probes = [_Lane(device, device.stream(priority=priority, reserve=reserve),
+                    config.small_bytes, config.lanes * 2 + index, 0x29)
+              for index, (priority, reserve) in enumerate(
+                  (("high", False), ("normal", True), ("high", True)))]
+    for lane in probes:
+        lane.prepare()
+    counters = {id(lane): _Counter(device, lane.stream, 1) for lane in list(small) + probes}
+    backlog = {id(lane): _Counter(device, lane.stream, config.backlog_blocks) for lane in bulk}
+    transfers = [device.allocate(config.transfer_bytes) for _ in bulk]
+    for lane, buffer in zip(bulk, transfers):
+        lane.stream.fill(buffer, 0x3C)
+    source = np.full(config.transfer_bytes, 0xA5, dtype=np.uint8)
+    _sync_all(list(small) + list(bulk) + probes)
+
+    def launch(lane: _Lane, counter: _Counter, grid: int, ns: Any) -> None:
+        lane.stream.launch(kernel, grid, 1, (ns, counter.buffer))
+        counter.launched += 1
+
+    def kernel_round(count: int) -> int:
+        start = _now()
+        for n in range(config.kernel_launches):
+            lane = small[n % count]
+            launch(lane, counters[id(lane)], 1, spin)
+        _sync_all(small[:count])
+        return _now() - start
+
+    out: Dict[str, Any] = {"kernel_one_lane_round_ns": [], "kernel_lanes_round_ns": []}
+    for n in range(config.warmup + config.samples):
+        one, spread = kernel_round(1), kernel_round(config.lanes)
+        if n >= config.warmup:
+            out["kernel_one_lane_round_ns"].append(one)
+            out["kernel_lanes_round_ns"].append(spread)
+
+    def fill(kind: str) -> List[Any]:
+        pending: List[Any] = []
+        rounds = config.backlog_kernels if kind == "compute" else config.transfer_copies
+        for _ in range(rounds):
+            for lane, buffer in zip(bulk, transfers):
+                if kind == "compute":
+                    launch(lane, backlog[id(lane)], config.backlog_blocks, spin)
+                elif kind == "read":
+                    pending.append(lane.stream.read(buffer))
+                else:
+                    lane.stream.upload(buffer, source)
+        return pending
+
+    def probe(op: str, lane: _Lane) -> None:
+        if op == "compute_kernel":
+            launch(lane, counters[id(lane)], 1, zero)
+            lane.stream.synchronize()
+        elif op == "compute_copy":
+            lane.copy()
+            lane.stream.synchronize()
+        elif op == "transfer_read":
+            data = bytearray(lane.src.nbytes)
+            lane.stream.read_blocking(lane.src, data)
+            if bytes(data[:lane.check]) != lane.expected:
+                raise OutputMismatch(f"read probe {lane.name}: prefix differs from its source")
+        else:
+            data = bytearray([lane.expected[0] ^ 0x3C]) * lane.src.nbytes
+            data[:lane.check] = lane.expected
+            lane.stream.upload(lane.dst, data)   # the source's own bytes
+            lane.stream.synchronize()
+
+    for ops, kind, samples in ((COMPUTE_OPS, "compute", config.compute_samples),
+                               (TRANSFER_OPS[:1], "read", config.transfer_samples),
+                               (TRANSFER_OPS[1:], "upload", config.transfer_samples)):
+        for op in ops:
+            for position, name in enumerate(KINDS):
+                series: List[int] = []
+                for n in range(config.warmup + samples):
+                    lane = small[n % config.lanes] if position == 0 else probes[position - 1]
+                    pending = fill(kind)
+                    start = _now()
+                    probe(op, lane)
+                    elapsed = _now() - start
+                    for readback in pending:
+                        readback.wait()
+                    _sync_all(bulk)
+                    if n >= config.warmup:
+                        series.append(elapsed)
+                out[sample_key(op, name)] = series
+    for lane in probes:
+        lane.verify("probe")
+    for lane in list(small) + probes:
+        counters[id(lane)].verify(lane.stream, f"small {lane.name}")
+    for lane in bulk:
+        backlog[id(lane)].verify(lane.stream, f"bulk {lane.name}")
+    for lane in probes:
+        lane.stream.close()
+    return out
+
+
 def run(device: Any, queues: int, config: BenchConfig) -> Dict[str, Any]:
     """Runs every case on ``device``, whose pool size the caller has set to
     ``queues`` and which has no pool stream yet. Returns the dict shape of
@@ -156,6 +276,7 @@ def run(device: Any, queues: int, config: BenchConfig) -> Dict[str, Any]:
     result["idle_sample_ns"] = _idle(config, small)
     result["loaded_sample_ns"] = _loaded(config, small, bulk)
     _sync_all(small + bulk)
+    result.update(_contention(device, config, small, bulk))
 
     for lane in small:
         lane.verify("small")

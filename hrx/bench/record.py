@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 from typing import Any, Dict, Mapping, Optional, Tuple
 
+from . import contention
 from .stats import median, p95
 
 __all__ = [
@@ -90,7 +91,8 @@ def summarize(result: Mapping[str, Any]) -> Dict[str, Any]:
     the median and p95 over every (round, stream position) sample, in µs.
     Where the result has loaded-probe arrays, the summary has
     ``loaded_<probe>_latency_median_us`` / ``_p95_us`` for each, computed the
-    same way as the loaded latency.
+    same way as the loaded latency; where it has the contention arrays, the
+    contention summary (contention.summarize).
     Raises ValueError when an array's length does not match the sizes."""
     _check_lengths(result)
     lanes = int(result["lanes"])
@@ -123,12 +125,13 @@ def summarize(result: Mapping[str, Any]) -> Dict[str, Any]:
         samples = result[f"loaded_{probe}_sample_ns"]
         summary[f"loaded_{probe}_latency_median_us"] = median(samples) / 1e3
         summary[f"loaded_{probe}_latency_p95_us"] = p95(samples) / 1e3
+    summary.update(contention.summarize(result))
     return summary
 
 
 def _raw(result: Mapping[str, Any]) -> Dict[str, Any]:
     raw: Dict[str, Any] = {"unit": "ns", "stream_creation_ns": int(result["stream_creation_ns"])}
-    for key in RAW_KEYS + PROBE_RAW_KEYS:
+    for key in RAW_KEYS + PROBE_RAW_KEYS + contention.RAW_KEYS:
         if key in RAW_KEYS or key in result:
             raw[key] = [int(value) for value in result[key]]
     return raw
@@ -149,7 +152,8 @@ def build_record(
     extra: Optional[Mapping[str, Any]] = None,
 ) -> Dict[str, Any]:
     """The full result line of one run: the summary (REFERENCE_KEYS, then
-    the PROBE_SUMMARY_KEYS of the probes that ran), then
+    the PROBE_SUMMARY_KEYS of the probes that ran, then the contention
+    summary where the cases ran), then
     backend, driver, hrx_version, git_commit, timestamp (ISO 8601 UTC),
     ``sizes`` (the config as run, plus ``preset``), ``environment``,
     ``memory`` and ``raw`` (every duration array in ns). ``extra`` keys are
@@ -159,13 +163,16 @@ def build_record(
     summary["target"] = target
     line = {key: summary[key] for key in REFERENCE_KEYS}
     line.update({key: summary[key] for key in PROBE_SUMMARY_KEYS if key in summary})
+    line.update({key: summary[key] for key in contention.SUMMARY_KEYS if key in summary})
     line.update({
         "backend": backend,
         "driver": str(result["driver"]),
         "hrx_version": hrx_version,
         "git_commit": git_commit,
         "timestamp": timestamp,
-        "sizes": dict({key: int(result[key]) for key in _SIZE_KEYS}, preset=preset),
+        "sizes": dict({key: int(result[key]) for key in _SIZE_KEYS},
+                      **{key: int(result[key]) for key in contention.SIZE_KEYS if key in result},
+                      preset=preset),
         "environment": dict(environment),
         "memory": dict(memory),
         "raw": _raw(result),

@@ -6,6 +6,7 @@ import html
 import os
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Union
 
+from .contention_report import format_contention
 from .analysis import Recommendation, format_group_analysis, recommend
 from .lines import Unreadable, read_lines
 from .schema import is_error_line
@@ -126,6 +127,9 @@ class Results:
             probes = format_probe_table(group)
             if probes:
                 parts.append("\n" + probes)
+            contended = format_contention(group)
+            if contended:
+                parts.append("\n" + contended)
             if analysis:
                 parts.append("\n" + format_group_analysis(group, self.failures(group)))
             parts.append("")

@@ -12,6 +12,7 @@ import math
 import re
 from typing import Any, Dict, List, Mapping, Optional
 
+from . import contention
 from .record import PROBE_RAW_KEYS, PROBE_SUMMARY_KEYS, RAW_KEYS, REFERENCE_KEYS, summarize
 from .stats import median, p95
 
@@ -40,6 +41,8 @@ _SUMMARY_PROPERTIES: Dict[str, Any] = {
     "threaded_commands_per_second": _POS_NUM, "warmup": _POS_INT,
     # Optional: the loaded-latency probe variants (native driver).
     **{key: _NUM for key in PROBE_SUMMARY_KEYS},
+    # Optional: the contention cases (contention.py); older lines lack them.
+    **{key: _NUM for key in contention.SUMMARY_KEYS},
 }
 
 _SIZES = {
@@ -50,6 +53,8 @@ _SIZES = {
         **{key: _POS_INT for key in ("lanes", "retained_streams", "small_bytes", "small_copies",
                                       "bulk_bytes", "bulk_copies", "loaded_copies", "warmup",
                                       "samples")},
+        # Optional: the contention cases' sizes (lines before them lack them).
+        **{key: _POS_INT for key in contention.SIZE_KEYS},
         "preset": {"type": "string", "enum": ["default", "quick", "custom"]},
     },
 }
@@ -98,7 +103,7 @@ _RAW = {
         "unit": {"const": "ns"},
         "stream_creation_ns": _INT,
         **{key: {"type": "array", "minItems": 1, "items": _INT}
-           for key in RAW_KEYS + PROBE_RAW_KEYS},
+           for key in RAW_KEYS + PROBE_RAW_KEYS + contention.RAW_KEYS},
     },
 }
 
@@ -263,7 +268,7 @@ def _consistency_errors(line: Mapping[str, Any]) -> List[str]:
         expected = summarize({**sizes, **raw, "queues": line["queues"], "driver": line["driver"]})
     except (ValueError, ZeroDivisionError) as error:
         return [f"raw: {error}"]
-    for key in PROBE_SUMMARY_KEYS:
+    for key in PROBE_SUMMARY_KEYS + contention.SUMMARY_KEYS:
         if key in line and key not in expected:
             errors.append(f"{key} is present but raw has no samples for it")
     for key, value in expected.items():

@@ -263,10 +263,19 @@ def aggregate(lines: Sequence[Mapping[str, Any]]) -> List[Row]:
     by_queues: Dict[int, List[Mapping[str, Any]]] = {}
     for line in lines:
         by_queues.setdefault(int(line["queues"]), []).append(line)
-    columns = columns_of(lines)
+    columns = columns_of(lines) + _contention_columns(lines)
     return [Row(queues, {column.key: [float(column.value(line)) for line in runs]
                          for column in columns})
             for queues, runs in sorted(by_queues.items())]
+
+
+def _contention_columns(lines: Sequence[Mapping[str, Any]]) -> Tuple[Column, ...]:
+    """The contention columns (contention_report.py) when every line has
+    them: the rows carry their values (ranges, compare, plot), the main
+    table does not print them."""
+    from .contention_report import COLUMNS as CONTENTION, has_contention
+
+    return CONTENTION if has_contention(lines) else ()
 
 
 def group_lines(lines: Iterable[Mapping[str, Any]]) -> List[Group]:

@@ -62,6 +62,14 @@ static hrx_bench_config_t hrx_test_tiny_config(hrx_bench_driver_t driver) {
   c.loaded_copies = 2;
   c.warmup = 1;
   c.samples = 3;
+  c.kernel_spin_ns = 2000;
+  c.kernel_launches = 16;
+  c.backlog_blocks = 8;
+  c.backlog_kernels = 1;
+  c.transfer_bytes = 64 << 10;
+  c.transfer_copies = 2;
+  c.compute_samples = 2;
+  c.transfer_samples = 2;
   return c;
 }
 
@@ -113,6 +121,20 @@ static void hrx_test_check_result(const hrx_bench_result_t* r,
                                          r->latency_samples)
                  : r->loaded_probe_sample_ns[v] == NULL);
   }
+  for (int op = 0; op < HRX_BENCH_OP_COUNT; ++op) {
+    size_t n = (size_t)(op < HRX_BENCH_OP_TRANSFER_READ ? c->compute_samples
+                                                        : c->transfer_samples);
+    for (int k = 0; k < HRX_BENCH_CONTENTION_KINDS; ++k) {
+      CHECK(c->contention
+                ? hrx_test_all_positive(r->contention_sample_ns[op][k], n)
+                : r->contention_sample_ns[op][k] == NULL);
+    }
+  }
+  CHECK(c->contention ? hrx_test_all_positive(r->kernel_one_lane_round_ns,
+                                              (size_t)r->rounds) &&
+                            hrx_test_all_positive(r->kernel_lanes_round_ns,
+                                                  (size_t)r->rounds)
+                      : r->kernel_one_lane_round_ns == NULL);
   CHECK(r->small_copies_per_round ==
         (uint64_t)c->lanes * (uint64_t)c->small_copies);
   CHECK(r->bulk_copies_per_round ==
@@ -141,17 +163,18 @@ static void hrx_test_run_lifetime(int queue_count,
     CHECK(!pool.first_use);
     CHECK(pool.queues_created == 0);
   } else {
+    bool probes = config->loaded_probes || config->contention;
     CHECK(pool.first_use);
     /* Plus the high lane's queue of the high-priority probe; the reserved
      * probe queues went with their streams. */
     CHECK(pool.queues_created ==
           hrx_test_min(queue_count,
                        config->retained_streams + 2 * config->lanes) +
-              (config->loaded_probes ? 1 : 0));
+              (probes ? 1 : 0));
     hrx_pool_stats_t stats;
     CHECK_OK(hrx_device_query_pool_stats(device, NULL, 0, &stats));
     CHECK(stats.reserved_live == 0);
-    CHECK(stats.reserved_created == (config->loaded_probes ? 2u : 0u));
+    CHECK(stats.reserved_created == (probes ? 2u : 0u));
   }
   hrx_device_release(device);
 }
@@ -160,6 +183,19 @@ static void test_native_queue_counts(void) {
   hrx_bench_config_t c = hrx_test_tiny_config(HRX_BENCH_DRIVER_NATIVE);
   hrx_test_run_lifetime(1, &c);
   hrx_test_run_lifetime(4, &c);
+}
+
+/* The contention cases make the probes themselves when the loaded probes
+ * do not run, and leave no array when they are off. */
+static void test_contention_switch(void) {
+  for (int d = 0; d < 2; ++d) {
+    hrx_bench_config_t c = hrx_test_tiny_config(
+        d ? HRX_BENCH_DRIVER_RAW : HRX_BENCH_DRIVER_NATIVE);
+    c.loaded_probes = false;
+    hrx_test_run_lifetime(2, &c);
+    c.contention = false;
+    hrx_test_run_lifetime(2, &c);
+  }
 }
 
 static void test_raw_queue_counts(void) {
@@ -233,7 +269,7 @@ static void test_invalid_arguments(void) {
   struct {
     const char* what;
     hrx_bench_config_t config;
-  } bad[16];
+  } bad[32];
   int n = 0;
 #define HRX_TEST_BAD(field, value)        \
   do {                                    \
@@ -256,6 +292,16 @@ static void test_invalid_arguments(void) {
   HRX_TEST_BAD(warmup, 0);
   HRX_TEST_BAD(samples, 0);
   HRX_TEST_BAD(samples, HRX_BENCH_MAX_ROUNDS + 1);
+  HRX_TEST_BAD(kernel_spin_ns, 0);
+  HRX_TEST_BAD(kernel_spin_ns, HRX_BENCH_MAX_SPIN_NS + 1);
+  HRX_TEST_BAD(kernel_launches, 0);
+  HRX_TEST_BAD(backlog_blocks, 0);
+  HRX_TEST_BAD(backlog_blocks, HRX_BENCH_MAX_BLOCKS + 1);
+  HRX_TEST_BAD(backlog_kernels, 0);
+  HRX_TEST_BAD(transfer_bytes, 0);
+  HRX_TEST_BAD(transfer_copies, 0);
+  HRX_TEST_BAD(compute_samples, 0);
+  HRX_TEST_BAD(transfer_samples, 0);
 #undef HRX_TEST_BAD
   for (int i = 0; i < n; ++i) {
     hrx_status_t status = hrx_bench_run(device, &bad[i].config, &result);
@@ -296,6 +342,7 @@ static void hrx_test_check_recovered(hrx_device_t* device) {
   c.retained_streams = 1;
   c.lanes = 1;
   c.loaded_probes = false; /* three queues: all the device allows */
+  c.contention = false;
   hrx_bench_result_t* result = NULL;
   CHECK_OK(hrx_bench_run(device, &c, &result));
   hrx_bench_result_free(result);
@@ -511,6 +558,7 @@ int main(int argc, char** argv) {
       {"invalid_arguments", test_invalid_arguments},
       {"native_queue_counts", test_native_queue_counts},
       {"raw_queue_counts", test_raw_queue_counts},
+      {"contention_switch", test_contention_switch},
       {"lazy_queues_beyond_retained", test_lazy_queues_beyond_retained},
       {"small_sizes", test_small_sizes},
       {"repeated_runs_share_device", test_repeated_runs_share_device},
