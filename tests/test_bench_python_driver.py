@@ -1,5 +1,7 @@
 """The Python driver on an in-memory device: the protocol's shape, the
-output check, and errors from its threads."""
+output check, and errors from its threads. The in-memory device runs no
+kernels, so the contention cases are left out here
+(tests/test_bench_contention.py runs them on the host backend)."""
 import pytest
 from conftest_bench import FakeDevice
 
@@ -9,13 +11,12 @@ from hrx.bench.record import RAW_KEYS, summarize
 
 TINY = BenchConfig(lanes=4, retained_streams=3, small_bytes=128, small_copies=5,
                    bulk_bytes=1024, bulk_copies=2, loaded_copies=2, warmup=2, samples=3)
-NATIVE_KEYS = {"driver", "queues", "queues_used", "lanes", "retained_streams", "small_bytes",
-               "small_copies", "bulk_bytes", "bulk_copies", "loaded_copies", "warmup", "samples",
-               "stream_creation_ns", *RAW_KEYS}
+NATIVE_KEYS = {"driver", "queues", "queues_used", *TINY.as_dict(), "stream_creation_ns",
+               *RAW_KEYS}
 
 
 def test_returns_the_shape_of_bench_run():
-    result = run(FakeDevice(), 2, TINY)
+    result = run(FakeDevice(), 2, TINY, contention=False)
     assert set(result) == NATIVE_KEYS
     assert result["driver"] == "python" and result["queues"] == 2
     for key in ("small_round_ns", "threaded_round_ns", "bulk_round_ns"):
@@ -28,7 +29,7 @@ def test_returns_the_shape_of_bench_run():
 
 def test_streams_and_copies_follow_the_protocol():
     device = FakeDevice()
-    run(device, 4, TINY)
+    run(device, 4, TINY, contention=False)
     assert len(device.streams) == TINY.retained_streams + 2 * TINY.lanes
     rounds, lanes = TINY.warmup + TINY.samples, TINY.lanes
     expected = rounds * (
@@ -43,7 +44,7 @@ def test_streams_and_copies_follow_the_protocol():
 
 def test_wrong_output_fails_the_run():
     with pytest.raises(OutputMismatch, match="destination byte 0"):
-        run(FakeDevice(corrupt=True), 1, TINY)
+        run(FakeDevice(corrupt=True), 1, TINY, contention=False)
 
 
 def test_error_in_a_worker_thread_fails_the_run(monkeypatch):
@@ -59,4 +60,4 @@ def test_error_in_a_worker_thread_fails_the_run(monkeypatch):
 
     monkeypatch.setattr(type(device.stream()), "copy", failing)
     with pytest.raises(RuntimeError, match="queue broke"):
-        run(device, 1, TINY)
+        run(device, 1, TINY, contention=False)

@@ -245,12 +245,14 @@ def _contention(device: Any, config: BenchConfig, small: Sequence[_Lane],
     return out
 
 
-def run(device: Any, queues: int, config: BenchConfig) -> Dict[str, Any]:
+def run(device: Any, queues: int, config: BenchConfig,
+        contention: bool = True) -> Dict[str, Any]:
     """Runs every case on ``device``, whose pool size the caller has set to
     ``queues`` and which has no pool stream yet. Returns the dict shape of
-    ``hrx._hrx.bench_run`` with ``driver="python"``. Raises OutputMismatch
-    when a checked destination prefix is wrong, and lets every hrx error
-    through."""
+    ``hrx._hrx.bench_run`` with ``driver="python"``; ``contention=False``
+    leaves the contention cases out (as ``bench_run``'s switch does).
+    Raises OutputMismatch when a checked destination prefix is wrong, and
+    lets every hrx error through."""
     start = _now()
     retained = [device.stream() for _ in range(config.retained_streams)]
     stream_creation_ns = _now() - start
@@ -276,7 +278,8 @@ def run(device: Any, queues: int, config: BenchConfig) -> Dict[str, Any]:
     result["idle_sample_ns"] = _idle(config, small)
     result["loaded_sample_ns"] = _loaded(config, small, bulk)
     _sync_all(small + bulk)
-    result.update(_contention(device, config, small, bulk))
+    if contention:
+        result.update(_contention(device, config, small, bulk))
 
     for lane in small:
         lane.verify("small")
