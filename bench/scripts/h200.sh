@@ -4,7 +4,12 @@
 #
 #   bash bench/scripts/h200.sh STAGE [STAGE...]
 #
-#   sweep            the main job: the default sweep, native driver, batching
+#   sweep-drivers    the main job through every driver: the default sweep
+#                    (3 ordered repeats, fresh processes, batching on) of the
+#                    native, raw and python drivers in one run, with the
+#                    contention cases; table, comparison against raw, plot
+#                    (about 6 minutes)
+#   sweep            the default sweep, native driver, batching
 #                    on and off (3 ordered repeats, fresh processes); table,
 #                    batching on/off comparison, plot
 #   sweep-raw        native driver against the raw baseline, batching off:
@@ -103,7 +108,7 @@ OUT=${OUT:-$PWD/h200-out}
 mkdir -p "$OUT"
 export PYTHONUNBUFFERED=1
 export PYTHONSAFEPATH=1   # import the installed hrx, not ./hrx (no extension there)
-STAGES="sweep sweep-raw sweep-python connections connections-hrx workload submission-cost \
+STAGES="sweep-drivers sweep sweep-raw sweep-python connections connections-hrx workload submission-cost \
 quick-batching read-latency call-latency python-threads kernel-launch-rate \
 chunking conformance conformance-off \
 selected before-after model-random load multi-gpu multi-gpu-sweep multi-gpu-concurrent"
@@ -279,6 +284,7 @@ start=$(date +%s)
 
 for stage in "$@"; do
   case "$stage" in
+    sweep-drivers) sweep_stage sweep-drivers raw plot --driver native,raw,python --batching on ;;
     sweep)        sweep_stage sweep batching-off "" --driver native --batching on,off ;;
     sweep-raw)    sweep_stage sweep-raw raw plot --driver native,raw --batching off ;;
     sweep-python) sweep_stage sweep-python batching-off "" --driver python --batching on,off ;;
