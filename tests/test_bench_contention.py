@@ -72,6 +72,10 @@ def sweep_lines():
             for queues in (1, 2) for repeat in (1, 2)]
 
 
+# The plot loads matplotlib, whose C++ modules can abort under the
+# sanitizer run's preloaded runtime (Makefile, test-python-asan); the
+# sanitized C paths of these lines run in test_lines_are_sane.
+@pytest.mark.python_only
 def test_table_compare_and_plot(sweep_lines, tmp_path):
     results = Results(sweep_lines)
     text = results.table()

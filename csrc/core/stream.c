@@ -783,11 +783,15 @@ hrx_status_t hrx_stream_submit_paced(hrx_stream_t* stream,
     hrx_paced_transfer_release(transfer);
     return failure;
   }
-  if (transfer->observes) hrx_paced_transfer_retain(transfer);
+  /* The caller's reference goes to the held list, which may drop it while
+   * publishing (a failed chunk): only an observation point keeps one of
+   * its own to look at the transfer afterwards. */
+  const bool observes = transfer->observes;
+  if (observes) hrx_paced_transfer_retain(transfer);
   hrx_pacer_hold(pacer, &stream->pace_entry, transfer);
   hrx_pacer_publish_locked(pacer, &stream->pace_entry);
   pthread_mutex_unlock(&stream->publish_mutex);
-  if (!transfer->observes) return NULL;
+  if (!observes) return NULL;
   /* An observation point's own failure, when its first chunk failed here,
    * is the call's (as unpaced). */
   hrx_status_t failure = NULL;
