@@ -82,8 +82,6 @@ MADE_ELSEWHERE = {
     "h200/before-after.txt": "its two builds' .jsonl files are not kept (an older tree's "
                              "lines may predate the recorded fields); its header names the "
                              "h200.sh stage",
-    "h200/sweep-vs-previous.txt": "it compares sweep.jsonl with the file of an older "
-                                  "commit (git show), named in its header",
     "host-2core/make-bench.txt": "the console output of one make bench, not a report of a "
                                  "file here",
 }
