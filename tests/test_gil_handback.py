@@ -19,6 +19,7 @@ measurement: bench/scripts/call_latency_tail.py measures the tail.
 from __future__ import annotations
 
 import json
+import os
 
 import pytest
 
@@ -126,6 +127,13 @@ def test_calls_that_need_no_wait_keep_the_gil(backend, batching):
     assert took["waited"] == 1, took
 
 
+# A timing regression test: under the sanitizer run's instrumented build the
+# threads' schedule differs enough that a hand-over is sometimes missed by
+# the time the waiter asks for the GIL, and the call then waits the 2 s
+# switch interval; the ordinary build runs it (make test, the H200's
+# conformance stage), and call_latency_tail.py measures the tail.
+@pytest.mark.skipif(bool(os.environ.get("HRX_EXPECT_SANITIZED")),
+                    reason="timing-dependent; run by the unsanitized build")
 @pytest.mark.parametrize("poller", ["query", "fill"])
 @pytest.mark.parametrize("batching", ["on", "off"])
 def test_a_wait_gets_the_gil_back_from_a_thread_that_keeps_it(
