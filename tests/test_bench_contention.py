@@ -130,11 +130,18 @@ def test_targets_are_one_table_and_decide():
 def test_target_report_names_misses(sweep_lines):
     lines = copy.deepcopy([item for item in sweep_lines if item["driver"] == "raw"])
     for item in lines:
+        # Every probe meets its target (the measured lines may miss some on
+        # a loaded machine), then one misses at 2 queues.
+        for op in ("compute_kernel", "compute_copy", "transfer_read", "transfer_upload"):
+            item[f"{op}_reserved_high_latency_p95_us"] = (
+                item[f"{op}_round_robin_latency_p95_us"] / 100)
         if item["queues"] == 2:
             item["transfer_read_reserved_high_latency_p95_us"] = (
                 item["transfer_read_round_robin_latency_p95_us"])
     text = contention_report.format_contention(Results(lines).groups[0])
-    assert "- 2 queues: missed: Reserved + high transfer_read (1.000 x round-robin)" in text
+    assert ("- 2 queues: missed: Reserved + high transfer_read (1.000 x round-robin); "
+            "met: 3 of 4") in text
+    assert "- 1 queue: all met" in text
 
 
 def test_bad_sizes_are_refused():
