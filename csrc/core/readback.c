@@ -86,9 +86,8 @@ static hrx_status_t hrx_submit_download(hrx_backend_device_t* backend,
 static hrx_status_t hrx_stream_read_to(hrx_stream_t* stream, hrx_view_t src,
                                        void* into,
                                        hrx_readback_t** out_readback) {
-  if (hrx_stream_paces(stream, src.length)) {
-    HRX_RETURN_IF_ERROR(hrx_stream_paced_would_block());
-  }
+  const bool paced = hrx_stream_paces(stream, src.length);
+  if (paced) HRX_RETURN_IF_ERROR(hrx_stream_paced_would_block());
   HRX_RETURN_IF_ERROR(hrx_stream_enter(stream, "reading from a stream"));
   hrx_batch_thread_observed();
   hrx_device_t* device = hrx_stream_device(stream);
@@ -103,7 +102,7 @@ static hrx_status_t hrx_stream_read_to(hrx_stream_t* stream, hrx_view_t src,
   hrx_staging_pool_t* staging = hrx_device_staging(device);
   hrx_status_t status =
       hrx_staging_acquire(staging, src.length, &readback->block);
-  if (!status && hrx_stream_paces(stream, src.length)) {
+  if (!status && paced) {
     hrx_paced_transfer_t* transfer = hrx_paced_transfer_create();
     if (!transfer) {
       status = hrx_make_status(HRX_STATUS_OUT_OF_MEMORY,

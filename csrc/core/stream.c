@@ -1023,11 +1023,10 @@ hrx_status_t hrx_stream_upload(hrx_stream_t* stream, hrx_view_t dst,
   if (!data) {
     return hrx_make_status(HRX_STATUS_INVALID_ARGUMENT, "upload data is NULL");
   }
-  if (hrx_stream_paces(stream, length)) {
-    HRX_RETURN_IF_ERROR(hrx_stream_paced_would_block());
-  }
+  const bool paced = hrx_stream_paces(stream, length);
+  if (paced) HRX_RETURN_IF_ERROR(hrx_stream_paced_would_block());
   HRX_RETURN_IF_ERROR(hrx_stream_enter(stream, "submitting work to a stream"));
-  if (hrx_stream_paces(stream, length)) {
+  if (paced) {
     /* The caller's data is borrowed for the call only: the chunks read a
      * copy of it in pooled staging (pinned on GPUs). */
     hrx_paced_transfer_t* transfer = hrx_paced_transfer_create();
