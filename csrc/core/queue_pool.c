@@ -368,6 +368,8 @@ void hrx_queue_pool_release_reserved(hrx_queue_pool_t* pool,
 }
 
 void hrx_queue_pool_query(hrx_queue_pool_t* pool, hrx_pool_info_t* out_info) {
+  /* Padding included, so that two snapshots compare equal byte for byte. */
+  memset(out_info, 0, sizeof(*out_info));
   pthread_mutex_lock(&pool->mutex);
   out_info->queue_count = pool->count;
   out_info->queues_created = pool->queues_created;
