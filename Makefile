@@ -55,7 +55,7 @@ venv: $(VPY)
 test: $(VPY)
 	$(PIP_INSTALL) '.[test]' 'setuptools>=77'
 	$(MAKE) testing-build
-	$(MAKE) -C tests/c
+	$(MAKE) -C tests/c -j$$(nproc)
 	cd tests && $(CONFORMANCE_CHUNKING) PYTHONPATH=$(TESTING_PKG) \
 	  ../$(VPY) -m pytest -q -p no:cacheprovider .
 	cd tests && HRX_BATCHING=0 HRX_CHUNKING=0 PYTHONPATH=$(TESTING_PKG) \
