@@ -1,6 +1,8 @@
 """The first read of a device costs what the others cost: its staging
-memory is allocated by the device's cleanup thread when the device opens
-(csrc/core/staging.h, warm-up), not on the read's path. On a GPU that
+memory is allocated by the device's cleanup thread when the device's first
+stream is created (csrc/core/staging.h, warm-up), not on the read's path,
+and not at open (on a GPU that would create the runtime's context before
+the pool is sized). On a GPU that
 allocation (pinned host memory) costs milliseconds; on the host backend it
 is cheap, so these tests check the mechanism through the testing build's
 count of staging blocks allocated on the read path and by the warm-up
@@ -26,8 +28,10 @@ def test_the_first_reads_take_the_warmed_up_staging(fresh):
                 time.sleep(0.001)
             assert counts()["warm_up"] == n, counts()
         dev = hrx.Device.open(0, backend=backend)
-        warmed_up(1)
+        time.sleep(0.1)
+        assert counts()["warm_up"] == 0, ("warmed up at open", counts())
         s = dev.stream()
+        warmed_up(1)
         small, mid = dev.allocate(64), dev.allocate(64 << 10)
         s.fill(small, 5); s.fill(mid, 6)
         out = np.zeros(64, np.uint8)
@@ -49,10 +53,13 @@ def test_the_first_reads_take_the_warmed_up_staging(fresh):
         assert counts() == {"reads": 2, "warm_up": 1}, counts()
         for obj in (small, mid, big, s, dev):
             obj.close()
-        # Each live device warms up once, when it opens.
+        # Each live device warms up once, with its first stream.
         again = hrx.Device.open(0, backend=backend)
-        warmed_up(2)
         s = again.stream()
+        warmed_up(2)
+        again.stream().close()
+        time.sleep(0.05)
+        assert counts()["warm_up"] == 2, counts()
         b = again.allocate(64)
         s.fill(b, 8)
         assert (s.read(b).wait() == 8).all()
@@ -87,10 +94,11 @@ BACKLOG = textwrap.dedent("""
     allocations = hrx._hrx._testing_staging_allocations
     evictions = hrx._hrx._testing_staging_evictions
     dev = hrx.Device.open(0, backend=backend)
+    s = dev.stream()
     deadline = time.monotonic() + 30      # the warm-up's block is cached
     while allocations()["warm_up"] < 1 and time.monotonic() < deadline:
         time.sleep(0.001)
-    s = dev.stream()
+    assert allocations()["warm_up"] == 1, allocations()
     buffers = [dev.allocate(1 << 20) for _ in range(8)]
     for i, b in enumerate(buffers):
         s.fill(b, i)

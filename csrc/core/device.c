@@ -47,6 +47,10 @@ struct hrx_device_s {
   hrx_pacer_t* pacer;              /* owned: paced transfers (pacing.h) */
   hrx_kernel_cache_t* kernels;     /* owned: compiled kernel modules */
   atomic_uint_least64_t commands;  /* handed to native queues */
+  /* The staging warm-up (staging.h): whether this device has one
+   * (immutable after open), and whether its first stream queued it. */
+  bool warms_staging;
+  atomic_bool staging_warm_queued;
 };
 
 static pthread_mutex_t hrx_registry_mutex = PTHREAD_MUTEX_INITIALIZER;
@@ -105,7 +109,7 @@ static hrx_status_t hrx_device_create(const hrx_backend_t* backend_type,
   device->index = index;
   device->generation = hrx_fork_current();
   hrx_status_t status = backend_type->device_open(index, &device->backend);
-  /* Staging warm-up at open (staging.h). */
+  /* Staging warm-up with the first stream (hrx_device_stream_created). */
   bool warm_staging = true;
   if (!status) {
 #ifdef HRX_TESTING_BUILD
@@ -166,13 +170,8 @@ static hrx_status_t hrx_device_create(const hrx_backend_t* backend_type,
       hrx_pacer_destroy(device->pacer);
     }
   }
-  if (!status && warm_staging) {
-    hrx_staging_pool_begin_warm(device->staging);
-    if (!hrx_cleanup_queue(device->cleanup, hrx_staging_pool_warm,
-                           device->staging)) {
-      hrx_staging_pool_end_warm(device->staging); /* cold (out of memory) */
-    }
-  }
+  device->warms_staging = warm_staging;
+  atomic_init(&device->staging_warm_queued, false);
   if (status) {
     device->backend->vtable->destroy(device->backend);
     free(device);
@@ -220,6 +219,20 @@ hrx_status_t hrx_device_open(const char* backend_name, int index,
   pthread_mutex_unlock(&hrx_registry_mutex);
   if (!status) *out_device = device;
   return status;
+}
+
+void hrx_device_stream_created(hrx_device_t* device) {
+  if (!device->warms_staging ||
+      atomic_load_explicit(&device->staging_warm_queued,
+                           memory_order_relaxed) ||
+      atomic_exchange(&device->staging_warm_queued, true)) {
+    return;
+  }
+  hrx_staging_pool_begin_warm(device->staging);
+  if (!hrx_cleanup_queue(device->cleanup, hrx_staging_pool_warm,
+                         device->staging)) {
+    hrx_staging_pool_end_warm(device->staging); /* cold (out of memory) */
+  }
 }
 
 void hrx_device_retain(hrx_device_t* device) {

@@ -62,6 +62,12 @@ struct hrx_kernel_cache_s* hrx_device_kernel_cache(hrx_device_t* device);
 
 /* Read staging of the device (borrowed; lives as long as the device). */
 hrx_staging_pool_t* hrx_device_staging(hrx_device_t* device);
+/* Called once a stream of the device has its native queue: the first call
+ * queues the staging warm-up on the cleanup thread (staging.h). Not at
+ * open: allocating pinned memory creates a GPU runtime's context, which a
+ * device opened only to be inspected or sized must not have yet (on NVIDIA
+ * the first queue creates it, after the pool is sized). Never waits. */
+void hrx_device_stream_created(hrx_device_t* device);
 
 /* Deferred releases (entry.h): hrx_device_defer_release takes over the
  * caller's reference to `object`; release(object) runs later on the

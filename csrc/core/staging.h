@@ -22,7 +22,9 @@
  *
  * Warm-up: allocating pinned memory costs milliseconds on a GPU, far more
  * than a read, so a device's first read must not pay for it. When the
- * device opens, its cleanup thread allocates one block of
+ * device's first stream is created (not at open: on a GPU the allocation
+ * creates the runtime's context, hrx_device_stream_created), its cleanup
+ * thread allocates one block of
  * HRX_STAGING_WARM_BYTES (hrx_staging_pool_warm); a read of at most that
  * many bytes whose size class has no free block takes the smallest free
  * block up to that size. A read that comes while the warm-up allocates

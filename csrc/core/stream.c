@@ -221,6 +221,7 @@ hrx_status_t hrx_stream_create_with_options(hrx_device_t* device,
   stream->pace_entry.queue = stream->queue;
   stream->queue_index = stream->pool_queue->slot;
   hrx_device_retain(device);
+  hrx_device_stream_created(device);
   *out_stream = stream;
   return NULL;
 }
@@ -252,6 +253,7 @@ hrx_status_t hrx_stream_create_dedicated(hrx_device_t* device,
   stream->queue_index = -1;
   hrx_queue_pool_fabric_added(hrx_device_pool(device));
   hrx_device_retain(device);
+  hrx_device_stream_created(device);
   *out_stream = stream;
   return NULL;
 }
