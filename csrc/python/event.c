@@ -47,16 +47,35 @@ static hrx_event_t* hrx_py_event_get(PyObject* self, hrx_py_state_t** out) {
   return *out ? hrx_py_event_unwrap(*out, self) : NULL;
 }
 
+typedef struct {
+  hrx_event_t* event;  /* borrowed from the handle; held while the GIL is
+                          released */
+  bool done;
+} hrx_py_event_query_t;
+
+static hrx_status_t hrx_py_event_query_call(void* arg) {
+  hrx_py_event_query_t* query = arg;
+  return hrx_event_query(query->event, &query->done);
+}
+
+static void hrx_py_event_query_hold(void* arg, bool held) {
+  hrx_event_t* event = ((hrx_py_event_query_t*)arg)->event;
+  if (held) {
+    hrx_event_retain(event);
+  } else {
+    hrx_py_event_release(event); /* never waits (above) */
+  }
+}
+
 static PyObject* hrx_py_event_query(PyObject* self, PyObject* unused) {
   (void)unused;
   hrx_py_state_t* state;
-  hrx_event_t* event = hrx_py_event_get(self, &state);
-  if (!event) return NULL;
-  bool done = false;
-  hrx_status_t status = hrx_event_query(event, &done);
+  hrx_py_event_query_t query = {hrx_py_event_get(self, &state), false};
+  if (!query.event) return NULL;
+  hrx_status_t status = hrx_py_runtime_query(
+      hrx_py_event_query_call, hrx_py_event_query_hold, &query);
   if (status) return hrx_py_raise(state, status);
-  hrx_py_hand_over_gil(); /* as Stream.query */
-  return PyBool_FromLong(done);
+  return PyBool_FromLong(query.done);
 }
 
 /* elapsed_time(end): milliseconds from this event to `end`, as PyTorch's

@@ -195,17 +195,40 @@ static PyObject* hrx_py_readback_wait(PyObject* self, PyObject* unused) {
   return array;
 }
 
+typedef struct {
+  hrx_py_readback_t* handle;
+  hrx_readback_t* readback;  /* the handle's; held while the GIL is
+                                released, counted in its `waiters` */
+  bool done;
+} hrx_py_readback_query_t;
+
+static hrx_status_t hrx_py_readback_query_call(void* arg) {
+  hrx_py_readback_query_t* query = arg;
+  return hrx_readback_query(query->readback, &query->done);
+}
+
+static void hrx_py_readback_query_hold(void* arg, bool held) {
+  hrx_py_readback_t* handle = ((hrx_py_readback_query_t*)arg)->handle;
+  if (held) {
+    ++handle->waiters;
+  } else {
+    --handle->waiters;
+    hrx_py_readback_settle(handle);
+  }
+}
+
 static PyObject* hrx_py_readback_done(PyObject* self, PyObject* unused) {
   (void)unused;
   hrx_py_readback_t* readback = (hrx_py_readback_t*)self;
   if (!hrx_py_handle_get(self, &hrx_py_readback_kind)) return NULL;
   if (readback->result) Py_RETURN_TRUE;
-  bool done = false;
-  hrx_status_t status = hrx_readback_query(readback->readback, &done);
+  hrx_py_readback_query_t query = {readback, readback->readback, false};
+  hrx_status_t status = hrx_py_runtime_query(
+      hrx_py_readback_query_call, hrx_py_readback_query_hold, &query);
   if (status) {
     return hrx_py_raise(hrx_py_state_from_type(Py_TYPE(self)), status);
   }
-  return PyBool_FromLong(done);
+  return PyBool_FromLong(query.done);
 }
 
 int hrx_py_readback_copy_out(hrx_py_state_t* state, hrx_readback_t* readback,

@@ -473,18 +473,35 @@ static PyObject* hrx_py_stream_launch(PyObject* self, PyObject* const* args,
   Py_RETURN_NONE;
 }
 
+typedef struct {
+  hrx_stream_t* stream;  /* borrowed from the handle; held while the GIL is
+                            released */
+  bool done;
+} hrx_py_stream_query_t;
+
+static hrx_status_t hrx_py_stream_query_call(void* arg) {
+  hrx_py_stream_query_t* query = arg;
+  return hrx_stream_query(query->stream, &query->done);
+}
+
+static void hrx_py_stream_query_hold(void* arg, bool held) {
+  hrx_stream_t* stream = ((hrx_py_stream_query_t*)arg)->stream;
+  if (held) {
+    hrx_stream_retain(stream);
+  } else {
+    hrx_py_release_without_gil(hrx_py_stream_drop, stream);
+  }
+}
+
 static PyObject* hrx_py_stream_query(PyObject* self, PyObject* unused) {
   (void)unused;
   hrx_py_state_t* state;
-  hrx_stream_t* stream = hrx_py_stream_get(self, &state);
-  if (!stream) return NULL;
-  bool done = false;
-  hrx_status_t status = hrx_stream_query(stream, &done);
+  hrx_py_stream_query_t query = {hrx_py_stream_get(self, &state), false};
+  if (!query.stream) return NULL;
+  hrx_status_t status = hrx_py_runtime_query(
+      hrx_py_stream_query_call, hrx_py_stream_query_hold, &query);
   if (status) return hrx_py_raise(state, status);
-  /* A thread polling with query() keeps the GIL: threads whose wait is
-   * over get it from here (wait.h). */
-  hrx_py_hand_over_gil();
-  return PyBool_FromLong(done);
+  return PyBool_FromLong(query.done);
 }
 
 static PyObject* hrx_py_stream_wait_event(PyObject* self, PyObject* event_obj) {

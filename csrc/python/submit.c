@@ -171,6 +171,25 @@ hrx_status_t hrx_py_attempt_keeping_gil(hrx_status_t (*attempt)(void* arg),
   return status;
 }
 
+hrx_status_t hrx_py_runtime_query(hrx_status_t (*query)(void* arg),
+                                  void (*hold)(void* arg, bool held),
+                                  void* arg) {
+  hrx_status_t status = hrx_py_attempt_keeping_gil(query, arg);
+  if (hrx_status_code(status) != HRX_STATUS_WOULD_BLOCK) {
+    /* A thread polling keeps the GIL: threads whose wait is over get it
+     * from here (wait.h). */
+    hrx_py_hand_over_gil();
+    return status;
+  }
+  hrx_status_free(status);
+  hold(arg, true);
+  Py_BEGIN_ALLOW_THREADS
+  status = query(arg);
+  Py_END_ALLOW_THREADS
+  hold(arg, false);
+  return status;
+}
+
 int hrx_py_submit(hrx_py_state_t* state, hrx_py_submission_t* s) {
   hrx_status_t status = NULL;
   bool attempt = !(s->kind == HRX_PY_SUBMIT_UPLOAD &&

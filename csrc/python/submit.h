@@ -96,6 +96,20 @@ int hrx_py_submit(hrx_py_state_t* state, hrx_py_submission_t* submission);
 hrx_status_t hrx_py_attempt_keeping_gil(hrx_status_t (*attempt)(void* arg),
                                         void* arg);
 
+/* A call that asks the runtime (entry.h's runtime queries: a stream's,
+ * event's or read's state) the way above: with the GIL kept unless host
+ * callbacks are in flight, which the core reports as WOULD_BLOCK in
+ * non-blocking mode; then with the GIL released, since on a GPU runtime
+ * the call can wait behind a synchronizing one (a deferred free on the
+ * cleanup thread) that waits for a callback, which needs the GIL.
+ * hold(arg, true) before the GIL is released and hold(arg, false) after it
+ * is taken back, both with the GIL: they keep what `arg` borrows from its
+ * handle alive meanwhile (another thread may close the handle). Call with
+ * the GIL; returns the call's status. */
+hrx_status_t hrx_py_runtime_query(hrx_status_t (*query)(void* arg),
+                                  void (*hold)(void* arg, bool held),
+                                  void* arg);
+
 #ifdef HRX_TESTING_BUILD
 /* A new dict {(kind, reason): count} of the submissions that released the
  * GIL so far in this process (testing.c). */
