@@ -620,7 +620,8 @@ class Readback:
         """Whether the read has completed."""
 
     def close(self) -> None:
-        """Drops the read's staging memory without waiting for it."""
+        """Drops the read's staging memory without waiting for it; closed
+        from now on, also once a wait returned (arrays it returned stay)."""
 
     def __enter__(self) -> Self: ...
     def __exit__(

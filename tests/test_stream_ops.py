@@ -896,8 +896,11 @@ def test_event_and_readback_are_context_managers(stream):
     with pytest.raises(hrx.FailedPreconditionError):
         event.query()
     with stream.read(buf) as readback:
-        assert (readback.wait() == 3).all()
-    assert (readback.wait() == 3).all()   # the bytes it returned stay
+        got = readback.wait()
+        assert (got == 3).all()
+    assert (got == 3).all()               # the array it returned stays
+    with pytest.raises(hrx.FailedPreconditionError, match="readback is closed"):
+        readback.wait()                   # closed, though its wait returned
     with stream.read(buf) as pending:
         pass
     with pytest.raises(hrx.FailedPreconditionError):

@@ -224,7 +224,8 @@ def test_a_readback_is_usable_from_several_threads(backend):
     """While one thread waits in Readback.wait(), others may ask done(),
     wait too (every wait returns the data) or close it: close() closes the
     handle for every later call, and the waits in progress still return
-    what they waited for. Never a "readback is closed" that is not so."""
+    what they waited for; a close() after a wait returned closes it too.
+    Never a "readback is closed" that is not so."""
     out = run_fresh("""
         import threading
         dev = hrx.Device.open(0, backend=backend)
@@ -285,6 +286,22 @@ def test_a_readback_is_usable_from_several_threads(backend):
             pass
         else:
             raise AssertionError("wait() after close() returned data")
+
+        # close() once a wait returned (the result is kept), here and from
+        # another thread: closed all the same, for every later call.
+        for closer in (lambda rb: rb.close(),
+                       lambda rb: in_thread(rb.close, []).join(30)):
+            rb = s.read(buf)
+            assert (rb.wait() == 9).all() and rb.done() is True
+            closer(rb)
+            for later in (rb.done, rb.wait, rb.__enter__):
+                try:
+                    later()
+                except hrx.FailedPreconditionError as e:
+                    assert "readback is closed" in str(e), e
+                else:
+                    raise AssertionError(f"{later} after close() after wait()")
+            rb.close()                       # closing again is a no-op
         s.synchronize()
         print("ok")
     """.replace("import threading", "import threading, time"),

@@ -49,11 +49,12 @@ void hrx_py_handle_close(PyObject* self, const hrx_py_handle_kind_t* kind) {
   void** field = hrx_py_handle_field(self, kind);
   void* object = *field;
   *field = NULL;
-  if (!object) return;
   if (kind->close) {
-    kind->close(self, object);
+    /* Also a handle that is open without its C object (see `close`). */
+    if (object || (kind->open && kind->open(self))) kind->close(self, object);
     return;
   }
+  if (!object) return;
   Py_BEGIN_ALLOW_THREADS
   kind->release(object);
   Py_END_ALLOW_THREADS

@@ -17,7 +17,10 @@ typedef struct hrx_py_handle_kind_s {
   void (*release)(void* object);
   /* Optional, instead of `release` where the type has rules of its own:
    * drops the reference already taken off the handle; called with the GIL
-   * (it releases the GIL itself around what may block). */
+   * (it releases the GIL itself around what may block). Called whenever
+   * the handle is open: with a NULL object where `open` says it is open
+   * without one (a Readback that keeps its result), which close() must
+   * close too. */
   void (*close)(PyObject* self, void* object);
   /* Optional: what the closed check sees, borrowed, NULL once closed (the
    * default is the C object). */

@@ -35,9 +35,10 @@ typedef struct {
   PyObject_HEAD
   hrx_readback_t* readback;  /* owned; NULL once released */
   PyObject* result;          /* cached numpy array after wait() */
-  int waiters;               /* wait() calls using `readback` without the
-                                GIL */
-  bool closing;              /* close() came while waits ran: closed for
+  int waiters;               /* wait() and done() calls using `readback`
+                                without the GIL */
+  bool closing;              /* close() was called (also while waits ran
+                                or after one kept the result): closed for
                                 every later call */
   bool abandoned;            /* a wait() was interrupted: release deferred */
   /* Stream.read_into: the export of `out`, held while `readback` may still

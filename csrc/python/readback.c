@@ -80,12 +80,15 @@ static int hrx_py_readback_clear(PyObject* self) {
 }
 
 /* close(), or dealloc: with waits in progress the last of them releases
- * the read; the handle is closed from now on. */
+ * the read; the handle is closed from now on, whatever state the read is
+ * in (`readback` is NULL once a wait released it and kept the result). */
 static void hrx_py_readback_give_up(PyObject* self, void* readback) {
   hrx_py_readback_t* handle = (hrx_py_readback_t*)self;
+  handle->closing = true;
+  Py_CLEAR(handle->result);
+  if (!readback) return;
   if (handle->waiters) {
     handle->readback = readback;
-    handle->closing = true;
     return;
   }
   hrx_py_readback_drop_held(handle, readback);
@@ -263,7 +266,8 @@ static PyMethodDef hrx_py_readback_methods[] = {
      "read_into's `out` holds the bytes."},
     HRX_PY_HANDLE_METHODS(hrx_py_readback,
                           "Drop the read's staging memory without waiting "
-                          "for it."),
+                          "for it. Closed from now on, also once a wait "
+                          "returned (arrays it returned stay)."),
     {NULL, NULL, 0, NULL},
 };
 
