@@ -13,7 +13,8 @@ The scenario keeps callbacks dropping buffers on one stream while every
 public call of the API (module functions, Device, Stream, fabric.Queue,
 Buffer, Event, Readback, Graph, GraphNode, Completion, Kernel: methods,
 properties, protocol dunders) runs against it, a few times each, in one
-fresh process.
+fresh process with one device; the calls that meet a second device run
+again with two, where the backend has them.
 faulthandler's watchdog ends the process with every thread's stack when a
 call takes too long, so a hang fails the test (naming the call) instead of
 stalling the suite. The table must cover every public member: a new one
@@ -50,12 +51,15 @@ CHILD = textwrap.dedent(r"""
         return out
 
     backend, rounds, per_call = sys.argv[1], int(sys.argv[2]), float(sys.argv[3])
-    only = set(sys.argv[4:])  # run only these rows ("Device.allocate")
+    devices = int(sys.argv[4])  # 2: the rows that meet a second device use it
+    only = set(sys.argv[5:])  # run only these rows ("Device.allocate")
     dev = hrx.Device.open(0, backend=backend)
     s = dev.stream()          # runs the callbacks
     t = dev.stream()          # the calls' own stream
     q = hrx.fabric.Queue(dev)
-    other = hrx.Device.open(1, backend=backend)
+    # With one device, copy_peer copies within it and __eq__ compares with
+    # another handle of it.
+    other = hrx.Device.open(devices - 1, backend=backend)
     pool = [dev.allocate(64) for _ in range(20000)]
 
     def drop():               # the last reference of a buffer, in a callback
@@ -308,11 +312,17 @@ CHILD = textwrap.dedent(r"""
 
 
 
-def test_no_call_hangs_while_callbacks_drop_buffers(backend):
+# The rows where a second device makes a difference.
+SECOND_DEVICE_ROWS = ("Stream.copy_peer", "Queue.copy_peer", "Device.__eq__")
+
+
+def run_child(backend: str, devices: int, rows: tuple = ()) -> int:
+    """Runs the scenario; returns how many calls ran."""
     env = dict(os.environ)
-    env.setdefault("HRX_HOST_DEVICE_COUNT", "2")
+    if backend == "host":
+        env["HRX_HOST_DEVICE_COUNT"] = str(devices)
     result = subprocess.run(
-        [sys.executable, "-c", CHILD, backend, "1", "20"],
+        [sys.executable, "-c", CHILD, backend, "1", "20", str(devices), *rows],
         capture_output=True, text=True, timeout=600, env=env)
     last = result.stdout.strip().splitlines()[-1:] or ["(nothing)"]
     assert result.returncode == 0, (
@@ -321,4 +331,16 @@ def test_no_call_hangs_while_callbacks_drop_buffers(backend):
     assert last[0].startswith("done"), result.stdout[-2000:]
     _, calls, _, dropped, _, _ = last[0].split()
     # Each call ran with two releases deferred: the scenario really ran.
-    assert int(calls) > 100 and int(dropped) == 2 * int(calls), last[0]
+    assert int(dropped) == 2 * int(calls), last[0]
+    return int(calls)
+
+
+def test_no_call_hangs_while_callbacks_drop_buffers(backend):
+    """Every row, on one device (what a one-GPU machine has)."""
+    assert run_child(backend, 1) > 100
+
+
+def test_no_call_between_devices_hangs_while_callbacks_drop_buffers(
+        backend, second_device):
+    """The rows that meet a second device, with one."""
+    assert run_child(backend, 2, SECOND_DEVICE_ROWS) == len(SECOND_DEVICE_ROWS)

@@ -27,7 +27,7 @@ CHILD = textwrap.dedent(r"""
     import os, sys, threading, time
     import hrx
 
-    backend, forks = sys.argv[1], int(sys.argv[2])
+    backend, forks, churned = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
     stop = threading.Event()
     ran = {"callbacks": 0, "devices": 0}
 
@@ -44,8 +44,11 @@ CHILD = textwrap.dedent(r"""
         s.synchronize()
 
     def churn():
+        # Device 1: a live device of its own, opened and closed each time
+        # (on the host backend, new engine threads). Device 0: another
+        # handle of the live device the other thread keeps (one GPU).
         while not stop.is_set():
-            dev = hrx.Device.open(1, backend=backend)
+            dev = hrx.Device.open(churned, backend=backend)
             s = dev.stream()
             g = hrx.Graph(dev)
             g.callback(count)
@@ -84,15 +87,30 @@ CHILD = textwrap.dedent(r"""
 """)
 
 
-def test_fork_while_callbacks_run_never_hangs_the_child(backend):
+def run_forks(backend: str, churned: int) -> None:
     env = dict(os.environ)
     env.setdefault("HRX_HOST_DEVICE_COUNT", "2")
-    result = subprocess.run([sys.executable, "-c", CHILD, backend, "500"],
-                            capture_output=True, text=True, timeout=600,
-                            env=env)
+    result = subprocess.run(
+        [sys.executable, "-c", CHILD, backend, "500", str(churned)],
+        capture_output=True, text=True, timeout=600, env=env)
     assert result.returncode == 0, result.stderr[-3000:]
+    # A thread that raised leaves its traceback here.
+    assert "Traceback" not in result.stderr, result.stderr[-3000:]
     hung, ran = result.stdout.splitlines()[:2]
     assert hung.split() == ["hung", "0", "of", "500"], result.stdout
     _, callbacks, _, devices, _ = ran.split()
-    # Forks landed while callbacks ran and engine threads came and went.
+    # Forks landed while callbacks ran and devices came and went.
     assert int(callbacks) > 500 and int(devices) > 10, ran
+
+
+def test_fork_while_callbacks_run_never_hangs_the_child(backend):
+    """One device: the second thread churns handles, streams and graphs of
+    the device the first keeps (what a one-GPU machine has)."""
+    run_forks(backend, 0)
+
+
+def test_fork_while_devices_come_and_go_never_hangs_the_child(
+        backend, second_device):
+    """Two devices: the second thread opens and closes a live device of its
+    own each time (on the host backend, engine threads come and go)."""
+    run_forks(backend, 1)

@@ -521,6 +521,9 @@ else:
                 if key:
                     counter[key] += int(value.replace(",", ""))
 
+    # Minutes on a GPU shared with other test processes: more than the
+    # per-test limit a GPU run gives ordinary tests (pytest-timeout's).
+    @pytest.mark.timeout(900)
     def test_model_programs_in_a_fresh_process(backend):
         """Runs this file's state machine (and the self-check) on `backend`
         in a fresh interpreter; its failure output is shown here."""
