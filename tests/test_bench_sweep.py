@@ -68,7 +68,8 @@ def test_child_command_spells_out_every_size():
     text = " ".join(command)
     for flag in ("--repeat 2", "--driver raw", "--device 1", "--backend host",
                  f"--bulk-bytes {QUICK.bulk_bytes}", f"--small-copies {QUICK.small_copies}",
-                 "--lanes 16", "--retained-streams 16", "--warmup 3", "--loaded-copies 4"):
+                 "--lanes 16", "--retained-streams 16", "--warmup 3",
+                 f"--loaded-copies {QUICK.loaded_copies}"):
         assert flag in text
 
 

@@ -16,11 +16,16 @@ copies, and every loaded-latency sample (16 per round, in four variants)
 first queues 16 x 4 x 32 MiB = 2 GiB; a CPU copies at 5-50 GB/s, so one
 reference run takes minutes on a 2-core machine and the 15-process sweep
 more than half an hour. The quick sizes divide the bulk traffic by 128
-(4 x 1 MiB per lane and round, 1 MiB per queued loaded copy) and the small
-copies per lane by 4 (256); the lanes, retained streams, 4 KiB small copies,
-loaded copies per lane, warm-up and sample counts stay the reference's, so
-every column is measured the same way, with a working set (16 x 2 x 1 MiB of
-bulk buffers) that a CPU's caches and memory handle in milliseconds.
+(4 x 1 MiB per lane and round, 1 MiB per queued loaded copy), the small
+copies per lane by 4 (256) and the loaded copies per lane by 4 (one: a
+16 MiB backlog before each loaded probe, drained before the next; with
+four copies per lane those drains were most of a process's time on two
+cores); the lanes, retained streams, 4 KiB small copies, warm-up and
+sample counts stay the reference's, so every column is measured the same
+way, with a working set (16 x 2 x 1 MiB of bulk buffers) that a CPU's
+caches and memory handle in milliseconds. A quick process takes a few
+seconds on two cores, so the 15-process sweep fits ``make bench``'s budget
+(bench/results/host-2core/make-bench.txt).
 
 The contention cases (csrc/bench/bench_contention.h) have sizes of their
 own. On a GPU: 20 µs spin blocks; 512 launches per concurrency round;
@@ -112,11 +117,12 @@ DEFAULT = BenchConfig()
 """The reference protocol (reference/queue-pool-measurements.md)."""
 
 QUICK = BenchConfig(small_copies=256, bulk_bytes=1 * MiB, bulk_copies=4,
-                    kernel_launches=256, backlog_blocks=32, backlog_kernels=1,
+                    loaded_copies=1, kernel_launches=256, backlog_blocks=32, backlog_kernels=1,
                     transfer_bytes=64 * KiB, transfer_copies=16, compute_samples=8)
 """For CPU-only machines: the same lanes, streams, cases and rounds, with
-1 MiB bulk copies, 4 bulk copies per lane and 256 small copies per lane, so
-the whole run takes seconds on the host backend instead of minutes."""
+1 MiB bulk copies, 4 bulk copies per lane, 256 small copies per lane and
+one loaded copy per lane, so the whole run takes seconds on the host
+backend instead of minutes."""
 
 _PRESETS = {"default": DEFAULT, "quick": QUICK}
 
