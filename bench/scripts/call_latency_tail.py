@@ -18,16 +18,28 @@ median and largest of the processes' worst call, in microseconds. The
 target (worst idle-stream call at most 2 ms on the host backend, 1 ms on a
 GPU, in every process) is checked at the end.
 
+Why a call was slow: the calling thread's context switches during the
+call (getrusage(RUSAGE_THREAD)) tell a wait of the runtime's (the thread
+blocked: a voluntary switch, on a lock or a condition) from the
+scheduler's preemption (an involuntary switch: the thread was runnable but
+another one had the CPU), its CPU time (time.thread_time) tells work
+on the CPU from time the machine did not run it at all, and Python's
+collector counts tell a garbage collection run inside the call (CPU work
+of the interpreter's, in any thread). Every idle-stream call that took
+more than --slow-us is listed with all of them, after the table.
+
     python3 -P bench/scripts/call_latency_tail.py --backend host
     python3 -P bench/scripts/call_latency_tail.py --backend hip
 """
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import math
 import os
 import platform
+import resource
 import subprocess
 import sys
 import threading
@@ -83,14 +95,30 @@ def child(args: argparse.Namespace) -> None:
     flooder.start()
     time.sleep(0.2)  # the queue fills
     samples = {key: [] for key in CALLS}
+    slow = []  # [stream, call, us, CPU us, voluntary, involuntary, swept]
     interval = args.interval_ms / 1000
     end = time.monotonic() + args.duration
     i = 0
     while time.monotonic() < end:
         key = CALLS[i % len(CALLS)]
+        collections = [g["collections"] for g in gc.get_stats()]
+        before = resource.getrusage(resource.RUSAGE_THREAD)
+        cpu0 = time.thread_time_ns()
         t0 = time.perf_counter_ns()
         calls[key]()
-        samples[key].append((time.perf_counter_ns() - t0) / 1e3)
+        us = (time.perf_counter_ns() - t0) / 1e3
+        cpu_us = (time.thread_time_ns() - cpu0) / 1e3
+        after = resource.getrusage(resource.RUSAGE_THREAD)
+        samples[key].append(us)
+        if us > args.slow_us:
+            # The oldest generation Python's collector swept in the call
+            # (in any thread: -1 for none).
+            swept = [i for i, g in enumerate(gc.get_stats())
+                     if g["collections"] > collections[i]]
+            slow.append([key[0], key[1], us, cpu_us,
+                         after.ru_nvcsw - before.ru_nvcsw,
+                         after.ru_nivcsw - before.ru_nivcsw,
+                         max(swept, default=-1)])
         if len(kept) > 64:
             kept.clear()
         i += 1
@@ -103,8 +131,8 @@ def child(args: argparse.Namespace) -> None:
         summary[f"{key[0]} {key[1]}"] = {
             "n": len(values), "p50": nearest_rank(ordered, 50),
             "p99": nearest_rank(ordered, 99), "worst": ordered[-1]}
-    print(json.dumps({"batching": args.batching, "calls": summary}),
-          flush=True)
+    print(json.dumps({"batching": args.batching, "calls": summary,
+                      "slow": slow}), flush=True)
     # The flood's backlog is left: draining it measures nothing here.
     os._exit(0)
 
@@ -125,6 +153,9 @@ def main() -> int:
     parser.add_argument("--interval-ms", type=float, default=2.0)
     parser.add_argument("--copy-bytes", type=int, default=64 << 20)
     parser.add_argument("--batching", default="on,off")
+    parser.add_argument("--slow-us", type=float, default=1000.0,
+                        help="list the idle-stream calls slower than this, "
+                             "with their context switches")
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
@@ -132,19 +163,22 @@ def main() -> int:
         return 0
 
     results = {}
+    slow = []  # (batching, process, [stream, call, us, CPU us, switches...])
     for batching in args.batching.split(","):
-        for _ in range(args.processes):
+        for process in range(1, args.processes + 1):
             out = subprocess.run(
                 [sys.executable, "-P", __file__, "--child", "--backend",
                  args.backend, "--batching", batching, "--duration",
                  str(args.duration), "--interval-ms", str(args.interval_ms),
-                 "--copy-bytes", str(args.copy_bytes)],
+                 "--copy-bytes", str(args.copy_bytes), "--slow-us",
+                 str(args.slow_us)],
                 capture_output=True, text=True, timeout=args.duration + 300)
             if out.returncode != 0:
                 print(out.stderr[-3000:], file=sys.stderr)
                 return 1
             line = json.loads(out.stdout.strip().splitlines()[-1])
             results.setdefault(batching, []).append(line["calls"])
+            slow.extend((batching, process, call) for call in line["slow"])
 
     import hrx
     from hrx.bench.provenance import source_commit
@@ -192,6 +226,20 @@ def main() -> int:
                   f"{us(median(worst))}{us(largest)}{mark:>15}")
     print(f"target: every idle-stream call at most {target:.0f} us in every "
           f"process: {'met' if met else 'NOT met'}")
+    idle_slow = [(b, p, c) for b, p, c in slow if c[0] == "idle"]
+    print(f"idle-stream calls over {args.slow_us:.0f} us, with the calling "
+          f"thread's CPU time and context switches during the call "
+          f"(voluntary: it waited; involuntary: the scheduler preempted it; "
+          f"neither, with CPU time far below the call's: the machine did "
+          f"not run the thread, e.g. a virtual CPU's steal time): "
+          f"{len(idle_slow)}")
+    for batching, process, (_, call, us, cpu, voluntary, involuntary,
+                            swept) in idle_slow:
+        collector = (f"Python's collector swept generation {swept}"
+                     if swept >= 0 else "no garbage collection")
+        print(f"  batching {batching}, process {process}: {call} {us:.1f} us, "
+              f"{cpu:.1f} us on the CPU, {voluntary} voluntary, "
+              f"{involuntary} involuntary; {collector}")
     return 0
 
 
