@@ -3,7 +3,7 @@ records the git commit the package is built from in hrx/_build_info.py.
 
 HRX_TESTING_BUILD=1 builds the testing variant of the same extension that
 the test suite runs against (see the Makefile): it adds fault injection
-(csrc/backends/fault, $HRX_FAULTS) and the test hooks (csrc/testing,
+(csrc/drivers/fault, $HRX_FAULTS) and the test hooks (csrc/testing,
 csrc/python/testing.c). Without it, as for every user's `pip install .`,
 none of that is compiled in.
 
@@ -36,10 +36,11 @@ def testing_build():
 
 
 def sources(testing):
-    patterns = ["csrc/core/*.c", "csrc/bench/*.c", "csrc/backends/host/*.c",
-                "csrc/backends/hip/*.c", "csrc/python/*.c"]
+    patterns = ["csrc/base/*.c", "csrc/core/*.c", "csrc/drivers/*.c",
+                "csrc/drivers/host/*.c", "csrc/drivers/hip/*.c",
+                "csrc/bench/*.c", "csrc/python/*.c"]
     if testing:
-        patterns.append("csrc/backends/fault/*.c")
+        patterns.append("csrc/drivers/fault/*.c")
     found = []
     for pattern in patterns:
         found += sorted(glob.glob(os.path.join(ROOT, pattern)))

@@ -363,7 +363,7 @@ def test_the_readme_layout_names_every_file_of_the_core():
 
 
 def test_every_call_the_fault_wrapper_fails_is_in_the_reliability_page():
-    source = _read("csrc/backends/fault/fault_backend.c")
+    source = _read("csrc/drivers/fault/fault_backend.c")
     array = re.search(r"hrx_fault_op_names\[[^]]*\]\s*=\s*\{(.*?)\};", source, re.S)
     operations = re.findall(r'"(\w+)"', array.group(1))
     assert "copy" in operations and "peer_copy" in operations

@@ -1,4 +1,4 @@
-"""Fault injection through $HRX_FAULTS (csrc/backends/fault/): every
+"""Fault injection through $HRX_FAULTS (csrc/drivers/fault/): every
 injected failure surfaces as its documented hrx error class, the pool and the
 live device stay consistent, and repeated faults leak no native object
 (counted by the wrapper, read with the testing-only

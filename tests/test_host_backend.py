@@ -1,4 +1,4 @@
-"""Facts of the host backend only (csrc/backends/host/): its environment
+"""Facts of the host backend only (csrc/drivers/host/): its environment
 variables, its queue limit and bounded rings, its device info. Everything
 that needs a particular environment runs in a fresh process."""
 from __future__ import annotations

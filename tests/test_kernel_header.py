@@ -1,6 +1,6 @@
 """The kernel header hrx installs (hrx/include/hrx_kernel.h) is the one the
 host backend gives its compiler: the backend carries its text compiled in
-(csrc/backends/host/host_kernel_header.h, made from the file by this
+(csrc/drivers/host/host_kernel_header.h, made from the file by this
 module), and the package ships the file.
 
 Regenerate the backend's copy after editing the header:
@@ -17,7 +17,7 @@ import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 HEADER = ROOT / "hrx" / "include" / "hrx_kernel.h"
-EMBEDDED = ROOT / "csrc" / "backends" / "host" / "host_kernel_header.h"
+EMBEDDED = ROOT / "csrc" / "drivers" / "host" / "host_kernel_header.h"
 
 
 def c_string_lines(text: str) -> list[str]:
@@ -53,7 +53,7 @@ def embedded_source(text: str) -> str:
 def test_the_backend_carries_the_installed_header():
     expected = embedded_source(HEADER.read_text())
     assert EMBEDDED.read_text() == expected, (
-        "csrc/backends/host/host_kernel_header.h is stale: run "
+        "csrc/drivers/host/host_kernel_header.h is stale: run "
         "`python3 tests/test_kernel_header.py --write`")
 
 

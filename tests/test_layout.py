@@ -19,19 +19,22 @@ INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
 # Folder -> what its files may include beyond their own folder's headers.
 ALLOWED = {
     "include": set(),
-    "core": {"hrx.h", "backends/backend.h"},
-    "bench": {"hrx.h", "bench/bench.h", "backends/backend.h",
-              "core/status.h"},
+    "base": {"hrx.h"},
+    "hal": {"hrx.h"},
+    "core": {"hrx.h", "hal/backend.h", "base/status.h", "base/clock.h",
+             "base/environment.h", "base/nonblocking.h",
+             "base/thread_state.h"},
+    "bench": {"hrx.h", "bench/bench.h", "hal/backend.h", "base/status.h"},
     "python": {"hrx.h", "bench/bench.h", "bench/bench_kernels.h"},
-    "backends/host": {"hrx.h", "backends/backend.h", "core/status.h",
-                      "core/environment.h", "core/clock.h",
-                      "core/nonblocking.h", "hrx_kernel.h"},
-    "backends/hip": {"hrx.h", "backends/backend.h", "core/status.h",
-                     "core/environment.h", "core/clock.h",
-                     "core/nonblocking.h"},
+    "drivers/host": {"hrx.h", "hal/backend.h", "base/status.h",
+                     "base/environment.h", "base/clock.h",
+                     "base/nonblocking.h", "hrx_kernel.h"},
+    "drivers/hip": {"hrx.h", "hal/backend.h", "base/status.h",
+                    "base/environment.h", "base/clock.h",
+                    "base/nonblocking.h"},
 }
 # Reached only from inside #ifdef HRX_TESTING_BUILD.
-TESTING_ONLY = {"testing/hrx_testing.h", "backends/fault/fault_backend.h"}
+TESTING_ONLY = {"testing/hrx_testing.h", "drivers/fault/fault_backend.h"}
 
 
 def includes(path: Path):

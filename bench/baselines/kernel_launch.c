@@ -35,8 +35,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "backends/backend.h"
-#include "backends/hip/hip_backend.h"
+#include "hal/backend.h"
+#include "drivers/hip/hip_backend.h"
 #include "bench/bench_kernel_sources.h"
 #include "hrx.h"
 

@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "backends/hip/hip_backend.h"
+#include "drivers/hip/hip_backend.h"
 #include "hrx.h"
 
 enum { kBytes = 4096, kCalls = 2048, kReps = 21, kLatencySamples = 2000 };

@@ -13,9 +13,9 @@ if [ ! -x "$bin" ] || [ -n "$(find csrc hrx/include bench/baselines/kernel_launc
     -name '*.[ch]' -newer "$bin" | head -1)" ]; then
   mkdir -p "$(dirname "$bin")"
   gcc -O2 -std=c11 -Wall -Wextra -D_GNU_SOURCE -pthread -Icsrc/include \
-    -Icsrc/core -Icsrc/backends -Icsrc -Ihrx/include \
+    -Icsrc -Ihrx/include \
     bench/baselines/kernel_launch.c \
-    csrc/core/*.c csrc/backends/host/*.c csrc/backends/hip/*.c \
-    csrc/backends/fault/*.c csrc/bench/bench_kernel_sources.c -ldl -o "$bin"
+    csrc/base/*.c csrc/core/*.c csrc/drivers/*.c csrc/drivers/host/*.c csrc/drivers/hip/*.c \
+    csrc/drivers/fault/*.c csrc/bench/bench_kernel_sources.c -ldl -o "$bin"
 fi
 "$bin" "$@"

@@ -5,9 +5,9 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 out=$(mktemp -d)
 gcc -O2 -std=c11 -Wall -Wextra -D_GNU_SOURCE -pthread -Icsrc/include \
-  -Icsrc/core -Icsrc/backends -Icsrc -Ihrx/include \
+  -Icsrc -Ihrx/include \
   bench/baselines/submission_cost.c \
-  csrc/core/*.c csrc/backends/host/*.c csrc/backends/hip/*.c \
-  csrc/backends/fault/*.c -ldl \
+  csrc/base/*.c csrc/core/*.c csrc/drivers/*.c csrc/drivers/host/*.c csrc/drivers/hip/*.c \
+  csrc/drivers/fault/*.c -ldl \
   -o "$out/submission_cost"
 "$out/submission_cost" "${1:-hip}"

@@ -1,14 +1,14 @@
-#include "bench/bench.h"
-#include "bench/bench_contention.h"
-#include "bench/bench_run.h"
+#include "bench.h"
+#include "bench_contention.h"
+#include "bench_run.h"
 
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "backends/backend.h"
-#include "core/status.h"
+#include "hal/backend.h"
+#include "base/status.h"
 
 /* ------------------------------------------------------------ native ops */
 

@@ -1,14 +1,14 @@
 /* The benchmark's contention cases (bench_contention.h): what a small
  * command waits for behind compute and transfer backlogs, and how many
  * small kernels one host thread keeps running at once. */
-#include "bench/bench_contention.h"
+#include "bench_contention.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#include "bench/bench_kernels.h"
-#include "bench/bench_run.h"
-#include "core/status.h"
+#include "bench_kernels.h"
+#include "bench_run.h"
+#include "base/status.h"
 
 static bool hrx_bench_raw(const hrx_bench_t* bench) {
   return bench->config.driver == HRX_BENCH_DRIVER_RAW;

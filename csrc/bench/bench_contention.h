@@ -30,7 +30,7 @@
 #ifndef HRX_BENCH_BENCH_CONTENTION_H_
 #define HRX_BENCH_BENCH_CONTENTION_H_
 
-#include "bench/bench_run.h"
+#include "bench_run.h"
 
 /* Before any work: the sizes against the device (backlog_blocks within
  * max_grid_dim.x; INVALID_ARGUMENT otherwise). */

@@ -1,5 +1,5 @@
 /* The benchmark's built-in kernels (bench_kernel_sources.h). */
-#include "bench/bench_kernel_sources.h"
+#include "bench_kernel_sources.h"
 
 #include <stddef.h>
 #include <string.h>

@@ -1,13 +1,13 @@
 /* The benchmark's built-in kernels and their launch loop
  * (bench_kernels.h). */
-#include "bench/bench_kernels.h"
+#include "bench_kernels.h"
 
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "backends/backend.h"
-#include "core/status.h"
+#include "hal/backend.h"
+#include "base/status.h"
 
 hrx_status_t hrx_bench_kernel_compile(hrx_device_t* device,
                                       hrx_bench_kernel_t kernel,

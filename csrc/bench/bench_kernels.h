@@ -16,8 +16,8 @@
 
 #include <stdint.h>
 
-#include "bench/bench.h"
-#include "bench/bench_kernel_sources.h"
+#include "bench.h"
+#include "bench_kernel_sources.h"
 #include "hrx.h"
 
 #ifdef __cplusplus

@@ -6,8 +6,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "backends/backend.h"
-#include "bench/bench.h"
+#include "hal/backend.h"
+#include "bench.h"
 #include "hrx.h"
 
 typedef struct hrx_bench_s hrx_bench_t;

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "status.h"
+#include "base/status.h"
 
 static const hrx_backend_t* const hrx_backends[] = {&hrx_hip_backend,
                                                      &hrx_host_backend};

@@ -2,7 +2,7 @@
 #ifndef HRX_CORE_BACKEND_REGISTRY_H_
 #define HRX_CORE_BACKEND_REGISTRY_H_
 
-#include "backends/backend.h"
+#include "hal/backend.h"
 
 /* The backend named `name`, or NULL. */
 const hrx_backend_t* hrx_backend_lookup(const char* name);

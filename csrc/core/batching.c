@@ -9,11 +9,11 @@
 #include <sys/prctl.h>
 #endif
 
-#include "core/clock.h"
-#include "core/environment.h"
-#include "nonblocking.h"
-#include "status.h"
-#include "thread_state.h"
+#include "base/clock.h"
+#include "base/environment.h"
+#include "base/nonblocking.h"
+#include "base/status.h"
+#include "base/thread_state.h"
 
 /* ------------------------------------------------------------- batches */
 

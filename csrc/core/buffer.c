@@ -9,7 +9,7 @@
 #include "completion.h"
 #include "device.h"
 #include "entry.h"
-#include "status.h"
+#include "base/status.h"
 
 struct hrx_buffer_s {
   atomic_int ref_count;

@@ -8,10 +8,10 @@
 #include <stdlib.h>
 #include <time.h>
 
-#include "backends/backend.h"
-#include "core/clock.h"
-#include "status.h"
-#include "thread_state.h"
+#include "hal/backend.h"
+#include "base/clock.h"
+#include "base/status.h"
+#include "base/thread_state.h"
 
 typedef struct hrx_cleanup_task_s {
   void (*run)(void* arg);

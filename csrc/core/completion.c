@@ -8,10 +8,10 @@
 #include <stdlib.h>
 #include <time.h>
 
-#include "backends/backend.h"
-#include "core/clock.h"
+#include "hal/backend.h"
+#include "base/clock.h"
 #include "entry.h"
-#include "status.h"
+#include "base/status.h"
 
 struct hrx_completion_s {
   atomic_int ref_count;

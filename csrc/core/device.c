@@ -15,14 +15,14 @@
 #include "entry.h"
 #include "fork.h"
 #include "kernel_cache.h"
-#include "nonblocking.h"
-#include "status.h"
+#include "base/nonblocking.h"
+#include "base/status.h"
 #include "stream.h"
-#include "thread_state.h"
+#include "base/thread_state.h"
 #include "wait.h"
 
 #ifdef HRX_TESTING_BUILD
-#include "backends/fault/fault_backend.h"
+#include "drivers/fault/fault_backend.h"
 #include "testing/hrx_testing.h"
 #endif
 

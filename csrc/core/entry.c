@@ -2,9 +2,9 @@
 #include "entry.h"
 
 #include "device.h"
-#include "nonblocking.h"
-#include "status.h"
-#include "thread_state.h"
+#include "base/nonblocking.h"
+#include "base/status.h"
+#include "base/thread_state.h"
 
 void hrx_entry_callback_begin(void) {
   hrx_thread_state()->in_host_callback = true;

@@ -7,8 +7,8 @@
 #include "completion.h"
 #include "device.h"
 #include "entry.h"
-#include "nonblocking.h"
-#include "status.h"
+#include "base/nonblocking.h"
+#include "base/status.h"
 #include "wait.h"
 
 struct hrx_event_s {

@@ -5,7 +5,7 @@
 #include "device.h"
 #include "entry.h"
 #include "queue_pool.h"
-#include "status.h"
+#include "base/status.h"
 
 /* Makes `foreign` wait for the queue's work so far through a native event
  * recorded at its end (the wait holds the event's state, so the event may

@@ -5,7 +5,7 @@
 
 #include <pthread.h>
 
-#include "status.h"
+#include "base/status.h"
 
 atomic_uint hrx_fork_generation;
 

@@ -22,8 +22,8 @@
 #include "device.h"
 #include "entry.h"
 #include "kernel.h"
-#include "nonblocking.h"
-#include "status.h"
+#include "base/nonblocking.h"
+#include "base/status.h"
 #include "stream.h"
 #include "wait.h"
 

@@ -20,7 +20,7 @@
 #include "device.h"
 #include "entry.h"
 #include "kernel_cache.h"
-#include "status.h"
+#include "base/status.h"
 #include "stream.h"
 
 struct hrx_kernel_s {

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "kernel_disk_cache.h"
-#include "status.h"
+#include "base/status.h"
 
 struct hrx_kernel_cache_s {
   pthread_mutex_t mutex;

@@ -24,7 +24,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "backends/backend.h"
+#include "hal/backend.h"
 #include "hrx.h"
 
 typedef struct hrx_kernel_module_s {

@@ -11,8 +11,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "environment.h"
-#include "status.h"
+#include "base/environment.h"
+#include "base/status.h"
 
 static const char hrx_entry_magic[8] = {'H', 'R', 'X', 'K',
                                         'C', 'A', 'C', 'H'};

@@ -5,10 +5,10 @@
 #include <pthread.h>
 #include <stdlib.h>
 
-#include "clock.h"
-#include "environment.h"
-#include "nonblocking.h"
-#include "status.h"
+#include "base/clock.h"
+#include "base/environment.h"
+#include "base/nonblocking.h"
+#include "base/status.h"
 #include "wait.h"
 
 hrx_status_t hrx_chunk_settings_from_environment(

@@ -71,7 +71,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "backends/backend.h"
+#include "hal/backend.h"
 #include "hrx.h"
 #include "staging.h"
 

@@ -5,9 +5,9 @@
 
 #include "buffer.h"
 #include "device.h"
-#include "nonblocking.h"
+#include "base/nonblocking.h"
 #include "staging.h"
-#include "status.h"
+#include "base/status.h"
 #include "stream.h"
 #include "wait.h"
 

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "status.h"
+#include "base/status.h"
 
 static int hrx_lane_index(int priority) {
   return HRX_STREAM_PRIORITY_HIGH - priority;

@@ -14,7 +14,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 
-#include "backends/backend.h"
+#include "hal/backend.h"
 #include "hrx.h"
 
 #ifdef __cplusplus

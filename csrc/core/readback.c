@@ -16,10 +16,10 @@
 #include "buffer.h"
 #include "device.h"
 #include "entry.h"
-#include "nonblocking.h"
+#include "base/nonblocking.h"
 #include "pacing.h"
 #include "staging.h"
-#include "status.h"
+#include "base/status.h"
 #include "stream.h"
 #include "wait.h"
 

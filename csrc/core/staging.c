@@ -7,9 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "environment.h"
-#include "nonblocking.h"
-#include "status.h"
+#include "base/environment.h"
+#include "base/nonblocking.h"
+#include "base/status.h"
 
 #ifdef HRX_TESTING_BUILD
 #include "testing/hrx_testing.h"

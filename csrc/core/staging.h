@@ -39,7 +39,7 @@
 
 #include <stdint.h>
 
-#include "backends/backend.h"
+#include "hal/backend.h"
 #include "cleanup.h"
 #include "hrx.h"
 

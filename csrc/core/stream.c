@@ -72,11 +72,11 @@
 #include "device.h"
 #include "entry.h"
 #include "event.h"
-#include "nonblocking.h"
+#include "base/nonblocking.h"
 #include "pacing.h"
 #include "peer_copy.h"
 #include "queue_pool.h"
-#include "status.h"
+#include "base/status.h"
 #include "wait.h"
 
 struct hrx_stream_s {

@@ -3,7 +3,7 @@
  * hook. */
 #include "wait.h"
 
-#include "status.h"
+#include "base/status.h"
 
 /* After a slice that did not finish: whether the caller asked to stop
  * (then *out_interrupted is set). */

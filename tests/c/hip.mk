@@ -28,20 +28,15 @@ HIP_AMD_LIBRARY ?= /usr/lib/x86_64-linux-gnu/libamdhip64.so.5
 HIP_MISSING_LIBRARY ?= /nonexistent/hrx-test/libamdhip64.so
 
 HIP_CFLAGS := -std=c11 -Wall -Wextra -Werror -D_GNU_SOURCE -pthread \
-  -I$(HIP_ROOT)/csrc/include -I$(HIP_ROOT)/csrc/core \
-  -I$(HIP_ROOT)/csrc/backends -I$(HIP_ROOT)/csrc
+  -I$(HIP_ROOT)/csrc/include -I$(HIP_ROOT)/csrc
 # Newer ROCm headers deprecate names the table still binds on purpose.
 HIP_CHECK_FLAGS := $(HIP_CFLAGS) -Werror=incompatible-pointer-types \
   -Wno-deprecated-declarations -fsyntax-only
-HIP_SOURCES := $(HIP_ROOT)/csrc/core/status.c \
-  $(HIP_ROOT)/csrc/core/environment.c $(HIP_ROOT)/csrc/core/clock.c \
-  $(HIP_ROOT)/csrc/core/nonblocking.c $(HIP_ROOT)/csrc/core/thread_state.c \
+HIP_SOURCES := $(wildcard $(HIP_ROOT)/csrc/base/*.c) \
   $(HIP_ROOT)/csrc/bench/bench_kernel_sources.c \
-  $(wildcard $(HIP_ROOT)/csrc/backends/hip/*.c)
-HIP_HEADERS := $(wildcard $(HIP_ROOT)/csrc/backends/hip/*.h) \
-  $(HIP_ROOT)/csrc/backends/backend.h $(HIP_ROOT)/csrc/core/status.h \
-  $(HIP_ROOT)/csrc/core/environment.h $(HIP_ROOT)/csrc/core/clock.h \
-  $(HIP_ROOT)/csrc/core/nonblocking.h $(HIP_ROOT)/csrc/core/thread_state.h \
+  $(wildcard $(HIP_ROOT)/csrc/drivers/hip/*.c)
+HIP_HEADERS := $(wildcard $(HIP_ROOT)/csrc/drivers/hip/*.h) \
+  $(wildcard $(HIP_ROOT)/csrc/hal/*.h) $(wildcard $(HIP_ROOT)/csrc/base/*.h) \
   $(HIP_ROOT)/csrc/bench/bench_kernel_sources.h \
   $(HIP_ROOT)/csrc/include/hrx.h
 HIP_TEST_LOAD := $(HIP_BUILD)/test_hip_load

@@ -8,7 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "backends/hip/hip_batch.h"
+#include "drivers/hip/hip_batch.h"
 #include "check.h"
 #include "core/batching.h"
 #include "hrx.h"

@@ -9,10 +9,10 @@
 #include <time.h>
 
 #include "check.h"
-#include "cleanup.h"
-#include "device.h"
+#include "core/cleanup.h"
+#include "core/device.h"
 #include "hrx.h"
-#include "staging.h"
+#include "core/staging.h"
 #include "testing/hrx_testing.h"
 
 static atomic_int gate;

@@ -1,11 +1,11 @@
 /* The environment parser every hrx variable goes through
- * (csrc/core/environment.h): whole decimal numbers only, "0" and "00"
+ * (csrc/base/environment.h): whole decimal numbers only, "0" and "00"
  * alike, unset or empty gives the default, anything else is refused naming
  * the variable. */
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "core/environment.h"
+#include "base/environment.h"
 
 #include "check.h"
 

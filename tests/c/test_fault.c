@@ -1,4 +1,4 @@
-/* Fault injection ($HRX_FAULTS, csrc/backends/fault/) on the host backend:
+/* Fault injection ($HRX_FAULTS, csrc/drivers/fault/) on the host backend:
  * each injected failure surfaces with its documented code, leaves the pool
  * and the live device consistent, and repeated faults leak no native object
  * (queues, events, allocations, host allocations), counted by the wrapper.
@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "backends/fault/fault_backend.h"
+#include "drivers/fault/fault_backend.h"
 #include "hrx.h"
 
 #include "check.h"

@@ -102,8 +102,8 @@ typedef struct hrx_hip_driver_function_opaque_s* hrx_hip_driver_function_t;
 
 #endif
 
-#include "backends/backend.h"
-#include "backends/hip/hip_dynamic.h"
+#include "hal/backend.h"
+#include "drivers/hip/hip_dynamic.h"
 
 /* Entries a platform does not have are skipped. */
 #define HRX_HIP_ABSENT 0
@@ -121,7 +121,7 @@ void hrx_hip_check_prototypes(void) {
       HRX_HIP_CHECK_SYMBOL(amd_symbol, cuda_symbol);                 \
   (void)hrx_hip_check_##name;
 #define HRX_HIP_OPTIONAL HRX_HIP_REQUIRED
-#include "backends/hip/hip_symbols.h"
+#include "drivers/hip/hip_symbols.h"
 #undef HRX_HIP_REQUIRED
 #undef HRX_HIP_OPTIONAL
 }

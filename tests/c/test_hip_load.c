@@ -49,14 +49,14 @@
 #include <strings.h>
 #include <time.h>
 
-#include "backends/backend.h"
-#include "backends/hip/hip_backend.h"
-#include "backends/hip/hip_batch.h"
+#include "hal/backend.h"
+#include "drivers/hip/hip_backend.h"
+#include "drivers/hip/hip_batch.h"
 #include "bench/bench_kernel_sources.h"
-#include "backends/hip/hip_connections.h"
-#include "backends/hip/hip_dynamic.h"
-#include "backends/hip/hip_kernels.h"
-#include "core/status.h"
+#include "drivers/hip/hip_connections.h"
+#include "drivers/hip/hip_dynamic.h"
+#include "drivers/hip/hip_kernels.h"
+#include "base/status.h"
 #include "fake_cudart.h"
 
 static int failures;

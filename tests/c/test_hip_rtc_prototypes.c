@@ -17,7 +17,7 @@ typedef nvrtcResult hrx_rtc_result_t;
 typedef nvrtcProgram hrx_rtc_program_t;
 #define HRX_RTC_TYPES_DEFINED 1
 
-#include "backends/hip/hip_rtc.h"
+#include "drivers/hip/hip_rtc.h"
 
 _Static_assert(sizeof(nvrtcResult) == sizeof(int), "results are int-sized");
 _Static_assert(HRX_RTC_SUCCESS == NVRTC_SUCCESS, "NVRTC_SUCCESS");
@@ -68,7 +68,7 @@ typedef hiprtcResult hrx_rtc_result_t;
 typedef hiprtcProgram hrx_rtc_program_t;
 #define HRX_RTC_TYPES_DEFINED 1
 
-#include "backends/hip/hip_rtc.h"
+#include "drivers/hip/hip_rtc.h"
 
 _Static_assert(sizeof(hiprtcResult) == sizeof(int), "results are int-sized");
 _Static_assert(HRX_RTC_SUCCESS == HIPRTC_SUCCESS, "HIPRTC_SUCCESS");

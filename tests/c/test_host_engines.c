@@ -10,7 +10,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "backends/backend.h"
+#include "hal/backend.h"
 #include "check.h"
 
 /* Long enough to keep one engine busy while the test lists other work. */

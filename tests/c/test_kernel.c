@@ -18,7 +18,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "device.h"
+#include "core/device.h"
 #include "hrx.h"
 
 #include "bench/bench_kernels.h"

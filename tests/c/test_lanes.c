@@ -6,8 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "backend_registry.h"
-#include "backends/hip/hip_connections.h"
+#include "core/backend_registry.h"
+#include "drivers/hip/hip_connections.h"
 #include "hrx.h"
 
 #include "check.h"

@@ -5,9 +5,9 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 
-#include "backends/fault/fault_backend.h"
+#include "drivers/fault/fault_backend.h"
 #include "check.h"
-#include "device.h"
+#include "core/device.h"
 #include "hrx.h"
 
 #define BIG (256ull << 20)  /* a fill that keeps a host worker busy a while */

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "backends/fault/fault_backend.h"
+#include "drivers/fault/fault_backend.h"
 #include "hrx.h"
 
 static int hrx_test_passed = 0;

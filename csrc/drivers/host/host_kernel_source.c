@@ -1,0 +1,594 @@
+/* The launcher generator (host_kernel_source.h). */
+#include "host_kernel_source.h"
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/status.h"
+#include "host_kernel_module.h"
+
+/* ------------------------------------------------------------- tokens */
+
+typedef enum {
+  HRX_TOKEN_IDENTIFIER,
+  HRX_TOKEN_PUNCT,     /* one character, or "..." */
+  HRX_TOKEN_OTHER,     /* numbers, string and character literals */
+} hrx_token_kind_t;
+
+typedef struct {
+  hrx_token_kind_t kind;
+  size_t start;
+  size_t length;
+} hrx_token_t;
+
+typedef struct {
+  hrx_token_t* tokens;
+  size_t count;
+  size_t capacity;
+} hrx_tokens_t;
+
+static bool hrx_is_ident_start(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' ||
+         c == '$';
+}
+
+static bool hrx_is_ident_char(char c) {
+  return hrx_is_ident_start(c) || (c >= '0' && c <= '9');
+}
+
+static bool hrx_tokens_push(hrx_tokens_t* tokens, hrx_token_kind_t kind,
+                            size_t start, size_t length) {
+  if (tokens->count == tokens->capacity) {
+    size_t capacity = tokens->capacity ? tokens->capacity * 2 : 1024;
+    hrx_token_t* grown = realloc(tokens->tokens, capacity * sizeof(*grown));
+    if (!grown) return false;
+    tokens->tokens = grown;
+    tokens->capacity = capacity;
+  }
+  tokens->tokens[tokens->count++] = (hrx_token_t){kind, start, length};
+  return true;
+}
+
+/* Splits preprocessed C into tokens, dropping line markers and #pragma
+ * lines (a '#' first on its line) and whitespace. */
+static hrx_status_t hrx_tokenize(const char* text, size_t length,
+                                 hrx_tokens_t* out) {
+  size_t i = 0;
+  bool line_start = true;
+  while (i < length) {
+    char c = text[i];
+    if (c == '\n') {
+      line_start = true;
+      ++i;
+      continue;
+    }
+    if (c == ' ' || c == '\t' || c == '\r' || c == '\f' || c == '\v') {
+      ++i;
+      continue;
+    }
+    if (c == '#' && line_start) {
+      while (i < length && text[i] != '\n') ++i;
+      continue;
+    }
+    line_start = false;
+    size_t start = i;
+    hrx_token_kind_t kind = HRX_TOKEN_PUNCT;
+    if (hrx_is_ident_start(c)) {
+      while (i < length && hrx_is_ident_char(text[i])) ++i;
+      /* An encoding prefix (L, u, U, u8) belongs to its literal. */
+      if (i < length && (text[i] == '"' || text[i] == '\'')) {
+        c = text[i];
+      } else {
+        if (!hrx_tokens_push(out, HRX_TOKEN_IDENTIFIER, start, i - start)) {
+          goto oom;
+        }
+        continue;
+      }
+    }
+    if (c == '"' || c == '\'') {
+      char quote = c;
+      ++i;
+      while (i < length && text[i] != quote && text[i] != '\n') {
+        i += text[i] == '\\' && i + 1 < length ? 2 : 1;
+      }
+      if (i < length && text[i] == quote) ++i;
+      kind = HRX_TOKEN_OTHER;
+    } else if ((c >= '0' && c <= '9') ||
+               (c == '.' && i + 1 < length && text[i + 1] >= '0' &&
+                text[i + 1] <= '9')) {
+      /* A preprocessing number, signs after exponents included. */
+      ++i;
+      while (i < length) {
+        char d = text[i];
+        if ((d == '+' || d == '-') &&
+            (text[i - 1] == 'e' || text[i - 1] == 'E' || text[i - 1] == 'p' ||
+             text[i - 1] == 'P')) {
+          ++i;
+        } else if (hrx_is_ident_char(d) || d == '.') {
+          ++i;
+        } else {
+          break;
+        }
+      }
+      kind = HRX_TOKEN_OTHER;
+    } else if (c == '.' && i + 2 < length && text[i + 1] == '.' &&
+               text[i + 2] == '.') {
+      i += 3;
+    } else {
+      ++i;
+    }
+    if (!hrx_tokens_push(out, kind, start, i - start)) goto oom;
+  }
+  return NULL;
+oom:
+  return hrx_make_status(HRX_STATUS_OUT_OF_MEMORY,
+                         "cannot tokenize the kernel source");
+}
+
+static bool hrx_token_is(const char* text, const hrx_token_t* token,
+                         const char* spelling) {
+  size_t n = strlen(spelling);
+  return token->length == n && memcmp(text + token->start, spelling, n) == 0;
+}
+
+static bool hrx_token_is_open(const char* text, const hrx_token_t* token) {
+  return token->kind == HRX_TOKEN_PUNCT && token->length == 1 &&
+         (text[token->start] == '(' || text[token->start] == '[' ||
+          text[token->start] == '{');
+}
+
+static bool hrx_token_is_close(const char* text, const hrx_token_t* token) {
+  return token->kind == HRX_TOKEN_PUNCT && token->length == 1 &&
+         (text[token->start] == ')' || text[token->start] == ']' ||
+          text[token->start] == '}');
+}
+
+/* The index of the token that closes the bracket opened at `open`, or
+ * `end` when it is not closed before `end`. */
+static size_t hrx_matching(const char* text, const hrx_token_t* tokens,
+                           size_t open, size_t end) {
+  int depth = 0;
+  for (size_t i = open; i < end; ++i) {
+    if (hrx_token_is_open(text, &tokens[i])) {
+      ++depth;
+    } else if (hrx_token_is_close(text, &tokens[i])) {
+      if (--depth == 0) return i;
+    }
+  }
+  return end;
+}
+
+/* Words that never name a parameter. */
+static bool hrx_is_keyword(const char* text, const hrx_token_t* token) {
+  static const char* const words[] = {
+      "auto", "char", "const", "double", "enum", "extern", "float", "inline",
+      "int", "long", "register", "restrict", "short", "signed", "static",
+      "struct", "union", "unsigned", "void", "volatile", "_Alignas",
+      "_Atomic", "_Bool", "_Complex", "_Imaginary", "_Noreturn",
+      "_Thread_local", "__restrict", "__restrict__", "__const", "__const__",
+      "__volatile", "__volatile__", "__inline", "__inline__", "__signed",
+      "__signed__", "__attribute__", "__attribute", "__extension__",
+      "__typeof__", "__typeof", "typeof", "__int128", "_Float16", "_Float32",
+      "_Float64", "_Float128", "_Float32x", "_Float64x", "__float128",
+      "__complex__", "__thread", "bool", "__auto_type", "__seg_fs",
+      "__seg_gs", "_Decimal32", "_Decimal64", "_Decimal128", "__fp16",
+      "__bf16", "__unaligned",
+  };
+  if (token->kind != HRX_TOKEN_IDENTIFIER) return false;
+  for (size_t i = 0; i < sizeof(words) / sizeof(words[0]); ++i) {
+    if (hrx_token_is(text, token, words[i])) return true;
+  }
+  return false;
+}
+
+/* Specifier words followed by a parenthesised operand that is part of the
+ * type (or an attribute), not a declarator. */
+static bool hrx_takes_operand(const char* text, const hrx_token_t* token) {
+  static const char* const words[] = {
+      "__attribute__", "__attribute", "__typeof__", "__typeof", "typeof",
+      "_Alignas", "_Atomic", "__declspec", "__asm__", "__asm", "asm",
+  };
+  if (token->kind != HRX_TOKEN_IDENTIFIER) return false;
+  for (size_t i = 0; i < sizeof(words) / sizeof(words[0]); ++i) {
+    if (hrx_token_is(text, token, words[i])) return true;
+  }
+  return false;
+}
+
+/* ----------------------------------------------------- the declarator */
+
+/* Where a parameter's name is and what follows it. */
+typedef struct {
+  size_t name;        /* token index of the name */
+  bool array;         /* the name is followed by [...] */
+  size_t array_end;   /* the index of that ']' */
+  bool function;      /* the name is followed by (...) */
+} hrx_param_name_t;
+
+static bool hrx_is_punct(const char* text, const hrx_token_t* token, char c) {
+  return token->kind == HRX_TOKEN_PUNCT && token->length == 1 &&
+         text[token->start] == c;
+}
+
+/* Finds the declared name among tokens [begin, end) of one parameter. */
+static bool hrx_find_param_name(const char* text, const hrx_token_t* tokens,
+                                size_t begin, size_t end,
+                                hrx_param_name_t* out) {
+  bool found = false;
+  for (size_t i = begin; i < end; ++i) {
+    const hrx_token_t* token = &tokens[i];
+    if (hrx_takes_operand(text, token) && i + 1 < end &&
+        hrx_is_punct(text, &tokens[i + 1], '(')) {
+      i = hrx_matching(text, tokens, i + 1, end);
+      continue;
+    }
+    if (hrx_is_punct(text, token, '(')) {
+      size_t close = hrx_matching(text, tokens, i, end);
+      /* A parenthesised declarator: ( * name ...) or ( ( ... */
+      if (i + 1 < close && (hrx_is_punct(text, &tokens[i + 1], '*') ||
+                            hrx_is_punct(text, &tokens[i + 1], '^') ||
+                            hrx_is_punct(text, &tokens[i + 1], '('))) {
+        return hrx_find_param_name(text, tokens, i + 1, close, out);
+      }
+      /* A parameter list: the name, if any, came before it. */
+      if (found) out->function = true;
+      return found;
+    }
+    if (hrx_is_punct(text, token, '[')) {
+      if (found) {
+        out->array = true;
+        out->array_end = hrx_matching(text, tokens, i, end);
+      }
+      return found;
+    }
+    if (token->kind == HRX_TOKEN_IDENTIFIER && !hrx_is_keyword(text, token)) {
+      out->name = i;
+      out->array = out->function = false;
+      found = true;
+    }
+  }
+  return found;
+}
+
+/* ------------------------------------------------------------- output */
+
+typedef struct {
+  char* text;
+  size_t length;
+  size_t capacity;
+  bool failed;
+} hrx_out_t;
+
+static void hrx_out_append(hrx_out_t* out, const char* bytes, size_t n) {
+  if (out->failed) return;
+  if (out->length + n + 1 > out->capacity) {
+    size_t capacity = out->capacity ? out->capacity : 1024;
+    while (capacity < out->length + n + 1) capacity *= 2;
+    char* grown = realloc(out->text, capacity);
+    if (!grown) {
+      out->failed = true;
+      return;
+    }
+    out->text = grown;
+    out->capacity = capacity;
+  }
+  memcpy(out->text + out->length, bytes, n);
+  out->length += n;
+  out->text[out->length] = '\0';
+}
+
+static void hrx_out_printf(hrx_out_t* out, const char* format, ...)
+    __attribute__((format(printf, 2, 3)));
+
+static void hrx_out_printf(hrx_out_t* out, const char* format, ...) {
+  char small[512];
+  va_list args;
+  va_start(args, format);
+  int n = vsnprintf(small, sizeof(small), format, args);
+  va_end(args);
+  if (n < 0) {
+    out->failed = true;
+    return;
+  }
+  if ((size_t)n < sizeof(small)) {
+    hrx_out_append(out, small, (size_t)n);
+    return;
+  }
+  char* big = malloc((size_t)n + 1);
+  if (!big) {
+    out->failed = true;
+    return;
+  }
+  va_start(args, format);
+  vsnprintf(big, (size_t)n + 1, format, args);
+  va_end(args);
+  hrx_out_append(out, big, (size_t)n);
+  free(big);
+}
+
+static void hrx_out_text(hrx_out_t* out, const char* text) {
+  hrx_out_append(out, text, strlen(text));
+}
+
+/* Appends the text of tokens [begin, end) as written: tokens that touch
+ * stay together, any space between two tokens (line markers included)
+ * becomes one space. `register` and `auto` are left out. */
+static void hrx_out_tokens(hrx_out_t* out, const char* text,
+                           const hrx_token_t* tokens, size_t begin,
+                           size_t end) {
+  for (size_t i = begin; i < end; ++i) {
+    if (hrx_token_is(text, &tokens[i], "register") ||
+        hrx_token_is(text, &tokens[i], "auto")) {
+      continue;
+    }
+    if (i > begin &&
+        tokens[i].start != tokens[i - 1].start + tokens[i - 1].length) {
+      hrx_out_append(out, " ", 1);
+    }
+    hrx_out_append(out, text + tokens[i].start, tokens[i].length);
+  }
+}
+
+/* ------------------------------------------------------------ kernels */
+
+/* One parameter: tokens [begin, end) and where its name is. */
+typedef struct {
+  size_t begin;
+  size_t end;
+  hrx_param_name_t name;
+} hrx_param_t;
+
+/* Skips attributes and asm labels after a declarator's ')'. */
+static size_t hrx_skip_suffixes(const char* text, const hrx_token_t* tokens,
+                                size_t i, size_t count) {
+  while (i < count && hrx_takes_operand(text, &tokens[i]) && i + 1 < count &&
+         hrx_is_punct(text, &tokens[i + 1], '(')) {
+    i = hrx_matching(text, tokens, i + 1, count) + 1;
+  }
+  return i;
+}
+
+/* The parameter list of kernel `name`'s definition at file scope: the
+ * tokens between its parentheses, (*out_open, *out_close). */
+static hrx_status_t hrx_find_definition(const char* text,
+                                        const hrx_tokens_t* all,
+                                        const char* name, size_t* out_open,
+                                        size_t* out_close) {
+  const hrx_token_t* tokens = all->tokens;
+  size_t count = all->count;
+  int depth = 0;
+  for (size_t i = 0; i < count; ++i) {
+    const hrx_token_t* token = &tokens[i];
+    if (hrx_token_is_open(text, token)) {
+      ++depth;
+      continue;
+    }
+    if (hrx_token_is_close(text, token)) {
+      if (depth > 0) --depth;
+      continue;
+    }
+    if (depth != 0 || token->kind != HRX_TOKEN_IDENTIFIER ||
+        !hrx_token_is(text, token, name) || i + 1 >= count ||
+        !hrx_is_punct(text, &tokens[i + 1], '(')) {
+      continue;
+    }
+    size_t close = hrx_matching(text, tokens, i + 1, count);
+    if (close == count) break;
+    size_t after = hrx_skip_suffixes(text, tokens, close + 1, count);
+    if (after < count && hrx_is_punct(text, &tokens[after], '{')) {
+      *out_open = i + 1;
+      *out_close = close;
+      return NULL;
+    }
+    if (after < count && tokens[after].kind == HRX_TOKEN_IDENTIFIER &&
+        !hrx_takes_operand(text, &tokens[after])) {
+      return hrx_make_status(
+          HRX_STATUS_INVALID_ARGUMENT,
+          "kernel '%s' has an old-style (K&R) definition; declare its "
+          "parameters in the parentheses",
+          name);
+    }
+    /* A declaration or a call: the parentheses were a parameter or
+     * argument list; look on after them. */
+    i = close;
+  }
+  return hrx_make_status(
+      HRX_STATUS_INVALID_ARGUMENT,
+      "the source defines no kernel '%s': no function definition of that "
+      "name at file scope (a declaration, a macro or a definition inside "
+      "another construct does not count)",
+      name);
+}
+
+/* Splits (open, close) into parameters and finds their names. */
+static hrx_status_t hrx_split_params(const char* text,
+                                     const hrx_token_t* tokens, size_t open,
+                                     size_t close, const char* kernel,
+                                     hrx_param_t* params, size_t* out_count) {
+  size_t count = 0;
+  size_t begin = open + 1;
+  if (begin == close ||
+      (begin + 1 == close && hrx_token_is(text, &tokens[begin], "void"))) {
+    *out_count = 0;
+    return NULL;
+  }
+  for (size_t i = begin; i <= close; ++i) {
+    if (i < close && hrx_token_is_open(text, &tokens[i])) {
+      i = hrx_matching(text, tokens, i, close);
+      continue;
+    }
+    if (i < close && !hrx_is_punct(text, &tokens[i], ',')) continue;
+    if (count == HRX_KERNEL_MAX_ARGS) {
+      return hrx_make_status(HRX_STATUS_INVALID_ARGUMENT,
+                             "kernel '%s' has more than %d parameters, the "
+                             "most a launch passes",
+                             kernel, HRX_KERNEL_MAX_ARGS);
+    }
+    hrx_param_t* param = &params[count];
+    param->begin = begin;
+    param->end = i;
+    if (begin + 1 == i && hrx_token_is(text, &tokens[begin], "...")) {
+      return hrx_make_status(HRX_STATUS_INVALID_ARGUMENT,
+                             "kernel '%s' is variadic (...); a kernel's "
+                             "parameters must be named and fixed",
+                             kernel);
+    }
+    if (!hrx_find_param_name(text, tokens, begin, i, &param->name)) {
+      return hrx_make_status(HRX_STATUS_INVALID_ARGUMENT,
+                             "parameter %zu of kernel '%s' has no name; "
+                             "name every parameter of a kernel",
+                             count, kernel);
+    }
+    ++count;
+    begin = i + 1;
+  }
+  *out_count = count;
+  return NULL;
+}
+
+/* A member declaration for the parameter: its own text, with an array or
+ * function declarator made the pointer that C passes. */
+static void hrx_out_member(hrx_out_t* out, const char* text,
+                           const hrx_token_t* tokens,
+                           const hrx_param_t* param) {
+  const hrx_param_name_t* name = &param->name;
+  const hrx_token_t* id = &tokens[name->name];
+  hrx_out_append(out, "  ", 2);
+  if (!name->array && !name->function) {
+    hrx_out_tokens(out, text, tokens, param->begin, param->end);
+  } else {
+    size_t resume = name->array ? name->array_end + 1 : name->name + 1;
+    hrx_out_tokens(out, text, tokens, param->begin, name->name);
+    hrx_out_printf(out, " (*%.*s) ", (int)id->length, text + id->start);
+    hrx_out_tokens(out, text, tokens, resume, param->end);
+  }
+  hrx_out_append(out, ";\n", 2);
+}
+
+static void hrx_out_kernel(hrx_out_t* out, const char* text,
+                           const hrx_token_t* tokens, const char* name,
+                           const hrx_param_t* params, size_t count) {
+  hrx_out_printf(out, "\n# 1 \"<hrx launcher of %s>\"\n", name);
+  if (count) {
+    hrx_out_printf(out, "struct hrx_kernel_params__%s {\n", name);
+    for (size_t i = 0; i < count; ++i) {
+      hrx_out_member(out, text, tokens, &params[i]);
+    }
+    hrx_out_append(out, "};\n", 3);
+    for (int pass = 0; pass < 2; ++pass) {
+      hrx_out_printf(out,
+                     "static const unsigned int hrx_kernel_%s__%s[] = {\n",
+                     pass ? "sizes" : "offsets", name);
+      for (size_t i = 0; i < count; ++i) {
+        const hrx_token_t* id = &tokens[params[i].name.name];
+        if (pass) {
+          hrx_out_printf(
+              out, "  sizeof(((struct hrx_kernel_params__%s*)0)->%.*s),\n",
+              name, (int)id->length, text + id->start);
+        } else {
+          hrx_out_printf(
+              out, "  __builtin_offsetof(struct hrx_kernel_params__%s, %.*s),\n",
+              name, (int)id->length, text + id->start);
+        }
+      }
+      hrx_out_append(out, "};\n", 3);
+    }
+  }
+  hrx_out_printf(
+      out,
+      "static void hrx_kernel_entry__%s(const void* hrx_params,\n"
+      "    const hrx_kernel_block_t* hrx_block) {\n",
+      name);
+  if (count) {
+    hrx_out_printf(out,
+                   "  const struct hrx_kernel_params__%s* hrx_p =\n"
+                   "      (const struct hrx_kernel_params__%s*)hrx_params;\n",
+                   name, name);
+  } else {
+    hrx_out_text(out, "  (void)hrx_params;\n");
+  }
+  hrx_out_text(out,
+               "  hrx_kernel_thread_t* hrx_t = &hrx_kernel_thread;\n"
+               "  const hrx_dim3 hrx_dim = hrx_block->block_dim;\n"
+               "  hrx_t->block_idx = hrx_block->block_idx;\n"
+               "  hrx_t->block_dim = hrx_dim;\n"
+               "  hrx_t->grid_dim = hrx_block->grid_dim;\n"
+               "  hrx_t->shared = hrx_block->shared;\n"
+               "  for (unsigned int hrx_z = 0; hrx_z < hrx_dim.z; ++hrx_z) {\n"
+               "    for (unsigned int hrx_y = 0; hrx_y < hrx_dim.y; ++hrx_y) {\n"
+               "      for (unsigned int hrx_x = 0; hrx_x < hrx_dim.x; ++hrx_x) "
+               "{\n"
+               "        hrx_t->thread_idx.x = hrx_x;\n"
+               "        hrx_t->thread_idx.y = hrx_y;\n"
+               "        hrx_t->thread_idx.z = hrx_z;\n");
+  hrx_out_printf(out, "        %s(", name);
+  for (size_t i = 0; i < count; ++i) {
+    const hrx_token_t* id = &tokens[params[i].name.name];
+    hrx_out_printf(out, "%shrx_p->%.*s", i ? ", " : "", (int)id->length,
+                   text + id->start);
+  }
+  hrx_out_text(out, ");\n      }\n    }\n  }\n}\n");
+  if (count) {
+    hrx_out_printf(
+        out,
+        "__attribute__((visibility(\"default\"))) const hrx_kernel_layout_t\n"
+        "    hrx_kernel_layout__%s = {%d, %zu,\n"
+        "    sizeof(struct hrx_kernel_params__%s),\n"
+        "    __alignof__(struct hrx_kernel_params__%s),\n"
+        "    hrx_kernel_offsets__%s, hrx_kernel_sizes__%s,\n"
+        "    hrx_kernel_entry__%s};\n",
+        name, HRX_KERNEL_ABI, count, name, name, name, name, name);
+  } else {
+    hrx_out_printf(
+        out,
+        "__attribute__((visibility(\"default\"))) const hrx_kernel_layout_t\n"
+        "    hrx_kernel_layout__%s = {%d, 0, 0, 1, 0, 0,\n"
+        "    hrx_kernel_entry__%s};\n",
+        name, HRX_KERNEL_ABI, name);
+  }
+}
+
+hrx_status_t hrx_host_kernel_launcher(const char* preprocessed, size_t length,
+                                      const char* const* names,
+                                      size_t name_count, char** out_code) {
+  hrx_tokens_t tokens = {0};
+  hrx_out_t out = {0};
+  hrx_param_t* params = malloc(HRX_KERNEL_MAX_ARGS * sizeof(*params));
+  hrx_status_t status =
+      params ? hrx_tokenize(preprocessed, length, &tokens)
+             : hrx_make_status(HRX_STATUS_OUT_OF_MEMORY,
+                               "cannot allocate the launcher's parameters");
+  hrx_out_printf(&out,
+                 "\n# 1 \"<hrx launcher>\"\n"
+                 "__attribute__((visibility(\"default\"))) const unsigned int "
+                 "hrx_kernel_module_abi = %d;\n",
+                 HRX_KERNEL_ABI);
+  for (size_t k = 0; k < name_count && !status; ++k) {
+    size_t open = 0, close = 0, count = 0;
+    status = hrx_find_definition(preprocessed, &tokens, names[k], &open,
+                                 &close);
+    if (!status) {
+      status = hrx_split_params(preprocessed, tokens.tokens, open, close,
+                                names[k], params, &count);
+    }
+    if (!status) {
+      hrx_out_kernel(&out, preprocessed, tokens.tokens, names[k], params,
+                     count);
+    }
+  }
+  if (!status && out.failed) {
+    status = hrx_make_status(HRX_STATUS_OUT_OF_MEMORY,
+                             "cannot generate the kernel launcher");
+  }
+  free(tokens.tokens);
+  free(params);
+  if (status) {
+    free(out.text);
+    return status;
+  }
+  *out_code = out.text;
+  return NULL;
+}
