@@ -35,7 +35,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "hal/backend.h"
+#include "hal/device.h"
 #include "drivers/hip/hip_backend.h"
 #include "bench/bench_kernel_sources.h"
 #include "hrx.h"
@@ -168,7 +168,7 @@ static void* worker_main(void* arg) {
       .args = (const void* const*)args, .arg_sizes = arg_sizes};
   if (backend) {
     int native_priority = 0;
-    hrx_status_t status = vt->queue_create(
+    hrx_status_t status = vt->queue.create(
         s->backend, HRX_STREAM_PRIORITY_NORMAL, 0, &queue, &native_priority);
     if (status) die("queue_create", status);
   } else {
@@ -181,7 +181,7 @@ static void* worker_main(void* arg) {
   for (long i = 0; i < total; ++i) {
     if (i == kWarmup) {
       if (backend) {
-        hrx_status_free(vt->queue_wait(s->backend, queue, HRX_WAIT_FOREVER,
+        hrx_status_free(vt->queue.wait(s->backend, queue, HRX_WAIT_FOREVER,
                                        &done));
       } else {
         s->rt.stream_sync(stream);
@@ -191,7 +191,7 @@ static void* worker_main(void* arg) {
     }
     if (backend) {
       hrx_status_t status =
-          vt->kernel_launch(s->backend, queue, s->kernel, &launch);
+          vt->kernel.launch(s->backend, queue, s->kernel, &launch);
       if (status) {
         ++w->failures;
         hrx_status_free(status);
@@ -203,7 +203,7 @@ static void* worker_main(void* arg) {
   w->end_ns = hrx_now_ns();
   if (backend) {
     hrx_status_free(
-        vt->queue_wait(s->backend, queue, HRX_WAIT_FOREVER, &done));
+        vt->queue.wait(s->backend, queue, HRX_WAIT_FOREVER, &done));
   } else {
     s->rt.stream_sync(stream);
   }
@@ -247,16 +247,16 @@ int main(int argc, char** argv) {
   void* image = NULL;
   size_t size = 0;
   const char* tiny = hrx_bench_kernel_symbols[HRX_BENCH_KERNEL_TINY];
-  status = vt->kernel_compile(s.backend, hrx_bench_kernel_source("cuda"),
+  status = vt->kernel.compile(s.backend, hrx_bench_kernel_source("cuda"),
                               &tiny,
                               1, NULL, 0, &image, &size);
   if (status) die("compile the tiny kernel", status);
   bind_runtime(&s.rt, hrx_hip_loaded_library(), hrx_hip_platform());
   hrx_native_module_t* module = NULL;
   if (strcmp(driver, "c-backend") == 0) {
-    hrx_kernel_info_t info;
-    if ((status = vt->module_load(s.backend, image, size, &module)) ||
-        (status = vt->module_get_kernel(s.backend, module, tiny, &s.kernel,
+    hrx_kernel_attributes_t info;
+    if ((status = vt->kernel.module_load(s.backend, image, size, &module)) ||
+        (status = vt->kernel.module_get_kernel(s.backend, module, tiny, &s.kernel,
                                         &info))) {
       die("load the tiny kernel through the backend", status);
     }
@@ -327,10 +327,10 @@ int main(int argc, char** argv) {
          driver, threads, launches, seconds,
          (double)threads * (double)launches / seconds);
   for (int t = 0; t < threads; ++t) {
-    if (workers[t].queue) vt->queue_destroy(s.backend, workers[t].queue);
+    if (workers[t].queue) vt->queue.destroy(s.backend, workers[t].queue);
     if (workers[t].stream) s.rt.stream_destroy(workers[t].stream);
   }
-  if (module) vt->module_unload(s.backend, module);
+  if (module) vt->kernel.module_unload(s.backend, module);
   s.rt.free_(counters);
   free(host);
   free(workers);

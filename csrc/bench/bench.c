@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "hal/backend.h"
+#include "hal/device.h"
 #include "base/status.h"
 
 /* ------------------------------------------------------------ native ops */
@@ -87,7 +87,7 @@ static hrx_status_t hrx_bench_raw_open_stream(hrx_bench_t* bench, int index,
   if (!bench->queues[slot]) {
     hrx_native_queue_t* queue = NULL;
     int native_priority = 0;
-    HRX_RETURN_IF_ERROR(bench->vtable->queue_create(
+    HRX_RETURN_IF_ERROR(bench->vtable->queue.create(
         bench->backend, HRX_STREAM_PRIORITY_NORMAL, 0, &queue,
         &native_priority));
     bench->queues[slot] = queue;
@@ -98,21 +98,21 @@ static hrx_status_t hrx_bench_raw_open_stream(hrx_bench_t* bench, int index,
 
 static hrx_status_t hrx_bench_raw_copy(hrx_bench_t* bench,
                                        hrx_bench_lane_t* lane) {
-  return bench->vtable->copy(bench->backend, lane->queue, lane->dst_ptr,
+  return bench->vtable->queue.copy(bench->backend, lane->queue, lane->dst_ptr,
                              lane->src_ptr, lane->bytes);
 }
 
 static hrx_status_t hrx_bench_raw_sync(hrx_bench_t* bench,
                                        hrx_bench_lane_t* lane) {
   bool done = false;
-  return bench->vtable->queue_wait(bench->backend, lane->queue,
+  return bench->vtable->queue.wait(bench->backend, lane->queue,
                                    HRX_WAIT_FOREVER, &done);
 }
 
 static hrx_status_t hrx_bench_raw_fill(hrx_bench_t* bench,
                                        hrx_bench_lane_t* lane,
                                        hrx_buffer_t* buffer, uint8_t byte) {
-  return bench->vtable->fill(bench->backend, lane->queue,
+  return bench->vtable->queue.fill(bench->backend, lane->queue,
                              hrx_buffer_native_pointer(buffer), byte,
                              hrx_buffer_size(buffer));
 }
@@ -121,7 +121,7 @@ static hrx_status_t hrx_bench_raw_upload(hrx_bench_t* bench,
                                          hrx_bench_lane_t* lane,
                                          hrx_buffer_t* buffer,
                                          const void* data, uint64_t length) {
-  return bench->vtable->upload(bench->backend, lane->queue,
+  return bench->vtable->queue.upload(bench->backend, lane->queue,
                                hrx_buffer_native_pointer(buffer), data, length);
 }
 
@@ -130,7 +130,7 @@ static hrx_status_t hrx_bench_raw_read(hrx_bench_t* bench,
                                        hrx_bench_lane_t* lane,
                                        hrx_buffer_t* buffer, void* out,
                                        uint64_t length) {
-  HRX_RETURN_IF_ERROR(bench->vtable->download(
+  HRX_RETURN_IF_ERROR(bench->vtable->queue.download(
       bench->backend, lane->queue, bench->staging,
       hrx_buffer_native_pointer(buffer), length));
   HRX_RETURN_IF_ERROR(hrx_bench_raw_sync(bench, lane));
@@ -427,7 +427,7 @@ static hrx_status_t hrx_bench_prepare(hrx_bench_t* bench) {
         .id = lanes + i, .kind = "bulk", .index = i, .bytes = c->bulk_bytes};
   }
   if (c->driver == HRX_BENCH_DRIVER_RAW) {
-    HRX_RETURN_IF_ERROR(bench->vtable->host_alloc(
+    HRX_RETURN_IF_ERROR(bench->vtable->memory.host_alloc(
         bench->backend, HRX_BENCH_CHECK_BYTES, &bench->staging));
   }
   return NULL;
@@ -511,7 +511,7 @@ static void hrx_bench_teardown(hrx_bench_t* bench) {
   for (int v = 0; v < HRX_BENCH_PROBE_COUNT; ++v) {
     hrx_bench_lane_t* lane = &bench->probes[v];
     if (lane->owns_queue && lane->queue) {
-      bench->vtable->queue_destroy(bench->backend, lane->queue);
+      bench->vtable->queue.destroy(bench->backend, lane->queue);
       lane->queue = NULL;
     }
   }
@@ -520,11 +520,11 @@ static void hrx_bench_teardown(hrx_bench_t* bench) {
      * touches the buffers released below. */
     for (int s = 0; s < bench->slot_count; ++s) {
       if (bench->queues[s]) {
-        bench->vtable->queue_destroy(bench->backend, bench->queues[s]);
+        bench->vtable->queue.destroy(bench->backend, bench->queues[s]);
       }
     }
   }
-  if (bench->staging) bench->vtable->host_free(bench->backend, bench->staging);
+  if (bench->staging) bench->vtable->memory.host_free(bench->backend, bench->staging);
   for (int pass = 0; pass < 2; ++pass) {
     hrx_bench_lane_t* set = pass == 0 ? bench->small : bench->bulk;
     if (!set) continue;
@@ -680,7 +680,7 @@ hrx_status_t hrx_bench_make_probe(hrx_bench_t* bench, int v) {
                              .bytes = bench->config.small_bytes};
   if (bench->config.driver == HRX_BENCH_DRIVER_RAW) {
     int native_priority = 0;
-    HRX_RETURN_IF_ERROR(bench->vtable->queue_create(
+    HRX_RETURN_IF_ERROR(bench->vtable->queue.create(
         bench->backend, options[v].priority, 0, &lane->queue,
         &native_priority));
     lane->owns_queue = true;

@@ -34,7 +34,7 @@ static hrx_status_t hrx_bench_launch(hrx_bench_t* bench,
     const void* args[2] = {&ns, &out};
     uint32_t sizes[2] = {sizeof(ns), sizeof(out)};
     hrx_kernel_launch_t launch = {{grid, 1, 1}, {1, 1, 1}, 0, 2, args, sizes};
-    HRX_RETURN_IF_ERROR(bench->vtable->kernel_launch(
+    HRX_RETURN_IF_ERROR(bench->vtable->kernel.launch(
         bench->backend, lane->queue, bench->native_kernel, &launch));
   } else {
     hrx_view_t out = {lane->counter, 0, hrx_buffer_size(lane->counter)};
@@ -55,7 +55,7 @@ static hrx_status_t hrx_bench_read_start(hrx_bench_t* bench,
                                          hrx_buffer_t* src, uint64_t length,
                                          int slot) {
   if (hrx_bench_raw(bench)) {
-    return bench->vtable->download(bench->backend, lane->queue, lane->host,
+    return bench->vtable->queue.download(bench->backend, lane->queue, lane->host,
                                    hrx_buffer_native_pointer(src), length);
   }
   hrx_view_t view = {src, 0, length};
@@ -124,10 +124,10 @@ static hrx_status_t hrx_bench_contention_prepare(hrx_bench_t* bench) {
     const void* image = NULL;
     size_t size = 0;
     hrx_kernel_image(bench->kernel, &image, &size);
-    HRX_RETURN_IF_ERROR(bench->vtable->module_load(bench->backend, image,
+    HRX_RETURN_IF_ERROR(bench->vtable->kernel.module_load(bench->backend, image,
                                                    size, &bench->module));
-    hrx_kernel_info_t kernel_info;
-    HRX_RETURN_IF_ERROR(bench->vtable->module_get_kernel(
+    hrx_kernel_attributes_t kernel_info;
+    HRX_RETURN_IF_ERROR(bench->vtable->kernel.module_get_kernel(
         bench->backend, bench->module,
         hrx_bench_kernel_symbols[HRX_BENCH_KERNEL_SPIN],
         &bench->native_kernel, &kernel_info));
@@ -150,7 +150,7 @@ static hrx_status_t hrx_bench_contention_prepare(hrx_bench_t* bench) {
                                             &bulk->transfer));
     HRX_RETURN_IF_ERROR(bench->ops->fill(bench, bulk, bulk->transfer, 0x3C));
     if (hrx_bench_raw(bench)) {
-      HRX_RETURN_IF_ERROR(bench->vtable->host_alloc(
+      HRX_RETURN_IF_ERROR(bench->vtable->memory.host_alloc(
           bench->backend, c->transfer_bytes, &bulk->host));
     } else {
       bulk->readbacks =
@@ -170,7 +170,7 @@ static hrx_status_t hrx_bench_contention_prepare(hrx_bench_t* bench) {
     int count = k == 0 ? c->lanes : 1;
     for (int s = 0; s < count; ++s) {
       hrx_bench_lane_t* lane = hrx_bench_probe_lane(bench, k, s);
-      HRX_RETURN_IF_ERROR(bench->vtable->host_alloc(bench->backend,
+      HRX_RETURN_IF_ERROR(bench->vtable->memory.host_alloc(bench->backend,
                                                     lane->bytes, &lane->host));
     }
   }
@@ -410,7 +410,7 @@ static void hrx_bench_lane_release_contention(hrx_bench_t* bench,
   lane->counter = NULL;
   hrx_buffer_release(lane->transfer);
   lane->transfer = NULL;
-  if (lane->host) bench->vtable->host_free(bench->backend, lane->host);
+  if (lane->host) bench->vtable->memory.host_free(bench->backend, lane->host);
   lane->host = NULL;
 }
 
@@ -440,7 +440,7 @@ void hrx_bench_contention_teardown(hrx_bench_t* bench) {
   for (int v = 0; v < HRX_BENCH_PROBE_COUNT; ++v) {
     hrx_bench_lane_release_contention(bench, &bench->probes[v]);
   }
-  if (bench->module) bench->vtable->module_unload(bench->backend, bench->module);
+  if (bench->module) bench->vtable->kernel.module_unload(bench->backend, bench->module);
   bench->module = NULL;
   hrx_kernel_release(bench->kernel);
   bench->kernel = NULL;

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "hal/backend.h"
+#include "hal/device.h"
 #include "base/status.h"
 
 hrx_status_t hrx_bench_kernel_compile(hrx_device_t* device,
@@ -94,7 +94,7 @@ static hrx_status_t hrx_bench_launch_one(hrx_bench_launcher_t* run,
     sizes[count++] = sizeof(lane->out_ptr);
     hrx_kernel_launch_t launch = {{c->grid, 1, 1}, {c->block, 1, 1}, 0,
                                   count, args, sizes};
-    return run->backend->vtable->kernel_launch(run->backend, lane->queue,
+    return run->backend->vtable->kernel.launch(run->backend, lane->queue,
                                                run->native, &launch);
   }
   hrx_view_t out = {lane->out, 0, hrx_buffer_size(lane->out)};
@@ -110,7 +110,7 @@ static hrx_status_t hrx_bench_launch_sync(hrx_bench_launcher_t* run,
                                           hrx_bench_launch_lane_t* lane) {
   if (run->config.driver == HRX_BENCH_DRIVER_RAW) {
     bool done = false;
-    return run->backend->vtable->queue_wait(run->backend, lane->queue,
+    return run->backend->vtable->queue.wait(run->backend, lane->queue,
                                             HRX_WAIT_FOREVER, &done);
   }
   return hrx_stream_synchronize(lane->stream, NULL, NULL);
@@ -203,9 +203,9 @@ static hrx_status_t hrx_bench_launch_prepare(hrx_bench_launcher_t* run) {
     size_t size = 0;
     hrx_kernel_image(run->kernel, &image, &size);
     HRX_RETURN_IF_ERROR(
-        vtable->module_load(run->backend, image, size, &run->module));
-    hrx_kernel_info_t info;
-    HRX_RETURN_IF_ERROR(vtable->module_get_kernel(
+        vtable->kernel.module_load(run->backend, image, size, &run->module));
+    hrx_kernel_attributes_t info;
+    HRX_RETURN_IF_ERROR(vtable->kernel.module_get_kernel(
         run->backend, run->module, hrx_bench_kernel_symbols[c->kernel],
         &run->native, &info));
   }
@@ -224,7 +224,7 @@ static hrx_status_t hrx_bench_launch_prepare(hrx_bench_launcher_t* run) {
     HRX_RETURN_IF_ERROR(zeroed);
     if (c->driver == HRX_BENCH_DRIVER_RAW) {
       int native_priority = 0;
-      HRX_RETURN_IF_ERROR(vtable->queue_create(run->backend, c->priority, 0,
+      HRX_RETURN_IF_ERROR(vtable->queue.create(run->backend, c->priority, 0,
                                                &lane->queue,
                                                &native_priority));
     } else {
@@ -273,12 +273,12 @@ static void hrx_bench_launch_teardown(hrx_bench_launcher_t* run) {
   for (int i = 0; run->lanes && i < run->config.threads; ++i) {
     hrx_bench_launch_lane_t* lane = &run->lanes[i];
     /* Queue and stream releases wait for their work. */
-    if (lane->queue) vtable->queue_destroy(run->backend, lane->queue);
+    if (lane->queue) vtable->queue.destroy(run->backend, lane->queue);
     hrx_stream_release(lane->stream);
     hrx_buffer_release(lane->out);
     hrx_status_free(lane->status);
   }
-  if (run->module) vtable->module_unload(run->backend, run->module);
+  if (run->module) vtable->kernel.module_unload(run->backend, run->module);
   hrx_kernel_release(run->kernel);
   free(run->lanes);
 }

@@ -6,7 +6,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "hal/backend.h"
+#include "hal/device.h"
 #include "bench.h"
 #include "hrx.h"
 

@@ -1,32 +1,53 @@
 #include "backend_registry.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/status.h"
 
-static const hrx_backend_t* const hrx_backends[] = {&hrx_hip_backend,
-                                                     &hrx_host_backend};
-static const char* const hrx_backend_name_list[] = {"hip", "host"};
-enum { HRX_BACKEND_COUNT = sizeof(hrx_backends) / sizeof(hrx_backends[0]) };
+/* The names of hrx_hal_drivers(), in its order, made once. */
+enum { HRX_BACKEND_NAMES_MAX = 8 };
+static const char* hrx_backend_name_list[HRX_BACKEND_NAMES_MAX];
+static int hrx_backend_name_count;
+static pthread_once_t hrx_backend_names_once = PTHREAD_ONCE_INIT;
+
+static void hrx_backend_names_make(void) {
+  int count = 0;
+  const hrx_backend_t* const* drivers = hrx_hal_drivers(&count);
+  for (int i = 0; i < count && i < HRX_BACKEND_NAMES_MAX; ++i) {
+    hrx_backend_name_list[hrx_backend_name_count++] = drivers[i]->name;
+  }
+}
 
 int hrx_backend_names(const char* const** out_names) {
+  pthread_once(&hrx_backend_names_once, hrx_backend_names_make);
   *out_names = hrx_backend_name_list;
-  return HRX_BACKEND_COUNT;
+  return hrx_backend_name_count;
 }
 
 const hrx_backend_t* hrx_backend_lookup(const char* name) {
-  for (int i = 0; i < HRX_BACKEND_COUNT; ++i) {
-    if (name && strcmp(hrx_backends[i]->name, name) == 0) return hrx_backends[i];
+  int count = 0;
+  const hrx_backend_t* const* drivers = hrx_hal_drivers(&count);
+  for (int i = 0; i < count; ++i) {
+    if (name && strcmp(drivers[i]->name, name) == 0) return drivers[i];
   }
   return NULL;
 }
 
 static hrx_status_t hrx_backend_unknown(const char* name, const char* origin) {
+  const char* const* names = NULL;
+  int count = hrx_backend_names(&names);
+  char expected[256] = "";
+  for (int i = 0; i < count; ++i) {
+    size_t used = strlen(expected);
+    snprintf(expected + used, sizeof(expected) - used, "%s%s", i ? ", " : "",
+             names[i]);
+  }
   return hrx_make_status(HRX_STATUS_INVALID_ARGUMENT,
-                         "unknown backend '%s'%s; expected one of: hip, host",
-                         name, origin);
+                         "unknown backend '%s'%s; expected one of: %s", name,
+                         origin, expected);
 }
 
 /* Loads `backend` (for an open or a listing, see hrx_backend_t.load) and
@@ -80,17 +101,19 @@ hrx_status_t hrx_backend_select(const char* name, int index,
   }
   /* Automatic: the first backend that has the device. */
   char reasons[2048] = "";
-  for (int i = 0; i < HRX_BACKEND_COUNT; ++i) {
-    hrx_status_t status = hrx_backend_check(hrx_backends[i], index, true);
+  int count = 0;
+  const hrx_backend_t* const* drivers = hrx_hal_drivers(&count);
+  for (int i = 0; i < count; ++i) {
+    hrx_status_t status = hrx_backend_check(drivers[i], index, true);
     if (!status) {
-      *out_backend = hrx_backends[i];
+      *out_backend = drivers[i];
       snprintf(out_note, capacity, "automatic%s%s", reasons[0] ? "; passed over " : "",
                reasons);
       return NULL;
     }
     size_t used = strlen(reasons);
     snprintf(reasons + used, sizeof(reasons) - used, "%s%s: %s",
-             used ? "; " : "", hrx_backends[i]->name,
+             used ? "; " : "", drivers[i]->name,
              hrx_status_message(status));
     hrx_status_free(status);
   }

@@ -1,8 +1,9 @@
-/* The compiled-in backends and automatic selection. */
+/* Backends by name and automatic selection, among the drivers compiled in
+ * (hal/driver.h, hrx_hal_drivers). */
 #ifndef HRX_CORE_BACKEND_REGISTRY_H_
 #define HRX_CORE_BACKEND_REGISTRY_H_
 
-#include "hal/backend.h"
+#include "hal/driver.h"
 
 /* The backend named `name`, or NULL. */
 const hrx_backend_t* hrx_backend_lookup(const char* name);

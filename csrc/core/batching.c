@@ -140,10 +140,10 @@ hrx_status_t hrx_batch_submit_one(hrx_backend_device_t* backend,
                                   hrx_native_queue_t* queue,
                                   const hrx_batch_command_t* command) {
   if (command->kind == HRX_BATCH_FILL) {
-    return backend->vtable->fill(backend, queue, command->dst, command->byte,
+    return backend->vtable->queue.fill(backend, queue, command->dst, command->byte,
                                  command->length);
   }
-  return backend->vtable->copy(backend, queue, command->dst, command->src,
+  return backend->vtable->queue.copy(backend, queue, command->dst, command->src,
                                command->length);
 }
 
@@ -157,8 +157,8 @@ hrx_status_t hrx_batch_publish(hrx_backend_device_t* backend,
     uint32_t rest = count - done;
     uint32_t published = 0;
     hrx_status_t status;
-    if (rest >= 2 && backend->vtable->batch_submit) {
-      status = backend->vtable->batch_submit(backend, queue, commands + done,
+    if (rest >= 2 && backend->vtable->queue.batch_submit) {
+      status = backend->vtable->queue.batch_submit(backend, queue, commands + done,
                                              rest, &published);
     } else {
       status = hrx_batch_submit_one(backend, queue, &commands[done]);

@@ -32,7 +32,7 @@ hrx_status_t hrx_buffer_allocate(hrx_device_t* device, uint64_t size,
                            "cannot allocate buffer object");
   }
   hrx_backend_device_t* backend = hrx_device_backend(device);
-  hrx_status_t status = backend->vtable->alloc(backend, size, &buffer->ptr);
+  hrx_status_t status = backend->vtable->memory.alloc(backend, size, &buffer->ptr);
   if (status) {
     free(buffer);
     return hrx_status_annotate(status, "cannot allocate %llu bytes",
@@ -67,7 +67,7 @@ void hrx_buffer_release(hrx_buffer_t* buffer) {
   hrx_flusher_publish_all(hrx_device_flusher(buffer->device));
   /* Held transfers may name it: they go out first (pacing.h). */
   hrx_pacer_wait_idle(hrx_device_pacer(buffer->device), NULL, NULL);
-  backend->vtable->free(backend, buffer->ptr);
+  backend->vtable->memory.free(backend, buffer->ptr);
   hrx_device_release(buffer->device);
   free(buffer);
 }

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <time.h>
 
-#include "hal/backend.h"
+#include "hal/device.h"
 #include "base/clock.h"
 #include "base/status.h"
 #include "base/thread_state.h"

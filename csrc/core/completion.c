@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <time.h>
 
-#include "hal/backend.h"
+#include "hal/device.h"
 #include "base/clock.h"
 #include "entry.h"
 #include "base/status.h"

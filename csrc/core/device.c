@@ -22,7 +22,6 @@
 #include "wait.h"
 
 #ifdef HRX_TESTING_BUILD
-#include "drivers/fault/fault_backend.h"
 #include "testing/hrx_testing.h"
 #endif
 
@@ -108,34 +107,31 @@ static hrx_status_t hrx_device_create(const hrx_backend_t* backend_type,
   device->backend_type = backend_type;
   device->index = index;
   device->generation = hrx_fork_current();
-  hrx_status_t status = backend_type->device_open(index, &device->backend);
-  /* Staging warm-up with the first stream (hrx_device_stream_created). */
-  bool warm_staging = true;
+  /* The core's settings first: a malformed one fails the open before any
+   * native work. */
+  hrx_chunk_settings_t chunking;
+  uint64_t staging_cache_bytes = 0;
+  hrx_status_t status = hrx_batch_settings_from_environment(&device->batch);
+  if (!status) status = hrx_chunk_settings_from_environment(&chunking);
   if (!status) {
-#ifdef HRX_TESTING_BUILD
-    /* The testing build only: $HRX_FAULTS wraps the backend device in
-     * fault injection. Its counts and call schedule are per call, so the
-     * warm-up, which would run at a time of its own, is left out there. */
-    hrx_backend_device_t* unwrapped = device->backend;
-    status = hrx_fault_wrap_from_env(&device->backend);
-    warm_staging = device->backend == unwrapped;
-#endif
-    if (!status) {
-      status =
-          device->backend->vtable->query_info(device->backend, &device->info);
-    }
-    if (status) device->backend->vtable->destroy(device->backend);
+    status = hrx_staging_cache_bytes_from_environment(&staging_cache_bytes);
   }
   if (status) {
     free(device);
     return status;
   }
-  hrx_chunk_settings_t chunking;
-  uint64_t staging_cache_bytes = 0;
-  status = hrx_batch_settings_from_environment(&device->batch);
-  if (!status) status = hrx_chunk_settings_from_environment(&chunking);
+  hrx_hal_device_settings_t settings = {.batching = device->batch.enabled};
+  hrx_hal_opened_device_t opened = {0};
+  status = hrx_hal_device_open(backend_type, index, &settings, &opened);
   if (!status) {
-    status = hrx_staging_cache_bytes_from_environment(&staging_cache_bytes);
+    device->backend = opened.device;
+    status =
+        device->backend->vtable->query_info(device->backend, &device->info);
+    if (status) device->backend->vtable->destroy(device->backend);
+  }
+  if (status) {
+    free(device);
+    return status;
   }
   if (!status) {
     status = hrx_pacer_create(device->backend, &chunking, &device->pacer);
@@ -170,7 +166,9 @@ static hrx_status_t hrx_device_create(const hrx_backend_t* backend_type,
       hrx_pacer_destroy(device->pacer);
     }
   }
-  device->warms_staging = warm_staging;
+  /* With every native call numbered (fault injection), no warm-up: it would
+   * run at a time of its own. */
+  device->warms_staging = !opened.calls_numbered;
   atomic_init(&device->staging_warm_queued, false);
   if (status) {
     device->backend->vtable->destroy(device->backend);
@@ -178,7 +176,7 @@ static hrx_status_t hrx_device_create(const hrx_backend_t* backend_type,
     return status;
   }
   atomic_init(&device->batching, device->batch.enabled);
-  if (!device->backend->vtable->kernel_launch) {
+  if (!device->backend->vtable->kernel.launch) {
     /* No kernels run here: no launch limits either (hrx.h). */
     device->info.max_threads_per_block = 0;
     memset(device->info.max_block_dim, 0, sizeof(device->info.max_block_dim));

@@ -3,7 +3,7 @@
 #ifndef HRX_CORE_DEVICE_H_
 #define HRX_CORE_DEVICE_H_
 
-#include "hal/backend.h"
+#include "hal/device.h"
 #include "hrx.h"
 #include "batching.h"
 #include "pacing.h"

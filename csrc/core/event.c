@@ -21,7 +21,7 @@ struct hrx_event_s {
 static hrx_status_t hrx_event_create_with(hrx_device_t* device, bool timing,
                                           hrx_event_t** out_event) {
   hrx_backend_device_t* backend = hrx_device_backend(device);
-  if (timing && !backend->vtable->event_create_timing) {
+  if (timing && !backend->vtable->event.create_timing) {
     return hrx_make_status(HRX_STATUS_UNAVAILABLE,
                            "this backend has no timing events");
   }
@@ -30,8 +30,8 @@ static hrx_status_t hrx_event_create_with(hrx_device_t* device, bool timing,
     return hrx_make_status(HRX_STATUS_OUT_OF_MEMORY, "cannot allocate event");
   }
   hrx_status_t status =
-      timing ? backend->vtable->event_create_timing(backend, &event->native)
-             : backend->vtable->event_create(backend, &event->native);
+      timing ? backend->vtable->event.create_timing(backend, &event->native)
+             : backend->vtable->event.create(backend, &event->native);
   if (status) {
     free(event);
     return status;
@@ -74,7 +74,7 @@ hrx_status_t hrx_event_elapsed_ms(hrx_event_t* start, hrx_event_t* end,
   HRX_RETURN_IF_ERROR(hrx_entry_check(end->device, HRX_ENTRY_RUNTIME_QUERY,
                                       "measuring elapsed time"));
   hrx_backend_device_t* backend = hrx_device_backend(end->device);
-  return backend->vtable->event_elapsed_ms(backend, start->native, end->native,
+  return backend->vtable->event.elapsed_ms(backend, start->native, end->native,
                                            out_ms);
 }
 
@@ -94,7 +94,7 @@ void hrx_event_release(hrx_event_t* event) {
     return;
   }
   hrx_backend_device_t* backend = hrx_device_backend(event->device);
-  backend->vtable->event_destroy(backend, event->native);
+  backend->vtable->event.destroy(backend, event->native);
   hrx_device_release(event->device);
   free(event);
 }
@@ -112,7 +112,7 @@ hrx_status_t hrx_event_query(hrx_event_t* event, bool* out_done) {
       hrx_entry_check(event->device, HRX_ENTRY_RUNTIME_QUERY,
                       "querying an event"));
   hrx_backend_device_t* backend = hrx_device_backend(event->device);
-  return backend->vtable->event_query(backend, event->native, out_done);
+  return backend->vtable->event.query(backend, event->native, out_done);
 }
 
 hrx_status_t hrx_event_synchronize(hrx_event_t* event,
@@ -128,10 +128,10 @@ hrx_status_t hrx_event_synchronize(hrx_event_t* event,
     /* Done: the wait itself answers at once (as in a blocking call). */
     bool done = false;
     HRX_RETURN_IF_ERROR(
-        backend->vtable->event_query(backend, event->native, &done));
+        backend->vtable->event.query(backend, event->native, &done));
     if (done) {
       HRX_RETURN_IF_ERROR(
-          backend->vtable->event_wait(backend, event->native, 0, &done));
+          backend->vtable->event.wait(backend, event->native, 0, &done));
     }
     return done ? NULL : hrx_would_block("the event's work");
   }

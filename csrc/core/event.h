@@ -2,7 +2,7 @@
 #ifndef HRX_CORE_EVENT_H_
 #define HRX_CORE_EVENT_H_
 
-#include "hal/backend.h"
+#include "hal/device.h"
 #include "hrx.h"
 
 /* Creates an unrecorded event of the device (retains the device). */

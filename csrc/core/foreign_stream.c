@@ -15,10 +15,10 @@ static hrx_status_t hrx_foreign_wait_queue(hrx_backend_device_t* backend,
                                            void* foreign) {
   const hrx_backend_vtable_t* vt = backend->vtable;
   hrx_native_event_t* event = NULL;
-  HRX_RETURN_IF_ERROR(vt->event_create(backend, &event));
-  hrx_status_t status = vt->event_record(backend, queue, event);
-  if (!status) status = vt->foreign_stream_wait_event(backend, foreign, event);
-  vt->event_destroy(backend, event);
+  HRX_RETURN_IF_ERROR(vt->event.create(backend, &event));
+  hrx_status_t status = vt->event.record(backend, queue, event);
+  if (!status) status = vt->queue.foreign_stream_wait_event(backend, foreign, event);
+  vt->event.destroy(backend, event);
   return status;
 }
 
@@ -28,7 +28,7 @@ hrx_status_t hrx_device_order_foreign_stream(hrx_device_t* device,
                                       "ordering a foreign stream after a "
                                       "device"));
   hrx_backend_device_t* backend = hrx_device_backend(device);
-  if (!backend->vtable->foreign_stream_wait_event) {
+  if (!backend->vtable->queue.foreign_stream_wait_event) {
     bool interrupted = false;
     return hrx_device_synchronize(device, NULL, &interrupted);
   }

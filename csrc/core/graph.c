@@ -120,7 +120,7 @@ void hrx_graph_release(hrx_graph_t* graph) {
   }
   hrx_backend_device_t* backend = hrx_device_backend(graph->device);
   /* Waits for launches of the native graph that may still run. */
-  if (graph->native) backend->vtable->graph_destroy(backend, graph->native);
+  if (graph->native) backend->vtable->graph.destroy(backend, graph->native);
   for (uint32_t i = 0; i < graph->count; ++i) {
     hrx_graph_node_free(graph->nodes[i]);
   }
@@ -546,7 +546,7 @@ static hrx_status_t hrx_graph_sort_locked(hrx_graph_t* graph,
  * UNAVAILABLE from the backend means "no graphs here": fall back. */
 static hrx_status_t hrx_graph_build_native_locked(hrx_graph_t* graph) {
   hrx_backend_device_t* backend = hrx_device_backend(graph->device);
-  if (graph->host_count || !backend->vtable->graph_create) return NULL;
+  if (graph->host_count || !backend->vtable->graph.create) return NULL;
   uint32_t n = graph->count;
   hrx_native_graph_node_t* nodes = calloc(n, sizeof(*nodes));
   uint32_t* position = malloc(n * sizeof(*position));
@@ -583,7 +583,7 @@ static hrx_status_t hrx_graph_build_native_locked(hrx_graph_t* graph) {
         after[used++] = position[node->after[k]];
       }
     }
-    status = backend->vtable->graph_create(backend, nodes, n, &graph->native);
+    status = backend->vtable->graph.create(backend, nodes, n, &graph->native);
     if (status && hrx_status_code(status) == HRX_STATUS_UNAVAILABLE) {
       hrx_status_free(status);
       status = NULL;
@@ -684,18 +684,18 @@ static hrx_status_t hrx_graph_submit_nodes(hrx_backend_device_t* backend,
     hrx_status_t status = NULL;
     switch (node->kind) {
       case HRX_GRAPH_NODE_COPY:
-        status = vt->copy(backend, queue, dst, hrx_view_pointer(node->src),
+        status = vt->queue.copy(backend, queue, dst, hrx_view_pointer(node->src),
                           node->dst.length);
         break;
       case HRX_GRAPH_NODE_FILL:
-        status = vt->fill(backend, queue, dst, node->byte, node->dst.length);
+        status = vt->queue.fill(backend, queue, dst, node->byte, node->dst.length);
         break;
       case HRX_GRAPH_NODE_HOST:
-        status = vt->queue_host_call(backend, queue, hrx_graph_run_call,
+        status = vt->queue.host_call(backend, queue, hrx_graph_run_call,
                                      &args->launch->calls[call++]);
         break;
       case HRX_GRAPH_NODE_KERNEL:
-        status = vt->kernel_launch(backend, queue,
+        status = vt->kernel.launch(backend, queue,
                                    hrx_kernel_native(node->kernel),
                                    node->launch);
         break;
@@ -703,7 +703,7 @@ static hrx_status_t hrx_graph_submit_nodes(hrx_backend_device_t* backend,
     if (status) return status;
   }
   if (args->launch) {
-    HRX_RETURN_IF_ERROR(vt->queue_host_call(backend, queue, hrx_graph_run_call,
+    HRX_RETURN_IF_ERROR(vt->queue.host_call(backend, queue, hrx_graph_run_call,
                                             &args->launch->calls[call]));
   }
   return NULL;
@@ -714,7 +714,7 @@ static hrx_status_t hrx_graph_submit(hrx_backend_device_t* backend,
                                      void* user_data) {
   hrx_graph_submit_args_t* args = user_data;
   if (args->graph->native) {
-    return backend->vtable->graph_launch(backend, queue, args->graph->native);
+    return backend->vtable->graph.launch(backend, queue, args->graph->native);
   }
   hrx_status_t status = hrx_graph_submit_nodes(backend, queue, args);
   if (status) {

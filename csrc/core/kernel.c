@@ -30,18 +30,12 @@ struct hrx_kernel_s {
   hrx_kernel_origin_t origin;
 };
 
-/* The toolchain struct of the backend interface and the public one are
- * the same fields. */
-_Static_assert(sizeof(hrx_kernel_compiler_t) ==
-                   sizeof(hrx_kernel_toolchain_t),
-               "hrx_kernel_compiler_t mirrors hrx_kernel_toolchain_t");
-
 /* UNAVAILABLE where the device's backend runs no kernels. */
 static hrx_status_t hrx_kernel_check_backend(hrx_device_t* device) {
   const hrx_backend_vtable_t* vtable = hrx_device_backend(device)->vtable;
-  if (vtable->kernel_toolchain && vtable->kernel_compile &&
-      vtable->module_load && vtable->module_unload &&
-      vtable->module_get_kernel && vtable->kernel_launch) {
+  if (vtable->kernel.toolchain && vtable->kernel.compile &&
+      vtable->kernel.module_load && vtable->kernel.module_unload &&
+      vtable->kernel.module_get_kernel && vtable->kernel.launch) {
     return NULL;
   }
   const hrx_device_info_t* info = hrx_device_info(device);
@@ -61,15 +55,13 @@ hrx_status_t hrx_device_query_kernel_compiler(hrx_device_t* device,
                                       "describing the kernel compiler"));
   HRX_RETURN_IF_ERROR(hrx_kernel_check_backend(device));
   hrx_backend_device_t* backend = hrx_device_backend(device);
-  hrx_kernel_toolchain_t toolchain;
+  /* The driver fills the public struct itself (hal/kernel.h); zeroed
+   * first, so every string is terminated and `out` is unchanged by
+   * padding on failure too. */
+  hrx_kernel_compiler_t toolchain;
   memset(&toolchain, 0, sizeof(toolchain));
-  HRX_RETURN_IF_ERROR(backend->vtable->kernel_toolchain(backend, &toolchain));
-  memset(out, 0, sizeof(*out));
-  memcpy(out->language, toolchain.language, sizeof(out->language));
-  memcpy(out->compiler, toolchain.compiler, sizeof(out->compiler));
-  memcpy(out->target, toolchain.target, sizeof(out->target));
-  memcpy(out->image_format, toolchain.image_format,
-         sizeof(out->image_format));
+  HRX_RETURN_IF_ERROR(backend->vtable->kernel.toolchain(backend, &toolchain));
+  *out = toolchain;
   return NULL;
 }
 
@@ -219,21 +211,12 @@ void hrx_kernel_image(const hrx_kernel_t* kernel, const void** out_image,
 
 void hrx_kernel_query_attributes(const hrx_kernel_t* kernel,
                                  hrx_kernel_attributes_t* out) {
-  const hrx_kernel_info_t* info = &kernel->module->info;
-  memset(out, 0, sizeof(*out));
-  out->param_count = info->param_count;
-  for (int i = 0; i < info->param_count; ++i) {
-    out->param_offset[i] = info->param_offset[i];
-    out->param_size[i] = info->param_size[i];
-  }
-  out->max_threads_per_block = info->max_threads_per_block;
-  out->static_shared_bytes = info->static_shared_bytes;
-  out->max_dynamic_shared_bytes = info->max_dynamic_shared_bytes;
+  *out = kernel->module->info;
 }
 
 int hrx_kernel_param_sizes(const hrx_kernel_t* kernel,
                            const uint32_t** out_sizes) {
-  const hrx_kernel_info_t* info = &kernel->module->info;
+  const hrx_kernel_attributes_t* info = &kernel->module->info;
   *out_sizes = info->param_count >= 0 ? info->param_size : NULL;
   return info->param_count;
 }
@@ -300,7 +283,7 @@ static hrx_status_t hrx_kernel_check_dims(const hrx_kernel_t* kernel,
   }
   uint64_t threads = (uint64_t)config->block[0] * config->block[1] *
                      config->block[2];
-  const hrx_kernel_info_t* kinfo = &kernel->module->info;
+  const hrx_kernel_attributes_t* kinfo = &kernel->module->info;
   if (threads > info->max_threads_per_block) {
     return hrx_make_status(
         HRX_STATUS_INVALID_ARGUMENT,
@@ -361,7 +344,7 @@ hrx_status_t hrx_kernel_prepare_launch(hrx_kernel_t* kernel,
       "device)"));
   HRX_RETURN_IF_ERROR(
       hrx_kernel_check_dims(kernel, hrx_device_info(device), config));
-  const hrx_kernel_info_t* kinfo = &kernel->module->info;
+  const hrx_kernel_attributes_t* kinfo = &kernel->module->info;
   const char* name = kernel->module->name;
   if (arg_count > HRX_KERNEL_MAX_ARGS) {
     return hrx_make_status(HRX_STATUS_INVALID_ARGUMENT,
@@ -471,7 +454,7 @@ static hrx_status_t hrx_kernel_submit(hrx_backend_device_t* backend,
                                       hrx_native_queue_t* queue,
                                       void* user_data) {
   hrx_kernel_submit_args_t* args = user_data;
-  return backend->vtable->kernel_launch(backend, queue, args->kernel,
+  return backend->vtable->kernel.launch(backend, queue, args->kernel,
                                         args->launch);
 }
 

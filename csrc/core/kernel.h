@@ -3,7 +3,7 @@
 #ifndef HRX_CORE_KERNEL_H_
 #define HRX_CORE_KERNEL_H_
 
-#include "hal/backend.h"
+#include "hal/device.h"
 #include "hrx.h"
 
 /* A checked launch, ready for the backend: `launch` points into the other

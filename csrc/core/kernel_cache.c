@@ -26,7 +26,7 @@ void hrx_kernel_module_release(hrx_kernel_module_t* module) {
     return;
   }
   if (module->native) {
-    module->backend->vtable->module_unload(module->backend, module->native);
+    module->backend->vtable->kernel.module_unload(module->backend, module->native);
   }
   free(module->name);
   free(module->image);
@@ -57,9 +57,9 @@ static hrx_status_t hrx_kernel_module_load(hrx_backend_device_t* backend,
   module->image_size = size;
   const hrx_backend_vtable_t* vtable = backend->vtable;
   hrx_status_t status =
-      vtable->module_load(backend, image, size, &module->native);
+      vtable->kernel.module_load(backend, image, size, &module->native);
   if (!status) {
-    status = vtable->module_get_kernel(backend, module->native, name,
+    status = vtable->kernel.module_get_kernel(backend, module->native, name,
                                        &module->kernel, &module->info);
   }
   if (!status && module->info.param_count > HRX_KERNEL_MAX_ARGS) {
@@ -234,7 +234,7 @@ static hrx_status_t hrx_kernel_cache_compile(hrx_backend_device_t* backend,
   void* image = NULL;
   size_t size = 0;
   const char* names[1] = {name};
-  HRX_RETURN_IF_ERROR(backend->vtable->kernel_compile(
+  HRX_RETURN_IF_ERROR(backend->vtable->kernel.compile(
       backend, source, names, 1, options, option_count, &image, &size));
   hrx_status_t status = hrx_kernel_module_load(backend, image, size, name, out);
   if (status) {
@@ -270,9 +270,9 @@ hrx_status_t hrx_kernel_cache_get(hrx_kernel_cache_t* cache,
     return NULL;
   }
 
-  hrx_kernel_toolchain_t toolchain;
+  hrx_kernel_compiler_t toolchain;
   memset(&toolchain, 0, sizeof(toolchain));
-  hrx_status_t status = backend->vtable->kernel_toolchain(backend, &toolchain);
+  hrx_status_t status = backend->vtable->kernel.toolchain(backend, &toolchain);
   char* dir = NULL;
   char* note = NULL;
   if (!status) status = hrx_kernel_disk_cache_dir(&dir, &note);

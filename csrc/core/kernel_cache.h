@@ -24,7 +24,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "hal/backend.h"
+#include "hal/device.h"
 #include "hrx.h"
 
 typedef struct hrx_kernel_module_s {
@@ -32,7 +32,7 @@ typedef struct hrx_kernel_module_s {
   hrx_backend_device_t* backend;  /* borrowed: outlives every module */
   hrx_native_module_t* native;    /* owned */
   hrx_native_kernel_t* kernel;    /* borrowed from native */
-  hrx_kernel_info_t info;
+  hrx_kernel_attributes_t info;
   char* name;                     /* owned */
   void* image;                    /* owned */
   size_t image_size;

@@ -139,7 +139,7 @@ void hrx_pacer_destroy(hrx_pacer_t* pacer) {
   while (pacer->free_chunks) {
     hrx_chunk_t* chunk = pacer->free_chunks;
     pacer->free_chunks = chunk->next;
-    pacer->backend->vtable->event_destroy(pacer->backend, chunk->event);
+    pacer->backend->vtable->event.destroy(pacer->backend, chunk->event);
     free(chunk);
   }
   pthread_cond_destroy(&pacer->progress_cond);
@@ -256,23 +256,23 @@ static hrx_status_t hrx_pacer_submit_chunk(hrx_pace_entry_t* entry,
   hrx_status_t status = NULL;
   switch (transfer->direction) {
     case HRX_PACE_TO_DEVICE:
-      status = transfer->source_block && vtable->upload_pinned
-                   ? vtable->upload_pinned(backend, entry->queue, dst, src,
+      status = transfer->source_block && vtable->queue.upload_pinned
+                   ? vtable->queue.upload_pinned(backend, entry->queue, dst, src,
                                            bytes)
-                   : vtable->upload(backend, entry->queue, dst, src, bytes);
+                   : vtable->queue.upload(backend, entry->queue, dst, src, bytes);
       break;
     case HRX_PACE_TO_HOST:
-      status = vtable->download(backend, entry->queue, dst, src, bytes);
+      status = vtable->queue.download(backend, entry->queue, dst, src, bytes);
       break;
     default:
-      status = vtable->copy(backend, entry->queue, dst, src, bytes);
+      status = vtable->queue.copy(backend, entry->queue, dst, src, bytes);
       break;
   }
   if (status) return status;
-  status = vtable->event_record(backend, entry->queue, chunk->event);
+  status = vtable->event.record(backend, entry->queue, chunk->event);
   if (!status && offset + bytes == transfer->length && transfer->block) {
     /* The read's own completion: right after its last chunk. */
-    status = vtable->event_record(backend, entry->queue,
+    status = vtable->event.record(backend, entry->queue,
                                   transfer->block->event);
   }
   if (status) {
@@ -367,7 +367,7 @@ void hrx_pacer_publish_locked(hrx_pacer_t* pacer, hrx_pace_entry_t* entry) {
         status = hrx_make_status(HRX_STATUS_OUT_OF_MEMORY,
                                  "cannot allocate a transfer chunk");
       } else {
-        status = pacer->backend->vtable->event_create(pacer->backend,
+        status = pacer->backend->vtable->event.create(pacer->backend,
                                                       &chunk->event);
         if (status) {
           free(chunk);
@@ -395,7 +395,7 @@ void hrx_pacer_publish_locked(hrx_pacer_t* pacer, hrx_pace_entry_t* entry) {
         if (offset && failed->block) {
           /* Its earlier chunks may still write the block: its event
            * follows them, so the pool reuses it only after they ran. */
-          hrx_status_t marker = entry->backend->vtable->event_record(
+          hrx_status_t marker = entry->backend->vtable->event.record(
               entry->backend, entry->queue, failed->block->event);
           if (marker) {
             hrx_status_free(marker);

@@ -71,7 +71,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "hal/backend.h"
+#include "hal/device.h"
 #include "hrx.h"
 #include "staging.h"
 

@@ -30,7 +30,7 @@ void hrx_peer_holds_initialize(hrx_peer_holds_t* holds) {
 static void hrx_peer_hold_free(hrx_peer_hold_t* hold) {
   if (hold->block) hrx_staging_release(hold->staging, hold->block);
   if (hold->event) {
-    hold->backend->vtable->event_destroy(hold->backend, hold->event);
+    hold->backend->vtable->event.destroy(hold->backend, hold->event);
   }
   hrx_buffer_release(hold->buffer);
   free(hold);
@@ -39,7 +39,7 @@ static void hrx_peer_hold_free(hrx_peer_hold_t* hold) {
 static bool hrx_peer_hold_done(hrx_peer_hold_t* hold) {
   bool done = false;
   hrx_status_t status =
-      hold->backend->vtable->event_query(hold->backend, hold->event, &done);
+      hold->backend->vtable->event.query(hold->backend, hold->event, &done);
   /* A failed query keeps the hold; the release waits for it. */
   hrx_status_free(status);
   return done;
@@ -125,11 +125,11 @@ static hrx_status_t hrx_submit_peer_copy(hrx_backend_device_t* backend,
                                          void* user_data) {
   hrx_peer_copy_args_t* args = user_data;
   hrx_peer_hold_t* hold = args->hold;
-  HRX_RETURN_IF_ERROR(backend->vtable->peer_copy(
+  HRX_RETURN_IF_ERROR(backend->vtable->queue.peer_copy(
       backend, queue, hrx_view_pointer(args->dst), args->dst_index,
       hrx_view_pointer(args->src), args->src_index, args->dst.length,
       hold->block ? hold->block->memory : NULL));
-  hrx_status_t status = backend->vtable->event_record(backend, queue,
+  hrx_status_t status = backend->vtable->event.record(backend, queue,
                                                       hold->event);
   if (status) {
     hrx_status_free(hrx_wait_queue(backend, queue, NULL, NULL));
@@ -152,7 +152,7 @@ static hrx_status_t hrx_peer_hold_create(hrx_device_t* device,
   hold->backend = hrx_device_backend(device);
   hold->staging = hrx_device_staging(device);
   hrx_status_t status =
-      hold->backend->vtable->event_create(hold->backend, &hold->event);
+      hold->backend->vtable->event.create(hold->backend, &hold->event);
   if (!status && path == HRX_PEER_PATH_STAGED) {
     status = hrx_staging_acquire(hold->staging, length, &hold->block);
   }

@@ -18,7 +18,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 
-#include "hal/backend.h"
+#include "hal/device.h"
 #include "hrx.h"
 
 typedef struct hrx_peer_hold_s hrx_peer_hold_t;

@@ -69,7 +69,7 @@ void hrx_queue_pool_initialize(hrx_backend_device_t* backend,
 
 static void hrx_pool_queue_destroy(hrx_queue_pool_t* pool,
                                    hrx_pool_queue_t* queue) {
-  pool->backend->vtable->queue_destroy(pool->backend, queue->native);
+  pool->backend->vtable->queue.destroy(pool->backend, queue->native);
   free(queue);
 }
 
@@ -163,7 +163,7 @@ static void hrx_pool_queue_observe(hrx_queue_pool_t* pool,
   uint64_t bytes = atomic_load(&queue->bytes);
   uint64_t pending = UINT64_MAX;
   hrx_status_t status =
-      pool->backend->vtable->queue_query(pool->backend, queue->native, &pending);
+      pool->backend->vtable->queue.query(pool->backend, queue->native, &pending);
   if (status) {
     hrx_status_free(status);
     pending = UINT64_MAX; /* unknown: keep the last knowledge */
@@ -188,7 +188,7 @@ static hrx_status_t hrx_pool_queue_create(hrx_queue_pool_t* pool, int priority,
                            "cannot allocate a pool queue record");
   }
   uint32_t flags = slot < 0 ? HRX_NATIVE_QUEUE_RESERVED : 0;
-  hrx_status_t status = pool->backend->vtable->queue_create(
+  hrx_status_t status = pool->backend->vtable->queue.create(
       pool->backend, priority, flags, &queue->native, &queue->native_priority);
   if (status) {
     free(queue);

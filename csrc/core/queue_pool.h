@@ -14,7 +14,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 
-#include "hal/backend.h"
+#include "hal/device.h"
 #include "hrx.h"
 
 #ifdef __cplusplus

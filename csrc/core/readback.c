@@ -72,10 +72,10 @@ static hrx_status_t hrx_submit_download(hrx_backend_device_t* backend,
                                         void* user_data) {
   hrx_download_args_t* args = user_data;
   const uint8_t* src = hrx_view_pointer(args->src);
-  HRX_RETURN_IF_ERROR(backend->vtable->download(
+  HRX_RETURN_IF_ERROR(backend->vtable->queue.download(
       backend, queue, args->block->memory, src, args->src.length));
   hrx_status_t status =
-      backend->vtable->event_record(backend, queue, args->block->event);
+      backend->vtable->event.record(backend, queue, args->block->event);
   if (status) {
     hrx_status_free(hrx_wait_queue(backend, queue, NULL, NULL));
     return status;
@@ -249,7 +249,7 @@ hrx_status_t hrx_readback_query(hrx_readback_t* readback, bool* out_done) {
     }
   }
   hrx_backend_device_t* backend = hrx_device_backend(readback->device);
-  HRX_RETURN_IF_ERROR(backend->vtable->event_query(
+  HRX_RETURN_IF_ERROR(backend->vtable->event.query(
       backend, readback->block->event, out_done));
   if (*out_done && readback->into) hrx_readback_fill_into(readback);
   return NULL;
@@ -282,10 +282,10 @@ hrx_status_t hrx_readback_wait(hrx_readback_t* readback,
   if (nonblocking) {
     /* Done: the wait itself answers at once (as in a blocking call). */
     bool done = false;
-    HRX_RETURN_IF_ERROR(backend->vtable->event_query(
+    HRX_RETURN_IF_ERROR(backend->vtable->event.query(
         backend, readback->block->event, &done));
     if (done) {
-      HRX_RETURN_IF_ERROR(backend->vtable->event_wait(
+      HRX_RETURN_IF_ERROR(backend->vtable->event.wait(
           backend, readback->block->event, 0, &done));
     }
     if (!done) return hrx_would_block("the read");
@@ -321,7 +321,7 @@ void hrx_readback_release_deferred(hrx_readback_t* readback) {
   bool done = false;
   hrx_backend_device_t* backend = hrx_device_backend(readback->device);
   hrx_status_t status =
-      backend->vtable->event_query(backend, readback->block->event, &done);
+      backend->vtable->event.query(backend, readback->block->event, &done);
   hrx_readback_free(readback, !status && done);
   hrx_status_free(status);
 }

@@ -101,8 +101,8 @@ hrx_status_t hrx_staging_pool_create(hrx_backend_device_t* backend,
 
 static void hrx_staging_block_free(hrx_backend_device_t* backend,
                                    hrx_staging_block_t* block) {
-  if (block->event) backend->vtable->event_destroy(backend, block->event);
-  if (block->memory) backend->vtable->host_free(backend, block->memory);
+  if (block->event) backend->vtable->event.destroy(backend, block->event);
+  if (block->memory) backend->vtable->memory.host_free(backend, block->memory);
   free(block);
 }
 
@@ -204,7 +204,7 @@ static hrx_staging_block_t* hrx_staging_reclaim(hrx_staging_pool_t* pool) {
   while (list) {
     hrx_staging_block_t* next = list->next;
     bool complete = false;
-    hrx_status_t status = pool->backend->vtable->event_query(
+    hrx_status_t status = pool->backend->vtable->event.query(
         pool->backend, list->event, &complete);
     hrx_status_free(status);
     hrx_staging_block_t** into = complete && !status ? &done : &still;
@@ -249,8 +249,8 @@ static hrx_status_t hrx_staging_block_create(hrx_staging_pool_t* pool,
   }
   block->capacity = capacity;
   const hrx_backend_vtable_t* vt = pool->backend->vtable;
-  hrx_status_t status = vt->host_alloc(pool->backend, capacity, &block->memory);
-  if (!status) status = vt->event_create(pool->backend, &block->event);
+  hrx_status_t status = vt->memory.host_alloc(pool->backend, capacity, &block->memory);
+  if (!status) status = vt->event.create(pool->backend, &block->event);
   if (status) {
     hrx_staging_block_free(pool->backend, block);
     return status;

@@ -39,7 +39,7 @@
 
 #include <stdint.h>
 
-#include "hal/backend.h"
+#include "hal/device.h"
 #include "cleanup.h"
 #include "hrx.h"
 

@@ -242,7 +242,7 @@ hrx_status_t hrx_stream_create_dedicated(hrx_device_t* device,
       hrx_entry_check(device, HRX_ENTRY_BLOCKING, "creating a stream"));
   HRX_RETURN_IF_ERROR(hrx_stream_allocate(device, &stream));
   int native_priority = 0;
-  hrx_status_t status = stream->backend->vtable->queue_create(
+  hrx_status_t status = stream->backend->vtable->queue.create(
       stream->backend, HRX_STREAM_PRIORITY_NORMAL, 0, &stream->queue,
       &native_priority);
   if (status) {
@@ -302,7 +302,7 @@ void hrx_stream_release_checked(hrx_stream_t* stream,
   hrx_queue_pool_t* pool = hrx_device_pool(stream->device);
   if (!stream->pool_queue) {
     /* Waits for the queue's work, so its buffers are no longer in use. */
-    stream->backend->vtable->queue_destroy(stream->backend, stream->queue);
+    stream->backend->vtable->queue.destroy(stream->backend, stream->queue);
     hrx_queue_pool_fabric_removed(pool);
   } else {
     hrx_queue_pool_stream_released(pool, stream->pool_queue);
@@ -329,7 +329,7 @@ int hrx_stream_queue_index(const hrx_stream_t* stream) {
 }
 
 void* hrx_stream_native_handle(const hrx_stream_t* stream) {
-  return stream->backend->vtable->queue_native_handle(stream->queue);
+  return stream->backend->vtable->queue.native_handle(stream->queue);
 }
 
 hrx_status_t hrx_stream_check_view(const hrx_stream_t* stream,
@@ -854,7 +854,7 @@ static bool hrx_stream_publish_if_idle(hrx_stream_t* stream,
   bool published = false;
   uint64_t pending = UINT64_MAX;  /* an error leaves it busy */
   if (empty && !urgent && quiet) {
-    hrx_status_free(vtable->queue_query(stream->backend, stream->queue,
+    hrx_status_free(vtable->queue.query(stream->backend, stream->queue,
                                         &pending));
   }
   if (empty && (urgent || (quiet && pending == 0))) {
@@ -1008,7 +1008,7 @@ static hrx_status_t hrx_submit_upload(hrx_backend_device_t* backend,
                                       hrx_native_queue_t* queue,
                                       void* user_data) {
   hrx_upload_args_t* args = user_data;
-  return backend->vtable->upload(backend, queue, hrx_view_pointer(args->dst),
+  return backend->vtable->queue.upload(backend, queue, hrx_view_pointer(args->dst),
                                  args->data, args->dst.length);
 }
 
@@ -1087,13 +1087,13 @@ hrx_status_t hrx_stream_synchronize(hrx_stream_t* stream,
      * global lock answers an idle stream without letting the lock go. */
     HRX_RETURN_IF_ERROR(hrx_stream_publish_pending(stream));
     uint64_t pending = UINT64_MAX;
-    HRX_RETURN_IF_ERROR(stream->backend->vtable->queue_query(
+    HRX_RETURN_IF_ERROR(stream->backend->vtable->queue.query(
         stream->backend, stream->queue, &pending));
     /* Idle: the wait itself answers at once (it is the call a blocking
      * synchronize makes, so both make it once). */
     bool done = false;
     if (!pending) {
-      HRX_RETURN_IF_ERROR(stream->backend->vtable->queue_wait(
+      HRX_RETURN_IF_ERROR(stream->backend->vtable->queue.wait(
           stream->backend, stream->queue, 0, &done));
     }
     if (!done) return hrx_would_block("the stream's queued work");
@@ -1114,7 +1114,7 @@ hrx_status_t hrx_stream_synchronize(hrx_stream_t* stream,
  * never waits for queue space, backend.h). */
 static hrx_status_t hrx_stream_record_marker(hrx_stream_t* stream,
                                              hrx_native_event_t* native_event) {
-  return stream->backend->vtable->event_record(stream->backend, stream->queue,
+  return stream->backend->vtable->event.record(stream->backend, stream->queue,
                                                native_event);
 }
 
@@ -1124,7 +1124,7 @@ static hrx_status_t hrx_stream_record_marker(hrx_stream_t* stream,
 static hrx_status_t hrx_submit_timing_record(hrx_backend_device_t* backend,
                                              hrx_native_queue_t* queue,
                                              void* user_data) {
-  return backend->vtable->event_record(backend, queue, user_data);
+  return backend->vtable->event.record(backend, queue, user_data);
 }
 
 static hrx_status_t hrx_stream_record_new_event(hrx_stream_t* stream,
@@ -1182,11 +1182,11 @@ hrx_status_t hrx_stream_query(hrx_stream_t* stream, bool* out_done) {
   /* A native event at the stream's published work. */
   const hrx_backend_vtable_t* vtable = stream->backend->vtable;
   hrx_native_event_t* probe = NULL;
-  HRX_RETURN_IF_ERROR(vtable->event_create(stream->backend, &probe));
+  HRX_RETURN_IF_ERROR(vtable->event.create(stream->backend, &probe));
   hrx_status_t status = hrx_stream_record_marker(stream, probe);
   bool done = false;
-  if (!status) status = vtable->event_query(stream->backend, probe, &done);
-  vtable->event_destroy(stream->backend, probe);
+  if (!status) status = vtable->event.query(stream->backend, probe, &done);
+  vtable->event.destroy(stream->backend, probe);
   if (!status) *out_done = done;
   return status;
 }
@@ -1198,7 +1198,7 @@ typedef struct {
 static hrx_status_t hrx_submit_wait(hrx_backend_device_t* backend,
                                     hrx_native_queue_t* queue, void* user_data) {
   hrx_wait_args_t* args = user_data;
-  return backend->vtable->queue_wait_event(backend, queue, args->event);
+  return backend->vtable->queue.wait_event(backend, queue, args->event);
 }
 
 hrx_status_t hrx_stream_wait_event(hrx_stream_t* stream, hrx_event_t* event) {

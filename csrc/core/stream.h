@@ -2,7 +2,7 @@
 #ifndef HRX_CORE_STREAM_H_
 #define HRX_CORE_STREAM_H_
 
-#include "hal/backend.h"
+#include "hal/device.h"
 #include "device.h"
 #include "hrx.h"
 #include "peer_copy.h"

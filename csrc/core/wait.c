@@ -32,7 +32,7 @@ hrx_status_t hrx_wait_native_event(hrx_backend_device_t* backend,
   for (;;) {
     bool done = false;
     HRX_RETURN_IF_ERROR(
-        backend->vtable->event_wait(backend, event, slice, &done));
+        backend->vtable->event.wait(backend, event, slice, &done));
     if (done || hrx_wait_interrupted(hook, out_interrupted)) return NULL;
   }
 }
@@ -45,14 +45,14 @@ hrx_status_t hrx_wait_queue(hrx_backend_device_t* backend,
   uint64_t slice = hook ? hook->slice_ns : HRX_WAIT_FOREVER;
   bool done = false;
   HRX_RETURN_IF_ERROR(
-      backend->vtable->queue_wait(backend, queue, slice, &done));
+      backend->vtable->queue.wait(backend, queue, slice, &done));
   if (done || hrx_wait_interrupted(hook, out_interrupted)) return NULL;
   hrx_native_event_t* marker = NULL;
-  HRX_RETURN_IF_ERROR(backend->vtable->event_create(backend, &marker));
-  hrx_status_t status = backend->vtable->event_record(backend, queue, marker);
+  HRX_RETURN_IF_ERROR(backend->vtable->event.create(backend, &marker));
+  hrx_status_t status = backend->vtable->event.record(backend, queue, marker);
   if (!status) {
     status = hrx_wait_native_event(backend, marker, hook, out_interrupted);
   }
-  backend->vtable->event_destroy(backend, marker);
+  backend->vtable->event.destroy(backend, marker);
   return status;
 }

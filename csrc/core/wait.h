@@ -3,7 +3,7 @@
 #ifndef HRX_CORE_WAIT_H_
 #define HRX_CORE_WAIT_H_
 
-#include "hal/backend.h"
+#include "hal/device.h"
 #include "hrx.h"
 
 /* Waits for the work submitted to `queue` so far. The first slice waits for

@@ -182,6 +182,12 @@ typedef struct hrx_device_info_s {
 
 hrx_status_t hrx_device_query_info(hrx_device_t* device,
                                    hrx_device_info_t* out_info);
+/* The driver's device under a live device (borrowed; lives as long as the
+ * device), for code built against the backend interface (csrc/hal/device.h)
+ * beside the runtime: the benchmark's raw baseline drives the device's
+ * native queues through it, past the stream layer. Never NULL for an open
+ * device. */
+struct hrx_backend_device_s* hrx_device_backend(hrx_device_t* device);
 hrx_status_t hrx_device_query_free_memory(hrx_device_t* device,
                                           uint64_t* out_free_bytes);
 /* Blocks until all work submitted so far to the device's pool queues is

@@ -102,7 +102,7 @@ typedef struct hrx_hip_driver_function_opaque_s* hrx_hip_driver_function_t;
 
 #endif
 
-#include "hal/backend.h"
+#include "hal/device.h"
 #include "drivers/hip/hip_dynamic.h"
 
 /* Entries a platform does not have are skipped. */

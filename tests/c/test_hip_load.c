@@ -49,7 +49,7 @@
 #include <strings.h>
 #include <time.h>
 
-#include "hal/backend.h"
+#include "hal/driver.h"
 #include "drivers/hip/hip_backend.h"
 #include "drivers/hip/hip_batch.h"
 #include "bench/bench_kernel_sources.h"
@@ -58,6 +58,9 @@
 #include "drivers/hip/hip_kernels.h"
 #include "base/status.h"
 #include "fake_cudart.h"
+
+/* The core's settings a driver is opened with here. */
+static const hrx_hal_device_settings_t hrx_test_settings = {.batching = true};
 
 static int failures;
 
@@ -115,7 +118,7 @@ static char* expect_unavailable(bool opening) {
   hrx_status_free(status);
 
   hrx_backend_device_t* device = NULL;
-  status = hrx_hip_backend.device_open(0, &device);
+  status = hrx_hip_backend.device_open(0, &hrx_test_settings, &device);
   CHECK(status && hrx_status_code(status) == HRX_STATUS_UNAVAILABLE,
         "device_open on an unavailable backend: %s",
         hrx_status_message(status));
@@ -262,7 +265,7 @@ static void expect_failure(hrx_status_t status, hrx_status_code_t code,
 static int check_compile(const char* platform, const char* library,
                          const char* target, const char* want_language,
                          const char* want_format) {
-  hrx_kernel_toolchain_t toolchain;
+  hrx_kernel_compiler_t toolchain;
   CHECK_OK(hrx_hip_kernel_toolchain(platform, library, target, &toolchain));
   printf("  %s: language %s, compiler \"%s\", target %s, format %s\n",
          target, toolchain.language, toolchain.compiler, toolchain.target,
@@ -365,7 +368,7 @@ static int scenario_amd_compile(const char* library) {
   /* Users' kernels and the benchmark's, for two architectures. */
   if (check_compile("amd", library, "gfx90a", "hip", "hsaco")) return 1;
   if (check_compile("amd", library, "gfx1030", "hip", "hsaco")) return 1;
-  hrx_kernel_toolchain_t toolchain;
+  hrx_kernel_compiler_t toolchain;
   expect_failure(hrx_hip_kernel_toolchain("amd", library, "sm_90", &toolchain),
                  HRX_STATUS_UNAVAILABLE, "an NVIDIA target on AMD", "sm_90",
                  NULL);
@@ -381,7 +384,7 @@ static int scenario_nvidia_compile(const char* library) {
   if (check_compile("nvidia", NULL, "sm_80", "cuda", "cubin")) return 1;
   /* An architecture past the newest this NVRTC lists: PTX for the newest
    * one below it, which the driver compiles for the device. */
-  hrx_kernel_toolchain_t toolchain;
+  hrx_kernel_compiler_t toolchain;
   CHECK_OK(hrx_hip_kernel_toolchain("nvidia", NULL, "sm_999", &toolchain));
   CHECK(strcmp(toolchain.image_format, "ptx") == 0, "sm_999 format %s",
         toolchain.image_format);
@@ -411,7 +414,7 @@ static int scenario_nvidia_compile(const char* library) {
  * the variable, from both the toolchain and a compile. */
 static int scenario_rtc_missing(const char* path) {
   setenv("HRX_RTC_LIBRARY", path, 1);
-  hrx_kernel_toolchain_t toolchain;
+  hrx_kernel_compiler_t toolchain;
   expect_failure(hrx_hip_kernel_toolchain("amd", NULL, "gfx90a", &toolchain),
                  HRX_STATUS_UNAVAILABLE, "toolchain", path, "HRX_RTC_LIBRARY",
                  "hiprtc", NULL);
@@ -436,18 +439,18 @@ typedef struct device_fixture_s {
 static hrx_status_t create_queue(device_fixture_t* f,
                                  hrx_native_queue_t** out_queue) {
   int native_priority = 0;
-  return f->vt->queue_create(f->device, HRX_STREAM_PRIORITY_NORMAL, 0,
+  return f->vt->queue.create(f->device, HRX_STREAM_PRIORITY_NORMAL, 0,
                              out_queue, &native_priority);
 }
 
 static hrx_status_t sync_queue(device_fixture_t* f, hrx_native_queue_t* queue) {
   bool done = false;
-  return f->vt->queue_wait(f->device, queue, HRX_WAIT_FOREVER, &done);
+  return f->vt->queue.wait(f->device, queue, HRX_WAIT_FOREVER, &done);
 }
 
 static hrx_status_t sync_event(device_fixture_t* f, hrx_native_event_t* event) {
   bool done = false;
-  return f->vt->event_wait(f->device, event, HRX_WAIT_FOREVER, &done);
+  return f->vt->event.wait(f->device, event, HRX_WAIT_FOREVER, &done);
 }
 
 static uint8_t pattern_byte(uint64_t seed, uint64_t i) {
@@ -462,7 +465,7 @@ static int upload_pattern(device_fixture_t* f, hrx_native_queue_t* queue,
   uint8_t* host = malloc(length);
   if (!host) return 1;
   for (uint64_t i = 0; i < length; ++i) host[i] = pattern_byte(seed, i);
-  hrx_status_t status = f->vt->upload(f->device, queue, dst, host, length);
+  hrx_status_t status = f->vt->queue.upload(f->device, queue, dst, host, length);
   memset(host, 0xEE, length);
   free(host);
   CHECK_OK(status);
@@ -474,9 +477,9 @@ static int expect_pattern(device_fixture_t* f, hrx_native_queue_t* queue,
                           const void* src, uint64_t length, uint64_t seed,
                           const char* what) {
   void* host = NULL;
-  CHECK_OK(f->vt->host_alloc(f->device, length, &host));
+  CHECK_OK(f->vt->memory.host_alloc(f->device, length, &host));
   memset(host, 0, length);
-  CHECK_OK(f->vt->download(f->device, queue, host, src, length));
+  CHECK_OK(f->vt->queue.download(f->device, queue, host, src, length));
   CHECK_OK(sync_queue(f, queue));
   const uint8_t* bytes = host;
   uint64_t bad = 0;
@@ -491,7 +494,7 @@ static int expect_pattern(device_fixture_t* f, hrx_native_queue_t* queue,
   }
   CHECK(bad == 0, "%s: %llu of %llu bytes differ", what,
         (unsigned long long)bad, (unsigned long long)length);
-  f->vt->host_free(f->device, host);
+  f->vt->memory.host_free(f->device, host);
   return 0;
 }
 
@@ -502,8 +505,8 @@ static int expect_slots(device_fixture_t* f, hrx_native_queue_t* queue,
                         uint64_t seed, const char* what) {
   uint64_t length = slot * (uint64_t)count;
   void* host = NULL;
-  CHECK_OK(f->vt->host_alloc(f->device, length, &host));
-  CHECK_OK(f->vt->download(f->device, queue, host, region, length));
+  CHECK_OK(f->vt->memory.host_alloc(f->device, length, &host));
+  CHECK_OK(f->vt->queue.download(f->device, queue, host, region, length));
   CHECK_OK(sync_queue(f, queue));
   const uint8_t* bytes = host;
   int bad_slots = 0;
@@ -516,7 +519,7 @@ static int expect_slots(device_fixture_t* f, hrx_native_queue_t* queue,
     }
   }
   CHECK(bad_slots == 0, "%s: %d of %d slots differ", what, bad_slots, count);
-  f->vt->host_free(f->device, host);
+  f->vt->memory.host_free(f->device, host);
   return bad_slots != 0;
 }
 
@@ -547,7 +550,7 @@ static void* upload_thread_main(void* arg) {
     for (uint64_t i = 0; i < t->slot; ++i) {
       host[i] = pattern_byte(t->seed + (uint64_t)k, i);
     }
-    status = f->vt->upload(f->device, queue, t->region + (uint64_t)k * t->slot,
+    status = f->vt->queue.upload(f->device, queue, t->region + (uint64_t)k * t->slot,
                            host, t->slot);
     if (status) {
       fprintf(stderr, "thread upload: %s\n", hrx_status_message(status));
@@ -560,7 +563,7 @@ static void* upload_thread_main(void* arg) {
     t->result = expect_slots(f, queue, t->region, t->slot, t->count, t->seed,
                              "thread upload");
   }
-  if (!t->shared_queue) f->vt->queue_destroy(f->device, queue);
+  if (!t->shared_queue) f->vt->queue.destroy(f->device, queue);
   return NULL;
 }
 
@@ -572,10 +575,10 @@ static int exercise_batches(device_fixture_t* f, hrx_native_queue_t* queue) {
   const uint64_t size = 1u << 20;
   uint8_t* a = NULL;
   uint8_t* b = NULL;
-  CHECK_OK(f->vt->alloc(f->device, size, (void**)&a));
-  CHECK_OK(f->vt->alloc(f->device, size, (void**)&b));
+  CHECK_OK(f->vt->memory.alloc(f->device, size, (void**)&a));
+  CHECK_OK(f->vt->memory.alloc(f->device, size, (void**)&b));
   if (upload_pattern(f, queue, a, size, 11)) return 1;
-  CHECK_OK(f->vt->fill(f->device, queue, b, 0, size));
+  CHECK_OK(f->vt->queue.fill(f->device, queue, b, 0, size));
   uint8_t* model = calloc(1, size);
   uint8_t* source = malloc(size);
   for (uint64_t i = 0; i < size; ++i) source[i] = pattern_byte(11, i);
@@ -588,7 +591,7 @@ static int exercise_batches(device_fixture_t* f, hrx_native_queue_t* queue) {
                                  .kind = HRX_BATCH_COPY};
   }
   memcpy(model, source, 4096);
-  CHECK_OK(f->vt->batch_submit(f->device, queue, c, n, &published));
+  CHECK_OK(f->vt->queue.batch_submit(f->device, queue, c, n, &published));
   CHECK(published == n, "published %u of %u", published, n);
   /* 2: dependent commands, in order. */
   n = 0;
@@ -614,7 +617,7 @@ static int exercise_batches(device_fixture_t* f, hrx_native_queue_t* queue) {
   HRX_ADD_FILL(30001, 99, 0xc3);
   HRX_ADD_COPY(65536, 65536, 65536);        /* 4 chunks in one block */
   for (int k = 0; k < 100; ++k) HRX_ADD_COPY(200000 + 17 * k, 5000 + k, 33);
-  CHECK_OK(f->vt->batch_submit(f->device, queue, c, n, &published));
+  CHECK_OK(f->vt->queue.batch_submit(f->device, queue, c, n, &published));
   CHECK(published == n, "published %u of %u", published, n);
   /* 3: independent commands, parallel mode, multi-chunk. */
   n = 0;
@@ -624,11 +627,11 @@ static int exercise_batches(device_fixture_t* f, hrx_native_queue_t* queue) {
   HRX_ADD_COPY(600003, 600001, 12345);
 #undef HRX_ADD_COPY
 #undef HRX_ADD_FILL
-  CHECK_OK(f->vt->batch_submit(f->device, queue, c, n, &published));
+  CHECK_OK(f->vt->queue.batch_submit(f->device, queue, c, n, &published));
   CHECK_OK(sync_queue(f, queue));
   uint8_t* host = NULL;
-  CHECK_OK(f->vt->host_alloc(f->device, size, (void**)&host));
-  CHECK_OK(f->vt->download(f->device, queue, host, b, size));
+  CHECK_OK(f->vt->memory.host_alloc(f->device, size, (void**)&host));
+  CHECK_OK(f->vt->queue.download(f->device, queue, host, b, size));
   CHECK_OK(sync_queue(f, queue));
   uint64_t bad = 0;
   for (uint64_t i = 0; i < size; ++i) {
@@ -642,11 +645,11 @@ static int exercise_batches(device_fixture_t* f, hrx_native_queue_t* queue) {
   }
   CHECK(bad == 0, "batch kernel: %llu of %llu bytes differ",
         (unsigned long long)bad, (unsigned long long)size);
-  f->vt->host_free(f->device, host);
+  f->vt->memory.host_free(f->device, host);
   free(model);
   free(source);
-  f->vt->free(f->device, a);
-  f->vt->free(f->device, b);
+  f->vt->memory.free(f->device, a);
+  f->vt->memory.free(f->device, b);
   hrx_device_info_t info;
   CHECK_OK(f->vt->query_info(f->device, &info));
   printf("  batch publication: %s\n", info.batch_publication);
@@ -671,18 +674,18 @@ static void expect_last_error_clean(const char* after) {
 /* Uploads `count` 32-bit words; downloads them back into `out`. */
 static int upload_words(device_fixture_t* f, hrx_native_queue_t* queue,
                         void* dst, const void* words, size_t count) {
-  CHECK_OK(f->vt->upload(f->device, queue, dst, words, count * 4));
+  CHECK_OK(f->vt->queue.upload(f->device, queue, dst, words, count * 4));
   return 0;
 }
 
 static int download_words(device_fixture_t* f, hrx_native_queue_t* queue,
                           void* out, const void* src, size_t count) {
   void* host = NULL;
-  CHECK_OK(f->vt->host_alloc(f->device, count * 4, &host));
-  CHECK_OK(f->vt->download(f->device, queue, host, src, count * 4));
+  CHECK_OK(f->vt->memory.host_alloc(f->device, count * 4, &host));
+  CHECK_OK(f->vt->queue.download(f->device, queue, host, src, count * 4));
   CHECK_OK(sync_queue(f, queue));
   memcpy(out, host, count * 4);
-  f->vt->host_free(f->device, host);
+  f->vt->memory.host_free(f->device, host);
   return 0;
 }
 
@@ -706,7 +709,7 @@ static void* launch_thread_main(void* arg) {
                                 .arg_count = 1, .args = args,
                                 .arg_sizes = sizes};
   for (int i = 0; !status && i < t->launches; ++i) {
-    status = f->vt->kernel_launch(f->device, queue, t->tiny, &launch);
+    status = f->vt->kernel.launch(f->device, queue, t->tiny, &launch);
   }
   if (!status) status = sync_queue(f, queue);
   if (status) {
@@ -714,7 +717,7 @@ static void* launch_thread_main(void* arg) {
     hrx_status_free(status);
     t->result = 1;
   }
-  if (queue) f->vt->queue_destroy(f->device, queue);
+  if (queue) f->vt->queue.destroy(f->device, queue);
   return NULL;
 }
 
@@ -750,8 +753,8 @@ static int exercise_kernels(device_fixture_t* f, hrx_native_queue_t* queue) {
         "shared %llu is not the opt-in maximum",
         (unsigned long long)info.max_shared_bytes_per_block);
 
-  hrx_kernel_toolchain_t toolchain;
-  CHECK_OK(vt->kernel_toolchain(f->device, &toolchain));
+  hrx_kernel_compiler_t toolchain;
+  CHECK_OK(vt->kernel.toolchain(f->device, &toolchain));
   printf("  toolchain: %s, \"%s\", %s, %s\n", toolchain.language,
          toolchain.compiler, toolchain.target, toolchain.image_format);
   CHECK(strcmp(toolchain.language, nvidia ? "cuda" : "hip") == 0,
@@ -762,20 +765,20 @@ static int exercise_kernels(device_fixture_t* f, hrx_native_queue_t* queue) {
   uint64_t t0 = now_ns();
   void* image = NULL;
   size_t size = 0;
-  CHECK_OK(vt->kernel_compile(f->device, kernel_source, kernel_names, 3,
+  CHECK_OK(vt->kernel.compile(f->device, kernel_source, kernel_names, 3,
                               kernel_options, 3, &image, &size));
   uint64_t compile_ns = now_ns() - t0;
   hrx_native_module_t* module = NULL;
   t0 = now_ns();
-  CHECK_OK(vt->module_load(f->device, image, size, &module));
+  CHECK_OK(vt->kernel.module_load(f->device, image, size, &module));
   printf("  compiled %zu bytes of %s in %.1f ms, loaded in %.2f ms\n", size,
          toolchain.image_format, compile_ns / 1e6, (now_ns() - t0) / 1e6);
   free(image);
 
   /* saxpy: its parameters as the runtime lays them out. */
   hrx_native_kernel_t* saxpy = NULL;
-  hrx_kernel_info_t ki;
-  CHECK_OK(vt->module_get_kernel(f->device, module, "saxpy", &saxpy, &ki));
+  hrx_kernel_attributes_t ki;
+  CHECK_OK(vt->kernel.module_get_kernel(f->device, module, "saxpy", &saxpy, &ki));
   printf("  saxpy: %d parameters", ki.param_count);
   for (int i = 0; i < ki.param_count; ++i) {
     printf(" [%u at %u]", ki.param_size[i], ki.param_offset[i]);
@@ -847,8 +850,8 @@ static int exercise_kernels(device_fixture_t* f, hrx_native_queue_t* queue) {
   }
   void* x = NULL;
   void* y = NULL;
-  CHECK_OK(vt->alloc(f->device, kN * sizeof(float), &x));
-  CHECK_OK(vt->alloc(f->device, kN * sizeof(float), &y));
+  CHECK_OK(vt->memory.alloc(f->device, kN * sizeof(float), &x));
+  CHECK_OK(vt->memory.alloc(f->device, kN * sizeof(float), &y));
   if (upload_words(f, queue, x, xs, kN) || upload_words(f, queue, y, ys, kN)) {
     return 1;
   }
@@ -859,7 +862,7 @@ static int exercise_kernels(device_fixture_t* f, hrx_native_queue_t* queue) {
   hrx_kernel_launch_t launch = {.grid = {kN / 256, 1, 1}, .block = {256, 1, 1},
                                 .shared_bytes = 0, .arg_count = 4,
                                 .args = saxpy_args, .arg_sizes = saxpy_sizes};
-  CHECK_OK(vt->kernel_launch(f->device, queue, saxpy, &launch));
+  CHECK_OK(vt->kernel.launch(f->device, queue, saxpy, &launch));
   /* The values were copied at the call. */
   a = -100.0f;
   n = 0;
@@ -872,18 +875,18 @@ static int exercise_kernels(device_fixture_t* f, hrx_native_queue_t* queue) {
 
   /* scaled: the options reached the compiler (HRX_SCALE=3). */
   hrx_native_kernel_t* scaled = NULL;
-  CHECK_OK(vt->module_get_kernel(f->device, module, "scaled", &scaled, &ki));
+  CHECK_OK(vt->kernel.module_get_kernel(f->device, module, "scaled", &scaled, &ki));
   enum { kWords = 256 };
   unsigned int words[kWords];
   unsigned int* out = NULL;
-  CHECK_OK(vt->alloc(f->device, kWords * 4, (void**)&out));
-  CHECK_OK(vt->fill(f->device, queue, out, 0, kWords * 4));
+  CHECK_OK(vt->memory.alloc(f->device, kWords * 4, (void**)&out));
+  CHECK_OK(vt->queue.fill(f->device, queue, out, 0, kWords * 4));
   const void* out_args[] = {&out};
   const uint32_t pointer_size[] = {sizeof(void*)};
   hrx_kernel_launch_t scaled_launch = {
       .grid = {4, 1, 1}, .block = {64, 1, 1}, .arg_count = 1,
       .args = out_args, .arg_sizes = pointer_size};
-  CHECK_OK(vt->kernel_launch(f->device, queue, scaled, &scaled_launch));
+  CHECK_OK(vt->kernel.launch(f->device, queue, scaled, &scaled_launch));
   if (download_words(f, queue, words, out, kWords)) return 1;
   bad = 0;
   for (int i = 0; i < kWords; ++i) bad += words[i] != 3;
@@ -891,7 +894,7 @@ static int exercise_kernels(device_fixture_t* f, hrx_native_queue_t* queue) {
 
   /* Dynamic shared memory beyond 48 KiB where the device allows it. */
   hrx_native_kernel_t* shared_sum = NULL;
-  CHECK_OK(vt->module_get_kernel(f->device, module, "shared_sum", &shared_sum,
+  CHECK_OK(vt->kernel.module_get_kernel(f->device, module, "shared_sum", &shared_sum,
                                  &ki));
   unsigned int shared_words = (unsigned int)(ki.max_dynamic_shared_bytes / 4);
   if (shared_words > 25600) shared_words = 25600;  /* 100 KiB */
@@ -903,7 +906,7 @@ static int exercise_kernels(device_fixture_t* f, hrx_native_queue_t* queue) {
       .grid = {2, 1, 1}, .block = {256, 1, 1},
       .shared_bytes = (uint64_t)shared_words * 4u, .arg_count = 2,
       .args = sum_args, .arg_sizes = sum_sizes};
-  CHECK_OK(vt->kernel_launch(f->device, queue, shared_sum, &sum_launch));
+  CHECK_OK(vt->kernel.launch(f->device, queue, shared_sum, &sum_launch));
   if (download_words(f, queue, words, out, 2)) return 1;
   unsigned int want_sum = 0;
   for (unsigned int i = 0; i < shared_words; ++i) want_sum += i;
@@ -917,24 +920,24 @@ static int exercise_kernels(device_fixture_t* f, hrx_native_queue_t* queue) {
    * runtime's last error clean. */
   hrx_kernel_launch_t too_big = scaled_launch;
   too_big.block[0] = info.max_threads_per_block * 2;
-  expect_failure(vt->kernel_launch(f->device, queue, scaled, &too_big),
+  expect_failure(vt->kernel.launch(f->device, queue, scaled, &too_big),
                  HRX_STATUS_DEVICE_ERROR, "a refused launch",
                  nvidia ? "cudaLaunchKernel" : "hipModuleLaunchKernel", NULL);
   expect_last_error_clean("a refused launch");
   /* The queue still works. */
-  CHECK_OK(vt->kernel_launch(f->device, queue, scaled, &scaled_launch));
+  CHECK_OK(vt->kernel.launch(f->device, queue, scaled, &scaled_launch));
   CHECK_OK(sync_queue(f, queue));
 
   /* Errors through the vtable. */
   const char* broken = "extern \"C\" __global__ void k(int* p) { *p = q; }\n";
   const char* k_name = "k";
   image = NULL;
-  expect_failure(vt->kernel_compile(f->device, broken, &k_name, 1, NULL, 0,
+  expect_failure(vt->kernel.compile(f->device, broken, &k_name, 1, NULL, 0,
                                     &image, &size),
                  HRX_STATUS_INVALID_ARGUMENT, "compile error", "*p = q", NULL);
   hrx_native_module_t* bad_module = NULL;
   static const char garbage[64] = "this is not a kernel image";
-  expect_failure(vt->module_load(f->device, garbage, sizeof(garbage),
+  expect_failure(vt->kernel.module_load(f->device, garbage, sizeof(garbage),
                                  &bad_module),
                  HRX_STATUS_INVALID_ARGUMENT, "a corrupt image",
                  /* CUDA loads lazily: cudaLibraryLoadData may accept the
@@ -944,7 +947,7 @@ static int exercise_kernels(device_fixture_t* f, hrx_native_queue_t* queue) {
                  "cannot load this image", NULL);
   CHECK(bad_module == NULL, "module written on failure");
   expect_last_error_clean("a corrupt image");
-  expect_failure(vt->module_load(f->device, garbage, 0, &bad_module),
+  expect_failure(vt->kernel.module_load(f->device, garbage, 0, &bad_module),
                  HRX_STATUS_INVALID_ARGUMENT, "an empty image", "empty", NULL);
   if (nvidia) {
     /* A cubin for another architecture family is refused at load. */
@@ -953,7 +956,7 @@ static int exercise_kernels(device_fixture_t* f, hrx_native_queue_t* queue) {
     CHECK_OK(hrx_hip_kernel_compile("nvidia", NULL, other, kernel_source,
                                     kernel_names, 1, kernel_options, 3, &image,
                                     &size));
-    expect_failure(vt->module_load(f->device, image, size, &bad_module),
+    expect_failure(vt->kernel.module_load(f->device, image, size, &bad_module),
                    HRX_STATUS_INVALID_ARGUMENT, "a foreign cubin",
                    "cannot load this image", NULL);
     CHECK(bad_module == NULL, "module written on failure");
@@ -965,18 +968,18 @@ static int exercise_kernels(device_fixture_t* f, hrx_native_queue_t* queue) {
     CHECK_OK(hrx_hip_batch_compile("nvidia", NULL, "sm_80", &ptx, &size,
                                    description, sizeof(description)));
     hrx_native_module_t* ptx_module = NULL;
-    CHECK_OK(vt->module_load(f->device, ptx, size - 1, &ptx_module));
+    CHECK_OK(vt->kernel.module_load(f->device, ptx, size - 1, &ptx_module));
     hrx_native_kernel_t* batch = NULL;
-    CHECK_OK(vt->module_get_kernel(f->device, ptx_module, "hrx_batch_execute",
+    CHECK_OK(vt->kernel.module_get_kernel(f->device, ptx_module, "hrx_batch_execute",
                                    &batch, &ki));
     CHECK(ki.param_count == 1 && ki.param_size[0] > 3000,
           "batch kernel parameters: %d, %u bytes", ki.param_count,
           ki.param_size[0]);
-    vt->module_unload(f->device, ptx_module);
+    vt->kernel.module_unload(f->device, ptx_module);
     free(ptx);
   }
   hrx_native_kernel_t* missing = NULL;
-  expect_failure(vt->module_get_kernel(f->device, module, "no_such_kernel",
+  expect_failure(vt->kernel.module_get_kernel(f->device, module, "no_such_kernel",
                                        &missing, &ki),
                  HRX_STATUS_INVALID_ARGUMENT, "a missing kernel",
                  "no_such_kernel", "extern \"C\"", NULL);
@@ -987,7 +990,7 @@ static int exercise_kernels(device_fixture_t* f, hrx_native_queue_t* queue) {
    * argument values are taken when the graph is made. */
   {
     unsigned int* copy_dst = NULL;
-    CHECK_OK(vt->alloc(f->device, kWords * 4, (void**)&copy_dst));
+    CHECK_OK(vt->memory.alloc(f->device, kWords * 4, (void**)&copy_dst));
     unsigned int* node_out = out;
     const void* node_args[] = {&node_out};
     hrx_kernel_launch_t node_launch = scaled_launch;
@@ -1003,43 +1006,43 @@ static int exercise_kernels(device_fixture_t* f, hrx_native_queue_t* queue) {
          .length = kWords * 4, .after = &after_kernel, .after_count = 1},
     };
     hrx_native_graph_t* graph = NULL;
-    CHECK_OK(vt->graph_create(f->device, nodes, 3, &graph));
+    CHECK_OK(vt->graph.create(f->device, nodes, 3, &graph));
     node_out = NULL;
     for (int round = 0; round < 2; ++round) {
-      CHECK_OK(vt->fill(f->device, queue, copy_dst, 0xff, kWords * 4));
-      CHECK_OK(vt->graph_launch(f->device, queue, graph));
+      CHECK_OK(vt->queue.fill(f->device, queue, copy_dst, 0xff, kWords * 4));
+      CHECK_OK(vt->graph.launch(f->device, queue, graph));
     }
     if (download_words(f, queue, words, copy_dst, kWords)) return 1;
     bad = 0;
     for (int i = 0; i < kWords; ++i) bad += words[i] != 3;
     CHECK(bad == 0, "graph kernel node: %d words are not 3", bad);
-    vt->graph_destroy(f->device, graph);
-    vt->free(f->device, copy_dst);
+    vt->graph.destroy(f->device, graph);
+    vt->memory.free(f->device, copy_dst);
   }
 
   /* The benchmark's kernels: tiny from several threads at once, each on a
    * queue of its own, and spin under an unload that must wait for it. */
   image = NULL;
-  CHECK_OK(vt->kernel_compile(f->device, hrx_bench_kernel_source("cuda"),
+  CHECK_OK(vt->kernel.compile(f->device, hrx_bench_kernel_source("cuda"),
                               hrx_bench_kernel_symbols,
                               HRX_BENCH_KERNEL_COUNT, NULL, 0, &image,
                               &size));
   hrx_native_module_t* bench = NULL;
-  CHECK_OK(vt->module_load(f->device, image, size, &bench));
+  CHECK_OK(vt->kernel.module_load(f->device, image, size, &bench));
   free(image);
   hrx_native_kernel_t* tiny = NULL;
   hrx_native_kernel_t* spin = NULL;
-  CHECK_OK(vt->module_get_kernel(f->device, bench, "hrx_bench_tiny", &tiny,
+  CHECK_OK(vt->kernel.module_get_kernel(f->device, bench, "hrx_bench_tiny", &tiny,
                                  &ki));
   CHECK(!nvidia || (ki.param_count == 1 && ki.param_size[0] == 8),
         "tiny parameters %d", ki.param_count);
-  CHECK_OK(vt->module_get_kernel(f->device, bench, "hrx_bench_spin", &spin,
+  CHECK_OK(vt->kernel.module_get_kernel(f->device, bench, "hrx_bench_spin", &spin,
                                  &ki));
   {
     enum { kThreads = 4, kLaunches = 5000 };
     unsigned int* counters = NULL;
-    CHECK_OK(vt->alloc(f->device, kThreads * 4, (void**)&counters));
-    CHECK_OK(vt->fill(f->device, queue, counters, 0, kThreads * 4));
+    CHECK_OK(vt->memory.alloc(f->device, kThreads * 4, (void**)&counters));
+    CHECK_OK(vt->queue.fill(f->device, queue, counters, 0, kThreads * 4));
     CHECK_OK(sync_queue(f, queue));
     pthread_t threads[kThreads];
     launch_thread_t args[kThreads];
@@ -1061,7 +1064,7 @@ static int exercise_kernels(device_fixture_t* f, hrx_native_queue_t* queue) {
     printf("  %d threads x %d tiny launches through the vtable: %.0f "
            "launches/s (incl. queue creation and synchronize)\n",
            kThreads, kLaunches, kThreads * kLaunches / seconds);
-    vt->free(f->device, counters);
+    vt->memory.free(f->device, counters);
   }
   {
     /* One thread, the lean path alone. */
@@ -1071,12 +1074,12 @@ static int exercise_kernels(device_fixture_t* f, hrx_native_queue_t* queue) {
         .grid = {1, 1, 1}, .block = {32, 1, 1}, .arg_count = 1,
         .args = tiny_args, .arg_sizes = pointer_size};
     for (int i = 0; i < 1000; ++i) {
-      CHECK_OK(vt->kernel_launch(f->device, queue, tiny, &tiny_launch));
+      CHECK_OK(vt->kernel.launch(f->device, queue, tiny, &tiny_launch));
     }
     CHECK_OK(sync_queue(f, queue));
     t0 = now_ns();
     for (int i = 0; i < kLaunches; ++i) {
-      CHECK_OK(vt->kernel_launch(f->device, queue, tiny, &tiny_launch));
+      CHECK_OK(vt->kernel.launch(f->device, queue, tiny, &tiny_launch));
     }
     double us = (now_ns() - t0) / 1e3 / kLaunches;
     CHECK_OK(sync_queue(f, queue));
@@ -1084,7 +1087,7 @@ static int exercise_kernels(device_fixture_t* f, hrx_native_queue_t* queue) {
   }
   {
     unsigned long long spin_ns = 50000000ull;  /* 50 ms */
-    CHECK_OK(vt->fill(f->device, queue, out, 0, 4));
+    CHECK_OK(vt->queue.fill(f->device, queue, out, 0, 4));
     const void* spin_args[] = {&spin_ns, &out};
     const uint32_t spin_sizes[] = {8, sizeof(void*)};
     hrx_kernel_launch_t spin_launch = {
@@ -1092,11 +1095,11 @@ static int exercise_kernels(device_fixture_t* f, hrx_native_queue_t* queue) {
         .args = spin_args, .arg_sizes = spin_sizes};
     CHECK_OK(sync_queue(f, queue));
     t0 = now_ns();
-    CHECK_OK(vt->kernel_launch(f->device, queue, spin, &spin_launch));
-    vt->module_unload(f->device, bench);
+    CHECK_OK(vt->kernel.launch(f->device, queue, spin, &spin_launch));
+    vt->kernel.module_unload(f->device, bench);
     double unload_ms = (now_ns() - t0) / 1e6;
     uint64_t pending = 1;
-    CHECK_OK(vt->queue_query(f->device, queue, &pending));
+    CHECK_OK(vt->queue.query(f->device, queue, &pending));
     CHECK(pending == 0, "the spin kernel still runs after module_unload");
     CHECK(unload_ms >= 40.0, "module_unload returned after %.1f ms, before "
           "the 50 ms launch ended", unload_ms);
@@ -1105,11 +1108,11 @@ static int exercise_kernels(device_fixture_t* f, hrx_native_queue_t* queue) {
     CHECK(words[0] == 1, "spin kernel wrote %u", words[0]);
   }
 
-  vt->module_unload(f->device, module);
+  vt->kernel.module_unload(f->device, module);
   expect_last_error_clean("the kernel tests");
-  vt->free(f->device, out);
-  vt->free(f->device, x);
-  vt->free(f->device, y);
+  vt->memory.free(f->device, out);
+  vt->memory.free(f->device, x);
+  vt->memory.free(f->device, y);
   free(xs);
   free(ys);
   return 0;
@@ -1123,11 +1126,12 @@ static int scenario_device(void) {
   CHECK(count >= 1, "count %d", count);
 
   device_fixture_t f = {0};
-  hrx_status_t status = hrx_hip_backend.device_open(count, &f.device);
+  hrx_status_t status =
+      hrx_hip_backend.device_open(count, &hrx_test_settings, &f.device);
   CHECK(status && hrx_status_code(status) == HRX_STATUS_OUT_OF_RANGE,
         "device_open(count): %s", hrx_status_message(status));
   hrx_status_free(status);
-  CHECK_OK(hrx_hip_backend.device_open(0, &f.device));
+  CHECK_OK(hrx_hip_backend.device_open(0, &hrx_test_settings, &f.device));
   f.vt = f.device->vtable;
 
   hrx_device_info_t info;
@@ -1157,8 +1161,8 @@ static int scenario_device(void) {
   hrx_native_queue_t* q2 = NULL;
   CHECK_OK(create_queue(&f, &q1));
   CHECK_OK(create_queue(&f, &q2));
-  CHECK(f.vt->queue_native_handle(q1) != NULL, "null native handle");
-  CHECK(f.vt->queue_native_handle(q1) != f.vt->queue_native_handle(q2),
+  CHECK(f.vt->queue.native_handle(q1) != NULL, "null native handle");
+  CHECK(f.vt->queue.native_handle(q1) != f.vt->queue.native_handle(q2),
         "queues share a stream");
 
   /* Sizes crossing the ring / block boundary. */
@@ -1168,12 +1172,12 @@ static int scenario_device(void) {
   const uint64_t max_size = (33u << 20) + 17;
   void* a = NULL;
   void* b = NULL;
-  CHECK_OK(f.vt->alloc(f.device, max_size, &a));
-  CHECK_OK(f.vt->alloc(f.device, max_size, &b));
+  CHECK_OK(f.vt->memory.alloc(f.device, max_size, &a));
+  CHECK_OK(f.vt->memory.alloc(f.device, max_size, &b));
   for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); ++i) {
     uint64_t n = sizes[i];
     if (upload_pattern(&f, q1, a, n, i)) return 1;
-    CHECK_OK(f.vt->copy(f.device, q1, b, a, n));
+    CHECK_OK(f.vt->queue.copy(f.device, q1, b, a, n));
     char what[64];
     snprintf(what, sizeof(what), "upload+copy of %llu bytes",
              (unsigned long long)n);
@@ -1184,26 +1188,26 @@ static int scenario_device(void) {
   {
     const uint64_t n = 8u << 20;
     hrx_native_event_t* event = NULL;
-    CHECK_OK(f.vt->event_create(f.device, &event));
-    CHECK_OK(f.vt->fill(f.device, q1, a, 0x5A, n));
-    CHECK_OK(f.vt->event_record(f.device, q1, event));
-    CHECK_OK(f.vt->queue_wait_event(f.device, q2, event));
-    CHECK_OK(f.vt->copy(f.device, q2, b, a, n));
+    CHECK_OK(f.vt->event.create(f.device, &event));
+    CHECK_OK(f.vt->queue.fill(f.device, q1, a, 0x5A, n));
+    CHECK_OK(f.vt->event.record(f.device, q1, event));
+    CHECK_OK(f.vt->queue.wait_event(f.device, q2, event));
+    CHECK_OK(f.vt->queue.copy(f.device, q2, b, a, n));
     void* host = NULL;
-    CHECK_OK(f.vt->host_alloc(f.device, n, &host));
-    CHECK_OK(f.vt->download(f.device, q2, host, b, n));
-    CHECK_OK(f.vt->event_record(f.device, q2, event));
+    CHECK_OK(f.vt->memory.host_alloc(f.device, n, &host));
+    CHECK_OK(f.vt->queue.download(f.device, q2, host, b, n));
+    CHECK_OK(f.vt->event.record(f.device, q2, event));
     CHECK_OK(sync_event(&f, event));
     bool done = false;
-    CHECK_OK(f.vt->event_query(f.device, event, &done));
+    CHECK_OK(f.vt->event.query(f.device, event, &done));
     CHECK(done, "event not done after synchronize");
     const uint8_t* bytes = host;
     uint64_t bad = 0;
     for (uint64_t i = 0; i < n; ++i) bad += bytes[i] != 0x5A;
     CHECK(bad == 0, "fill/event/copy: %llu bytes differ",
           (unsigned long long)bad);
-    f.vt->host_free(f.device, host);
-    f.vt->event_destroy(f.device, event);
+    f.vt->memory.host_free(f.device, host);
+    f.vt->event.destroy(f.device, event);
   }
 
   /* Many small uploads: the ring wraps and fence slots are reused many
@@ -1212,20 +1216,20 @@ static int scenario_device(void) {
     const uint64_t slot = 4096;
     const int uploads = 20000;
     uint8_t* region = NULL;
-    CHECK_OK(f.vt->alloc(f.device, slot * (uint64_t)uploads, (void**)&region));
+    CHECK_OK(f.vt->memory.alloc(f.device, slot * (uint64_t)uploads, (void**)&region));
     /* A backlog ahead of the uploads, so that the fence slots run out while
      * their copies wait and uploads must wait for the oldest. */
     void* backlog = NULL;
     const uint64_t backlog_bytes = 1ull << 30;
-    CHECK_OK(f.vt->alloc(f.device, backlog_bytes, &backlog));
+    CHECK_OK(f.vt->memory.alloc(f.device, backlog_bytes, &backlog));
     for (int k = 0; k < 8; ++k) {
-      CHECK_OK(f.vt->fill(f.device, q1, backlog, (uint8_t)k, backlog_bytes));
+      CHECK_OK(f.vt->queue.fill(f.device, q1, backlog, (uint8_t)k, backlog_bytes));
     }
     uint8_t* host = malloc(slot);
     uint64_t start = now_ns();
     for (int k = 0; k < uploads; ++k) {
       for (uint64_t i = 0; i < slot; ++i) host[i] = pattern_byte(1000 + k, i);
-      CHECK_OK(f.vt->upload(f.device, q1, region + (uint64_t)k * slot, host,
+      CHECK_OK(f.vt->queue.upload(f.device, q1, region + (uint64_t)k * slot, host,
                             slot));
     }
     uint64_t elapsed = now_ns() - start;
@@ -1237,8 +1241,8 @@ static int scenario_device(void) {
     if (expect_slots(&f, q2, region, slot, uploads, 1000, "small uploads")) {
       return 1;
     }
-    f.vt->free(f.device, backlog);
-    f.vt->free(f.device, region);
+    f.vt->memory.free(f.device, backlog);
+    f.vt->memory.free(f.device, region);
   }
 
   /* Concurrent uploads from four threads: two share q2, two have their
@@ -1248,7 +1252,7 @@ static int scenario_device(void) {
     const uint64_t slot = 4096;
     const int per_thread = 3000;
     uint8_t* region = NULL;
-    CHECK_OK(f.vt->alloc(f.device, slot * per_thread * kThreads,
+    CHECK_OK(f.vt->memory.alloc(f.device, slot * per_thread * kThreads,
                          (void**)&region));
     pthread_t threads[kThreads];
     upload_thread_t args[kThreads];
@@ -1262,19 +1266,19 @@ static int scenario_device(void) {
       pthread_join(threads[t], NULL);
       CHECK(args[t].result == 0, "upload thread %d failed", t);
     }
-    f.vt->free(f.device, region);
+    f.vt->memory.free(f.device, region);
   }
 
   /* Idle latency of a small copy then event_synchronize. */
   {
     hrx_native_event_t* event = NULL;
-    CHECK_OK(f.vt->event_create(f.device, &event));
+    CHECK_OK(f.vt->event.create(f.device, &event));
     enum { kSamples = 2000 };
     static uint64_t samples[kSamples];
     for (int k = 0; k < kSamples; ++k) {
       uint64_t t0 = now_ns();
-      CHECK_OK(f.vt->copy(f.device, q1, b, a, 4096));
-      CHECK_OK(f.vt->event_record(f.device, q1, event));
+      CHECK_OK(f.vt->queue.copy(f.device, q1, b, a, 4096));
+      CHECK_OK(f.vt->event.record(f.device, q1, event));
       CHECK_OK(sync_event(&f, event));
       samples[k] = now_ns() - t0;
     }
@@ -1291,7 +1295,7 @@ static int scenario_device(void) {
            "p95 %.1f us\n",
            samples[kSamples / 2] / 1000.0,
            samples[(kSamples * 95 + 99) / 100 - 1] / 1000.0);
-    f.vt->event_destroy(f.device, event);
+    f.vt->event.destroy(f.device, event);
   }
 
   /* Native graphs: fill a, copy a -> b after it, fill the head of b after
@@ -1309,14 +1313,14 @@ static int scenario_device(void) {
          .after = &after_copy, .after_count = 1},
     };
     hrx_native_graph_t* graph = NULL;
-    CHECK_OK(f.vt->graph_create(f.device, nodes, 3, &graph));
+    CHECK_OK(f.vt->graph.create(f.device, nodes, 3, &graph));
     for (int round = 0; round < 2; ++round) {
-      CHECK_OK(f.vt->fill(f.device, q1, b, 0, n));
-      CHECK_OK(f.vt->graph_launch(f.device, q1, graph));
+      CHECK_OK(f.vt->queue.fill(f.device, q1, b, 0, n));
+      CHECK_OK(f.vt->graph.launch(f.device, q1, graph));
     }
     uint8_t* host = NULL;
-    CHECK_OK(f.vt->host_alloc(f.device, n, (void**)&host));
-    CHECK_OK(f.vt->download(f.device, q1, host, b, n));
+    CHECK_OK(f.vt->memory.host_alloc(f.device, n, (void**)&host));
+    CHECK_OK(f.vt->queue.download(f.device, q1, host, b, n));
     CHECK_OK(sync_queue(&f, q1));
     uint64_t bad = 0;
     for (uint64_t i = 0; i < n; ++i) bad += host[i] != (i < 16 ? 0x22 : 0x11);
@@ -1331,17 +1335,17 @@ static int scenario_device(void) {
           .src = (uint8_t*)a + 4096u * k, .length = 4096};
     }
     hrx_native_graph_t* batch = NULL;
-    CHECK_OK(f.vt->graph_create(f.device, copies, kCopies, &batch));
+    CHECK_OK(f.vt->graph.create(f.device, copies, kCopies, &batch));
     uint64_t t0 = now_ns();
     for (int r = 0; r < kRounds; ++r) {
-      CHECK_OK(f.vt->graph_launch(f.device, q1, batch));
+      CHECK_OK(f.vt->graph.launch(f.device, q1, batch));
     }
     uint64_t graph_ns = now_ns() - t0;
     CHECK_OK(sync_queue(&f, q1));
     t0 = now_ns();
     for (int r = 0; r < kRounds; ++r) {
       for (int k = 0; k < kCopies; ++k) {
-        CHECK_OK(f.vt->copy(f.device, q1, copies[k].dst, copies[k].src, 4096));
+        CHECK_OK(f.vt->queue.copy(f.device, q1, copies[k].dst, copies[k].src, 4096));
       }
     }
     uint64_t copy_ns = now_ns() - t0;
@@ -1352,23 +1356,23 @@ static int scenario_device(void) {
     /* A host function blocks the queue's later work until it returns. */
     static atomic_int host_calls;
     atomic_store(&host_calls, 0);
-    CHECK_OK(f.vt->fill(f.device, q1, a, 0x33, n));
-    CHECK_OK(f.vt->queue_host_call(f.device, q1, count_host_call, &host_calls));
-    CHECK_OK(f.vt->copy(f.device, q1, b, a, n));
-    CHECK_OK(f.vt->download(f.device, q1, host, b, n));
+    CHECK_OK(f.vt->queue.fill(f.device, q1, a, 0x33, n));
+    CHECK_OK(f.vt->queue.host_call(f.device, q1, count_host_call, &host_calls));
+    CHECK_OK(f.vt->queue.copy(f.device, q1, b, a, n));
+    CHECK_OK(f.vt->queue.download(f.device, q1, host, b, n));
     CHECK_OK(sync_queue(&f, q1));
     CHECK(atomic_load(&host_calls) == 1, "host function ran %d times",
           atomic_load(&host_calls));
     CHECK(host[0] == 0x33 && host[n - 1] == 0x33, "copy after host function");
-    f.vt->host_free(f.device, host);
-    f.vt->graph_destroy(f.device, batch);
-    f.vt->graph_destroy(f.device, graph);
+    f.vt->memory.host_free(f.device, host);
+    f.vt->graph.destroy(f.device, batch);
+    f.vt->graph.destroy(f.device, graph);
   }
 
   /* Errors carry the runtime's names. */
   {
     void* huge = NULL;
-    status = f.vt->alloc(f.device, 1ull << 52, &huge);
+    status = f.vt->memory.alloc(f.device, 1ull << 52, &huge);
     CHECK(status && hrx_status_code(status) == HRX_STATUS_OUT_OF_MEMORY,
           "huge alloc: %s %s",
           hrx_status_code_name(hrx_status_code(status)),
@@ -1389,13 +1393,13 @@ static int scenario_device(void) {
     }
   }
 
-  f.vt->free(f.device, a);
-  f.vt->free(f.device, b);
+  f.vt->memory.free(f.device, a);
+  f.vt->memory.free(f.device, b);
   if (exercise_batches(&f, q1)) return 1;
   printf("kernels:\n");
   if (exercise_kernels(&f, q2)) return 1;
-  f.vt->queue_destroy(f.device, q1);
-  f.vt->queue_destroy(f.device, q2);
+  f.vt->queue.destroy(f.device, q1);
+  f.vt->queue.destroy(f.device, q2);
   f.vt->destroy(f.device);
   return 0;
 }
@@ -1406,7 +1410,7 @@ static int scenario_device(void) {
 static hrx_status_t load_text(device_fixture_t* f, const char* text,
                               hrx_native_module_t** out_module) {
   /* No NUL passed: the backend terminates its copy itself. */
-  return f->vt->module_load(f->device, text, strlen(text), out_module);
+  return f->vt->kernel.module_load(f->device, text, strlen(text), out_module);
 }
 
 /* module_load refuses `text` with `code`, the message naming `api` (and
@@ -1433,7 +1437,7 @@ static int expect_loaded(device_fixture_t* f, const char* text,
   hrx_status_t status = load_text(f, text, &module);
   CHECK(status == NULL, "%s: %s", what, hrx_status_message(status));
   hrx_status_free(status);
-  if (module) f->vt->module_unload(f->device, module);
+  if (module) f->vt->kernel.module_unload(f->device, module);
   return 0;
 }
 
@@ -1445,7 +1449,6 @@ static int expect_loaded(device_fixture_t* f, const char* text,
  * synchronize first; and no compiler: UNAVAILABLE naming HRX_RTC_LIBRARY. */
 static int scenario_fake_cuda(const char* library, bool driver_params) {
   setenv("HRX_HIP_LIBRARY", library, 1);
-  setenv("HRX_BATCHING", "0", 1);
   setenv("HRX_RTC_LIBRARY", "/nonexistent/hrx-test/libnvrtc.so", 1);
   int count = 0;
   CHECK_OK(hrx_hip_backend.load(true, &count));
@@ -1461,7 +1464,9 @@ static int scenario_fake_cuda(const char* library, bool driver_params) {
 
   device_fixture_t fx = {0};
   device_fixture_t* f = &fx;
-  CHECK_OK(hrx_hip_backend.device_open(0, &fx.device));
+  /* Batching off: the batch kernel is not prepared (there is no compiler). */
+  const hrx_hal_device_settings_t unbatched = {.batching = false};
+  CHECK_OK(hrx_hip_backend.device_open(0, &unbatched, &fx.device));
   fx.vt = fx.device->vtable;
   const hrx_backend_vtable_t* vt = fx.vt;
   hrx_device_info_t info;
@@ -1478,13 +1483,13 @@ static int scenario_fake_cuda(const char* library, bool driver_params) {
         "shared %llu is not the opt-in maximum",
         (unsigned long long)info.max_shared_bytes_per_block);
 
-  hrx_kernel_toolchain_t toolchain;
-  expect_failure(vt->kernel_toolchain(f->device, &toolchain),
+  hrx_kernel_compiler_t toolchain;
+  expect_failure(vt->kernel.toolchain(f->device, &toolchain),
                  HRX_STATUS_UNAVAILABLE, "no compiler", "NVRTC",
                  "HRX_RTC_LIBRARY", "/nonexistent/hrx-test/libnvrtc.so", NULL);
   void* image = NULL;
   size_t size = 0;
-  expect_failure(vt->kernel_compile(f->device, "x", kernel_names, 1, NULL, 0,
+  expect_failure(vt->kernel.compile(f->device, "x", kernel_names, 1, NULL, 0,
                                     &image, &size),
                  HRX_STATUS_UNAVAILABLE, "compile without a compiler",
                  "HRX_RTC_LIBRARY", NULL);
@@ -1504,8 +1509,8 @@ static int scenario_fake_cuda(const char* library, bool driver_params) {
         "the kernel check ran although cuLibraryGetModule loaded the image");
 
   hrx_native_kernel_t* saxpy = NULL;
-  hrx_kernel_info_t ki;
-  CHECK_OK(vt->module_get_kernel(f->device, module, "saxpy", &saxpy, &ki));
+  hrx_kernel_attributes_t ki;
+  CHECK_OK(vt->kernel.module_get_kernel(f->device, module, "saxpy", &saxpy, &ki));
   CHECK(ki.param_count == 4, "saxpy: %d parameters", ki.param_count);
   static const uint32_t saxpy_offsets[] = {0, 8, 16, 20};
   static const uint32_t saxpy_sizes[] = {8, 8, 4, 4};
@@ -1531,7 +1536,7 @@ static int scenario_fake_cuda(const char* library, bool driver_params) {
   }
 
   hrx_native_kernel_t* kernel = NULL;
-  CHECK_OK(vt->module_get_kernel(f->device, module, "big", &kernel, &ki));
+  CHECK_OK(vt->kernel.module_get_kernel(f->device, module, "big", &kernel, &ki));
   CHECK(ki.param_count == 3 && ki.param_offset[1] == 8 &&
             ki.param_size[1] == 1 && ki.param_offset[2] == 16 &&
             ki.param_size[2] == 8,
@@ -1541,14 +1546,14 @@ static int scenario_fake_cuda(const char* library, bool driver_params) {
         "big: %llu static, %llu dynamic",
         (unsigned long long)ki.static_shared_bytes,
         (unsigned long long)ki.max_dynamic_shared_bytes);
-  CHECK_OK(vt->module_get_kernel(f->device, module, "opaque", &kernel, &ki));
+  CHECK_OK(vt->kernel.module_get_kernel(f->device, module, "opaque", &kernel, &ki));
   CHECK(ki.param_count == -1 && ki.param_size[0] == 0 &&
             ki.param_offset[0] == 0,
         "opaque: %d parameters", ki.param_count);
-  CHECK_OK(vt->module_get_kernel(f->device, module, "none", &kernel, &ki));
+  CHECK_OK(vt->kernel.module_get_kernel(f->device, module, "none", &kernel, &ki));
   CHECK(ki.param_count == 0, "none: %d parameters", ki.param_count);
   kernel = NULL;
-  expect_failure(vt->module_get_kernel(f->device, module, "missing", &kernel,
+  expect_failure(vt->kernel.module_get_kernel(f->device, module, "missing", &kernel,
                                        &ki),
                  HRX_STATUS_INVALID_ARGUMENT, "a missing kernel",
                  "\"missing\"", "cudaLibraryGetKernel", "extern \"C\"", NULL);
@@ -1566,7 +1571,7 @@ static int scenario_fake_cuda(const char* library, bool driver_params) {
   hrx_kernel_launch_t launch = {.grid = {7, 2, 1}, .block = {128, 2, 1},
                                 .shared_bytes = 4096, .arg_count = 4,
                                 .args = args, .arg_sizes = arg_sizes};
-  CHECK_OK(vt->kernel_launch(f->device, queue, saxpy, &launch));
+  CHECK_OK(vt->kernel.launch(f->device, queue, saxpy, &launch));
   a = 0.0f;
   n = 0;
   const fake_cudart_launch_t* seen = &state->last_launch;
@@ -1580,14 +1585,14 @@ static int scenario_fake_cuda(const char* library, bool driver_params) {
             seen->grid[1] == 2 && seen->grid[2] == 1 &&
             seen->block[0] == 128 && seen->block[1] == 2 &&
             seen->shared == 4096 &&
-            seen->stream == vt->queue_native_handle(queue),
+            seen->stream == vt->queue.native_handle(queue),
         "the launch reached the runtime changed");
   CHECK(seen_y == y && seen_a == 2.5f && seen_n == 99,
         "launch arguments %p %g %d", seen_y, (double)seen_a, seen_n);
   int launches = state->launches;
   hrx_kernel_launch_t too_big = launch;
   too_big.block[0] = 2048;
-  expect_failure(vt->kernel_launch(f->device, queue, saxpy, &too_big),
+  expect_failure(vt->kernel.launch(f->device, queue, saxpy, &too_big),
                  HRX_STATUS_DEVICE_ERROR, "a refused launch",
                  "cudaLaunchKernel", NULL);
   CHECK(state->launches == launches, "a refused launch counted");
@@ -1596,7 +1601,7 @@ static int scenario_fake_cuda(const char* library, bool driver_params) {
   /* A graph kernel node gets the same, after its dependency. */
   {
     uint8_t* buffer = NULL;
-    CHECK_OK(vt->alloc(f->device, 64, (void**)&buffer));
+    CHECK_OK(vt->memory.alloc(f->device, 64, (void**)&buffer));
     const uint32_t after_first = 0;
     const uint32_t after_kernel = 1;
     hrx_native_graph_node_t nodes[3] = {
@@ -1610,7 +1615,7 @@ static int scenario_fake_cuda(const char* library, bool driver_params) {
     a = 4.0f;
     n = 7;
     hrx_native_graph_t* graph = NULL;
-    CHECK_OK(vt->graph_create(f->device, nodes, 3, &graph));
+    CHECK_OK(vt->graph.create(f->device, nodes, 3, &graph));
     const fake_cudart_launch_t* node = &state->kernel_node;
     memcpy(&seen_a, node->values + 16, 4);
     memcpy(&seen_n, node->values + 20, 4);
@@ -1621,14 +1626,14 @@ static int scenario_fake_cuda(const char* library, bool driver_params) {
     CHECK(state->kernel_node_dependencies == 1 &&
               state->kernel_node_first_dependency != NULL,
           "kernel node after %zu nodes", state->kernel_node_dependencies);
-    CHECK_OK(vt->graph_launch(f->device, queue, graph));
-    vt->graph_destroy(f->device, graph);
-    vt->free(f->device, buffer);
+    CHECK_OK(vt->graph.launch(f->device, queue, graph));
+    vt->graph.destroy(f->device, graph);
+    vt->memory.free(f->device, buffer);
   }
 
   /* module_unload synchronizes the device before it unloads. */
   int synchronizes = state->device_synchronizes;
-  vt->module_unload(f->device, module);
+  vt->kernel.module_unload(f->device, module);
   CHECK(state->device_synchronizes > synchronizes &&
             state->synchronizes_at_last_unload == state->device_synchronizes,
         "module_unload did not synchronize first");
@@ -1664,28 +1669,28 @@ static int scenario_fake_cuda(const char* library, bool driver_params) {
 
   /* The opt-in refused: the kernel keeps the runtime's limit. */
   CHECK_OK(load_text(f, "FAKE-IMAGE\nsetattr=1\nkernel k 0 8\n", &module));
-  CHECK_OK(vt->module_get_kernel(f->device, module, "k", &kernel, &ki));
+  CHECK_OK(vt->kernel.module_get_kernel(f->device, module, "k", &kernel, &ki));
   CHECK(ki.max_dynamic_shared_bytes == 49152,
         "refused opt-in: %llu dynamic bytes",
         (unsigned long long)ki.max_dynamic_shared_bytes);
   expect_last_error_clean("a refused opt-in");
-  vt->module_unload(f->device, module);
+  vt->kernel.module_unload(f->device, module);
 
   /* More parameters than one launch passes. */
   char many[1024] = "FAKE-IMAGE\nkernel many 0 4";
   for (int i = 1; i <= HRX_KERNEL_MAX_ARGS; ++i) strcat(many, ",4");
   strcat(many, "\n");
   CHECK_OK(load_text(f, many, &module));
-  expect_failure(vt->module_get_kernel(f->device, module, "many", &kernel,
+  expect_failure(vt->kernel.module_get_kernel(f->device, module, "many", &kernel,
                                        &ki),
                  HRX_STATUS_INVALID_ARGUMENT, "too many parameters",
                  "\"many\"", "more than 128", NULL);
-  vt->module_unload(f->device, module);
+  vt->kernel.module_unload(f->device, module);
 
   CHECK(state->libraries_loaded == state->libraries_unloaded,
         "%d libraries loaded, %d unloaded", state->libraries_loaded,
         state->libraries_unloaded);
-  vt->queue_destroy(f->device, queue);
+  vt->queue.destroy(f->device, queue);
   vt->destroy(f->device);
   return 0;
 }

@@ -10,8 +10,11 @@
 #include <string.h>
 #include <time.h>
 
-#include "hal/backend.h"
+#include "drivers/host/host_driver.h"
 #include "check.h"
+
+/* The core's settings a driver is opened with here. */
+static const hrx_hal_device_settings_t hrx_test_settings = {.batching = true};
 
 /* Long enough to keep one engine busy while the test lists other work. */
 #ifdef __SANITIZE_THREAD__
@@ -25,7 +28,8 @@ static const uint64_t SECOND = 1000000000u;
 static hrx_backend_device_t* open_host(const char* engines) {
   if (engines) setenv("HRX_HOST_ENGINES", engines, 1);
   hrx_backend_device_t* device = NULL;
-  hrx_status_t status = hrx_host_backend.device_open(0, &device);
+  hrx_status_t status =
+      hrx_host_backend.device_open(0, &hrx_test_settings, &device);
   unsetenv("HRX_HOST_ENGINES");
   CHECK_OK(status);
   return device;
@@ -36,7 +40,7 @@ static hrx_native_queue_t* make_queue(hrx_backend_device_t* device,
   hrx_native_queue_t* queue = NULL;
   int native = -1;
   CHECK_OK(
-      device->vtable->queue_create(device, priority, flags, &queue, &native));
+      device->vtable->queue.create(device, priority, flags, &queue, &native));
   return queue;
 }
 
@@ -53,7 +57,7 @@ static hrx_native_queue_t* reserved_queue(hrx_backend_device_t* device,
 static uint64_t pending(hrx_backend_device_t* device,
                         hrx_native_queue_t* queue) {
   uint64_t count = 0;
-  hrx_status_t status = device->vtable->queue_query(device, queue, &count);
+  hrx_status_t status = device->vtable->queue.query(device, queue, &count);
   if (status) CHECK_OK(status);
   return count;
 }
@@ -86,7 +90,7 @@ static bool poll_idle(hrx_backend_device_t* device, hrx_native_queue_t* queue,
 static void finish(hrx_backend_device_t* device, hrx_native_queue_t** queues,
                    int count) {
   for (int i = 0; i < count; ++i) {
-    device->vtable->queue_destroy(device, queues[i]);
+    device->vtable->queue.destroy(device, queues[i]);
   }
   device->vtable->destroy(device);
 }
@@ -122,7 +126,7 @@ static void check_refused(const char* name, const char* value,
                           const char* part) {
   setenv(name, value, 1);
   hrx_backend_device_t* device = NULL;
-  CHECK_CODE(hrx_host_backend.device_open(0, &device),
+  CHECK_CODE(hrx_host_backend.device_open(0, &hrx_test_settings, &device),
              HRX_STATUS_INVALID_ARGUMENT, part);
   CHECK(device == NULL);
   unsetenv(name);
@@ -157,28 +161,28 @@ typedef struct {
 
 static void arena_open(arena_t* arena, hrx_backend_device_t* device) {
   arena->device = device;
-  CHECK_OK(device->vtable->alloc(device, BIG, &arena->src));
-  CHECK_OK(device->vtable->alloc(device, BIG, &arena->dst));
-  CHECK_OK(device->vtable->alloc(device, 64, (void**)&arena->bytes));
+  CHECK_OK(device->vtable->memory.alloc(device, BIG, &arena->src));
+  CHECK_OK(device->vtable->memory.alloc(device, BIG, &arena->dst));
+  CHECK_OK(device->vtable->memory.alloc(device, 64, (void**)&arena->bytes));
   memset(arena->bytes, 0, 64);
 }
 
 static void arena_close(arena_t* arena) {
-  arena->device->vtable->free(arena->device, arena->src);
-  arena->device->vtable->free(arena->device, arena->dst);
-  arena->device->vtable->free(arena->device, arena->bytes);
+  arena->device->vtable->memory.free(arena->device, arena->src);
+  arena->device->vtable->memory.free(arena->device, arena->dst);
+  arena->device->vtable->memory.free(arena->device, arena->bytes);
 }
 
 static void fill(arena_t* arena, hrx_native_queue_t* queue, int at,
                  uint8_t byte) {
-  CHECK_OK(arena->device->vtable->fill(arena->device, queue,
+  CHECK_OK(arena->device->vtable->queue.fill(arena->device, queue,
                                        arena->bytes + at, byte, 1));
 }
 
 /* Occupies the only engine with `copies` big copies on `queue`. */
 static void keep_busy(arena_t* arena, hrx_native_queue_t* queue, int copies) {
   for (int i = 0; i < copies; ++i) {
-    CHECK_OK(arena->device->vtable->copy(arena->device, queue, arena->dst,
+    CHECK_OK(arena->device->vtable->queue.copy(arena->device, queue, arena->dst,
                                          arena->src, BIG));
   }
 }
@@ -311,11 +315,11 @@ typedef struct {
 static void scene_open(scene_t* scene, hrx_backend_device_t* device) {
   memset(scene, 0, sizeof(*scene));
   arena_open(&scene->arena, device);
-  CHECK_OK(device->vtable->event_create(device, &scene->event));
+  CHECK_OK(device->vtable->event.create(device, &scene->event));
 }
 
 static void scene_close(scene_t* scene, hrx_backend_device_t* device) {
-  device->vtable->event_destroy(device, scene->event);
+  device->vtable->event.destroy(device, scene->event);
   arena_close(&scene->arena);
 }
 
@@ -332,12 +336,12 @@ static void test_strict_lane_precedence(void) {
   hrx_native_queue_t* high = lane_queue(device, HRX_STREAM_PRIORITY_HIGH);
   scene_t scene;
   scene_open(&scene, device);
-  CHECK_OK(device->vtable->queue_host_call(device, gate_queue, wait_for_gate,
+  CHECK_OK(device->vtable->queue.host_call(device, gate_queue, wait_for_gate,
                                            &scene.gate));
-  CHECK_OK(device->vtable->event_record(device, gate_queue, scene.event));
+  CHECK_OK(device->vtable->event.record(device, gate_queue, scene.event));
   hrx_native_queue_t* lanes[] = {low, normal, high};
   for (int i = 0; i < 3; ++i) {
-    CHECK_OK(device->vtable->queue_wait_event(device, lanes[i], scene.event));
+    CHECK_OK(device->vtable->queue.wait_event(device, lanes[i], scene.event));
   }
   enum { HIGH_NORMAL = 0, NORMAL_LOW = 1, HIGH_LOW = 2 };
   fill(&scene.arena, low, NORMAL_LOW, 'l');
@@ -364,7 +368,7 @@ static void test_strict_lane_precedence(void) {
 static void check_done(hrx_backend_device_t* device,
                        hrx_native_queue_t* queue) {
   bool done = false;
-  CHECK_OK(device->vtable->queue_wait(device, queue, 30 * SECOND, &done));
+  CHECK_OK(device->vtable->queue.wait(device, queue, 30 * SECOND, &done));
   CHECK(done);
 }
 
@@ -381,11 +385,11 @@ static void test_blocking_host_functions(const char* engines, int pairs) {
     queues[i] = lane_queue(device, HRX_STREAM_PRIORITY_NORMAL);
   }
   for (int p = 0; p < pairs; ++p) {
-    CHECK_OK(device->vtable->queue_host_call(device, queues[2 * p],
+    CHECK_OK(device->vtable->queue.host_call(device, queues[2 * p],
                                              wait_for_gate, &gates[p]));
   }
   for (int p = 0; p < pairs; ++p) {
-    CHECK_OK(device->vtable->queue_host_call(
+    CHECK_OK(device->vtable->queue.host_call(
         device, queues[2 * p + 1], release_gate, &gates[p]));
   }
   for (int i = 0; i < 2 * pairs; ++i) check_done(device, queues[i]);
@@ -405,10 +409,10 @@ static void test_event_wait_does_not_hold_an_engine(void) {
   scene_t scene;
   scene_open(&scene, device);
   keep_busy(&scene.arena, busy, 1);
-  CHECK_OK(device->vtable->queue_host_call(device, source, release_gate,
+  CHECK_OK(device->vtable->queue.host_call(device, source, release_gate,
                                            &scene.gate));
-  CHECK_OK(device->vtable->event_record(device, source, scene.event));
-  CHECK_OK(device->vtable->queue_wait_event(device, waiter, scene.event));
+  CHECK_OK(device->vtable->event.record(device, source, scene.event));
+  CHECK_OK(device->vtable->queue.wait_event(device, waiter, scene.event));
   fill(&scene.arena, waiter, 0, 7);
   CHECK(poll_idle(device, waiter, 30 * SECOND));
   CHECK(atomic_load(&scene.gate.released));
@@ -431,22 +435,22 @@ static void test_chained_event_waits(void) {
     queues[i] = lane_queue(device, HRX_STREAM_PRIORITY_HIGH - i);
   }
   for (int i = 0; i < 2; ++i) {
-    CHECK_OK(device->vtable->event_create(device, &events[i]));
+    CHECK_OK(device->vtable->event.create(device, &events[i]));
   }
   /* The low queue runs last by precedence and is the chain's root. */
-  CHECK_OK(device->vtable->queue_host_call(device, queues[2], release_gate,
+  CHECK_OK(device->vtable->queue.host_call(device, queues[2], release_gate,
                                            &gate));
-  CHECK_OK(device->vtable->event_record(device, queues[2], events[0]));
-  CHECK_OK(device->vtable->queue_wait_event(device, queues[1], events[0]));
-  CHECK_OK(device->vtable->queue_host_call(device, queues[1], release_gate,
+  CHECK_OK(device->vtable->event.record(device, queues[2], events[0]));
+  CHECK_OK(device->vtable->queue.wait_event(device, queues[1], events[0]));
+  CHECK_OK(device->vtable->queue.host_call(device, queues[1], release_gate,
                                            &gate));
-  CHECK_OK(device->vtable->event_record(device, queues[1], events[1]));
-  CHECK_OK(device->vtable->queue_wait_event(device, queues[0], events[1]));
-  CHECK_OK(device->vtable->queue_host_call(device, queues[0], release_gate,
+  CHECK_OK(device->vtable->event.record(device, queues[1], events[1]));
+  CHECK_OK(device->vtable->queue.wait_event(device, queues[0], events[1]));
+  CHECK_OK(device->vtable->queue.host_call(device, queues[0], release_gate,
                                            &gate));
   for (int i = 0; i < 3; ++i) CHECK(poll_idle(device, queues[i], 30 * SECOND));
   CHECK(atomic_load(&gate.order) == 3);
-  for (int i = 0; i < 2; ++i) device->vtable->event_destroy(device, events[i]);
+  for (int i = 0; i < 2; ++i) device->vtable->event.destroy(device, events[i]);
   finish(device, queues, 3);
 }
 

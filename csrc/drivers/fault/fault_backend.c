@@ -299,7 +299,7 @@ static hrx_status_t hrx_fault_queue_create(hrx_backend_device_t* base,
     return hrx_make_status(HRX_STATUS_OUT_OF_MEMORY,
                            "cannot allocate a fault-wrapper queue");
   }
-  hrx_status_t status = HRX_INNER_VT(base)->queue_create(
+  hrx_status_t status = HRX_INNER_VT(base)->queue.create(
       HRX_INNER(base), priority, flags, &queue->inner, out_native_priority);
   if (status) {
     free(queue);
@@ -315,7 +315,7 @@ static hrx_status_t hrx_fault_queue_create(hrx_backend_device_t* base,
 static hrx_status_t hrx_fault_queue_query(hrx_backend_device_t* base,
                                           hrx_native_queue_t* queue,
                                           uint64_t* out_pending) {
-  return HRX_INNER_VT(base)->queue_query(HRX_INNER(base),
+  return HRX_INNER_VT(base)->queue.query(HRX_INNER(base),
                                          HRX_INNER_QUEUE(queue), out_pending);
 }
 
@@ -331,14 +331,14 @@ static void hrx_fault_query_connections(hrx_backend_device_t* base,
 
 static void hrx_fault_queue_destroy(hrx_backend_device_t* base,
                                     hrx_native_queue_t* queue) {
-  HRX_INNER_VT(base)->queue_destroy(HRX_INNER(base), HRX_INNER_QUEUE(queue));
+  HRX_INNER_VT(base)->queue.destroy(HRX_INNER(base), HRX_INNER_QUEUE(queue));
   free(queue);
   atomic_fetch_sub(&hrx_fault_live_queues, 1);
 }
 
 static void* hrx_fault_queue_native_handle(hrx_native_queue_t* queue) {
   hrx_fault_queue_t* wrapped = hrx_fault_queue_of(queue);
-  return wrapped->device->vtable->queue_native_handle(wrapped->inner);
+  return wrapped->device->vtable->queue.native_handle(wrapped->inner);
 }
 
 /* ---------------------------------------------------------------- memory */
@@ -346,14 +346,14 @@ static void* hrx_fault_queue_native_handle(hrx_native_queue_t* queue) {
 static hrx_status_t hrx_fault_alloc(hrx_backend_device_t* base, uint64_t size,
                                     void** out_ptr) {
   HRX_RETURN_IF_ERROR(hrx_fault_check(base, HRX_FAULT_ALLOC));
-  HRX_RETURN_IF_ERROR(HRX_INNER_VT(base)->alloc(HRX_INNER(base), size, out_ptr));
+  HRX_RETURN_IF_ERROR(HRX_INNER_VT(base)->memory.alloc(HRX_INNER(base), size, out_ptr));
   atomic_fetch_add(&hrx_fault_live_allocations, 1);
   return NULL;
 }
 
 static void hrx_fault_free(hrx_backend_device_t* base, void* ptr) {
   if (!ptr) return;
-  HRX_INNER_VT(base)->free(HRX_INNER(base), ptr);
+  HRX_INNER_VT(base)->memory.free(HRX_INNER(base), ptr);
   atomic_fetch_sub(&hrx_fault_live_allocations, 1);
 }
 
@@ -361,14 +361,14 @@ static hrx_status_t hrx_fault_host_alloc(hrx_backend_device_t* base,
                                          uint64_t size, void** out_ptr) {
   HRX_RETURN_IF_ERROR(hrx_fault_check(base, HRX_FAULT_HOST_ALLOC));
   HRX_RETURN_IF_ERROR(
-      HRX_INNER_VT(base)->host_alloc(HRX_INNER(base), size, out_ptr));
+      HRX_INNER_VT(base)->memory.host_alloc(HRX_INNER(base), size, out_ptr));
   atomic_fetch_add(&hrx_fault_live_host_allocations, 1);
   return NULL;
 }
 
 static void hrx_fault_host_free(hrx_backend_device_t* base, void* ptr) {
   if (!ptr) return;
-  HRX_INNER_VT(base)->host_free(HRX_INNER(base), ptr);
+  HRX_INNER_VT(base)->memory.host_free(HRX_INNER(base), ptr);
   atomic_fetch_sub(&hrx_fault_live_host_allocations, 1);
 }
 
@@ -380,7 +380,7 @@ static hrx_status_t hrx_fault_copy(hrx_backend_device_t* base,
   HRX_RETURN_IF_ERROR(hrx_fault_check(base, HRX_FAULT_COPY));
   return hrx_fault_finish(
       base, HRX_FAULT_COPY, true,
-      HRX_INNER_VT(base)->copy(HRX_INNER(base), HRX_INNER_QUEUE(queue), dst,
+      HRX_INNER_VT(base)->queue.copy(HRX_INNER(base), HRX_INNER_QUEUE(queue), dst,
                                src, length));
 }
 
@@ -399,7 +399,7 @@ static hrx_status_t hrx_fault_peer_copy(hrx_backend_device_t* base,
   HRX_RETURN_IF_ERROR(hrx_fault_check(base, HRX_FAULT_PEER_COPY));
   return hrx_fault_finish(
       base, HRX_FAULT_PEER_COPY, true,
-      HRX_INNER_VT(base)->peer_copy(HRX_INNER(base), HRX_INNER_QUEUE(queue),
+      HRX_INNER_VT(base)->queue.peer_copy(HRX_INNER(base), HRX_INNER_QUEUE(queue),
                                     dst, dst_index, src, src_index, length,
                                     staging));
 }
@@ -410,7 +410,7 @@ static hrx_status_t hrx_fault_fill(hrx_backend_device_t* base,
   HRX_RETURN_IF_ERROR(hrx_fault_check(base, HRX_FAULT_FILL));
   return hrx_fault_finish(
       base, HRX_FAULT_FILL, true,
-      HRX_INNER_VT(base)->fill(HRX_INNER(base), HRX_INNER_QUEUE(queue), dst,
+      HRX_INNER_VT(base)->queue.fill(HRX_INNER(base), HRX_INNER_QUEUE(queue), dst,
                                byte, length));
 }
 
@@ -420,7 +420,7 @@ static hrx_status_t hrx_fault_upload(hrx_backend_device_t* base,
   HRX_RETURN_IF_ERROR(hrx_fault_check(base, HRX_FAULT_UPLOAD));
   return hrx_fault_finish(
       base, HRX_FAULT_UPLOAD, false,
-      HRX_INNER_VT(base)->upload(HRX_INNER(base), HRX_INNER_QUEUE(queue), dst,
+      HRX_INNER_VT(base)->queue.upload(HRX_INNER(base), HRX_INNER_QUEUE(queue), dst,
                                  host_src, length));
 }
 
@@ -432,11 +432,11 @@ static hrx_status_t hrx_fault_upload_pinned(hrx_backend_device_t* base,
   HRX_RETURN_IF_ERROR(hrx_fault_check(base, HRX_FAULT_UPLOAD));
   const hrx_backend_vtable_t* inner = HRX_INNER_VT(base);
   hrx_status_t status =
-      inner->upload_pinned
-          ? inner->upload_pinned(HRX_INNER(base), HRX_INNER_QUEUE(queue), dst,
-                                 host_src, length)
-          : inner->upload(HRX_INNER(base), HRX_INNER_QUEUE(queue), dst,
-                          host_src, length);
+      inner->queue.upload_pinned
+          ? inner->queue.upload_pinned(HRX_INNER(base), HRX_INNER_QUEUE(queue),
+                                       dst, host_src, length)
+          : inner->queue.upload(HRX_INNER(base), HRX_INNER_QUEUE(queue), dst,
+                                host_src, length);
   return hrx_fault_finish(base, HRX_FAULT_UPLOAD, false, status);
 }
 
@@ -445,7 +445,7 @@ static hrx_status_t hrx_fault_download(hrx_backend_device_t* base,
                                        void* host_dst, const void* src,
                                        uint64_t length) {
   HRX_RETURN_IF_ERROR(hrx_fault_check(base, HRX_FAULT_DOWNLOAD));
-  return HRX_INNER_VT(base)->download(HRX_INNER(base), HRX_INNER_QUEUE(queue),
+  return HRX_INNER_VT(base)->queue.download(HRX_INNER(base), HRX_INNER_QUEUE(queue),
                                       host_dst, src, length);
 }
 
@@ -455,7 +455,7 @@ static hrx_status_t hrx_fault_event_create(hrx_backend_device_t* base,
                                            hrx_native_event_t** out_event) {
   HRX_RETURN_IF_ERROR(hrx_fault_check(base, HRX_FAULT_EVENT_CREATE));
   HRX_RETURN_IF_ERROR(
-      HRX_INNER_VT(base)->event_create(HRX_INNER(base), out_event));
+      HRX_INNER_VT(base)->event.create(HRX_INNER(base), out_event));
   atomic_fetch_add(&hrx_fault_live_events, 1);
   return NULL;
 }
@@ -464,7 +464,7 @@ static hrx_status_t hrx_fault_event_create_timing(
     hrx_backend_device_t* base, hrx_native_event_t** out_event) {
   HRX_RETURN_IF_ERROR(hrx_fault_check(base, HRX_FAULT_EVENT_CREATE));
   HRX_RETURN_IF_ERROR(
-      HRX_INNER_VT(base)->event_create_timing(HRX_INNER(base), out_event));
+      HRX_INNER_VT(base)->event.create_timing(HRX_INNER(base), out_event));
   atomic_fetch_add(&hrx_fault_live_events, 1);
   return NULL;
 }
@@ -473,7 +473,7 @@ static hrx_status_t hrx_fault_event_elapsed_ms(hrx_backend_device_t* base,
                                                hrx_native_event_t* start,
                                                hrx_native_event_t* end,
                                                double* out_ms) {
-  return HRX_INNER_VT(base)->event_elapsed_ms(HRX_INNER(base), start, end,
+  return HRX_INNER_VT(base)->event.elapsed_ms(HRX_INNER(base), start, end,
                                               out_ms);
 }
 
@@ -481,13 +481,13 @@ static hrx_status_t hrx_fault_foreign_stream_wait_event(
     hrx_backend_device_t* base, void* foreign_stream,
     hrx_native_event_t* event) {
   HRX_RETURN_IF_ERROR(hrx_fault_check(base, HRX_FAULT_WAIT_EVENT));
-  return HRX_INNER_VT(base)->foreign_stream_wait_event(HRX_INNER(base),
+  return HRX_INNER_VT(base)->queue.foreign_stream_wait_event(HRX_INNER(base),
                                                        foreign_stream, event);
 }
 
 static void hrx_fault_event_destroy(hrx_backend_device_t* base,
                                     hrx_native_event_t* event) {
-  HRX_INNER_VT(base)->event_destroy(HRX_INNER(base), event);
+  HRX_INNER_VT(base)->event.destroy(HRX_INNER(base), event);
   atomic_fetch_sub(&hrx_fault_live_events, 1);
 }
 
@@ -497,7 +497,7 @@ static hrx_status_t hrx_fault_event_record(hrx_backend_device_t* base,
   HRX_RETURN_IF_ERROR(hrx_fault_check(base, HRX_FAULT_EVENT_RECORD));
   return hrx_fault_finish(
       base, HRX_FAULT_EVENT_RECORD, false,
-      HRX_INNER_VT(base)->event_record(HRX_INNER(base),
+      HRX_INNER_VT(base)->event.record(HRX_INNER(base),
                                        HRX_INNER_QUEUE(queue), event));
 }
 
@@ -507,14 +507,14 @@ static hrx_status_t hrx_fault_queue_wait_event(hrx_backend_device_t* base,
   HRX_RETURN_IF_ERROR(hrx_fault_check(base, HRX_FAULT_WAIT_EVENT));
   return hrx_fault_finish(
       base, HRX_FAULT_WAIT_EVENT, false,
-      HRX_INNER_VT(base)->queue_wait_event(HRX_INNER(base),
+      HRX_INNER_VT(base)->queue.wait_event(HRX_INNER(base),
                                            HRX_INNER_QUEUE(queue), event));
 }
 
 static hrx_status_t hrx_fault_event_query(hrx_backend_device_t* base,
                                           hrx_native_event_t* event,
                                           bool* out_done) {
-  return HRX_INNER_VT(base)->event_query(HRX_INNER(base), event, out_done);
+  return HRX_INNER_VT(base)->event.query(HRX_INNER(base), event, out_done);
 }
 
 /* A batch counts one copy or fill call per command. A fault at command i
@@ -538,14 +538,14 @@ static hrx_status_t hrx_fault_batch_submit(hrx_backend_device_t* base,
   }
   hrx_status_t status = NULL;
   if (good >= 2) {
-    status = inner->vtable->batch_submit(inner, native, commands, good,
+    status = inner->vtable->queue.batch_submit(inner, native, commands, good,
                                          out_published);
   } else if (good == 1) {
     const hrx_batch_command_t* c = &commands[0];
     status = c->kind == HRX_BATCH_FILL
-                 ? inner->vtable->fill(inner, native, c->dst, c->byte,
+                 ? inner->vtable->queue.fill(inner, native, c->dst, c->byte,
                                        c->length)
-                 : inner->vtable->copy(inner, native, c->dst, c->src,
+                 : inner->vtable->queue.copy(inner, native, c->dst, c->src,
                                        c->length);
     if (!status) *out_published = 1;
   }
@@ -580,7 +580,7 @@ static hrx_status_t hrx_fault_queue_host_call(hrx_backend_device_t* base,
                                               hrx_native_queue_t* queue,
                                               hrx_queue_host_fn_t fn,
                                               void* user_data) {
-  return HRX_INNER_VT(base)->queue_host_call(
+  return HRX_INNER_VT(base)->queue.host_call(
       HRX_INNER(base), HRX_INNER_QUEUE(queue), fn, user_data);
 }
 
@@ -588,7 +588,7 @@ static hrx_status_t hrx_fault_graph_create(hrx_backend_device_t* base,
                                            const hrx_native_graph_node_t* nodes,
                                            size_t count,
                                            hrx_native_graph_t** out_graph) {
-  HRX_RETURN_IF_ERROR(HRX_INNER_VT(base)->graph_create(HRX_INNER(base), nodes,
+  HRX_RETURN_IF_ERROR(HRX_INNER_VT(base)->graph.create(HRX_INNER(base), nodes,
                                                        count, out_graph));
   atomic_fetch_add(&hrx_fault_live_graphs, 1);
   return NULL;
@@ -597,21 +597,21 @@ static hrx_status_t hrx_fault_graph_create(hrx_backend_device_t* base,
 static hrx_status_t hrx_fault_graph_launch(hrx_backend_device_t* base,
                                            hrx_native_queue_t* queue,
                                            hrx_native_graph_t* graph) {
-  return HRX_INNER_VT(base)->graph_launch(HRX_INNER(base),
+  return HRX_INNER_VT(base)->graph.launch(HRX_INNER(base),
                                           HRX_INNER_QUEUE(queue), graph);
 }
 
 static void hrx_fault_graph_destroy(hrx_backend_device_t* base,
                                     hrx_native_graph_t* graph) {
-  HRX_INNER_VT(base)->graph_destroy(HRX_INNER(base), graph);
+  HRX_INNER_VT(base)->graph.destroy(HRX_INNER(base), graph);
   atomic_fetch_sub(&hrx_fault_live_graphs, 1);
 }
 
 /* Kernels: compiles are counted and modules counted live; launches are
  * commands (fault op "launch", DEVICE_ERROR like a refused launch). */
 static hrx_status_t hrx_fault_kernel_toolchain(hrx_backend_device_t* base,
-                                               hrx_kernel_toolchain_t* out) {
-  return HRX_INNER_VT(base)->kernel_toolchain(HRX_INNER(base), out);
+                                               hrx_kernel_compiler_t* out) {
+  return HRX_INNER_VT(base)->kernel.toolchain(HRX_INNER(base), out);
 }
 
 static hrx_status_t hrx_fault_kernel_compile(
@@ -619,7 +619,7 @@ static hrx_status_t hrx_fault_kernel_compile(
     size_t name_count, const char* const* options, size_t option_count,
     void** out_image, size_t* out_size) {
   atomic_fetch_add(&hrx_fault_kernel_compiles, 1);
-  return HRX_INNER_VT(base)->kernel_compile(HRX_INNER(base), source, names,
+  return HRX_INNER_VT(base)->kernel.compile(HRX_INNER(base), source, names,
                                             name_count, options, option_count,
                                             out_image, out_size);
 }
@@ -627,7 +627,7 @@ static hrx_status_t hrx_fault_kernel_compile(
 static hrx_status_t hrx_fault_module_load(hrx_backend_device_t* base,
                                           const void* image, size_t size,
                                           hrx_native_module_t** out_module) {
-  HRX_RETURN_IF_ERROR(HRX_INNER_VT(base)->module_load(HRX_INNER(base), image,
+  HRX_RETURN_IF_ERROR(HRX_INNER_VT(base)->kernel.module_load(HRX_INNER(base), image,
                                                       size, out_module));
   atomic_fetch_add(&hrx_fault_live_modules, 1);
   return NULL;
@@ -635,14 +635,14 @@ static hrx_status_t hrx_fault_module_load(hrx_backend_device_t* base,
 
 static void hrx_fault_module_unload(hrx_backend_device_t* base,
                                     hrx_native_module_t* module) {
-  HRX_INNER_VT(base)->module_unload(HRX_INNER(base), module);
+  HRX_INNER_VT(base)->kernel.module_unload(HRX_INNER(base), module);
   atomic_fetch_sub(&hrx_fault_live_modules, 1);
 }
 
 static hrx_status_t hrx_fault_module_get_kernel(
     hrx_backend_device_t* base, hrx_native_module_t* module, const char* name,
-    hrx_native_kernel_t** out_kernel, hrx_kernel_info_t* out_info) {
-  return HRX_INNER_VT(base)->module_get_kernel(HRX_INNER(base), module, name,
+    hrx_native_kernel_t** out_kernel, hrx_kernel_attributes_t* out_info) {
+  return HRX_INNER_VT(base)->kernel.module_get_kernel(HRX_INNER(base), module, name,
                                                out_kernel, out_info);
 }
 
@@ -653,7 +653,7 @@ static hrx_status_t hrx_fault_kernel_launch(hrx_backend_device_t* base,
   HRX_RETURN_IF_ERROR(hrx_fault_check(base, HRX_FAULT_LAUNCH));
   return hrx_fault_finish(
       base, HRX_FAULT_LAUNCH, true,
-      HRX_INNER_VT(base)->kernel_launch(HRX_INNER(base),
+      HRX_INNER_VT(base)->kernel.launch(HRX_INNER(base),
                                         HRX_INNER_QUEUE(queue), kernel,
                                         launch));
 }
@@ -664,7 +664,7 @@ static hrx_status_t hrx_fault_queue_wait(hrx_backend_device_t* base,
                                          hrx_native_queue_t* queue,
                                          uint64_t timeout_ns, bool* out_done) {
   HRX_RETURN_IF_ERROR(hrx_fault_check(base, HRX_FAULT_SYNCHRONIZE));
-  return HRX_INNER_VT(base)->queue_wait(
+  return HRX_INNER_VT(base)->queue.wait(
       HRX_INNER(base), HRX_INNER_QUEUE(queue), timeout_ns, out_done);
 }
 
@@ -672,7 +672,7 @@ static hrx_status_t hrx_fault_event_wait(hrx_backend_device_t* base,
                                          hrx_native_event_t* event,
                                          uint64_t timeout_ns, bool* out_done) {
   HRX_RETURN_IF_ERROR(hrx_fault_check(base, HRX_FAULT_EVENT_SYNCHRONIZE));
-  return HRX_INNER_VT(base)->event_wait(HRX_INNER(base), event, timeout_ns,
+  return HRX_INNER_VT(base)->event.wait(HRX_INNER(base), event, timeout_ns,
                                         out_done);
 }
 
@@ -680,44 +680,54 @@ static const hrx_backend_vtable_t hrx_fault_vtable = {
     .destroy = hrx_fault_destroy,
     .query_info = hrx_fault_query_info,
     .query_free_memory = hrx_fault_query_free_memory,
-    .queue_create = hrx_fault_queue_create,
-    .queue_destroy = hrx_fault_queue_destroy,
-    .queue_query = hrx_fault_queue_query,
     .plan_connections = hrx_fault_plan_connections,
     .query_connections = hrx_fault_query_connections,
-    .queue_native_handle = hrx_fault_queue_native_handle,
-    .alloc = hrx_fault_alloc,
-    .free = hrx_fault_free,
-    .host_alloc = hrx_fault_host_alloc,
-    .host_free = hrx_fault_host_free,
-    .copy = hrx_fault_copy,
-    .fill = hrx_fault_fill,
-    .upload = hrx_fault_upload,
-    .upload_pinned = hrx_fault_upload_pinned,
-    .download = hrx_fault_download,
-    .event_create = hrx_fault_event_create,
-    .event_destroy = hrx_fault_event_destroy,
-    .event_record = hrx_fault_event_record,
-    .queue_wait_event = hrx_fault_queue_wait_event,
-    .event_query = hrx_fault_event_query,
-    .batch_submit = hrx_fault_batch_submit,
-    .queue_host_call = hrx_fault_queue_host_call,
-    .graph_create = hrx_fault_graph_create,
-    .graph_launch = hrx_fault_graph_launch,
-    .graph_destroy = hrx_fault_graph_destroy,
-    .queue_wait = hrx_fault_queue_wait,
-    .event_wait = hrx_fault_event_wait,
-    .event_create_timing = hrx_fault_event_create_timing,
-    .event_elapsed_ms = hrx_fault_event_elapsed_ms,
-    .foreign_stream_wait_event = hrx_fault_foreign_stream_wait_event,
     .peer_path = hrx_fault_peer_path,
-    .peer_copy = hrx_fault_peer_copy,
-    .kernel_toolchain = hrx_fault_kernel_toolchain,
-    .kernel_compile = hrx_fault_kernel_compile,
-    .module_load = hrx_fault_module_load,
-    .module_unload = hrx_fault_module_unload,
-    .module_get_kernel = hrx_fault_module_get_kernel,
-    .kernel_launch = hrx_fault_kernel_launch,
+    .queue = {
+        .create = hrx_fault_queue_create,
+        .destroy = hrx_fault_queue_destroy,
+        .query = hrx_fault_queue_query,
+        .native_handle = hrx_fault_queue_native_handle,
+        .copy = hrx_fault_copy,
+        .fill = hrx_fault_fill,
+        .upload = hrx_fault_upload,
+        .upload_pinned = hrx_fault_upload_pinned,
+        .download = hrx_fault_download,
+        .wait_event = hrx_fault_queue_wait_event,
+        .batch_submit = hrx_fault_batch_submit,
+        .host_call = hrx_fault_queue_host_call,
+        .wait = hrx_fault_queue_wait,
+        .foreign_stream_wait_event = hrx_fault_foreign_stream_wait_event,
+        .peer_copy = hrx_fault_peer_copy,
+    },
+    .memory = {
+        .alloc = hrx_fault_alloc,
+        .free = hrx_fault_free,
+        .host_alloc = hrx_fault_host_alloc,
+        .host_free = hrx_fault_host_free,
+    },
+    .event = {
+        .create = hrx_fault_event_create,
+        .destroy = hrx_fault_event_destroy,
+        .record = hrx_fault_event_record,
+        .query = hrx_fault_event_query,
+        .wait = hrx_fault_event_wait,
+        .create_timing = hrx_fault_event_create_timing,
+        .elapsed_ms = hrx_fault_event_elapsed_ms,
+    },
+    .graph = {
+        .create = hrx_fault_graph_create,
+        .launch = hrx_fault_graph_launch,
+        .destroy = hrx_fault_graph_destroy,
+    },
+    .kernel = {
+        .toolchain = hrx_fault_kernel_toolchain,
+        .compile = hrx_fault_kernel_compile,
+        .module_load = hrx_fault_module_load,
+        .module_unload = hrx_fault_module_unload,
+        .module_get_kernel = hrx_fault_module_get_kernel,
+        .launch = hrx_fault_kernel_launch,
+    },
 };
 
 hrx_status_t hrx_fault_wrap(const char* spec, hrx_backend_device_t* inner,
@@ -735,34 +745,34 @@ hrx_status_t hrx_fault_wrap(const char* spec, hrx_backend_device_t* inner,
   /* Optional entries stay absent where the wrapped backend lacks them, so
    * the core takes the same paths as without the wrapper. */
   device->vtable = hrx_fault_vtable;
-  if (!inner->vtable->batch_submit) device->vtable.batch_submit = NULL;
-  if (!inner->vtable->foreign_stream_wait_event) {
-    device->vtable.foreign_stream_wait_event = NULL;
+  if (!inner->vtable->queue.batch_submit) device->vtable.queue.batch_submit = NULL;
+  if (!inner->vtable->queue.foreign_stream_wait_event) {
+    device->vtable.queue.foreign_stream_wait_event = NULL;
   }
-  if (!inner->vtable->event_create_timing) {
-    device->vtable.event_create_timing = NULL;
-    device->vtable.event_elapsed_ms = NULL;
+  if (!inner->vtable->event.create_timing) {
+    device->vtable.event.create_timing = NULL;
+    device->vtable.event.elapsed_ms = NULL;
   }
   if (!inner->vtable->plan_connections) device->vtable.plan_connections = NULL;
   if (!inner->vtable->query_connections) {
     device->vtable.query_connections = NULL;
   }
-  if (!inner->vtable->peer_copy) {
+  if (!inner->vtable->queue.peer_copy) {
     device->vtable.peer_path = NULL;
-    device->vtable.peer_copy = NULL;
+    device->vtable.queue.peer_copy = NULL;
   }
-  if (!inner->vtable->kernel_launch || device->no_kernels) {
-    device->vtable.kernel_toolchain = NULL;
-    device->vtable.kernel_compile = NULL;
-    device->vtable.module_load = NULL;
-    device->vtable.module_unload = NULL;
-    device->vtable.module_get_kernel = NULL;
-    device->vtable.kernel_launch = NULL;
+  if (!inner->vtable->kernel.launch || device->no_kernels) {
+    device->vtable.kernel.toolchain = NULL;
+    device->vtable.kernel.compile = NULL;
+    device->vtable.kernel.module_load = NULL;
+    device->vtable.kernel.module_unload = NULL;
+    device->vtable.kernel.module_get_kernel = NULL;
+    device->vtable.kernel.launch = NULL;
   }
-  if (!inner->vtable->graph_create) {
-    device->vtable.graph_create = NULL;
-    device->vtable.graph_launch = NULL;
-    device->vtable.graph_destroy = NULL;
+  if (!inner->vtable->graph.create) {
+    device->vtable.graph.create = NULL;
+    device->vtable.graph.launch = NULL;
+    device->vtable.graph.destroy = NULL;
   }
   device->base.vtable = &device->vtable;
   device->inner = inner;

@@ -28,7 +28,7 @@
 #ifndef HRX_DRIVERS_FAULT_FAULT_BACKEND_H_
 #define HRX_DRIVERS_FAULT_FAULT_BACKEND_H_
 
-#include "hal/backend.h"
+#include "hal/device.h"
 #include "testing/hrx_testing.h"
 
 #ifdef __cplusplus

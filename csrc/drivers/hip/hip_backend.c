@@ -17,7 +17,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "hal/backend.h"
+#include "hal/driver.h"
 #include "hip_batch.h"
 #include "hip_connections.h"
 #include "hip_dynamic.h"
@@ -31,6 +31,8 @@ typedef struct hrx_hip_device_s {
   hrx_backend_device_t base;  /* first member */
   int index;
   hrx_device_info_t info;       /* filled at open; immutable */
+  bool batching;                /* the core's setting at open: prepare the
+                                   batch kernel ahead of the first batch */
   hrx_hip_staging_t* staging;   /* owned */
   hrx_hip_batch_t* batch;       /* owned; the batch kernel */
   /* The native context is created by the first entry point that needs it
@@ -68,13 +70,6 @@ static bool hrx_hip_nvidia(void) {
   return hrx_hip_rt.platform == &hrx_hip_platform_nvidia;
 }
 
-/* A malformed HRX_BATCHING fails the device's open in the core. */
-static bool hrx_hip_batching_starts_on(void) {
-  bool on = true;
-  hrx_status_free(hrx_env_switch("HRX_BATCHING", true, &on));
-  return on;
-}
-
 /* Creates the native context once: makes the device current (cudaSetDevice
  * creates the primary context since CUDA 12) and reads the stream priority
  * range. */
@@ -99,7 +94,7 @@ static hrx_status_t hrx_hip_activate(hrx_hip_device_t* device) {
   }
   pthread_mutex_unlock(&device->context_mutex);
   /* The batch kernel deferred by device_open (NVIDIA); prepare runs once. */
-  if (!status && hrx_hip_nvidia() && hrx_hip_batching_starts_on()) {
+  if (!status && hrx_hip_nvidia() && device->batching) {
     hrx_hip_batch_prepare(device->batch);
   }
   return status;
@@ -302,8 +297,9 @@ static void hrx_hip_device_budget(hrx_connection_budget_t* out_budget) {
   }
 }
 
-static hrx_status_t hrx_hip_device_open(int index,
-                                        hrx_backend_device_t** out_device) {
+static hrx_status_t hrx_hip_device_open(
+    int index, const hrx_hal_device_settings_t* settings,
+    hrx_backend_device_t** out_device) {
   int count = 0;
   HRX_RETURN_IF_ERROR(hrx_hip_runtime_load(true, &count));
   if (index < 0 || index >= count) {
@@ -339,6 +335,7 @@ static hrx_status_t hrx_hip_device_open(int index,
   for (int i = 0; i < count; ++i) atomic_init(&device->peer_enabled[i], false);
   device->base.vtable = &hrx_hip_vtable;
   device->index = index;
+  device->batching = settings->batching;
   pthread_mutex_init(&device->context_mutex, NULL);
   atomic_init(&device->context_ready, false);
   device->connections_wanted =
@@ -355,11 +352,12 @@ static hrx_status_t hrx_hip_device_open(int index,
     free(device);
     return status;
   }
-  /* The kernel is compiled now unless batching starts off (HRX_BATCHING=0);
-   * then the first batch prepares it. On NVIDIA loading it needs the
+  /* The kernel is compiled now unless the device's streams start with
+   * batching off (the core's setting, HRX_BATCHING=0); then the first batch
+   * prepares it. On NVIDIA loading it needs the
    * context, which must not exist before the pool is sized: it is prepared
    * when the context is created (hrx_hip_activate). */
-  if (!hrx_hip_nvidia() && hrx_hip_batching_starts_on()) {
+  if (!hrx_hip_nvidia() && device->batching) {
     hrx_hip_batch_prepare(device->batch);
   }
   hrx_hip_batch_describe(device->batch, device->info.batch_publication,
@@ -1090,7 +1088,7 @@ static hrx_status_t hrx_hip_event_wait(hrx_backend_device_t* base,
 
 /* Compiling needs no context (NVIDIA creates none for it). */
 static hrx_status_t hrx_hip_kernel_toolchain_of(
-    hrx_backend_device_t* base, hrx_kernel_toolchain_t* out_toolchain) {
+    hrx_backend_device_t* base, hrx_kernel_compiler_t* out_toolchain) {
   return hrx_hip_kernel_toolchain(hrx_hip_rt.platform->id,
                                   hrx_hip_rt.library_name,
                                   hrx_hip_device_cast(base)->info.target,
@@ -1128,7 +1126,7 @@ static void hrx_hip_module_unload_on(hrx_backend_device_t* base,
 
 static hrx_status_t hrx_hip_module_get_kernel_of(
     hrx_backend_device_t* base, hrx_native_module_t* module, const char* name,
-    hrx_native_kernel_t** out_kernel, hrx_kernel_info_t* out_info) {
+    hrx_native_kernel_t** out_kernel, hrx_kernel_attributes_t* out_info) {
   HRX_RETURN_IF_ERROR(hrx_hip_enter(base));
   return hrx_hip_module_get_kernel(module, name,
                                    &hrx_hip_device_cast(base)->info,
@@ -1148,44 +1146,54 @@ static const hrx_backend_vtable_t hrx_hip_vtable = {
     .destroy = hrx_hip_device_destroy,
     .query_info = hrx_hip_query_info,
     .query_free_memory = hrx_hip_query_free_memory,
-    .queue_create = hrx_hip_queue_create,
-    .queue_destroy = hrx_hip_queue_destroy,
-    .queue_query = hrx_hip_queue_query,
     .plan_connections = hrx_hip_plan_connections,
     .query_connections = hrx_hip_query_connections,
-    .queue_native_handle = hrx_hip_queue_native_handle,
-    .alloc = hrx_hip_alloc,
-    .free = hrx_hip_free,
-    .host_alloc = hrx_hip_host_alloc,
-    .host_free = hrx_hip_host_free,
-    .copy = hrx_hip_copy,
-    .fill = hrx_hip_fill,
-    .upload = hrx_hip_upload,
-    .upload_pinned = hrx_hip_upload_pinned,
-    .download = hrx_hip_download,
-    .event_create = hrx_hip_event_create,
-    .event_create_timing = hrx_hip_event_create_timing,
-    .event_elapsed_ms = hrx_hip_event_elapsed_ms,
-    .foreign_stream_wait_event = hrx_hip_foreign_stream_wait_event,
-    .event_destroy = hrx_hip_event_destroy,
-    .event_record = hrx_hip_event_record,
-    .queue_wait_event = hrx_hip_queue_wait_event,
-    .event_query = hrx_hip_event_query,
-    .batch_submit = hrx_hip_batch_submit,
-    .queue_host_call = hrx_hip_queue_host_call,
-    .graph_create = hrx_hip_graph_create,
-    .graph_launch = hrx_hip_graph_launch,
-    .graph_destroy = hrx_hip_graph_destroy,
-    .queue_wait = hrx_hip_queue_wait,
-    .event_wait = hrx_hip_event_wait,
     .peer_path = hrx_hip_peer_path,
-    .peer_copy = hrx_hip_peer_copy,
-    .kernel_toolchain = hrx_hip_kernel_toolchain_of,
-    .kernel_compile = hrx_hip_kernel_compile_for,
-    .module_load = hrx_hip_module_load_on,
-    .module_unload = hrx_hip_module_unload_on,
-    .module_get_kernel = hrx_hip_module_get_kernel_of,
-    .kernel_launch = hrx_hip_kernel_launch_on,
+    .queue = {
+        .create = hrx_hip_queue_create,
+        .destroy = hrx_hip_queue_destroy,
+        .query = hrx_hip_queue_query,
+        .native_handle = hrx_hip_queue_native_handle,
+        .copy = hrx_hip_copy,
+        .fill = hrx_hip_fill,
+        .upload = hrx_hip_upload,
+        .upload_pinned = hrx_hip_upload_pinned,
+        .download = hrx_hip_download,
+        .foreign_stream_wait_event = hrx_hip_foreign_stream_wait_event,
+        .wait_event = hrx_hip_queue_wait_event,
+        .batch_submit = hrx_hip_batch_submit,
+        .host_call = hrx_hip_queue_host_call,
+        .wait = hrx_hip_queue_wait,
+        .peer_copy = hrx_hip_peer_copy,
+    },
+    .memory = {
+        .alloc = hrx_hip_alloc,
+        .free = hrx_hip_free,
+        .host_alloc = hrx_hip_host_alloc,
+        .host_free = hrx_hip_host_free,
+    },
+    .event = {
+        .create = hrx_hip_event_create,
+        .create_timing = hrx_hip_event_create_timing,
+        .elapsed_ms = hrx_hip_event_elapsed_ms,
+        .destroy = hrx_hip_event_destroy,
+        .record = hrx_hip_event_record,
+        .query = hrx_hip_event_query,
+        .wait = hrx_hip_event_wait,
+    },
+    .graph = {
+        .create = hrx_hip_graph_create,
+        .launch = hrx_hip_graph_launch,
+        .destroy = hrx_hip_graph_destroy,
+    },
+    .kernel = {
+        .toolchain = hrx_hip_kernel_toolchain_of,
+        .compile = hrx_hip_kernel_compile_for,
+        .module_load = hrx_hip_module_load_on,
+        .module_unload = hrx_hip_module_unload_on,
+        .module_get_kernel = hrx_hip_module_get_kernel_of,
+        .launch = hrx_hip_kernel_launch_on,
+    },
 };
 
 static void hrx_hip_describe_backend(hrx_backend_info_t* out_info) {

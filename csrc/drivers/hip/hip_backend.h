@@ -1,14 +1,20 @@
-/* Facts about the hip backend's runtime library, for tests, CI and
- * hrx.backends(). The backend itself is hrx_hip_backend (backend.h).
+/* The hip driver (the HIP runtime on AMD, the CUDA runtime on NVIDIA,
+ * loaded at run time), and facts about the runtime library it loaded, for
+ * tests, CI and hrx.backends().
  *
- * Both functions are thread-safe, never load anything themselves, and return
+ * The functions are thread-safe, never load anything themselves, and return
  * static strings that stay valid for the life of the process. */
 #ifndef HRX_DRIVERS_HIP_HIP_BACKEND_H_
 #define HRX_DRIVERS_HIP_HIP_BACKEND_H_
 
+#include "hal/driver.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/* The driver (drivers/registry.c lists it). */
+extern const hrx_backend_t hrx_hip_backend;
 
 /* The library the backend's load settled on, as passed to dlopen (a soname
  * such as "libcudart.so.13" or a path): the one in use, or, when the load

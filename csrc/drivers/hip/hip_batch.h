@@ -15,7 +15,7 @@
 
 #include <stdbool.h>
 
-#include "hal/backend.h"
+#include "hal/device.h"
 #include "hip_types.h"
 #include "base/status.h"
 

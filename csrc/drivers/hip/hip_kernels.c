@@ -18,11 +18,11 @@ static bool hrx_hip_kernels_amd(void) {
 hrx_status_t hrx_hip_kernel_toolchain(const char* platform,
                                       const char* runtime_library,
                                       const char* target,
-                                      hrx_kernel_toolchain_t* out_toolchain) {
+                                      hrx_kernel_compiler_t* out_toolchain) {
   hrx_rtc_plan_t plan;
   HRX_RETURN_IF_ERROR(
       hrx_hip_rtc_plan(platform, runtime_library, target, true, &plan));
-  hrx_kernel_toolchain_t toolchain;
+  hrx_kernel_compiler_t toolchain;
   memset(&toolchain, 0, sizeof(toolchain));
   snprintf(toolchain.language, sizeof(toolchain.language), "%s",
            plan.amd ? "hip" : "cuda");
@@ -293,7 +293,7 @@ static int hrx_hip_param_at(hrx_hip_kernel_t kernel, size_t index,
 /* NVIDIA: the parameters' layout, where the runtime or driver can tell. */
 static hrx_status_t hrx_hip_describe_params(hrx_hip_kernel_t kernel,
                                             const char* name,
-                                            hrx_kernel_info_t* info) {
+                                            hrx_kernel_attributes_t* info) {
   info->param_count = -1;
   for (size_t i = 0; i <= HRX_KERNEL_MAX_ARGS; ++i) {
     size_t offset = 0;
@@ -342,7 +342,7 @@ static hrx_status_t hrx_hip_lookup_failure(const char* api, const char* name,
 static hrx_status_t hrx_hip_describe_nvidia(hrx_hip_kernel_t kernel,
                                             const char* name,
                                             const hrx_device_info_t* device,
-                                            hrx_kernel_info_t* info) {
+                                            hrx_kernel_attributes_t* info) {
   const hrx_hip_symbols_t* sym = &hrx_hip_rt.sym;
   char attributes[HRX_HIP_FUNC_ATTRIBUTES_BUFFER_SIZE];
   memset(attributes, 0, sizeof(attributes));
@@ -384,7 +384,7 @@ static hrx_status_t hrx_hip_describe_nvidia(hrx_hip_kernel_t kernel,
 
 static hrx_status_t hrx_hip_describe_amd(hrx_hip_function_t function,
                                          const hrx_device_info_t* device,
-                                         hrx_kernel_info_t* info) {
+                                         hrx_kernel_attributes_t* info) {
   const hrx_hip_symbols_t* sym = &hrx_hip_rt.sym;
   int max_threads = 0;
   int static_shared = 0;
@@ -417,8 +417,8 @@ hrx_status_t hrx_hip_module_get_kernel(hrx_native_module_t* module,
                                        const char* name,
                                        const hrx_device_info_t* device,
                                        hrx_native_kernel_t** out_kernel,
-                                       hrx_kernel_info_t* out_info) {
-  hrx_kernel_info_t info;
+                                       hrx_kernel_attributes_t* out_info) {
+  hrx_kernel_attributes_t info;
   memset(&info, 0, sizeof(info));
   if (hrx_hip_kernels_amd()) {
     hrx_hip_function_t function = NULL;

@@ -30,7 +30,7 @@
 #ifndef HRX_DRIVERS_HIP_HIP_KERNELS_H_
 #define HRX_DRIVERS_HIP_HIP_KERNELS_H_
 
-#include "hal/backend.h"
+#include "hal/device.h"
 #include "hip_types.h"
 #include "base/status.h"
 
@@ -40,7 +40,7 @@
 hrx_status_t hrx_hip_kernel_toolchain(const char* platform,
                                       const char* runtime_library,
                                       const char* target,
-                                      hrx_kernel_toolchain_t* out_toolchain);
+                                      hrx_kernel_compiler_t* out_toolchain);
 
 /* backend.h's kernel_compile for `target`; needs no device. */
 hrx_status_t hrx_hip_kernel_compile(const char* platform,
@@ -77,7 +77,7 @@ hrx_status_t hrx_hip_module_get_kernel(hrx_native_module_t* module,
                                        const char* name,
                                        const hrx_device_info_t* device,
                                        hrx_native_kernel_t** out_kernel,
-                                       hrx_kernel_info_t* out_info);
+                                       hrx_kernel_attributes_t* out_info);
 
 /* One launch on `stream` (backend.h's kernel_launch, already checked by the
  * core). A launch the runtime refuses returns its error, with the runtime's

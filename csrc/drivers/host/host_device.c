@@ -44,10 +44,10 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
-#include "hal/backend.h"
 #include "base/environment.h"
 #include "base/nonblocking.h"
 #include "base/status.h"
+#include "host_driver.h"
 #include "host_grid.h"
 #include "host_kernel_compiler.h"
 #include "host_kernel_module.h"
@@ -647,7 +647,7 @@ static hrx_status_t hrx_host_event_wait(hrx_backend_device_t* base,
 /* ---------------------------------------------------------------- kernels */
 
 static hrx_status_t hrx_host_kernel_toolchain(hrx_backend_device_t* base,
-                                              hrx_kernel_toolchain_t* out) {
+                                              hrx_kernel_compiler_t* out) {
   return hrx_host_compiler_describe(&hrx_host_device_cast(base)->compiler,
                                     out);
 }
@@ -677,7 +677,7 @@ static void hrx_host_module_unload_native(hrx_backend_device_t* base,
 
 static hrx_status_t hrx_host_module_get_kernel_native(
     hrx_backend_device_t* base, hrx_native_module_t* module, const char* name,
-    hrx_native_kernel_t** out_kernel, hrx_kernel_info_t* out_info) {
+    hrx_native_kernel_t** out_kernel, hrx_kernel_attributes_t* out_info) {
   (void)base;
   return hrx_host_module_get_kernel((hrx_host_module_t*)module, name,
                                     (hrx_host_kernel_t**)out_kernel,
@@ -718,41 +718,48 @@ static const hrx_backend_vtable_t hrx_host_vtable = {
     .destroy = hrx_host_device_destroy,
     .query_info = hrx_host_query_info,
     .query_free_memory = hrx_host_query_free_memory,
-    .queue_create = hrx_host_queue_create_native,
-    .queue_destroy = hrx_host_queue_destroy_native,
-    .queue_query = hrx_host_queue_query,
     .plan_connections = hrx_host_plan_connections,
     .query_connections = hrx_host_query_connections,
-    .queue_native_handle = hrx_host_queue_native_handle,
-    .alloc = hrx_host_alloc,
-    .free = hrx_host_free,
-    .host_alloc = hrx_host_alloc,
-    .host_free = hrx_host_host_free,
-    .copy = hrx_host_copy,
-    .fill = hrx_host_fill,
-    .upload = hrx_host_upload,
-    .upload_pinned = hrx_host_upload_pinned,
-    .download = hrx_host_download,
-    .event_create = hrx_host_event_create,
-    .event_destroy = hrx_host_event_destroy,
-    .event_record = hrx_host_event_record,
-    .queue_wait_event = hrx_host_queue_wait_event,
-    .event_query = hrx_host_event_query,
-    .batch_submit = hrx_host_batch_submit,
-    .queue_host_call = hrx_host_queue_host_call,
-    /* No native graphs: the core submits a graph's nodes in order. */
-    .queue_wait = hrx_host_queue_wait_native,
-    .event_wait = hrx_host_event_wait,
-    .event_create_timing = hrx_host_event_create_timing,
-    .event_elapsed_ms = hrx_host_event_elapsed_ms,
     .peer_path = hrx_host_peer_path,
-    .peer_copy = hrx_host_peer_copy,
-    .kernel_toolchain = hrx_host_kernel_toolchain,
-    .kernel_compile = hrx_host_kernel_compile,
-    .module_load = hrx_host_module_load_native,
-    .module_unload = hrx_host_module_unload_native,
-    .module_get_kernel = hrx_host_module_get_kernel_native,
-    .kernel_launch = hrx_host_kernel_launch,
+    .queue = {
+        .create = hrx_host_queue_create_native,
+        .destroy = hrx_host_queue_destroy_native,
+        .query = hrx_host_queue_query,
+        .native_handle = hrx_host_queue_native_handle,
+        .copy = hrx_host_copy,
+        .fill = hrx_host_fill,
+        .upload = hrx_host_upload,
+        .upload_pinned = hrx_host_upload_pinned,
+        .download = hrx_host_download,
+        .wait_event = hrx_host_queue_wait_event,
+        .batch_submit = hrx_host_batch_submit,
+        .host_call = hrx_host_queue_host_call,
+        .wait = hrx_host_queue_wait_native,
+        .peer_copy = hrx_host_peer_copy,
+    },
+    .memory = {
+        .alloc = hrx_host_alloc,
+        .free = hrx_host_free,
+        .host_alloc = hrx_host_alloc,
+        .host_free = hrx_host_host_free,
+    },
+    .event = {
+        .create = hrx_host_event_create,
+        .destroy = hrx_host_event_destroy,
+        .record = hrx_host_event_record,
+        .query = hrx_host_event_query,
+        .wait = hrx_host_event_wait,
+        .create_timing = hrx_host_event_create_timing,
+        .elapsed_ms = hrx_host_event_elapsed_ms,
+    },
+    .kernel = {
+        .toolchain = hrx_host_kernel_toolchain,
+        .compile = hrx_host_kernel_compile,
+        .module_load = hrx_host_module_load_native,
+        .module_unload = hrx_host_module_unload_native,
+        .module_get_kernel = hrx_host_module_get_kernel_native,
+        .launch = hrx_host_kernel_launch,
+    },
 };
 
 static hrx_status_t hrx_host_load(bool opening, int* out_device_count) {
@@ -789,8 +796,10 @@ static hrx_status_t hrx_host_read_settings(hrx_host_settings_t* out) {
                      &out->spin_us);
 }
 
-static hrx_status_t hrx_host_device_open(int index,
-                                         hrx_backend_device_t** out_device) {
+static hrx_status_t hrx_host_device_open(
+    int index, const hrx_hal_device_settings_t* core_settings,
+    hrx_backend_device_t** out_device) {
+  (void)core_settings; /* batches need nothing prepared here */
   hrx_host_settings_t settings;
   HRX_RETURN_IF_ERROR(hrx_host_read_settings(&settings));
   hrx_host_device_t* device = calloc(1, sizeof(*device));

@@ -20,7 +20,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "hal/backend.h"
+#include "hal/device.h"
 #include "host_engines.h"
 #include "host_kernel_module.h"
 

@@ -381,7 +381,7 @@ static hrx_status_t hrx_host_compiler_argv(size_t extra,
 /* ------------------------------------------------------------ describe */
 
 hrx_status_t hrx_host_compiler_describe(hrx_host_compiler_t* compiler,
-                                        hrx_kernel_toolchain_t* out) {
+                                        hrx_kernel_compiler_t* out) {
   char* command = NULL;
   const char* variable = "";
   HRX_RETURN_IF_ERROR(hrx_host_compiler_command(&command, &variable));
@@ -418,7 +418,7 @@ hrx_status_t hrx_host_compiler_describe(hrx_host_compiler_t* compiler,
         argv.argv[0], exit_status < 0 ? "died of signal" : "exited with",
         exit_status < 0 ? signal : exit_status, version ? version : "");
   }
-  hrx_kernel_toolchain_t toolchain;
+  hrx_kernel_compiler_t toolchain;
   memset(&toolchain, 0, sizeof(toolchain));
   if (!status) {
     char* newline = strchr(version, '\n');

@@ -23,12 +23,12 @@
 #include <pthread.h>
 #include <stddef.h>
 
-#include "hal/backend.h"
+#include "hal/device.h"
 
 typedef struct hrx_host_compiler_s {
   pthread_mutex_t mutex;
   char* command;                     /* owned: the command described */
-  hrx_kernel_toolchain_t toolchain;  /* of `command`; mutex */
+  hrx_kernel_compiler_t toolchain;  /* of `command`; mutex */
 } hrx_host_compiler_t;
 
 void hrx_host_compiler_initialize(hrx_host_compiler_t* compiler);
@@ -39,7 +39,7 @@ void hrx_host_compiler_deinitialize(hrx_host_compiler_t* compiler);
  * found or the one named cannot run, saying what was looked for and how
  * to point hrx at one (HRX_HOST_CC). */
 hrx_status_t hrx_host_compiler_describe(hrx_host_compiler_t* compiler,
-                                        hrx_kernel_toolchain_t* out);
+                                        hrx_kernel_compiler_t* out);
 
 /* Compiles as described above; *out_image is malloc'ed. */
 hrx_status_t hrx_host_compiler_compile(hrx_host_compiler_t* compiler,

@@ -283,7 +283,7 @@ static hrx_status_t hrx_host_module_check_layout(
 hrx_status_t hrx_host_module_get_kernel(hrx_host_module_t* module,
                                         const char* name,
                                         hrx_host_kernel_t** out_kernel,
-                                        hrx_kernel_info_t* out_info) {
+                                        hrx_kernel_attributes_t* out_info) {
   size_t length = strlen(name);
   pthread_mutex_lock(&module->mutex);
   hrx_host_kernel_t* kernel = module->kernels;

@@ -14,7 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "hal/backend.h"
+#include "hal/device.h"
 
 #define HRX_KERNEL_ABI_ONLY
 #include "hrx_kernel.h"
@@ -57,6 +57,6 @@ void hrx_host_module_release(hrx_host_module_t* module);
 hrx_status_t hrx_host_module_get_kernel(hrx_host_module_t* module,
                                         const char* name,
                                         hrx_host_kernel_t** out_kernel,
-                                        hrx_kernel_info_t* out_info);
+                                        hrx_kernel_attributes_t* out_info);
 
 #endif /* HRX_DRIVERS_HOST_HOST_KERNEL_MODULE_H_ */

@@ -27,7 +27,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 
-#include "hal/backend.h"
+#include "hal/device.h"
 #include "host_engines.h"
 #include "host_grid.h"
 
