@@ -7,7 +7,7 @@
 #include <stdlib.h>
 
 #include "completion.h"
-#include "device.h"
+#include "live_device.h"
 #include "entry.h"
 #include "base/status.h"
 

@@ -1,196 +1,17 @@
-/* The live-device registry. A live device exists per (backend, index) while
- * any reference to it exists; every stream, buffer, event and readback holds
- * one. The registry lock guards the list and every device's reference count,
- * so an open never revives a device that is being torn down. */
-#include "device.h"
-
-#include <pthread.h>
-#include <stdatomic.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
+/* The public calls on a device (hrx.h, hrx_device_*) that make the entry
+ * check (entry.h) before anything else: open, release, synchronize, the
+ * pool settings and the queries that ask the runtime. What they act on is
+ * the live device's (live_device.h). */
+#include <stdbool.h>
 
 #include "backend_registry.h"
-#include "cleanup.h"
-#include "entry.h"
-#include "fork.h"
-#include "kernel_cache.h"
-#include "base/nonblocking.h"
 #include "base/status.h"
-#include "stream.h"
-#include "base/thread_state.h"
+#include "batching.h"
+#include "entry.h"
+#include "failure.h"
+#include "fork.h"
+#include "live_device.h"
 #include "wait.h"
-
-#ifdef HRX_TESTING_BUILD
-#include "testing/hrx_testing.h"
-#endif
-
-struct hrx_device_s {
-  int ref_count;                   /* guarded by hrx_registry_mutex */
-  struct hrx_device_s* next;       /* registry list; guarded likewise */
-  hrx_cleanup_t* cleanup;          /* owned: deferred releases, staging
-                                      warm-up (cleanup.h) */
-  pthread_mutex_t failure_mutex;
-  hrx_failure_link_t* failed;      /* streams holding an unraised failure;
-                                      failure_mutex */
-  hrx_staging_pool_t* staging;     /* owned: read staging */
-  const hrx_backend_t* backend_type; /* static */
-  int index;
-  unsigned generation;             /* hrx_fork_current() at creation */
-  hrx_backend_device_t* backend;   /* owned */
-  hrx_queue_pool_t pool;           /* owned */
-  hrx_device_info_t info;          /* immutable after open */
-  hrx_batch_settings_t batch;      /* immutable after open */
-  atomic_bool batching;            /* the switch; starts at batch.enabled */
-  hrx_flusher_t* flusher;          /* owned */
-  hrx_pacer_t* pacer;              /* owned: paced transfers (pacing.h) */
-  hrx_kernel_cache_t* kernels;     /* owned: compiled kernel modules */
-  atomic_uint_least64_t commands;  /* handed to native queues */
-  /* The staging warm-up (staging.h): whether this device has one
-   * (immutable after open), and whether its first stream queued it. */
-  bool warms_staging;
-  atomic_bool staging_warm_queued;
-};
-
-static pthread_mutex_t hrx_registry_mutex = PTHREAD_MUTEX_INITIALIZER;
-static hrx_device_t* hrx_registry_head = NULL;
-
-void hrx_device_registry_lock(void) { pthread_mutex_lock(&hrx_registry_mutex); }
-
-void hrx_device_registry_unlock(void) {
-  pthread_mutex_unlock(&hrx_registry_mutex);
-}
-
-/* In a forked child, holding the lock taken before fork(): the parent's
- * devices are left out of the registry (and never torn down here). */
-void hrx_device_registry_reset_in_child(void) {
-  hrx_registry_head = NULL;
-  pthread_mutex_unlock(&hrx_registry_mutex);
-}
-
-bool hrx_device_is_stale(const hrx_device_t* device) {
-  return device->generation != hrx_fork_current();
-}
-
-hrx_status_t hrx_device_check_process(const hrx_device_t* device) {
-  if (!hrx_device_is_stale(device)) return NULL;
-  return hrx_fork_stale_error(device->info.backend, device->index);
-}
-
-static hrx_device_t* hrx_registry_find_locked(const hrx_backend_t* backend,
-                                              int index) {
-  for (hrx_device_t* d = hrx_registry_head; d; d = d->next) {
-    if (d->backend_type == backend && d->index == index) return d;
-  }
-  return NULL;
-}
-
-/* The backend's device count now (a host backend's HRX_HOST_DEVICE_COUNT
- * may grow), at least enough for this device. The backend is loaded (the
- * device's open selected it), so this only reads the count. */
-static int hrx_device_backend_count(const hrx_device_t* device) {
-  int count = 0;
-  hrx_status_free(device->backend_type->load(true, &count));
-  return count > device->index ? count : device->index + 1;
-}
-
-static hrx_status_t hrx_device_create(const hrx_backend_t* backend_type,
-                                      int index, const char* selection,
-                                      hrx_device_t** out_device) {
-  hrx_device_t* device = calloc(1, sizeof(*device));
-  if (!device) {
-    return hrx_make_status(HRX_STATUS_OUT_OF_MEMORY, "cannot allocate device");
-  }
-  device->ref_count = 1;
-  atomic_init(&device->commands, 0);
-  pthread_mutex_init(&device->failure_mutex, NULL);
-  device->backend_type = backend_type;
-  device->index = index;
-  device->generation = hrx_fork_current();
-  /* The core's settings first: a malformed one fails the open before any
-   * native work. */
-  hrx_chunk_settings_t chunking;
-  uint64_t staging_cache_bytes = 0;
-  hrx_status_t status = hrx_batch_settings_from_environment(&device->batch);
-  if (!status) status = hrx_chunk_settings_from_environment(&chunking);
-  if (!status) {
-    status = hrx_staging_cache_bytes_from_environment(&staging_cache_bytes);
-  }
-  if (status) {
-    free(device);
-    return status;
-  }
-  hrx_hal_device_settings_t settings = {.batching = device->batch.enabled};
-  hrx_hal_opened_device_t opened = {0};
-  status = hrx_hal_device_open(backend_type, index, &settings, &opened);
-  if (!status) {
-    device->backend = opened.device;
-    status =
-        device->backend->vtable->query_info(device->backend, &device->info);
-    if (status) device->backend->vtable->destroy(device->backend);
-  }
-  if (status) {
-    free(device);
-    return status;
-  }
-  if (!status) {
-    status = hrx_pacer_create(device->backend, &chunking, &device->pacer);
-  }
-  if (!status) {
-    status = hrx_flusher_create(device->batch.delay_ns, &device->flusher);
-    if (status) hrx_pacer_destroy(device->pacer);
-  }
-  if (!status) {
-    status = hrx_cleanup_create(&device->cleanup);
-    if (status) {
-      hrx_flusher_destroy(device->flusher);
-      hrx_pacer_destroy(device->pacer);
-    }
-  }
-  if (!status) {
-    status = hrx_staging_pool_create(device->backend, staging_cache_bytes,
-                                     device->cleanup, &device->staging);
-    if (status) {
-      hrx_cleanup_destroy(device->cleanup);
-      hrx_flusher_destroy(device->flusher);
-      hrx_pacer_destroy(device->pacer);
-    }
-  }
-  if (!status) {
-    status = hrx_kernel_cache_create(&device->kernels);
-    if (status) {
-      hrx_staging_pool_detach_cleanup(device->staging);
-      hrx_cleanup_destroy(device->cleanup);
-      hrx_staging_pool_destroy(device->staging);
-      hrx_flusher_destroy(device->flusher);
-      hrx_pacer_destroy(device->pacer);
-    }
-  }
-  /* With every native call numbered (fault injection), no warm-up: it would
-   * run at a time of its own. */
-  device->warms_staging = !opened.calls_numbered;
-  atomic_init(&device->staging_warm_queued, false);
-  if (status) {
-    device->backend->vtable->destroy(device->backend);
-    free(device);
-    return status;
-  }
-  atomic_init(&device->batching, device->batch.enabled);
-  if (!device->backend->vtable->kernel.launch) {
-    /* No kernels run here: no launch limits either (hrx.h). */
-    device->info.max_threads_per_block = 0;
-    memset(device->info.max_block_dim, 0, sizeof(device->info.max_block_dim));
-    memset(device->info.max_grid_dim, 0, sizeof(device->info.max_grid_dim));
-    device->info.max_shared_bytes_per_block = 0;
-  }
-  device->info.index = index;
-  device->info.device_count = hrx_device_backend_count(device);
-  snprintf(device->info.selection, sizeof(device->info.selection), "%s",
-           selection);
-  hrx_queue_pool_initialize(device->backend, &device->pool);
-  *out_device = device;
-  return NULL;
-}
 
 hrx_status_t hrx_device_open(const char* backend_name, int index,
                              hrx_device_t** out_device) {
@@ -201,329 +22,25 @@ hrx_status_t hrx_device_open(const char* backend_name, int index,
   hrx_fork_install();
   HRX_RETURN_IF_ERROR(hrx_backend_select(backend_name, index, &backend,
                                          selection, sizeof(selection)));
-  hrx_status_t status = NULL;
-  pthread_mutex_lock(&hrx_registry_mutex);
-  hrx_device_t* device = hrx_registry_find_locked(backend, index);
-  if (device) {
-    device->ref_count++;
-  } else {
-    /* Opening under the registry lock keeps one live device per key. */
-    status = hrx_device_create(backend, index, selection, &device);
-    if (!status) {
-      device->next = hrx_registry_head;
-      hrx_registry_head = device;
-    }
-  }
-  pthread_mutex_unlock(&hrx_registry_mutex);
-  if (!status) *out_device = device;
-  return status;
-}
-
-void hrx_device_stream_created(hrx_device_t* device) {
-  if (!device->warms_staging ||
-      atomic_load_explicit(&device->staging_warm_queued,
-                           memory_order_relaxed) ||
-      atomic_exchange(&device->staging_warm_queued, true)) {
-    return;
-  }
-  hrx_staging_pool_begin_warm(device->staging);
-  if (!hrx_cleanup_queue(device->cleanup, hrx_staging_pool_warm,
-                         device->staging)) {
-    hrx_staging_pool_end_warm(device->staging); /* cold (out of memory) */
-  }
-}
-
-void hrx_device_retain(hrx_device_t* device) {
-  if (!device) return;
-  pthread_mutex_lock(&hrx_registry_mutex);
-  device->ref_count++;
-  pthread_mutex_unlock(&hrx_registry_mutex);
+  return hrx_live_device_open(backend, index, selection, out_device);
 }
 
 static void hrx_device_release_object(void* device) {
   hrx_device_release(device);
 }
 
-/* Tears down a device whose last reference is gone (it is out of the
- * registry). Also a task of the device's cleanup thread. */
-static void hrx_device_teardown(void* arg) {
-  hrx_device_t* device = arg;
-  /* No stream, buffer, event or deferred release is left: they all held
-   * references. What the cleanup thread still has queued (staging
-   * warm-up) runs before it stops; on the cleanup thread itself it ends
-   * after the task that called this. Staging evicted from now on is kept
-   * until the pool goes. */
-  hrx_staging_pool_detach_cleanup(device->staging);
-  hrx_cleanup_destroy(device->cleanup);
-  hrx_flusher_destroy(device->flusher);
-  /* Nothing is held (every stream is gone); its threads end once the
-   * chunks in flight completed, before the queues and staging go. */
-  hrx_pacer_destroy(device->pacer);
-  hrx_queue_pool_deinitialize(&device->pool);
-  /* Every queue waited for its work: staging is no longer written, and no
-   * launch of a cached module is left. */
-  hrx_staging_pool_destroy(device->staging);
-  hrx_kernel_cache_destroy(device->kernels);
-  device->backend->vtable->destroy(device->backend);
-  pthread_mutex_destroy(&device->failure_mutex);
-  free(device);
-}
-
 void hrx_device_release(hrx_device_t* device) {
   if (!device) return;
   if (hrx_entry_release(device, hrx_device_release_object, device)) return;
-  bool nonblocking = hrx_nonblocking();
-  bool on_cleanup = hrx_cleanup_on_thread(device->cleanup);
-  pthread_mutex_lock(&hrx_registry_mutex);
-  /* Releases deferred by callbacks hold references (each at least one).
-   * When they may be all that is left besides this one, let the cleanup
-   * thread run them first, so that the last handle's release is the one
-   * that tears the device down (the pool contract's rule 9). A task of the
-   * cleanup thread never waits for its own thread; a non-blocking release
-   * never waits. */
-  if (!nonblocking && !on_cleanup &&
-      (uint64_t)(device->ref_count - 1) <=
-          hrx_cleanup_pending(device->cleanup)) {
-    pthread_mutex_unlock(&hrx_registry_mutex);
-    hrx_cleanup_wait(device->cleanup);
-    pthread_mutex_lock(&hrx_registry_mutex);
-  }
-  bool last = --device->ref_count == 0;
-  if (last) {
-    /* Out of the registry now: the next open starts a fresh device. */
-    hrx_device_t** link = &hrx_registry_head;
-    while (*link != device) link = &(*link)->next;
-    *link = device->next;
-  }
-  pthread_mutex_unlock(&hrx_registry_mutex);
-  if (!last) return;
-  /* The teardown waits for the queues: in non-blocking mode the cleanup
-   * thread does it (and then ends). */
-  if (nonblocking && !on_cleanup &&
-      hrx_cleanup_queue(device->cleanup, hrx_device_teardown, device)) {
-    return;
-  }
-  hrx_device_teardown(device);
-}
-
-bool hrx_device_has_deferred_releases(hrx_device_t* device) {
-  return hrx_cleanup_busy(device->cleanup);
-}
-
-void hrx_device_defer_release(hrx_device_t* device,
-                              void (*release)(void* object), void* object) {
-  if (hrx_cleanup_queue(device->cleanup, release, object)) return;
-  /* Neither releasing here (it would wait for this callback's queue) nor
-   * keeping a record is possible: the object stays alive. */
-  fprintf(stderr,
-          "hrx: out of memory deferring a release made in a host "
-          "callback; the object is kept alive\n");
-}
-
-void hrx_device_list_failure(hrx_device_t* device, hrx_failure_link_t* link) {
-  pthread_mutex_lock(&device->failure_mutex);
-  if (!link->listed) {
-    link->listed = true;
-    link->prev = NULL;
-    link->next = device->failed;
-    if (device->failed) device->failed->prev = link;
-    device->failed = link;
-  }
-  pthread_mutex_unlock(&device->failure_mutex);
-}
-
-static void hrx_device_unlist_failure_locked(hrx_device_t* device,
-                                             hrx_failure_link_t* link) {
-  if (!link->listed) return;
-  if (link->prev) {
-    link->prev->next = link->next;
-  } else {
-    device->failed = link->next;
-  }
-  if (link->next) link->next->prev = link->prev;
-  link->prev = link->next = NULL;
-  link->listed = false;
-}
-
-void hrx_device_unlist_failure(hrx_device_t* device, hrx_failure_link_t* link) {
-  pthread_mutex_lock(&device->failure_mutex);
-  hrx_device_unlist_failure_locked(device, link);
-  pthread_mutex_unlock(&device->failure_mutex);
-}
-
-/* Raises every listed stream's failure: the first one's status, naming how
- * many other streams failed too (their messages follow, shortened). NULL
- * when none. */
-static hrx_status_t hrx_device_take_failures(hrx_device_t* device) {
-  hrx_status_t first = NULL;
-  int others = 0;
-  char more[512] = "";
-  pthread_mutex_lock(&device->failure_mutex);
-  while (device->failed) {
-    hrx_failure_link_t* link = device->failed;
-    hrx_device_unlist_failure_locked(device, link);
-    hrx_status_t status = hrx_stream_take_failure_of_link(link);
-    if (!status) continue;
-    if (!first) {
-      first = status;
-      continue;
-    }
-    size_t used = strlen(more);
-    snprintf(more + used, sizeof(more) - used, "%s%.160s", others ? "; " : "",
-             hrx_status_message(status));
-    ++others;
-    hrx_status_free(status);
-  }
-  pthread_mutex_unlock(&device->failure_mutex);
-  if (first && others) {
-    first = hrx_status_annotate(first, "%d other stream%s of the device "
-                                       "failed too (%s); first",
-                                others, others == 1 ? "" : "s", more);
-  }
-  return first;
-}
-
-hrx_kernel_cache_t* hrx_device_kernel_cache(hrx_device_t* device) {
-  return device->kernels;
-}
-
-hrx_staging_pool_t* hrx_device_staging(hrx_device_t* device) {
-  return device->staging;
-}
-
-bool hrx_device_callbacks_may_call_runtime(const hrx_device_t* device) {
-  return device->backend_type->host_functions_may_call_runtime;
-}
-
-hrx_backend_device_t* hrx_device_backend(hrx_device_t* device) {
-  return device->backend;
-}
-
-hrx_queue_pool_t* hrx_device_pool(hrx_device_t* device) {
-  return &device->pool;
-}
-
-const hrx_device_info_t* hrx_device_info(hrx_device_t* device) {
-  return &device->info;
-}
-
-hrx_status_t hrx_device_check_same(hrx_device_t* expected,
-                                   hrx_device_t* other, const char* role,
-                                   const char* holder, const char* rule) {
-  if (other == expected) return NULL;
-  return hrx_make_status(HRX_STATUS_INVALID_ARGUMENT,
-                         "%s belongs to device %s:%d, but %s device %s:%d; %s",
-                         role, other->info.backend, other->info.index, holder,
-                         expected->info.backend, expected->info.index, rule);
-}
-
-hrx_status_t hrx_device_check_same_backend(hrx_device_t* expected,
-                                           hrx_device_t* other,
-                                           const char* role,
-                                           const char* holder,
-                                           const char* rule) {
-  if (other->backend_type == expected->backend_type) return NULL;
-  return hrx_device_check_same(expected, other, role, holder, rule);
-}
-
-const char* hrx_peer_path_name(int path) {
-  switch (path) {
-    case HRX_PEER_PATH_DIRECT:
-      return "direct";
-    case HRX_PEER_PATH_PEER:
-      return "peer";
-    case HRX_PEER_PATH_STAGED:
-      return "staged";
-  }
-  return NULL;
-}
-
-hrx_status_t hrx_device_query_peer_path(hrx_device_t* device, int other_index,
-                                        hrx_peer_path_t* out_path) {
-  const hrx_device_info_t* info = &device->info;
-  int count = hrx_device_backend_count(device);
-  if (other_index < 0 || other_index >= count) {
-    return hrx_make_status(HRX_STATUS_OUT_OF_RANGE,
-                           "device index %d is out of range: backend '%s' has "
-                           "%d device%s (valid: 0..%d)",
-                           other_index, info->backend, count,
-                           count == 1 ? "" : "s", count - 1);
-  }
-  if (other_index == device->index) {
-    return hrx_make_status(HRX_STATUS_INVALID_ARGUMENT,
-                           "device %s:%d is this device; a copy path is "
-                           "between two devices",
-                           info->backend, other_index);
-  }
-  HRX_RETURN_IF_ERROR(hrx_device_check_process(device));
-  const hrx_backend_vtable_t* vtable = device->backend->vtable;
-  if (!vtable->peer_path) {
-    return hrx_make_status(HRX_STATUS_UNAVAILABLE,
-                           "the %s backend cannot copy between devices",
-                           info->backend);
-  }
-  return vtable->peer_path(device->backend, other_index, out_path);
-}
-
-void hrx_device_count_commands(hrx_device_t* device, uint64_t count) {
-  atomic_fetch_add_explicit(&device->commands, count, memory_order_relaxed);
-}
-
-#ifdef HRX_TESTING_BUILD
-uint64_t hrx_device_commands_submitted(hrx_device_t* device) {
-  /* Commands waiting in pending batches are counted when their batch is
-   * published: publish them all first. */
-  hrx_flusher_publish_all(device->flusher);
-  return atomic_load_explicit(&device->commands, memory_order_relaxed);
-}
-#endif /* HRX_TESTING_BUILD */
-
-hrx_status_t hrx_device_query_info(hrx_device_t* device,
-                                   hrx_device_info_t* out_info) {
-  *out_info = device->info;
-  out_info->device_count = hrx_device_backend_count(device);
-  /* batch_publication may settle after open (the hip backend prepares its
-   * kernel with the native context): take the backend's current text. */
-  hrx_device_info_t now;
-  hrx_status_t status =
-      device->backend->vtable->query_info(device->backend, &now);
-  if (status) {
-    hrx_status_free(status);
-  } else {
-    memcpy(out_info->batch_publication, now.batch_publication,
-           sizeof(out_info->batch_publication));
-  }
-  return NULL;
+  hrx_live_device_release(device);
 }
 
 hrx_status_t hrx_device_query_free_memory(hrx_device_t* device,
                                           uint64_t* out_free_bytes) {
   HRX_RETURN_IF_ERROR(hrx_entry_check(device, HRX_ENTRY_RUNTIME_QUERY,
                                       "querying free memory"));
-  return device->backend->vtable->query_free_memory(device->backend,
-                                                    out_free_bytes);
-}
-
-const hrx_batch_settings_t* hrx_device_batch_settings(hrx_device_t* device) {
-  return &device->batch;
-}
-
-hrx_pacer_t* hrx_device_pacer(hrx_device_t* device) {
-  return device->pacer;
-}
-
-hrx_flusher_t* hrx_device_flusher(hrx_device_t* device) {
-  return device->flusher;
-}
-
-void hrx_device_set_batching(hrx_device_t* device, bool enabled) {
-  atomic_store(&device->batching, enabled);
-  /* Work batched before the switch goes out now, not at its deadline. */
-  if (!enabled) hrx_flusher_publish_all(device->flusher);
-}
-
-bool hrx_device_batching(hrx_device_t* device) {
-  return atomic_load_explicit(&device->batching, memory_order_relaxed);
+  return hrx_device_backend(device)->vtable->query_free_memory(
+      hrx_device_backend(device), out_free_bytes);
 }
 
 hrx_status_t hrx_device_synchronize(hrx_device_t* device,
@@ -537,68 +54,55 @@ hrx_status_t hrx_device_synchronize(hrx_device_t* device,
   hrx_batch_thread_observed();
   /* Held transfers are published as the window allows; the queues'
    * waits below then cover them. */
-  if (!hrx_pacer_wait_idle(device->pacer, hook, out_interrupted)) return NULL;
-  hrx_flusher_publish_all(device->flusher);
+  if (!hrx_pacer_wait_idle(hrx_device_pacer(device), hook, out_interrupted)) return NULL;
+  hrx_flusher_publish_all(hrx_device_flusher(device));
+  hrx_queue_pool_t* pool = hrx_device_pool(device);
+  hrx_backend_device_t* backend = hrx_device_backend(device);
   enum { capacity = HRX_STREAM_LANE_COUNT * HRX_MAX_STREAM_QUEUE_COUNT };
   hrx_native_queue_t* queues[capacity];
-  int n = hrx_queue_pool_snapshot(&device->pool, queues, capacity);
+  int n = hrx_queue_pool_snapshot(pool, queues, capacity);
   for (int i = 0; i < n && !*out_interrupted; ++i) {
     HRX_RETURN_IF_ERROR(
-        hrx_wait_queue(device->backend, queues[i], hook,
+        hrx_wait_queue(backend, queues[i], hook,
                        out_interrupted));
   }
   /* Reserved queues may go with their streams meanwhile: the snapshot
    * keeps each alive until it is released here. */
   hrx_pool_queue_t* reserved[HRX_MAX_RESERVED_QUEUES];
-  int r = hrx_queue_pool_snapshot_reserved(&device->pool, reserved,
+  int r = hrx_queue_pool_snapshot_reserved(pool, reserved,
                                            HRX_MAX_RESERVED_QUEUES);
   hrx_status_t status = NULL;
   for (int i = 0; i < r && !status && !*out_interrupted; ++i) {
-    status = hrx_wait_queue(device->backend, reserved[i]->native, hook,
+    status = hrx_wait_queue(backend, reserved[i]->native, hook,
                             out_interrupted);
   }
   for (int i = 0; i < r; ++i) {
-    hrx_queue_pool_release_reserved(&device->pool, reserved[i]);
+    hrx_queue_pool_release_reserved(pool, reserved[i]);
   }
   if (*out_interrupted) return status;
   /* Releases callbacks deferred so far are done too: the memory they held
    * is free when this returns. */
-  if (!hrx_wait_sliced(hrx_cleanup_wait_for, device->cleanup, hook,
+  if (!hrx_wait_sliced(hrx_cleanup_wait_for, hrx_device_cleanup(device), hook,
                        out_interrupted)) {
     return status;
   }
   /* Failures of the device's streams that no observation raised yet. */
-  return hrx_status_prefer(hrx_device_take_failures(device), status);
+  return hrx_status_prefer(
+      hrx_failure_list_take_all(hrx_device_failures(device)), status);
 }
 
 hrx_status_t hrx_device_set_stream_queue_count(hrx_device_t* device,
                                                int64_t count) {
   HRX_RETURN_IF_ERROR(hrx_entry_check(device, HRX_ENTRY_QUERY,
                                       "setting the stream queue count"));
-  return hrx_queue_pool_set_count(&device->pool, count);
-}
-
-int hrx_device_stream_queue_count(hrx_device_t* device) {
-  /* A stale device's pool lock may be held by a thread lost in the fork. */
-  if (hrx_device_is_stale(device)) return device->pool.count;
-  return hrx_queue_pool_count(&device->pool);
-}
-
-void hrx_device_query_pool(hrx_device_t* device, hrx_pool_info_t* out_info) {
-  hrx_queue_pool_query(&device->pool, out_info);
+  return hrx_queue_pool_set_count(hrx_device_pool(device), count);
 }
 
 hrx_status_t hrx_device_set_stream_queue_policy(hrx_device_t* device,
                                                 int policy) {
   HRX_RETURN_IF_ERROR(hrx_entry_check(device, HRX_ENTRY_QUERY,
                                       "setting the stream queue policy"));
-  return hrx_queue_pool_set_policy(&device->pool, policy);
-}
-
-hrx_queue_policy_t hrx_device_stream_queue_policy(hrx_device_t* device) {
-  /* A stale device's pool lock may be held by a thread lost in the fork. */
-  if (hrx_device_is_stale(device)) return device->pool.policy;
-  return hrx_queue_pool_policy(&device->pool);
+  return hrx_queue_pool_set_policy(hrx_device_pool(device), policy);
 }
 
 hrx_status_t hrx_device_query_pool_stats(hrx_device_t* device,
@@ -607,5 +111,6 @@ hrx_status_t hrx_device_query_pool_stats(hrx_device_t* device,
                                          hrx_pool_stats_t* out_stats) {
   HRX_RETURN_IF_ERROR(hrx_entry_check(device, HRX_ENTRY_RUNTIME_QUERY,
                                       "querying pool statistics"));
-  return hrx_queue_pool_stats(&device->pool, out_queues, capacity, out_stats);
+  return hrx_queue_pool_stats(hrx_device_pool(device), out_queues, capacity,
+                              out_stats);
 }

@@ -1,7 +1,7 @@
 /* The entry check (entry.h). */
 #include "entry.h"
 
-#include "device.h"
+#include "live_device.h"
 #include "base/nonblocking.h"
 #include "base/status.h"
 #include "base/thread_state.h"

@@ -2,7 +2,7 @@
  * after the work of a device's pool queues, for zero-copy hand-over. */
 #include "batching.h"
 #include "completion.h"
-#include "device.h"
+#include "live_device.h"
 #include "entry.h"
 #include "queue_pool.h"
 #include "base/status.h"

@@ -19,7 +19,7 @@
 
 #include "buffer.h"
 #include "completion.h"
-#include "device.h"
+#include "live_device.h"
 #include "entry.h"
 #include "kernel.h"
 #include "base/nonblocking.h"
@@ -782,7 +782,7 @@ hrx_status_t hrx_graph_launch(hrx_graph_t* graph, hrx_stream_t* stream,
     /* Until the final marker runs (nonblocking.h). */
     hrx_host_callbacks_queued(1);
   }
-  hrx_stream_command_t command = {.submit = hrx_graph_submit,
+  hrx_command_t command = {.submit = hrx_graph_submit,
                                   .user_data = &args,
                                   .what = "graph launch",
                                   .observes = true};

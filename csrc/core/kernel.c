@@ -17,7 +17,7 @@
 #include <string.h>
 
 #include "buffer.h"
-#include "device.h"
+#include "live_device.h"
 #include "entry.h"
 #include "kernel_cache.h"
 #include "base/status.h"
@@ -473,7 +473,7 @@ hrx_status_t hrx_stream_launch(hrx_stream_t* stream, hrx_kernel_t* kernel,
   HRX_RETURN_IF_ERROR(hrx_stream_enter(stream, "launching a kernel"));
   hrx_kernel_submit_args_t submit = {hrx_kernel_native(kernel),
                                      &prepared.launch};
-  hrx_stream_command_t command = {.submit = hrx_kernel_submit,
+  hrx_command_t command = {.submit = hrx_kernel_submit,
                                   .user_data = &submit,
                                   .what = "kernel launch"};
   return hrx_stream_submit(stream, &command);

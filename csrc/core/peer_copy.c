@@ -1,99 +1,18 @@
-/* Copies between devices of one backend (peer_copy.h). */
-#include "peer_copy.h"
+/* Copies between devices of one backend (hrx_stream_copy_peer, hrx.h): the
+ * command, on a stream of the destination's or the source's device, and
+ * the hold that keeps the other device's buffer alive until it is done
+ * (peer_holds.h). */
+#include "peer_holds.h"
 
 #include <stdlib.h>
 
 #include "buffer.h"
-#include "device.h"
+#include "live_device.h"
 #include "base/nonblocking.h"
 #include "staging.h"
 #include "base/status.h"
 #include "stream.h"
 #include "wait.h"
-
-struct hrx_peer_hold_s {
-  hrx_buffer_t* buffer;            /* retained: the other device's */
-  hrx_backend_device_t* backend;   /* borrowed: the stream's device's */
-  hrx_native_event_t* event;       /* owned: recorded after the copy */
-  hrx_staging_pool_t* staging;     /* borrowed: the stream's device's */
-  hrx_staging_block_t* block;      /* owned until given back; or NULL */
-  struct hrx_peer_hold_s* next;
-};
-
-void hrx_peer_holds_initialize(hrx_peer_holds_t* holds) {
-  pthread_mutex_init(&holds->mutex, NULL);
-  holds->head = NULL;
-  atomic_init(&holds->count, 0);
-}
-
-/* Gives back what a hold owns; its copy is complete or never ran. */
-static void hrx_peer_hold_free(hrx_peer_hold_t* hold) {
-  if (hold->block) hrx_staging_release(hold->staging, hold->block);
-  if (hold->event) {
-    hold->backend->vtable->event.destroy(hold->backend, hold->event);
-  }
-  hrx_buffer_release(hold->buffer);
-  free(hold);
-}
-
-static bool hrx_peer_hold_done(hrx_peer_hold_t* hold) {
-  bool done = false;
-  hrx_status_t status =
-      hold->backend->vtable->event.query(hold->backend, hold->event, &done);
-  /* A failed query keeps the hold; the release waits for it. */
-  hrx_status_free(status);
-  return done;
-}
-
-void hrx_peer_holds_prune_entries(hrx_peer_holds_t* holds) {
-  pthread_mutex_lock(&holds->mutex);
-  hrx_peer_hold_t* list = holds->head;
-  holds->head = NULL;
-  pthread_mutex_unlock(&holds->mutex);
-  hrx_peer_hold_t* kept = NULL;
-  int freed = 0;
-  for (hrx_peer_hold_t* next; list; list = next) {
-    next = list->next;
-    if (hrx_peer_hold_done(list)) {
-      hrx_peer_hold_free(list);
-      ++freed;
-    } else {
-      list->next = kept;
-      kept = list;
-    }
-  }
-  pthread_mutex_lock(&holds->mutex);
-  while (kept) {
-    hrx_peer_hold_t* next = kept->next;
-    kept->next = holds->head;
-    holds->head = kept;
-    kept = next;
-  }
-  atomic_fetch_sub(&holds->count, freed);
-  pthread_mutex_unlock(&holds->mutex);
-}
-
-void hrx_peer_holds_deinitialize(hrx_peer_holds_t* holds) {
-  hrx_peer_hold_t* list = holds->head;
-  holds->head = NULL;
-  while (list) {
-    hrx_peer_hold_t* next = list->next;
-    hrx_status_free(
-        hrx_wait_native_event(list->backend, list->event, NULL, NULL));
-    hrx_peer_hold_free(list);
-    list = next;
-  }
-  atomic_store(&holds->count, 0);
-  pthread_mutex_destroy(&holds->mutex);
-}
-
-static void hrx_peer_holds_add(hrx_peer_holds_t* holds, hrx_peer_hold_t* hold) {
-  pthread_mutex_lock(&holds->mutex);
-  hold->next = holds->head;
-  holds->head = hold;
-  atomic_fetch_add(&holds->count, 1);
-  pthread_mutex_unlock(&holds->mutex);
-}
 
 /* ----------------------------------------------------------------- copy */
 
@@ -139,31 +58,6 @@ static hrx_status_t hrx_submit_peer_copy(hrx_backend_device_t* backend,
   return NULL;
 }
 
-/* The hold of a copy on `path` with the other device's `buffer` (not yet
- * retained): its event and, when staged, a staging block of `length`. */
-static hrx_status_t hrx_peer_hold_create(hrx_device_t* device,
-                                         hrx_peer_path_t path, uint64_t length,
-                                         hrx_peer_hold_t** out_hold) {
-  hrx_peer_hold_t* hold = calloc(1, sizeof(*hold));
-  if (!hold) {
-    return hrx_make_status(HRX_STATUS_OUT_OF_MEMORY,
-                           "cannot allocate a copy between devices");
-  }
-  hold->backend = hrx_device_backend(device);
-  hold->staging = hrx_device_staging(device);
-  hrx_status_t status =
-      hold->backend->vtable->event.create(hold->backend, &hold->event);
-  if (!status && path == HRX_PEER_PATH_STAGED) {
-    status = hrx_staging_acquire(hold->staging, length, &hold->block);
-  }
-  if (status) {
-    hrx_peer_hold_free(hold);
-    return status;
-  }
-  *out_hold = hold;
-  return NULL;
-}
-
 hrx_status_t hrx_stream_copy_peer(hrx_stream_t* stream, hrx_view_t dst,
                                   hrx_view_t src) {
   hrx_device_t* device = hrx_stream_device(stream);
@@ -200,7 +94,7 @@ hrx_status_t hrx_stream_copy_peer(hrx_stream_t* stream, hrx_view_t dst,
                                .src = src, .src_index = src_info->index};
   HRX_RETURN_IF_ERROR(
       hrx_peer_hold_create(device, path, dst.length, &args.hold));
-  hrx_stream_command_t command = {.submit = hrx_submit_peer_copy,
+  hrx_command_t command = {.submit = hrx_submit_peer_copy,
                                   .user_data = &args,
                                   .bytes = dst.length,
                                   .what = "copy between devices"};

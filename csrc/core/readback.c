@@ -14,9 +14,10 @@
 #include <string.h>
 
 #include "buffer.h"
-#include "device.h"
+#include "live_device.h"
 #include "entry.h"
 #include "base/nonblocking.h"
+#include "paced_submission.h"
 #include "pacing.h"
 #include "staging.h"
 #include "base/status.h"
@@ -87,7 +88,7 @@ static hrx_status_t hrx_stream_read_to(hrx_stream_t* stream, hrx_view_t src,
                                        void* into,
                                        hrx_readback_t** out_readback) {
   const bool paced = hrx_stream_paces(stream, src.length);
-  if (paced) HRX_RETURN_IF_ERROR(hrx_stream_paced_would_block());
+  if (paced) HRX_RETURN_IF_ERROR(hrx_paced_would_block());
   HRX_RETURN_IF_ERROR(hrx_stream_enter(stream, "reading from a stream"));
   hrx_batch_thread_observed();
   hrx_device_t* device = hrx_stream_device(stream);
@@ -103,35 +104,18 @@ static hrx_status_t hrx_stream_read_to(hrx_stream_t* stream, hrx_view_t src,
   hrx_status_t status =
       hrx_staging_acquire(staging, src.length, &readback->block);
   if (!status && paced) {
-    hrx_paced_transfer_t* transfer = hrx_paced_transfer_create();
-    if (!transfer) {
-      status = hrx_make_status(HRX_STATUS_OUT_OF_MEMORY,
-                               "cannot allocate a paced read");
-    } else {
-      transfer->direction = HRX_PACE_TO_HOST;
-      transfer->dst = readback->block->memory;
-      transfer->src = hrx_view_pointer(src);
-      transfer->length = src.length;
-      transfer->what = "read";
-      transfer->observes = true;
-      transfer->staging = staging;
-      transfer->block = readback->block;
-      hrx_paced_transfer_retain(transfer);
-      readback->transfer = transfer;
-      status = hrx_stream_submit_paced(stream, transfer);
-      if (status) {
-        /* Chunks published before the failing one may still write the
-         * block: it goes back as pending (its event follows them). */
-        hrx_staging_release_pending(staging, readback->block);
-        hrx_paced_transfer_release(transfer);
-        if (into) pthread_mutex_destroy(&readback->into_mutex);
-        free(readback);
-        return status;
-      }
+    /* On failure the paced read gave the block back itself. */
+    status = hrx_paced_read(hrx_stream_publication(stream),
+                            hrx_view_pointer(src), src.length, staging,
+                            readback->block, &readback->transfer);
+    if (status) {
+      if (into) pthread_mutex_destroy(&readback->into_mutex);
+      free(readback);
+      return status;
     }
   } else if (!status) {
     hrx_download_args_t args = {src, readback->block};
-    hrx_stream_command_t command = {.submit = hrx_submit_download,
+    hrx_command_t command = {.submit = hrx_submit_download,
                                     .user_data = &args,
                                     .bytes = src.length,
                                     .what = "read",

@@ -10,7 +10,7 @@
 
 #include "check.h"
 #include "core/cleanup.h"
-#include "core/device.h"
+#include "core/live_device.h"
 #include "hrx.h"
 #include "core/staging.h"
 #include "testing/hrx_testing.h"

@@ -18,7 +18,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "core/device.h"
+#include "core/live_device.h"
 #include "hrx.h"
 
 #include "bench/bench_kernels.h"

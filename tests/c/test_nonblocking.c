@@ -7,7 +7,7 @@
 
 #include "drivers/fault/fault_backend.h"
 #include "check.h"
-#include "core/device.h"
+#include "core/live_device.h"
 #include "hrx.h"
 
 #define BIG (256ull << 20)  /* a fill that keeps a host worker busy a while */

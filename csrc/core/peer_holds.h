@@ -1,7 +1,8 @@
-/* Copies between devices (hrx_stream_copy_peer, hrx.h) and the holds that
- * keep their other device's buffer alive. Internal to the core.
+/* The holds that keep the other device's buffer of a stream's copies
+ * between devices alive (the copies themselves: peer_copy.c,
+ * hrx_stream_copy_peer). Internal to the core.
  *
- * A buffer's free waits only for its own device's work (backend.h), so a
+ * A buffer's free waits only for its own device's work (hal/memory.h), so a
  * copy on a stream of another device could outlive it. Each such copy
  * therefore leaves a hold on its stream: the other device's buffer
  * (retained), a native event recorded right after the copy and, for a
@@ -12,16 +13,24 @@
  *
  * Thread-safe: one mutex guards the list; it is never held across a native
  * call that can wait or a release. */
-#ifndef HRX_CORE_PEER_COPY_H_
-#define HRX_CORE_PEER_COPY_H_
+#ifndef HRX_CORE_PEER_HOLDS_H_
+#define HRX_CORE_PEER_HOLDS_H_
 
 #include <pthread.h>
 #include <stdatomic.h>
 
 #include "hal/device.h"
 #include "hrx.h"
+#include "staging.h"
 
-typedef struct hrx_peer_hold_s hrx_peer_hold_t;
+typedef struct hrx_peer_hold_s {
+  hrx_buffer_t* buffer;            /* retained: the other device's */
+  hrx_backend_device_t* backend;   /* borrowed: the stream's device's */
+  hrx_native_event_t* event;       /* owned: recorded after the copy */
+  hrx_staging_pool_t* staging;     /* borrowed: the stream's device's */
+  hrx_staging_block_t* block;      /* owned until given back; or NULL */
+  struct hrx_peer_hold_s* next;
+} hrx_peer_hold_t;
 
 typedef struct hrx_peer_holds_s {
   pthread_mutex_t mutex;
@@ -42,4 +51,14 @@ static inline void hrx_peer_holds_prune(hrx_peer_holds_t* holds) {
  * release; no copy can be added any more). */
 void hrx_peer_holds_deinitialize(hrx_peer_holds_t* holds);
 
-#endif /* HRX_CORE_PEER_COPY_H_ */
+/* The hold of a copy on `device`'s queue along `path`: its event and, when
+ * staged, a staging block of `length`; its buffer is set (retained) once
+ * the copy is queued. */
+hrx_status_t hrx_peer_hold_create(hrx_device_t* device, hrx_peer_path_t path,
+                                  uint64_t length, hrx_peer_hold_t** out_hold);
+/* Gives back what a hold owns; its copy is complete or never ran. */
+void hrx_peer_hold_free(hrx_peer_hold_t* hold);
+/* Keeps a hold whose copy is queued until it is complete. */
+void hrx_peer_holds_add(hrx_peer_holds_t* holds, hrx_peer_hold_t* hold);
+
+#endif /* HRX_CORE_PEER_HOLDS_H_ */

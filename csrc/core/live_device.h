@@ -1,11 +1,17 @@
-/* The live device: one per (backend, index) while any object of it is alive.
- * It owns the backend device and the queue pool. Internal to the core. */
-#ifndef HRX_CORE_DEVICE_H_
-#define HRX_CORE_DEVICE_H_
+/* The live device: one per (backend, index) while any object of it is
+ * alive, in a registry. It owns the driver's device and what the core keeps
+ * per device (the queue pool, the cleanup thread, the flusher, the pacer,
+ * read staging, the kernel cache, the list of failed streams), and answers
+ * for them; it makes no entry check (entry.h) and calls nothing above it.
+ * The public calls on a device are device.c's. Internal to the core. */
+#ifndef HRX_CORE_LIVE_DEVICE_H_
+#define HRX_CORE_LIVE_DEVICE_H_
 
-#include "hal/device.h"
-#include "hrx.h"
 #include "batching.h"
+#include "cleanup.h"
+#include "failure.h"
+#include "hal/driver.h"
+#include "hrx.h"
 #include "pacing.h"
 #include "queue_pool.h"
 #include "staging.h"
@@ -13,6 +19,16 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/* The live device of `backend` and `index`, a new reference: the one that
+ * exists, or a new one opened with the driver (`selection` says how the
+ * backend was chosen, device_info's `selection`). */
+hrx_status_t hrx_live_device_open(const hrx_backend_t* backend, int index,
+                                  const char* selection,
+                                  hrx_device_t** out_device);
+/* Drops a reference (hrx_device_release made its entry checks); the last
+ * one tears the device down, on the cleanup thread in non-blocking mode. */
+void hrx_live_device_release(hrx_device_t* device);
 
 /* The device's queue pool (borrowed; lives as long as the device). */
 hrx_queue_pool_t* hrx_device_pool(hrx_device_t* device);
@@ -79,20 +95,17 @@ void hrx_device_defer_release(hrx_device_t* device,
  * (lock-free). */
 bool hrx_device_has_deferred_releases(hrx_device_t* device);
 
-/* Streams holding a failure that no observation has raised yet, so that
- * hrx_device_synchronize raises them too. A stream lists its link when it
- * records a failure (never while holding its own locks) and unlists it when
- * the failure is raised or the stream goes. */
-typedef struct hrx_failure_link_s {
-  struct hrx_failure_link_s* prev;  /* the device's failure lock */
-  struct hrx_failure_link_s* next;
-  bool listed;
-} hrx_failure_link_t;
-void hrx_device_list_failure(hrx_device_t* device, hrx_failure_link_t* link);
-void hrx_device_unlist_failure(hrx_device_t* device, hrx_failure_link_t* link);
+/* The device's streams holding a failure that no observation has raised
+ * (failure.h; borrowed, lives as long as the device). */
+hrx_failure_list_t* hrx_device_failures(hrx_device_t* device);
+/* The device's cleanup thread (cleanup.h; borrowed). */
+hrx_cleanup_t* hrx_device_cleanup(hrx_device_t* device);
+/* The driver's device count now (a host driver's HRX_HOST_DEVICE_COUNT may
+ * grow), at least enough for this device; only reads the count. */
+int hrx_device_backend_count(const hrx_device_t* device);
 
 #ifdef __cplusplus
 }
 #endif
 
-#endif /* HRX_CORE_DEVICE_H_ */
+#endif /* HRX_CORE_LIVE_DEVICE_H_ */

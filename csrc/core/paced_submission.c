@@ -1,0 +1,178 @@
+/* Paced transfers on a stream (paced_submission.h). */
+#include "paced_submission.h"
+
+#include <stddef.h>
+#include <string.h>
+
+#include "base/nonblocking.h"
+#include "base/status.h"
+#include "live_device.h"
+
+#define HRX_PUBLICATION_OF_PACE(e) \
+  ((hrx_publication_t*)((char*)(e) - offsetof(hrx_publication_t, pace_entry)))
+
+/* ------------------------------------------------- the pacer's entry ops */
+
+static void hrx_paced_publish(hrx_pace_entry_t* entry) {
+  hrx_publication_t* publication = HRX_PUBLICATION_OF_PACE(entry);
+  pthread_mutex_lock(&publication->publish_mutex);
+  hrx_pacer_publish_locked(hrx_device_pacer(publication->device), entry);
+  pthread_mutex_unlock(&publication->publish_mutex);
+}
+
+static bool hrx_paced_failed(hrx_pace_entry_t* entry) {
+  return hrx_failure_held(&HRX_PUBLICATION_OF_PACE(entry)->failure);
+}
+
+static void hrx_paced_skip(hrx_pace_entry_t* entry, uint64_t count) {
+  if (count) hrx_failure_skip(&HRX_PUBLICATION_OF_PACE(entry)->failure, count);
+}
+
+static void hrx_paced_fail(hrx_pace_entry_t* entry, hrx_status_t status,
+                           const hrx_paced_transfer_t* transfer,
+                           uint64_t skipped) {
+  char what[96];
+  hrx_failure_describe(transfer->what, transfer->length, what, sizeof(what));
+  hrx_failure_record(&HRX_PUBLICATION_OF_PACE(entry)->failure, status,
+                     transfer->number, what, skipped);
+}
+
+static void hrx_paced_published(hrx_pace_entry_t* entry,
+                                const hrx_paced_transfer_t* transfer) {
+  hrx_publication_count_published(HRX_PUBLICATION_OF_PACE(entry), 1,
+                                  transfer->length);
+}
+
+static const hrx_pace_entry_ops_t hrx_paced_entry_ops = {
+    .publish = hrx_paced_publish,
+    .failed = hrx_paced_failed,
+    .skip = hrx_paced_skip,
+    .fail = hrx_paced_fail,
+    .published = hrx_paced_published,
+};
+
+void hrx_paced_entry_initialize(hrx_publication_t* publication) {
+  publication->pace_entry.ops = &hrx_paced_entry_ops;
+}
+
+/* ------------------------------------------------------------ holding */
+
+bool hrx_paced_applies(hrx_publication_t* publication, uint64_t length,
+                       int priority, bool reserved) {
+  return hrx_pacer_paces(hrx_device_pacer(publication->device), length,
+                         priority, reserved);
+}
+
+hrx_status_t hrx_paced_would_block(void) {
+  return hrx_nonblocking() ? hrx_would_block("a paced transfer") : NULL;
+}
+
+/* Holds the transfer on the publication (takes the caller's reference),
+ * numbers and counts it, and publishes what the window allows; returns at
+ * once. On a failed stream with nothing held it is not run (an observing
+ * one returns the stream's failure, as an unpaced read would). An
+ * observing transfer whose first chunk failed here returns that failure; a
+ * later chunk's failure stays in transfer->failure. Returns NULL for a
+ * transfer that does not observe. */
+static hrx_status_t hrx_paced_submit(hrx_publication_t* publication,
+                                     hrx_paced_transfer_t* transfer) {
+  hrx_pacer_t* pacer = hrx_device_pacer(publication->device);
+  /* Callers waiting for the held list to drain go first. */
+  hrx_pacer_wait_no_drainers(pacer, &publication->pace_entry);
+  transfer->number = hrx_publication_lock_held(publication);
+  /* A read also counts its completion event (as unpaced). */
+  hrx_device_count_commands(publication->device, transfer->block ? 2 : 1);
+  if (hrx_failure_held(&publication->failure) &&
+      atomic_load(&publication->pace_entry.held) == 1) {
+    /* Nothing of the stream is held before it: as an unpaced command on a
+     * failed stream, it is not run, or (an observation point) raises the
+     * failure. */
+    atomic_fetch_sub(&publication->pace_entry.held, 1);
+    atomic_store(&transfer->state, HRX_PACED_DROPPED);
+    hrx_status_t failure = NULL;
+    if (transfer->observes) {
+      failure = hrx_publication_take_failure(publication);
+    } else {
+      hrx_failure_skip(&publication->failure, 1);
+    }
+    hrx_publication_unlock(publication);
+    hrx_paced_transfer_release(transfer);
+    return failure;
+  }
+  /* The caller's reference goes to the held list, which may drop it while
+   * publishing (a failed chunk): only an observation point keeps one of
+   * its own to look at the transfer afterwards. */
+  const bool observes = transfer->observes;
+  if (observes) hrx_paced_transfer_retain(transfer);
+  hrx_pacer_hold(pacer, &publication->pace_entry, transfer);
+  hrx_pacer_publish_locked(pacer, &publication->pace_entry);
+  hrx_publication_unlock(publication);
+  if (!observes) return NULL;
+  /* An observation point's own failure, when its first chunk failed here,
+   * is the call's (as unpaced). */
+  hrx_status_t failure = NULL;
+  if (atomic_load(&transfer->state) == HRX_PACED_DROPPED &&
+      transfer->failure) {
+    failure = hrx_status_create(hrx_status_code(transfer->failure),
+                                hrx_status_message(transfer->failure));
+  }
+  hrx_paced_transfer_release(transfer);
+  return failure;
+}
+
+/* ---------------------------------------------------------- transfers */
+
+hrx_status_t hrx_paced_upload(hrx_publication_t* publication, void* dst,
+                              const void* data, uint64_t length) {
+  hrx_paced_transfer_t* transfer = hrx_paced_transfer_create();
+  if (!transfer) {
+    return hrx_make_status(HRX_STATUS_OUT_OF_MEMORY,
+                           "cannot allocate a paced upload");
+  }
+  hrx_staging_pool_t* staging = hrx_device_staging(publication->device);
+  hrx_status_t status =
+      hrx_staging_acquire(staging, length, &transfer->source_block);
+  if (status) {
+    hrx_paced_transfer_release(transfer);
+    return status;
+  }
+  memcpy(transfer->source_block->memory, data, length);
+  transfer->staging = staging;
+  transfer->direction = HRX_PACE_TO_DEVICE;
+  transfer->dst = dst;
+  transfer->src = transfer->source_block->memory;
+  transfer->length = length;
+  transfer->what = "upload";
+  return hrx_paced_submit(publication, transfer);
+}
+
+hrx_status_t hrx_paced_read(hrx_publication_t* publication, const void* src,
+                            uint64_t length, hrx_staging_pool_t* staging,
+                            hrx_staging_block_t* block,
+                            hrx_paced_transfer_t** out_transfer) {
+  hrx_paced_transfer_t* transfer = hrx_paced_transfer_create();
+  if (!transfer) {
+    hrx_staging_release(staging, block);
+    return hrx_make_status(HRX_STATUS_OUT_OF_MEMORY,
+                           "cannot allocate a paced read");
+  }
+  transfer->direction = HRX_PACE_TO_HOST;
+  transfer->dst = block->memory;
+  transfer->src = src;
+  transfer->length = length;
+  transfer->what = "read";
+  transfer->observes = true;
+  transfer->staging = staging;
+  transfer->block = block;
+  hrx_paced_transfer_retain(transfer);
+  hrx_status_t status = hrx_paced_submit(publication, transfer);
+  if (status) {
+    /* Chunks published before the failing one may still write the block:
+     * it goes back as pending (its event follows them). */
+    hrx_staging_release_pending(staging, block);
+    hrx_paced_transfer_release(transfer);
+    return status;
+  }
+  *out_transfer = transfer;
+  return NULL;
+}

@@ -1,0 +1,57 @@
+/* Paced transfers on a stream (pacing.h has the pacer): which of a
+ * stream's transfers are paced, holding one on the stream's publication,
+ * and the paced upload and read themselves. Internal to the core.
+ *
+ * A held transfer keeps its place in the stream's order: its command
+ * number is taken under the publication's lock after the pending batch was
+ * published, and everything the stream does later waits for the held list
+ * to be published (publication.h). A failure reads as an unpaced
+ * transfer's would: a chunk that fails fails the stream by the transfer's
+ * number (an observing read keeps its own failure for its readback), and
+ * transfers held after it are dropped and counted as not run. */
+#ifndef HRX_CORE_PACED_SUBMISSION_H_
+#define HRX_CORE_PACED_SUBMISSION_H_
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "hrx.h"
+#include "pacing.h"
+#include "publication.h"
+#include "staging.h"
+
+/* Sets the publication's pace entry up (its ops are this file's). */
+void hrx_paced_entry_initialize(hrx_publication_t* publication);
+
+/* Whether a transfer of `length` bytes on a stream of `priority`
+ * (`reserved`) is paced: chunking on, at least a chunk, a stream neither
+ * high-priority nor reserved. */
+bool hrx_paced_applies(hrx_publication_t* publication, uint64_t length,
+                       int priority, bool reserved);
+
+/* A paced transfer may wait (for the publication's lock, for its held
+ * list to be published when a waiter asked for it, for queue space for its
+ * first chunks): in non-blocking mode it is WOULD_BLOCK before anything is
+ * done, so that a binding retries it in blocking mode (with its global
+ * lock released) and the transfer is paced like any other; NULL
+ * otherwise. */
+hrx_status_t hrx_paced_would_block(void);
+
+/* An upload of `length` bytes from `data` (borrowed for the call: the
+ * chunks read a copy of it in pooled staging, pinned on GPUs) to `dst`.
+ * The caller passed the stream's entry. */
+hrx_status_t hrx_paced_upload(hrx_publication_t* publication, void* dst,
+                              const void* data, uint64_t length);
+
+/* A read of `length` bytes from `src` into `block` (the readback's
+ * staging), whose event is recorded after the last chunk. On success
+ * *out_transfer is the transfer, retained for the readback; on failure the
+ * block goes back to `staging` as pending (chunks published before the
+ * failing one may still write it). The caller passed the stream's
+ * entry. */
+hrx_status_t hrx_paced_read(hrx_publication_t* publication, const void* src,
+                            uint64_t length, hrx_staging_pool_t* staging,
+                            hrx_staging_block_t* block,
+                            hrx_paced_transfer_t** out_transfer);
+
+#endif /* HRX_CORE_PACED_SUBMISSION_H_ */
