@@ -1,10 +1,11 @@
-"""The C layers depend one way (docs/architecture.md): csrc/include (the
-public API) <- csrc/core (policy) <- csrc/backends (translation); the
-benchmark driver (csrc/bench) uses the public API and the backend interface;
-the bindings (csrc/python) use the public header, the benchmark driver's
-header and, in their testing-build file, the testing header. Test machinery
-(csrc/testing, csrc/backends/fault) is reached only inside
-`#ifdef HRX_TESTING_BUILD`. Read from the sources' #include lines.
+"""The C layers depend one way, as docs/architecture.md draws them: its
+table of layers (which folder may include which) is read from the document
+and every quoted #include under csrc/ is checked against it. Beyond the
+table: no core file includes a driver's header, a driver's folder includes
+no other driver's (drivers/registry.c names them all), the core has no
+include circle between its modules, and the testing build's headers
+(csrc/testing, csrc/drivers/fault) are reached only inside
+`#ifdef HRX_TESTING_BUILD`.
 """
 from __future__ import annotations
 
@@ -13,28 +14,34 @@ from pathlib import Path
 
 import pytest
 
-CSRC = Path(__file__).resolve().parent.parent / "csrc"
+ROOT = Path(__file__).resolve().parent.parent
+CSRC = ROOT / "csrc"
+ARCHITECTURE = ROOT / "docs" / "architecture.md"
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
-
-# Folder -> what its files may include beyond their own folder's headers.
-ALLOWED = {
-    "include": set(),
-    "base": {"hrx.h"},
-    "hal": {"hrx.h"},
-    "core": {"hrx.h", "hal/backend.h", "base/status.h", "base/clock.h",
-             "base/environment.h", "base/nonblocking.h",
-             "base/thread_state.h"},
-    "bench": {"hrx.h", "bench/bench.h", "hal/backend.h", "base/status.h"},
-    "python": {"hrx.h", "bench/bench.h", "bench/bench_kernels.h"},
-    "drivers/host": {"hrx.h", "hal/backend.h", "base/status.h",
-                     "base/environment.h", "base/clock.h",
-                     "base/nonblocking.h", "hrx_kernel.h"},
-    "drivers/hip": {"hrx.h", "hal/backend.h", "base/status.h",
-                    "base/environment.h", "base/clock.h",
-                    "base/nonblocking.h"},
-}
 # Reached only from inside #ifdef HRX_TESTING_BUILD.
-TESTING_ONLY = {"testing/hrx_testing.h", "drivers/fault/fault_backend.h"}
+TESTING_ONLY = ("testing/", "drivers/fault/")
+# The benchmark driver's headers the bindings may use (its public API).
+BENCH_PUBLIC = {"bench/bench.h", "bench/bench_kernels.h"}
+# Headers outside csrc/ a layer may include: the host kernels' header.
+OUTSIDE = {"drivers": {"hrx_kernel.h"}}
+
+
+def layer_table(text: str) -> dict[str, set[str]]:
+    """{layer: layers it may include} from the document's table of layers
+    (the first ```text block after the 'layers:' comment)."""
+    block = text.split("<!-- layers:", 1)[1].split("```text", 1)[1]
+    block = block.split("```", 1)[0]
+    table = {}
+    for line in block.strip().splitlines()[1:]:
+        folder, allowed = re.match(r"csrc/(\S+)\s+(.+?)\s{2,}", line).groups()
+        table[folder] = set() if allowed == "-" else {
+            name.strip() for name in allowed.split(",")}
+    return table
+
+
+def layer_of(relative: str) -> str:
+    """The layer of a path relative to csrc/ ("drivers/hip/x.c" -> drivers)."""
+    return relative.split("/", 1)[0]
 
 
 def includes(path: Path):
@@ -55,32 +62,161 @@ def includes(path: Path):
             yield match.group(1), testing_at is not None
 
 
-def violations(folder: str, allowed: set[str]) -> list[str]:
+def resolve(path: Path, header: str, csrc: Path) -> str | None:
+    """The included header relative to csrc/ (None: outside csrc/)."""
+    if (path.parent / header).exists():
+        return str((path.parent / header).relative_to(csrc))
+    if header == "hrx.h":
+        return "include/hrx.h"
+    if (csrc / header).exists():
+        return header
+    return None
+
+
+def violations(csrc: Path, table: dict[str, set[str]]) -> list[str]:
     found = []
-    for path in sorted((CSRC / folder).glob("*.[ch]")):
-        own = {p.name for p in (CSRC / folder).glob("*.h")}
-        own |= {f"{folder}/{name}" for name in own}
+    for path in sorted(csrc.rglob("*.[ch]")):
+        source = str(path.relative_to(csrc))
+        layer = layer_of(source)
         for header, testing in includes(path):
-            if header in own or header in allowed:
+            target = resolve(path, header, csrc)
+            where = f"{source} includes {header}"
+            if target is None:
+                if header not in OUTSIDE.get(layer, set()):
+                    found.append(f"{where} (outside csrc/)")
                 continue
-            if testing and header in TESTING_ONLY:
+            if target.startswith(TESTING_ONLY) and not testing and \
+                    not source.startswith(TESTING_ONLY):
+                found.append(f"{where} outside #ifdef HRX_TESTING_BUILD")
                 continue
-            found.append(f"{path.relative_to(CSRC)} includes {header}")
+            if target.startswith(TESTING_ONLY):
+                continue
+            target_layer = layer_of(target)
+            if target_layer != layer and target_layer not in table[layer]:
+                found.append(f"{where} ({layer} may include "
+                             f"{', '.join(sorted(table[layer])) or 'nothing'})")
+            elif layer == "python" and target_layer == "bench" and \
+                    target not in BENCH_PUBLIC:
+                found.append(f"{where} (the bindings use the benchmark "
+                             f"driver's public headers only)")
+            elif layer == "drivers" and target_layer == "drivers":
+                own = source.split("/")[1] if source.count("/") > 1 else None
+                other = target.split("/")[1] if target.count("/") > 1 else None
+                if own and other and own != other:
+                    found.append(f"{where} (a driver includes no other "
+                                 f"driver's header)")
     return found
 
 
-@pytest.mark.parametrize("folder", sorted(ALLOWED))
-def test_includes_point_one_way(folder):
-    assert violations(folder, ALLOWED[folder]) == []
+def core_cycles(csrc: Path) -> list[list[str]]:
+    """The include circles between the core's modules (a module: a .c file
+    and its header), each as a list of module names."""
+    core = csrc / "core"
+    graph: dict[str, set[str]] = {}
+    for path in core.glob("*.[ch]"):
+        edges = graph.setdefault(path.stem, set())
+        for header, _ in includes(path):
+            target = resolve(path, header, csrc)
+            if target and target.startswith("core/"):
+                stem = Path(target).stem
+                if stem != path.stem:
+                    edges.add(stem)
+    index, low, stack, on_stack, cycles = {}, {}, [], set(), []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for other in sorted(graph.get(node, ())):
+            if other not in index:
+                visit(other)
+                low[node] = min(low[node], low[other])
+            elif other in on_stack:
+                low[node] = min(low[node], index[other])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                component.append(member)
+                if member == node:
+                    break
+            if len(component) > 1:
+                cycles.append(sorted(component))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return cycles
 
 
-def test_the_check_sees_a_wrong_way_include(tmp_path, monkeypatch):
-    (tmp_path / "python").mkdir()
-    (tmp_path / "python" / "bad.c").write_text(
-        '#include "hrx.h"\n#include "backends/hip/hip_backend.h"\n'
-        '#ifdef HRX_TESTING_BUILD\n#include "testing/hrx_testing.h"\n#endif\n'
-        '#include "testing/hrx_testing.h"\n')
-    monkeypatch.setattr(__import__(__name__), "CSRC", tmp_path)
-    assert violations("python", ALLOWED["python"]) == [
-        "python/bad.c includes backends/hip/hip_backend.h",
-        "python/bad.c includes testing/hrx_testing.h"]
+TABLE = layer_table(ARCHITECTURE.read_text())
+
+
+def test_the_table_names_every_folder_of_csrc():
+    folders = {p.name for p in CSRC.iterdir() if p.is_dir()}
+    assert folders == set(TABLE), (folders, set(TABLE))
+    for allowed in TABLE.values():
+        assert allowed <= set(TABLE), allowed
+
+
+def test_includes_point_one_way():
+    assert violations(CSRC, TABLE) == []
+
+
+def test_the_core_has_no_include_circle():
+    assert core_cycles(CSRC) == []
+
+
+def test_no_core_file_includes_a_driver():
+    assert "drivers" not in TABLE["core"]
+    assert all(layer_of(f) != "drivers" for f in TABLE["core"])
+
+
+def test_nothing_in_bench_includes_a_core_header():
+    assert "core" not in TABLE["bench"]
+
+
+@pytest.mark.parametrize("source,line,message", [
+    ("python/bad.c", '#include "drivers/hip/hip_backend.h"',
+     "python/bad.c includes drivers/hip/hip_backend.h (python may include "
+     "bench, include)"),
+    ("core/bad.c", '#include "drivers/host/host_driver.h"',
+     "core/bad.c includes drivers/host/host_driver.h (core may include base, "
+     "hal, include)"),
+    ("bench/bad.c", '#include "core/stream.h"',
+     "bench/bad.c includes core/stream.h (bench may include base, hal, "
+     "include)"),
+    ("drivers/hip/bad.c", '#include "drivers/host/host_driver.h"',
+     "drivers/hip/bad.c includes drivers/host/host_driver.h (a driver "
+     "includes no other driver's header)"),
+    ("python/bad.c", '#include "bench/bench_run.h"',
+     "python/bad.c includes bench/bench_run.h (the bindings use the "
+     "benchmark driver's public headers only)"),
+    ("core/bad.c", '#include "testing/hrx_testing.h"',
+     "core/bad.c includes testing/hrx_testing.h outside #ifdef "
+     "HRX_TESTING_BUILD"),
+])
+def test_the_check_sees_a_wrong_way_include(tmp_path, source, line, message):
+    for header in ("drivers/hip/hip_backend.h", "drivers/host/host_driver.h",
+                   "core/stream.h", "bench/bench_run.h",
+                   "testing/hrx_testing.h"):
+        (tmp_path / header).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / header).write_text("")
+    (tmp_path / source).parent.mkdir(parents=True, exist_ok=True)
+    (tmp_path / source).write_text(
+        '#include "hrx.h"\n#ifdef HRX_TESTING_BUILD\n'
+        '#include "testing/hrx_testing.h"\n#endif\n' + line + "\n")
+    assert violations(tmp_path, TABLE) == [message]
+
+
+def test_the_check_sees_an_include_circle(tmp_path):
+    core = tmp_path / "core"
+    core.mkdir()
+    (core / "a.h").write_text('#include "b.h"\n')
+    (core / "a.c").write_text('#include "a.h"\n')
+    (core / "b.h").write_text("")
+    (core / "b.c").write_text('#include "b.h"\n#include "c.h"\n')
+    (core / "c.h").write_text("")
+    (core / "c.c").write_text('#include "a.h"\n')
+    assert core_cycles(tmp_path) == [["a", "b", "c"]]

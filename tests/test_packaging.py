@@ -50,8 +50,8 @@ def test_the_sdist_holds_the_sources_license_and_commit(built):
     with tarfile.open(sdist) as archive:
         names = {name.split("/", 1)[1] for name in archive.getnames() if "/" in name}
         for needed in ("LICENSE", "setup.py", "pyproject.toml", "csrc/include/hrx.h",
-                       "csrc/core/stream.h", "csrc/backends/backend.h",
-                       "csrc/backends/hip/hip_symbols.h", "examples/queue_counts.ipynb",
+                       "csrc/core/stream.h", "csrc/hal/device.h",
+                       "csrc/drivers/hip/hip_symbols.h", "examples/queue_counts.ipynb",
                        "hrx/include/hrx_kernel.h",
                        "hrx/_version.py", "hrx/_build_info.py"):
             assert needed in names, needed

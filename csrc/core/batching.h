@@ -2,8 +2,8 @@
  * the environment, the policy that decides when a small copy or fill waits
  * in a stream's pending batch, the pending batch itself, publication of a
  * gathered batch through the backend, and the flusher thread that publishes
- * batches nobody else does. stream.c applies the policy under the stream's
- * locks (below). Internal to the core.
+ * batches nobody else does. A stream's publication (publication.h) applies
+ * the policy under its locks. Internal to the core.
  *
  * Policy (small copies and fills while the device's switch is on):
  * - the calling thread has observed a stream (synchronize, record_event,
@@ -21,18 +21,11 @@
  *   of publishing one command per launch (each stream alone would look
  *   quiet and idle by the time the thread comes back to it).
  *
- * Lock order (a thread holding one may take only the later ones):
- *   1. the stream's publish_mutex (one publication at a time per stream;
- *      may wait for queue space);
- *   2. the stream's state_mutex (the failure state; never held
- *      across a wait for queue space);
- *   3. the stream's batch_mutex (the pending batch; held only to append to
- *      it or move it out, or across a non-blocking publication, which
- *      never waits: the backend's own locks come after it);
- *   4. the flusher's list mutex (the streams with pending work).
- * The flusher thread never publishes while it holds its list mutex, and
- * only try-locks a stream's publish_mutex (a stream busy publishing is
- * retried at the next delay).
+ * Lock order: the publication's (publication.h), then the flusher's list
+ * mutex (the streams with pending work). The flusher thread never
+ * publishes while it holds its list mutex, and only try-locks a
+ * publication's publish_mutex (a stream busy publishing is retried at the
+ * next delay).
  *
  * Environment (read when a live device is created):
  *   HRX_BATCHING             0 turns batching off for new live devices

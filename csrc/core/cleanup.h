@@ -2,7 +2,7 @@
  * caller and no host callback may wait for. Internal to the core.
  *
  * It runs, in the order they were queued:
- * - releases made on host-callback threads (device.h, deferred releases):
+ * - releases made on host-callback threads (live_device.h, deferred releases):
  *   a last buffer release waits for every queue of the device, which may
  *   be running the very callback that made it, so neither the callback nor
  *   a call that holds a binding's global lock (which the callback may

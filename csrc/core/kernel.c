@@ -6,7 +6,7 @@
  * compiled until the device goes. A launch holds nothing: it is published
  * before hrx_stream_launch returns, so freeing a buffer it names waits for
  * it (buffer.c), and the backend keeps the module loaded while a launch
- * of it may run (backend.h, module_unload).
+ * of it may run (hal/kernel.h, module_unload).
  *
  * Thread-safe: a kernel is immutable once made. */
 #include "kernel.h"

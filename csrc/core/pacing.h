@@ -35,7 +35,7 @@
  *
  * A stream's order: only transfers are held. A stream keeps its held list
  * in submission order and publishes it in order, chunk after chunk; the
- * stream itself (stream.c) makes every other command of a stream with held
+ * stream's publication (publication.h) makes every other command of a stream with held
  * work wait until its held list is published.
  *
  * Lock order: the stream's publish_mutex and batch_mutex (batching.h) come

@@ -2,7 +2,7 @@
  * the tests observe beyond the public header. Built into the testing
  * extension and the C tests only, never into what `pip install .` gives a
  * user. Fault injection ($HRX_FAULTS) is the other part of that build:
- * backends/fault/fault_backend.h. */
+ * drivers/fault/fault_backend.h. */
 #ifndef HRX_TESTING_HRX_TESTING_H_
 #define HRX_TESTING_HRX_TESTING_H_
 
@@ -37,7 +37,7 @@ void hrx_staging_query_evictions(uint64_t* out_by_cleanup,
 
 /* Native objects alive through every fault wrapper of the process: created
  * and not yet destroyed or freed. The fault wrapper
- * (backends/fault/fault_backend.h) keeps them. */
+ * (drivers/fault/fault_backend.h) keeps them. */
 typedef struct hrx_fault_counts_s {
   int64_t queues;
   int64_t events;

@@ -1,4 +1,4 @@
-/* The hip backend: backend.h's vtable over the HIP runtime (AMD) or the CUDA
+/* The hip driver: the hal/device.h vtable over the HIP runtime (AMD) or the CUDA
  * runtime (NVIDIA), bound by hip_dynamic.c.
  *
  * A native queue is a non-blocking stream and a native event an event
@@ -503,7 +503,7 @@ static void hrx_hip_queue_destroy(hrx_backend_device_t* base,
   hrx_status_t status = hrx_hip_enter(base);
   hrx_status_free(status);
   hrx_hip_stream_t stream = hrx_hip_stream_of(queue);
-  /* backend.h: wait for the queue's submitted work first. */
+  /* hal/queue.h: wait for the queue's submitted work first. */
   hrx_hip_rt.sym.StreamSynchronize(stream);
   hrx_hip_rt.sym.StreamDestroy(stream);
 }
@@ -526,7 +526,7 @@ static hrx_status_t hrx_hip_alloc(hrx_backend_device_t* base, uint64_t size,
 
 /* hipFree / cudaFree synchronize with the device before releasing the
  * memory, so no work submitted before the call can still touch it: that is
- * backend.h's deferral rule. */
+ * hal/memory.h's deferral rule. */
 static void hrx_hip_free(hrx_backend_device_t* base, void* ptr) {
   hrx_status_free(hrx_hip_enter(base));
   hrx_hip_rt.sym.Free(ptr);
@@ -543,7 +543,7 @@ static hrx_status_t hrx_hip_host_alloc(hrx_backend_device_t* base,
   return NULL;
 }
 
-/* The core frees staging only once no copy uses it (backend.h), so no
+/* The core frees staging only once no copy uses it (hal/memory.h), so no
  * device-wide synchronize here; the runtime's own pinned free may still
  * synchronize, which is why the core pools its staging (core/staging.h). */
 static void hrx_hip_host_free(hrx_backend_device_t* base, void* ptr) {
@@ -752,7 +752,7 @@ static hrx_status_t hrx_hip_batch_submit(hrx_backend_device_t* base,
   bool fits = hrx_hip_batch_fits(commands, count);
   if (fits && hrx_nonblocking() && !hrx_hip_batch_prepared(device->batch)) {
     /* Batching was off when the device opened: the first batch compiles
-     * the kernel (backend.h, non-blocking mode). */
+     * the kernel (hal/objects.h, non-blocking mode). */
     return hrx_would_block("the batch kernel to be compiled");
   }
   if (fits &&
@@ -1112,7 +1112,7 @@ static hrx_status_t hrx_hip_module_load_on(hrx_backend_device_t* base,
   return hrx_hip_module_load(image, size, out_module);
 }
 
-/* backend.h: no launch of the module's kernels may still run. The backend
+/* hal/kernel.h: no launch of the module's kernels may still run. The backend
  * does not track which queues launched a kernel (that would cost every
  * launch a record), so it synchronizes the device, as graph_destroy and
  * the runtime's own free do; modules are unloaded rarely (the core's

@@ -6,7 +6,7 @@
  * cudaLibraryLoadData (CUDA 12.0+), AMD as a code object with
  * hipModuleLoadData. Where that is impossible the backend publishes each
  * command with its own native call; `description` says which and why.
- * Private to csrc/backends/hip.
+ * Private to csrc/drivers/hip.
  *
  * Thread-safe: prepare runs once per device under a mutex; launch may be
  * called concurrently on any streams. */

@@ -1,5 +1,5 @@
 /* Every numeric value the hip backend passes to or reads from a runtime, per
- * platform. Nothing else in csrc/backends/hip spells a runtime number.
+ * platform. Nothing else in csrc/drivers/hip spells a runtime number.
  *
  * AMD values are checked at compile time against the real HIP headers by
  * tests/c/test_hip_constants.c (make -f tests/c/hip.mk hip-constants);

@@ -1,7 +1,7 @@
 /* The HIP runtime, loaded with dlopen: the library search, the symbol table
  * of hip_symbols.h bound to one platform (AMD: hip* in libamdhip64, NVIDIA:
  * cuda* in libcudart), the platform's constants, and native errors turned
- * into statuses. Private to csrc/backends/hip.
+ * into statuses. Private to csrc/drivers/hip.
  *
  * Threading: hrx_hip_runtime_load() is thread-safe and runs the search once
  * per process; after it succeeds, hrx_hip_rt is immutable and may be read

@@ -1,5 +1,5 @@
-/* Users' kernels on the hip backend: backend.h's kernel entries in the
- * runtime's terms. Private to csrc/backends/hip.
+/* Users' kernels on the hip backend: hal/kernel.h's entries in the
+ * runtime's terms. Private to csrc/drivers/hip.
  *
  * Compile: CUDA C++ through NVRTC into a cubin for the device's exact
  * architecture (PTX where the NVRTC cannot make one, hip_rtc.h); HIP C++
@@ -22,7 +22,7 @@
  * shared memory lies below what the device allows is raised to it
  * (cudaFuncAttributeMaxDynamicSharedMemorySize, per device). So a launch
  * never waits for a one-time native allocation; like copy(), it relies on
- * the runtime's queue taking the command without waiting (backend.h,
+ * the runtime's queue taking the command without waiting (hal/objects.h,
  * non-blocking mode).
  *
  * Thread-safe: every function may be called from any thread; those that
@@ -42,7 +42,7 @@ hrx_status_t hrx_hip_kernel_toolchain(const char* platform,
                                       const char* target,
                                       hrx_kernel_compiler_t* out_toolchain);
 
-/* backend.h's kernel_compile for `target`; needs no device. */
+/* hal/kernel.h's compile for `target`; needs no device. */
 hrx_status_t hrx_hip_kernel_compile(const char* platform,
                                     const char* runtime_library,
                                     const char* target, const char* source,
@@ -68,7 +68,7 @@ hrx_status_t hrx_hip_module_load(const void* image, size_t size,
  * synchronized the device). */
 void hrx_hip_module_unload(hrx_native_module_t* module);
 
-/* Looks a kernel up by symbol and describes it (backend.h); `device` gives
+/* Looks a kernel up by symbol and describes it (hal/kernel.h); `device` gives
  * the device's limits (max_threads_per_block, max_shared_bytes_per_block).
  * INVALID_ARGUMENT naming the kernel when the module defines none, or when
  * the kernel cannot run on the device or takes more than
@@ -79,7 +79,7 @@ hrx_status_t hrx_hip_module_get_kernel(hrx_native_module_t* module,
                                        hrx_native_kernel_t** out_kernel,
                                        hrx_kernel_attributes_t* out_info);
 
-/* One launch on `stream` (backend.h's kernel_launch, already checked by the
+/* One launch on `stream` (hal/kernel.h's launch, already checked by the
  * core). A launch the runtime refuses returns its error, with the runtime's
  * last error cleared. */
 hrx_status_t hrx_hip_kernel_launch(hrx_native_kernel_t* kernel,

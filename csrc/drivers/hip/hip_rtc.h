@@ -2,7 +2,7 @@
  * hiprtc on AMD. It turns CUDA or HIP C++ into an image for the device at
  * run time (the batch kernel, hip_batch.h, and users' kernels,
  * hip_kernels.h), so neither building nor installing hrx needs a GPU SDK.
- * Private to csrc/backends/hip.
+ * Private to csrc/drivers/hip.
  *
  * Search: $HRX_RTC_LIBRARY alone if set (an exact path); else, NVIDIA:
  * libnvrtc.so, .so.13, .so.12, .so.11.2, then nvidia/cuda_nvrtc/lib and

@@ -363,7 +363,7 @@ static void hrx_host_free(hrx_backend_device_t* base, void* ptr) {
   free(ptr);
 }
 
-/* Staging the core gives back only once no work uses it (backend.h): no
+/* Staging the core gives back only once no work uses it (hal/memory.h): no
  * wait. */
 static void hrx_host_host_free(hrx_backend_device_t* base, void* ptr) {
   (void)base;
