@@ -1,4 +1,4 @@
-"""Shared helpers of the tests/test_bench_*.py files (imported, not a plugin):
+"""Shared helpers of the tests/bench/test_*.py files (imported, not a plugin):
 hand-made result lines, an in-memory device for the Python driver, the
 environment a child process needs to import this source tree, and the fake
 interpreter that sweeps take to run fake children (fake_bench_child.py)."""

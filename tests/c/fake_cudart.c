@@ -1,5 +1,5 @@
-/* A stand-in for libcudart, built as a shared library for
- * test_hip_load's `fake-cuda` scenario: it exports the cuda* entry points
+/* A stand-in for libcudart, built as a shared library for the `fake-cuda`
+ * scenarios of test_hip_fake_cudart.c: it exports the cuda* entry points
  * the hip backend binds (hip_symbols.h), with the real numbers of the
  * errors and attributes hrx reads, so that the backend's NVIDIA kernel path
  * (module checks, lookups, parameter layout, launches, graph kernel nodes,

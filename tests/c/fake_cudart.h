@@ -1,5 +1,6 @@
-/* What the stand-in libcudart (fake_cudart.c) saw, for test_hip_load's
- * `fake-cuda` scenario, which reads it with dlsym("fake_cudart_state"). */
+/* What the stand-in libcudart (fake_cudart.c) saw, for the `fake-cuda`
+ * scenarios of test_hip_fake_cudart.c, which read it with
+ * dlsym("fake_cudart_state"). */
 #ifndef HRX_TESTS_C_FAKE_CUDART_H_
 #define HRX_TESTS_C_FAKE_CUDART_H_
 

@@ -9,6 +9,13 @@
 #   make -f tests/c/hip.mk hip-load            # real libamdhip64, no GPU
 #   make -f tests/c/hip.mk hip-fake-cuda       # a stand-in libcudart
 #   make -f tests/c/hip.mk hip-device          # on a GPU machine
+#   make -f tests/c/hip.mk hip-device-build    # its program, no GPU needed
+#
+# The run-time checks are programs of one scenario per process, each
+# named after what it tests and linked with hip_test_support.c:
+# test_hip_library_load (hip-load), test_hip_rtc (hip-load,
+# hip-compile-nvidia), test_hip_fake_cudart (hip-fake-cuda) and
+# test_hip_device (hip-device).
 #
 # hip-constants needs libamdhip64-dev (headers under $(HIP_INCLUDE)/hip);
 # hip-load needs libamdhip64-5 ($(HIP_AMD_LIBRARY)) and no AMD GPU;
@@ -39,7 +46,13 @@ HIP_HEADERS := $(wildcard $(HIP_ROOT)/csrc/drivers/hip/*.h) \
   $(wildcard $(HIP_ROOT)/csrc/hal/*.h) $(wildcard $(HIP_ROOT)/csrc/base/*.h) \
   $(HIP_ROOT)/csrc/bench/bench_kernel_sources.h \
   $(HIP_ROOT)/csrc/include/hrx.h
-HIP_TEST_LOAD := $(HIP_BUILD)/test_hip_load
+HIP_TEST_LIBRARY_LOAD := $(HIP_BUILD)/test_hip_library_load
+HIP_TEST_RTC := $(HIP_BUILD)/test_hip_rtc
+HIP_TEST_FAKE_CUDART := $(HIP_BUILD)/test_hip_fake_cudart
+HIP_TEST_DEVICE := $(HIP_BUILD)/test_hip_device
+HIP_TEST_PROGRAMS := $(HIP_TEST_LIBRARY_LOAD) $(HIP_TEST_RTC) \
+  $(HIP_TEST_FAKE_CUDART) $(HIP_TEST_DEVICE)
+HIP_TEST_SUPPORT := $(HIP_ROOT)/tests/c/hip_test_support.c
 # The stand-in libcudart (tests/c/fake_cudart.c), with and without the
 # runtime's parameter query.
 HIP_FAKE_CUDART := $(HIP_BUILD)/libfakecudart.so
@@ -49,7 +62,7 @@ HIP_FAKE_FLAGS := -std=c11 -Wall -Wextra -Werror -D_GNU_SOURCE -shared \
 
 .PHONY: hip-constants hip-constants-cuda hip-rtc-prototypes \
   hip-rtc-prototypes-nvrtc hip-load hip-fake-cuda hip-compile-nvidia \
-  hip-device
+  hip-device hip-device-build
 
 hip-constants:
 	$(CC) $(HIP_CHECK_FLAGS) -D__HIP_PLATFORM_AMD__ -isystem $(HIP_INCLUDE) \
@@ -71,11 +84,11 @@ hip-constants-cuda:
 	  $(HIP_ROOT)/tests/c/test_hip_constants.c
 	@echo "PASS hip-constants-cuda (CUDA headers in $(CUDA_HOME)/include)"
 
-$(HIP_TEST_LOAD): $(HIP_ROOT)/tests/c/test_hip_load.c $(HIP_SOURCES) \
-    $(HIP_HEADERS) $(HIP_ROOT)/tests/c/fake_cudart.h
+$(HIP_TEST_PROGRAMS): $(HIP_BUILD)/%: $(HIP_ROOT)/tests/c/%.c \
+    $(HIP_TEST_SUPPORT) $(HIP_ROOT)/tests/c/hip_test_support.h \
+    $(HIP_SOURCES) $(HIP_HEADERS) $(HIP_ROOT)/tests/c/fake_cudart.h
 	@mkdir -p $(HIP_BUILD)
-	$(CC) $(HIP_CFLAGS) -g -o $@ $(HIP_ROOT)/tests/c/test_hip_load.c \
-	  $(HIP_SOURCES) -ldl
+	$(CC) $(HIP_CFLAGS) -g -o $@ $< $(HIP_TEST_SUPPORT) $(HIP_SOURCES) -ldl
 
 $(HIP_FAKE_CUDART): $(HIP_ROOT)/tests/c/fake_cudart.c \
     $(HIP_ROOT)/tests/c/fake_cudart.h
@@ -89,23 +102,28 @@ $(HIP_FAKE_CUDART_DRIVER): $(HIP_ROOT)/tests/c/fake_cudart.c \
 
 # The NVIDIA kernel path against the stand-in libcudart; needs nothing
 # installed.
-hip-fake-cuda: $(HIP_TEST_LOAD) $(HIP_FAKE_CUDART) $(HIP_FAKE_CUDART_DRIVER)
-	$(HIP_TEST_LOAD) fake-cuda $(HIP_FAKE_CUDART)
-	$(HIP_TEST_LOAD) fake-cuda-driver $(HIP_FAKE_CUDART_DRIVER)
+hip-fake-cuda: $(HIP_TEST_FAKE_CUDART) $(HIP_FAKE_CUDART) \
+    $(HIP_FAKE_CUDART_DRIVER)
+	$(HIP_TEST_FAKE_CUDART) fake-cuda $(HIP_FAKE_CUDART)
+	$(HIP_TEST_FAKE_CUDART) fake-cuda-driver $(HIP_FAKE_CUDART_DRIVER)
 
-hip-load: $(HIP_TEST_LOAD)
-	env -u HRX_PYTHON_SITE_DIRS $(HIP_TEST_LOAD) \
+hip-load: $(HIP_TEST_LIBRARY_LOAD) $(HIP_TEST_RTC)
+	env -u HRX_PYTHON_SITE_DIRS $(HIP_TEST_LIBRARY_LOAD) \
 	  amd-no-device $(HIP_AMD_LIBRARY)
-	env -u HRX_PYTHON_SITE_DIRS $(HIP_TEST_LOAD) \
+	env -u HRX_PYTHON_SITE_DIRS $(HIP_TEST_LIBRARY_LOAD) \
 	  amd-no-device-opening $(HIP_AMD_LIBRARY)
-	env -u HRX_PYTHON_SITE_DIRS $(HIP_TEST_LOAD) \
+	env -u HRX_PYTHON_SITE_DIRS $(HIP_TEST_LIBRARY_LOAD) \
 	  missing-library $(HIP_MISSING_LIBRARY)
-	env -u HRX_RTC_LIBRARY $(HIP_TEST_LOAD) amd-compile $(HIP_AMD_LIBRARY)
-	$(HIP_TEST_LOAD) rtc-missing $(HIP_MISSING_LIBRARY)
+	env -u HRX_RTC_LIBRARY $(HIP_TEST_RTC) amd-compile $(HIP_AMD_LIBRARY)
+	$(HIP_TEST_RTC) rtc-missing $(HIP_MISSING_LIBRARY)
 
-hip-compile-nvidia: $(HIP_TEST_LOAD)
-	env -u HRX_RTC_LIBRARY $(HIP_TEST_LOAD) nvidia-compile \
+hip-compile-nvidia: $(HIP_TEST_RTC)
+	env -u HRX_RTC_LIBRARY $(HIP_TEST_RTC) nvidia-compile \
 	  $(HIP_NVRTC_LIBRARY)
 
-hip-device: $(HIP_TEST_LOAD)
-	env -u HRX_HIP_LIBRARY $(HIP_TEST_LOAD) device
+hip-device: $(HIP_TEST_DEVICE)
+	env -u HRX_HIP_LIBRARY $(HIP_TEST_DEVICE) device
+
+# The device test's program, built where there is no GPU to run it.
+hip-device-build: $(HIP_TEST_DEVICE)
+	@echo "BUILT $(HIP_TEST_DEVICE) (make -f tests/c/hip.mk hip-device runs it)"

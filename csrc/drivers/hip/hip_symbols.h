@@ -22,7 +22,7 @@
  *   driver_types.h) by the same test built with HRX_CHECK_CUDA, which does
  *   the same for each &cuda_symbol and HRX_HIP_CUDA_* value; every symbol
  *   name against `nm -D libcudart.so.13`; and at run time on an H200
- *   (tests/c/test_hip_load.c, `device` scenario). cudaMemsetParams' layout
+ *   (tests/c/test_hip_device.c). cudaMemsetParams' layout
  *   also matches CUDA 10.1-12.x headers. cudaGetDeviceProperties_v2 exists in
  *   CUDA 12.x only (the unversioned name there fills the pre-12 layout);
  *   CUDA 13 exports only the unversioned name, with the current layout.

@@ -55,7 +55,7 @@ def test_before_after_script_pairs_two_files_by_group_and_marks_overlap(tmp_path
     import subprocess
     import sys
     from pathlib import Path
-    root = Path(__file__).resolve().parent.parent
+    root = Path(__file__).resolve().parent.parent.parent
     before, after = tmp_path / "before.jsonl", tmp_path / "after.jsonl"
     before.write_text("".join(json.dumps(line("native", 8, v, 10.0)) + "\n"
                               for v in (1.0, 2.0, 3.0)))

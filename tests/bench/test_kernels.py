@@ -79,7 +79,7 @@ def test_the_python_driver_times_launches(device):
         kernel_launches.builtin_kernel(device, "huge")
 
 
-SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..",
+SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..",
                       "bench", "scripts", "kernel_launch_rate.py")
 
 

@@ -178,7 +178,7 @@ def test_the_batching_comparison_speaks_of_batching_not_drivers(tmp_path, capsys
 
 def test_describe_verbose_lists_each_reason_on_a_line(capsys):
     from hrx.bench.cli import describe_lines
-    from test_bench_sweep import LONG_SELECTION
+    from test_sweep import LONG_SELECTION
     lines = describe_lines({"backend": "host", "selection": LONG_SELECTION})
     assert lines[:3] == ["backend: host", "selection: automatic",
                          "  passed over hip: libamdhip64.so loaded, but hipGetDeviceCount "

@@ -20,7 +20,7 @@ from hrx.bench.schema import schema_errors
 from hrx.bench.table import WORKLOAD_COLUMNS, format_table, group_lines
 from hrx.bench.workload import WorkloadError, load_workload, run_workload
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parent.parent.parent
 EXAMPLES = ROOT / "bench" / "examples"
 TINY = {"small_copies": 2, "bulk_bytes": 4096, "bulk_copies": 1, "loaded_copies": 1,
         "warmup": 1}

@@ -1,7 +1,7 @@
 """The Python driver on an in-memory device: the protocol's shape, the
 output check, and errors from its threads. The in-memory device runs no
 kernels, so the contention cases are left out here
-(tests/test_bench_contention.py runs them on the host backend)."""
+(tests/bench/test_contention.py runs them on the host backend)."""
 import pytest
 from conftest_bench import FakeDevice
 
