@@ -37,14 +37,14 @@ def embedded_source(text: str) -> str:
         " * backend writes this text beside each kernel source it compiles",
         " * (host_kernel_compiler.c), so the compiler sees the header hrx",
         " * installs. tests/test_kernel_header.py checks that they match. */",
-        "#ifndef HRX_BACKENDS_HOST_HOST_KERNEL_HEADER_H_",
-        "#define HRX_BACKENDS_HOST_HOST_KERNEL_HEADER_H_",
+        "#ifndef HRX_DRIVERS_HOST_HOST_KERNEL_HEADER_H_",
+        "#define HRX_DRIVERS_HOST_HOST_KERNEL_HEADER_H_",
         "",
         "static const char hrx_host_kernel_header[] =",
         *c_string_lines(text),
         "    ;",
         "",
-        "#endif /* HRX_BACKENDS_HOST_HOST_KERNEL_HEADER_H_ */",
+        "#endif /* HRX_DRIVERS_HOST_HOST_KERNEL_HEADER_H_ */",
         "",
     ])
 
