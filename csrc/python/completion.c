@@ -2,11 +2,18 @@
  * callbacks. Waits release the GIL and can be interrupted by Ctrl-C;
  * result() re-raises the exception the first failing callback raised (kept
  * by the trampoline in graph.c). */
+#include "completion.h"
+
 #include <math.h>
 
 #include "handle.h"
-#include "objects.h"
+#include "host_threads.h"
 #include "wait.h"
+
+typedef struct {
+  PyObject_HEAD
+  hrx_completion_t* completion;  /* retained */
+} hrx_py_completion_t;
 
 static void hrx_py_completion_release(void* completion) {
   /* The last reference may free a graph, whose buffers wait for queued
@@ -254,18 +261,10 @@ static PyType_Slot hrx_py_completion_slots[] = {
     {0, NULL},
 };
 
-static PyType_Spec hrx_py_completion_spec = {
+PyType_Spec hrx_py_completion_spec = {
     .name = "hrx.Completion",
     .basicsize = sizeof(hrx_py_completion_t),
     .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC |
              Py_TPFLAGS_IMMUTABLETYPE | Py_TPFLAGS_DISALLOW_INSTANTIATION,
     .slots = hrx_py_completion_slots,
 };
-
-int hrx_py_completion_register(PyObject* module, hrx_py_state_t* state) {
-  state->completion_type = (PyTypeObject*)PyType_FromModuleAndSpec(
-      module, &hrx_py_completion_spec, NULL);
-  if (!state->completion_type) return -1;
-  return PyModule_AddObjectRef(module, "Completion",
-                               (PyObject*)state->completion_type);
-}
