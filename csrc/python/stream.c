@@ -284,6 +284,16 @@ static PyObject* hrx_py_stream_record_event(PyObject* self, PyObject* args,
                                             PyObject* kwargs) {
   static char* keywords[] = {"timing", NULL};
   PyObject* timing = Py_False;
+  /* Any other argument is refused with a message that names the one
+   * keyword there is. */
+  Py_ssize_t keywords_given = kwargs ? PyDict_GET_SIZE(kwargs) : 0;
+  if (PyTuple_GET_SIZE(args) > 0 || keywords_given > 1 ||
+      (keywords_given == 1 && !PyDict_GetItemString(kwargs, "timing"))) {
+    PyErr_SetString(PyExc_TypeError,
+                    "record_event() takes only the keyword argument "
+                    "timing=True/False");
+    return NULL;
+  }
   if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|$O:record_event", keywords,
                                    &timing)) {
     return NULL;
