@@ -1,10 +1,13 @@
 /* hrx._hrx.bench_run, bench_launch and bench_kernel_source: the C
- * benchmark driver (csrc/bench/bench.h, bench_kernels.h) for hrx.bench. Arguments are checked here so that Python callers get
- * hrx.InvalidArgumentError (a ValueError) or TypeError naming the argument; the core checks them again. The
- * run holds no Python object and releases the GIL throughout. */
-#include "module.h"
+ * benchmark driver (csrc/bench/bench.h, bench_kernels.h) for hrx.bench.
+ * Arguments are checked here so that Python callers get
+ * hrx.InvalidArgumentError (a ValueError) or TypeError naming the
+ * argument; the core checks them again. The run holds no Python object and
+ * releases the GIL throughout. */
+#include "bench.h"
 
 #include "args.h"
+#include "device_handle.h"
 
 #include "bench/bench.h"
 #include "bench/bench_kernels.h"

@@ -1,11 +1,20 @@
 /* hrx.Buffer: device memory, or a view (byte range) of it. Views share the
  * allocation; its memory is freed when the last view and the last command
  * using it are gone. */
+#include "buffer.h"
+
 #include "args.h"
+#include "device_handle.h"
 #include "dlpack.h"
-#include "objects.h"
 #include "property.h"
 #include "special.h"
+
+typedef struct {
+  PyObject_HEAD
+  hrx_buffer_t* buffer;      /* retained; NULL once closed */
+  uint64_t offset;           /* this view's range within the allocation */
+  uint64_t length;
+} hrx_py_buffer_t;
 
 static void hrx_py_buffer_release(void* buffer) {
   /* Freeing waits until no submitted work can touch the memory. */
@@ -45,6 +54,13 @@ int hrx_py_buffer_view_borrowed(hrx_py_state_t* state, PyObject* object,
   return 0;
 }
 
+bool hrx_py_buffer_open_view(PyObject* object, hrx_view_t* out_view) {
+  hrx_py_buffer_t* self = (hrx_py_buffer_t*)object;
+  if (!self->buffer) return false;
+  *out_view = (hrx_view_t){self->buffer, self->offset, self->length};
+  return true;
+}
+
 int hrx_py_buffer_view(hrx_py_state_t* state, PyObject* object,
                        const char* role, hrx_view_t* out_view) {
   if (hrx_py_buffer_view_borrowed(state, object, role, out_view) < 0) {
@@ -54,12 +70,16 @@ int hrx_py_buffer_view(hrx_py_state_t* state, PyObject* object,
   return 0;
 }
 
-void hrx_py_release_held(hrx_stream_t* stream, hrx_buffer_t* first,
-                         hrx_buffer_t* second, hrx_event_t* event) {
-  hrx_buffer_release(first);
-  hrx_buffer_release(second);
-  hrx_event_release(event);
-  hrx_stream_release(stream);
+PyObject* hrx_py_allocate(hrx_py_state_t* state, hrx_device_t* device,
+                          uint64_t size) {
+  hrx_buffer_t* buffer = NULL;
+  hrx_status_t status;
+  Py_BEGIN_ALLOW_THREADS
+  status = hrx_buffer_allocate(device, size, &buffer);
+  hrx_device_release(device);
+  Py_END_ALLOW_THREADS
+  if (status) return hrx_py_raise(state, status);
+  return hrx_py_buffer_wrap(state, buffer, 0, size);
 }
 
 /* The open view (the handle itself), or NULL once closed. */
@@ -247,6 +267,42 @@ static PyObject* hrx_py_buffer_get_cuda_array_interface(PyObject* self,
       "stream", legacy_default_stream);
 }
 
+/* __dlpack__(*, stream=None, max_version=None, dl_device=None, copy=None):
+ * the arguments are converted before the handle is checked (they may run
+ * Python code); dlpack.c makes the capsule. */
+static PyObject* hrx_py_buffer_dlpack(PyObject* self, PyObject* args,
+                                      PyObject* kwargs) {
+  static char* keywords[] = {"stream", "max_version", "dl_device", "copy",
+                             NULL};
+  PyObject* stream_object = Py_None;
+  PyObject* version_object = Py_None;
+  PyObject* device_object = Py_None;
+  PyObject* copy_object = Py_None;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|$OOOO:__dlpack__", keywords,
+                                   &stream_object, &version_object,
+                                   &device_object, &copy_object)) {
+    return NULL;
+  }
+  hrx_py_state_t* state = hrx_py_state_from_type(Py_TYPE(self));
+  hrx_py_dlpack_request_t request;
+  if (hrx_py_dlpack_request(state, stream_object, version_object,
+                            device_object, copy_object, &request) < 0) {
+    return NULL;
+  }
+  hrx_py_buffer_t* buffer = hrx_py_buffer_get(self);
+  if (!buffer) return NULL;
+  return hrx_py_dlpack_export(state, buffer->buffer, buffer->offset,
+                              buffer->length, &request);
+}
+
+static PyObject* hrx_py_buffer_dlpack_device(PyObject* self, PyObject* unused) {
+  (void)unused;
+  hrx_py_buffer_t* buffer = hrx_py_buffer_get(self);
+  if (!buffer) return NULL;
+  return hrx_py_dlpack_device(hrx_py_state_from_type(Py_TYPE(self)),
+                              buffer->buffer);
+}
+
 /* numpy.asarray(buffer) would otherwise make a 0-d object array. */
 static PyObject* hrx_py_buffer_array(PyObject* self, PyObject* args,
                                      PyObject* kwargs) {
@@ -355,17 +411,10 @@ static PyType_Slot hrx_py_buffer_slots[] = {
     {0, NULL},
 };
 
-static PyType_Spec hrx_py_buffer_spec = {
+PyType_Spec hrx_py_buffer_spec = {
     .name = "hrx.Buffer",
     .basicsize = sizeof(hrx_py_buffer_t),
     .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC |
              Py_TPFLAGS_IMMUTABLETYPE,
     .slots = hrx_py_buffer_slots,
 };
-
-int hrx_py_buffer_register(PyObject* module, hrx_py_state_t* state) {
-  state->buffer_type =
-      (PyTypeObject*)PyType_FromModuleAndSpec(module, &hrx_py_buffer_spec, NULL);
-  if (!state->buffer_type) return -1;
-  return PyModule_AddObjectRef(module, "Buffer", (PyObject*)state->buffer_type);
-}

@@ -2,11 +2,18 @@
  * callbacks. Waits release the GIL and can be interrupted by Ctrl-C;
  * result() re-raises the exception the first failing callback raised (kept
  * by the trampoline in graph.c). */
+#include "completion.h"
+
 #include <math.h>
 
 #include "handle.h"
-#include "objects.h"
+#include "host_threads.h"
 #include "wait.h"
+
+typedef struct {
+  PyObject_HEAD
+  hrx_completion_t* completion;  /* retained */
+} hrx_py_completion_t;
 
 static void hrx_py_completion_release(void* completion) {
   /* The last reference may free a graph, whose buffers wait for queued
@@ -130,7 +137,6 @@ static int hrx_py_completion_timeout(hrx_py_state_t* state, PyObject* object,
   return 0;
 }
 
-/* Waits (GIL released); -1 with an error set, else 0/1 for done. */
 /* Waits for the completion (timeout_ns -1: no limit) in slices, with the
  * GIL released, running Python's signal handlers between slices so that
  * Ctrl-C interrupts it (wait.h). 1 done, 0 timed out, -1 error set. */
@@ -170,38 +176,45 @@ static PyObject* hrx_py_completion_done(PyObject* self, PyObject* unused) {
   return PyBool_FromLong(hrx_completion_done(completion));
 }
 
-static PyObject* hrx_py_completion_wait(PyObject* self, PyObject* args,
-                                        PyObject* kwargs) {
+/* wait(timeout=None) and result(timeout=None): parses `timeout` (format
+ * "|O:wait" or "|O:result"), then waits as hrx_py_completion_block does.
+ * 1 done, 0 timed out, -1 error set; *out_completion is borrowed from the
+ * open handle. */
+static int hrx_py_completion_wait_for(PyObject* self, PyObject* args,
+                                      PyObject* kwargs, const char* format,
+                                      hrx_py_state_t** out_state,
+                                      hrx_completion_t** out_completion) {
   static char* keywords[] = {"timeout", NULL};
   PyObject* timeout = NULL;
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|O:wait", keywords,
-                                   &timeout)) {
-    return NULL;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, format, keywords, &timeout)) {
+    return -1;
   }
   hrx_py_state_t* state = hrx_py_state_from_type(Py_TYPE(self));
   int64_t timeout_ns = 0;
-  if (hrx_py_completion_timeout(state, timeout, &timeout_ns) < 0) return NULL;
+  if (hrx_py_completion_timeout(state, timeout, &timeout_ns) < 0) return -1;
   hrx_completion_t* completion = hrx_py_completion_get(self);
-  if (!completion) return NULL;
-  int done = hrx_py_completion_block(state, completion, timeout_ns);
+  if (!completion) return -1;
+  *out_state = state;
+  *out_completion = completion;
+  return hrx_py_completion_block(state, completion, timeout_ns);
+}
+
+static PyObject* hrx_py_completion_wait(PyObject* self, PyObject* args,
+                                        PyObject* kwargs) {
+  hrx_py_state_t* state = NULL;
+  hrx_completion_t* completion = NULL;
+  int done = hrx_py_completion_wait_for(self, args, kwargs, "|O:wait", &state,
+                                        &completion);
   if (done < 0) return NULL;
   return PyBool_FromLong(done);
 }
 
 static PyObject* hrx_py_completion_result(PyObject* self, PyObject* args,
                                           PyObject* kwargs) {
-  static char* keywords[] = {"timeout", NULL};
-  PyObject* timeout = NULL;
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|O:result", keywords,
-                                   &timeout)) {
-    return NULL;
-  }
-  hrx_py_state_t* state = hrx_py_state_from_type(Py_TYPE(self));
-  int64_t timeout_ns = 0;
-  if (hrx_py_completion_timeout(state, timeout, &timeout_ns) < 0) return NULL;
-  hrx_completion_t* completion = hrx_py_completion_get(self);
-  if (!completion) return NULL;
-  int done = hrx_py_completion_block(state, completion, timeout_ns);
+  hrx_py_state_t* state = NULL;
+  hrx_completion_t* completion = NULL;
+  int done = hrx_py_completion_wait_for(self, args, kwargs, "|O:result",
+                                        &state, &completion);
   if (done < 0) return NULL;
   if (!done) {
     PyErr_SetString(PyExc_TimeoutError,
@@ -248,18 +261,10 @@ static PyType_Slot hrx_py_completion_slots[] = {
     {0, NULL},
 };
 
-static PyType_Spec hrx_py_completion_spec = {
+PyType_Spec hrx_py_completion_spec = {
     .name = "hrx.Completion",
     .basicsize = sizeof(hrx_py_completion_t),
     .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC |
              Py_TPFLAGS_IMMUTABLETYPE | Py_TPFLAGS_DISALLOW_INSTANTIATION,
     .slots = hrx_py_completion_slots,
 };
-
-int hrx_py_completion_register(PyObject* module, hrx_py_state_t* state) {
-  state->completion_type = (PyTypeObject*)PyType_FromModuleAndSpec(
-      module, &hrx_py_completion_spec, NULL);
-  if (!state->completion_type) return -1;
-  return PyModule_AddObjectRef(module, "Completion",
-                               (PyObject*)state->completion_type);
-}

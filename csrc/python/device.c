@@ -1,55 +1,19 @@
-/* hrx.Device: a handle on a live device. */
+/* hrx.Device: a handle on a live device. Its handle functions (made and
+ * unwrapped by every type) are in device_handle.c. */
+#include "device.h"
+
+#include <string.h>
+
 #include "args.h"
-#include "objects.h"
+#include "buffer.h"
+#include "device_handle.h"
+#include "kernel.h"
 #include "property.h"
 #include "special.h"
+#include "stream.h"
 #include "wait.h"
 
-static void hrx_py_device_release(void* device) {
-  /* The last release tears the device down, waiting for its queues. */
-  hrx_device_release(device);
-}
-
-PyObject* hrx_py_device_wrap(hrx_py_state_t* state, hrx_device_t* device) {
-  hrx_py_device_t* self =
-      PyObject_GC_New(hrx_py_device_t, state->device_type);
-  if (!self) {
-    hrx_py_release_without_gil(hrx_py_device_release, device);
-    return NULL;
-  }
-  self->device = device;
-  PyObject_GC_Track(self);
-  return (PyObject*)self;
-}
-
-PyObject* hrx_py_device_ref(hrx_py_state_t* state, hrx_device_t* device) {
-  hrx_device_retain(device);
-  return hrx_py_device_wrap(state, device);
-}
-
-hrx_device_t* hrx_py_device_argument(PyTypeObject* type, PyObject* args,
-                                     PyObject* kwargs, const char* format,
-                                     hrx_py_state_t** out_state) {
-  static char* keywords[] = {"device", NULL};
-  PyObject* object = NULL;
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, format, keywords, &object)) {
-    return NULL;
-  }
-  *out_state = hrx_py_state_from_type(type);
-  return *out_state ? hrx_py_device_unwrap(*out_state, object) : NULL;
-}
-
-static const hrx_py_handle_kind_t hrx_py_device_kind = {
-    .name = "device",
-    .field = offsetof(hrx_py_device_t, device),
-    .release = hrx_py_device_release};
-
 HRX_PY_HANDLE_FUNCTIONS(hrx_py_device, hrx_py_device_kind)
-
-hrx_device_t* hrx_py_device_unwrap(hrx_py_state_t* state, PyObject* object) {
-  return hrx_py_handle_unwrap(state, object, state->device_type,
-                              &hrx_py_device_kind);
-}
 
 static hrx_device_t* hrx_py_device_get(PyObject* self) {
   return hrx_py_handle_get(self, &hrx_py_device_kind);
@@ -251,19 +215,7 @@ static PyObject* hrx_py_device_stream(PyObject* self, PyObject* args,
   hrx_device_release(device);
   Py_END_ALLOW_THREADS
   if (status) return hrx_py_raise(state, status);
-  return hrx_py_stream_wrap(state, state->stream_type, stream);
-}
-
-PyObject* hrx_py_allocate(hrx_py_state_t* state, hrx_device_t* device,
-                          uint64_t size) {
-  hrx_buffer_t* buffer = NULL;
-  hrx_status_t status;
-  Py_BEGIN_ALLOW_THREADS
-  status = hrx_buffer_allocate(device, size, &buffer);
-  hrx_device_release(device);
-  Py_END_ALLOW_THREADS
-  if (status) return hrx_py_raise(state, status);
-  return hrx_py_buffer_wrap(state, buffer, 0, size);
+  return hrx_py_stream_wrap(state->stream_type, stream);
 }
 
 static PyObject* hrx_py_device_allocate(PyObject* self, PyObject* size) {
@@ -544,6 +496,139 @@ static PyObject* hrx_py_device_hash_method(PyObject* self, PyObject* unused) {
   return PyLong_FromSsize_t(hrx_py_device_hash(self));
 }
 
+/* A str argument as UTF-8 without NUL characters (borrowed from it). */
+static const char* hrx_py_text(hrx_py_state_t* state, PyObject* object,
+                               const char* what) {
+  if (!PyUnicode_Check(object)) {
+    PyErr_Format(PyExc_TypeError, "%s must be a str, not %.100s", what,
+                 Py_TYPE(object)->tp_name);
+    return NULL;
+  }
+  Py_ssize_t size = 0;
+  const char* text = PyUnicode_AsUTF8AndSize(object, &size);
+  if (text && strlen(text) != (size_t)size) {
+    PyErr_Format(state->errors[HRX_STATUS_INVALID_ARGUMENT],
+                 "%s contains a NUL character", what);
+    return NULL;
+  }
+  return text;
+}
+
+/* compile(source, name, *, options=()) */
+static PyObject* hrx_py_device_compile(PyObject* self, PyObject* args,
+                                       PyObject* kwargs) {
+  static char* keywords[] = {"source", "name", "options", NULL};
+  PyObject* given[3] = {NULL, NULL, NULL};
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO|$O:compile", keywords,
+                                   &given[0], &given[1], &given[2])) {
+    return NULL;
+  }
+  hrx_py_state_t* state = hrx_py_state_from_type(Py_TYPE(self));
+  const char* source = hrx_py_text(state, given[0], "kernel source");
+  const char* name =
+      source ? hrx_py_text(state, given[1], "kernel name") : NULL;
+  if (!name) return NULL;
+  PyObject* sequence = NULL;
+  Py_ssize_t count = 0;
+  if (given[2]) {
+    if (PyUnicode_Check(given[2]) || PyBytes_Check(given[2])) {
+      PyErr_SetString(PyExc_TypeError,
+                      "options must be a sequence of str (e.g. a list), not "
+                      "one string");
+      return NULL;
+    }
+    sequence = PySequence_Fast(given[2], "options must be a sequence of str");
+    if (!sequence) return NULL;
+    count = PySequence_Fast_GET_SIZE(sequence);
+  }
+  const char** options = PyMem_Calloc(count ? (size_t)count : 1,
+                                      sizeof(char*));
+  bool ok = options != NULL;
+  if (!ok) PyErr_NoMemory();
+  for (Py_ssize_t i = 0; ok && i < count; ++i) {
+    options[i] = hrx_py_text(state, PySequence_Fast_GET_ITEM(sequence, i),
+                             "each compiler option");
+    ok = options[i] != NULL;
+  }
+  hrx_device_t* device = ok ? hrx_py_device_unwrap(state, self) : NULL;
+  PyObject* result = NULL;
+  if (device) {
+    hrx_kernel_t* kernel = NULL;
+    hrx_status_t status;
+    hrx_device_retain(device); /* survives close() from another thread */
+    Py_BEGIN_ALLOW_THREADS
+    status = hrx_device_compile_kernel(device, source, name, options,
+                                       (size_t)count, &kernel);
+    hrx_device_release(device);
+    Py_END_ALLOW_THREADS
+    result = status ? hrx_py_raise(state, status)
+                    : hrx_py_kernel_wrap(state, kernel);
+  }
+  PyMem_Free(options);
+  Py_XDECREF(sequence);
+  return result;
+}
+
+/* load_kernel(image, name) */
+static PyObject* hrx_py_device_load_kernel(PyObject* self, PyObject* args,
+                                           PyObject* kwargs) {
+  static char* keywords[] = {"image", "name", NULL};
+  PyObject* given[2] = {NULL, NULL};
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO:load_kernel", keywords,
+                                   &given[0], &given[1])) {
+    return NULL;
+  }
+  hrx_py_state_t* state = hrx_py_state_from_type(Py_TYPE(self));
+  const char* name = hrx_py_text(state, given[1], "kernel name");
+  if (!name) return NULL;
+  Py_buffer image;
+  if (PyObject_GetBuffer(given[0], &image, PyBUF_C_CONTIGUOUS) < 0) {
+    PyErr_Clear();
+    PyErr_Format(PyExc_TypeError,
+                 "image must be bytes-like (bytes, bytearray, memoryview), "
+                 "not %.100s",
+                 Py_TYPE(given[0])->tp_name);
+    return NULL;
+  }
+  hrx_device_t* device = hrx_py_device_unwrap(state, self);
+  PyObject* result = NULL;
+  if (device) {
+    hrx_kernel_t* kernel = NULL;
+    hrx_status_t status;
+    hrx_device_retain(device);
+    Py_BEGIN_ALLOW_THREADS
+    status = hrx_device_load_kernel(device, image.buf, (size_t)image.len,
+                                    name, &kernel);
+    hrx_device_release(device);
+    Py_END_ALLOW_THREADS
+    result = status ? hrx_py_raise(state, status)
+                    : hrx_py_kernel_wrap(state, kernel);
+  }
+  PyBuffer_Release(&image);
+  return result;
+}
+
+static PyObject* hrx_py_device_kernel_compiler(PyObject* self,
+                                               PyObject* unused) {
+  (void)unused;
+  hrx_py_state_t* state = hrx_py_state_from_type(Py_TYPE(self));
+  hrx_device_t* device = hrx_py_device_unwrap(state, self);
+  if (!device) return NULL;
+  hrx_kernel_compiler_t compiler;
+  hrx_status_t status;
+  hrx_device_retain(device);
+  Py_BEGIN_ALLOW_THREADS
+  status = hrx_device_query_kernel_compiler(device, &compiler);
+  hrx_device_release(device);
+  Py_END_ALLOW_THREADS
+  if (status) return hrx_py_raise(state, status);
+  return Py_BuildValue("{s:s,s:s,s:s,s:s}", "language", compiler.language,
+                       "compiler", compiler.compiler, "target",
+                       compiler.target, "image_format",
+                       compiler.image_format);
+}
+
+
 #define HRX_PY_DEVICE_OPEN_DOC                                             \
   "Open a handle on device `index` of `backend`: the live device that "    \
   "every handle of the same (backend, index) shares. backend None means "  \
@@ -604,11 +689,28 @@ static PyMethodDef hrx_py_device_methods[] = {
      "Wait for all work on the pool's queues (not fabric queues); raise a "
      "failed command of any of its streams."},
     {"compile", (PyCFunction)(void (*)(void))hrx_py_device_compile,
-     METH_FASTCALL | METH_KEYWORDS, HRX_PY_DEVICE_COMPILE_DOC},
+     METH_VARARGS | METH_KEYWORDS,
+     "compile($self, source, name, *, options=())\n--\n\n"
+     "Compile `source` and return the kernel `name` in it as an hrx.Kernel. "
+     "`options` (strings) pass through to the device's compiler (host: the "
+     "system C compiler; NVIDIA: NVRTC; AMD: hiprtc). A compile is looked up "
+     "first in the live device's memory cache and in the disk cache "
+     "(HRX_KERNEL_CACHE_DIR, default ~/.cache/hrx/kernels), so each kernel "
+     "is compiled once. A source the compiler rejects raises "
+     "InvalidArgumentError with the compiler's log; no compiler raises "
+     "UnavailableError. The GIL is released while compiling."},
     {"load_kernel", (PyCFunction)(void (*)(void))hrx_py_device_load_kernel,
-     METH_FASTCALL | METH_KEYWORDS, HRX_PY_DEVICE_LOAD_KERNEL_DOC},
+     METH_VARARGS | METH_KEYWORDS,
+     "load_kernel($self, image, name)\n--\n\n"
+     "Load the kernel `name` from an image in the device's image format "
+     "(Kernel.image, or PTX / cubin / a code object built offline) and "
+     "return it as an hrx.Kernel. A corrupt or foreign image raises "
+     "InvalidArgumentError."},
     {"kernel_compiler", hrx_py_device_kernel_compiler, METH_NOARGS,
-     HRX_PY_DEVICE_KERNEL_COMPILER_DOC},
+     "kernel_compiler($self, /)\n--\n\n"
+     "The device's kernel compiler as a dict: language ('c', 'cuda', 'hip'), "
+     "compiler (program and version), target and image_format. "
+     "UnavailableError when there is none, saying how to point hrx at one."},
     {"pool_info", hrx_py_device_pool_info, METH_NOARGS,
      "pool_info($self, /)\n--\n\n"
      "Return a dict: queue_count, queues_created, next_slot, first_use, "
@@ -671,19 +773,10 @@ static PyType_Slot hrx_py_device_slots[] = {
     {0, NULL},
 };
 
-static PyType_Spec hrx_py_device_spec = {
+PyType_Spec hrx_py_device_spec = {
     .name = "hrx.Device",
     .basicsize = sizeof(hrx_py_device_t),
     .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC |
              Py_TPFLAGS_IMMUTABLETYPE,
     .slots = hrx_py_device_slots,
 };
-
-int hrx_py_device_register(PyObject* module, hrx_py_state_t* state) {
-  state->device_type =
-      (PyTypeObject*)PyType_FromModuleAndSpec(module, &hrx_py_device_spec, NULL);
-  if (!state->device_type || hrx_py_drop_ordering(state->device_type) < 0) {
-    return -1;
-  }
-  return PyModule_AddObjectRef(module, "Device", (PyObject*)state->device_type);
-}

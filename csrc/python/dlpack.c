@@ -19,9 +19,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "args.h"
 #include "dlpack.h"
-#include "objects.h"
+
+#include "args.h"
+#include "handle.h"
 
 enum {
   HRX_DL_CPU = 1,
@@ -106,6 +107,9 @@ static void hrx_dl_export_free(hrx_dl_export_t* export) {
   }
 }
 
+/* The export's reference when no export was made; with the GIL. */
+static void hrx_dl_buffer_release(void* buffer) { hrx_buffer_release(buffer); }
+
 static void hrx_dl_legacy_deleter(hrx_dl_managed_t* self) {
   hrx_dl_export_free((hrx_dl_export_t*)self->manager_ctx);
 }
@@ -156,22 +160,9 @@ static int hrx_dl_device_of(hrx_py_state_t* state, hrx_device_t* device,
   return 0;
 }
 
-static hrx_py_buffer_t* hrx_dl_open_buffer(PyObject* self) {
-  hrx_py_buffer_t* buffer = (hrx_py_buffer_t*)self;
-  if (!buffer->buffer) {
-    hrx_py_raise_closed(hrx_py_state_from_type(Py_TYPE(self)), "buffer");
-    return NULL;
-  }
-  return buffer;
-}
-
-PyObject* hrx_py_buffer_dlpack_device(PyObject* self, PyObject* unused) {
-  (void)unused;
-  hrx_py_buffer_t* buffer = hrx_dl_open_buffer(self);
-  if (!buffer) return NULL;
+PyObject* hrx_py_dlpack_device(hrx_py_state_t* state, hrx_buffer_t* buffer) {
   hrx_dl_device_t device;
-  if (hrx_dl_device_of(hrx_py_state_from_type(Py_TYPE(self)),
-                       hrx_buffer_device(buffer->buffer), &device) < 0) {
+  if (hrx_dl_device_of(state, hrx_buffer_device(buffer), &device) < 0) {
     return NULL;
   }
   return Py_BuildValue("(ii)", device.device_type, device.device_id);
@@ -230,73 +221,86 @@ static int hrx_dl_consumer_stream(hrx_py_state_t* state, PyObject* object,
   return 0;
 }
 
-PyObject* hrx_py_buffer_dlpack(PyObject* self, PyObject* args,
-                               PyObject* kwargs) {
-  static char* keywords[] = {"stream", "max_version", "dl_device", "copy",
-                             NULL};
-  PyObject* stream_object = Py_None;
-  PyObject* version_object = Py_None;
-  PyObject* device_object = Py_None;
-  PyObject* copy_object = Py_None;
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|$OOOO:__dlpack__", keywords,
-                                   &stream_object, &version_object,
-                                   &device_object, &copy_object)) {
-    return NULL;
-  }
-  hrx_py_state_t* state = hrx_py_state_from_type(Py_TYPE(self));
+int hrx_py_dlpack_request(hrx_py_state_t* state, PyObject* stream,
+                          PyObject* max_version, PyObject* dl_device,
+                          PyObject* copy, hrx_py_dlpack_request_t* out) {
   int64_t version[2] = {0, 0};
-  int64_t wanted_device[2] = {0, 0};
-  if (version_object != Py_None &&
-      hrx_dl_int_pair(state, version_object, "max_version", version) < 0) {
-    return NULL;
+  out->stream = stream;
+  out->has_device = dl_device != Py_None;
+  out->device[0] = out->device[1] = 0;
+  if (max_version != Py_None &&
+      hrx_dl_int_pair(state, max_version, "max_version", version) < 0) {
+    return -1;
   }
-  if (device_object != Py_None &&
-      hrx_dl_int_pair(state, device_object, "dl_device", wanted_device) < 0) {
-    return NULL;
+  if (out->has_device &&
+      hrx_dl_int_pair(state, dl_device, "dl_device", out->device) < 0) {
+    return -1;
   }
-  if (copy_object != Py_None && !PyBool_Check(copy_object)) {
+  if (copy != Py_None && !PyBool_Check(copy)) {
     PyErr_Format(PyExc_TypeError, "copy must be True, False or None, not %.100s",
-                 Py_TYPE(copy_object)->tp_name);
-    return NULL;
+                 Py_TYPE(copy)->tp_name);
+    return -1;
   }
-  hrx_py_buffer_t* handle = hrx_dl_open_buffer(self);
-  if (!handle) return NULL;
-  hrx_device_t* device = hrx_buffer_device(handle->buffer);
-  hrx_dl_device_t dl_device;
-  if (hrx_dl_device_of(state, device, &dl_device) < 0) return NULL;
-  bool order = true;
-  void* consumer = NULL;
-  if (hrx_dl_consumer_stream(state, stream_object, dl_device.device_type,
-                             &order, &consumer) < 0) {
-    return NULL;
+  out->copy = copy == Py_True;
+  out->versioned = max_version != Py_None && version[0] >= HRX_DL_MAJOR;
+  return 0;
+}
+
+/* The checks of an export that need the device. The stream's conversion
+ * may run Python code that closes the handle: the caller holds `buffer`. */
+static int hrx_dl_export_check(hrx_py_state_t* state, hrx_device_t* device,
+                               const hrx_py_dlpack_request_t* request,
+                               hrx_dl_device_t* out_device, bool* out_order,
+                               void** out_consumer) {
+  if (hrx_dl_device_of(state, device, out_device) < 0) return -1;
+  if (hrx_dl_consumer_stream(state, request->stream, out_device->device_type,
+                             out_order, out_consumer) < 0) {
+    return -1;
   }
-  if (device_object != Py_None &&
-      (wanted_device[0] != dl_device.device_type ||
-       wanted_device[1] != dl_device.device_id)) {
+  if (request->has_device &&
+      (request->device[0] != out_device->device_type ||
+       request->device[1] != out_device->device_id)) {
     PyErr_Format(PyExc_BufferError,
                  "this buffer lives on DLPack device (%d, %d); hrx exports "
                  "it only there, not to (%lld, %lld)",
-                 dl_device.device_type, dl_device.device_id,
-                 (long long)wanted_device[0], (long long)wanted_device[1]);
-    return NULL;
+                 out_device->device_type, out_device->device_id,
+                 (long long)request->device[0], (long long)request->device[1]);
+    return -1;
   }
-  if (copy_object == Py_True) {
+  if (request->copy) {
     PyErr_SetString(PyExc_BufferError,
                     "hrx exports its memory without copying; copy=True is not "
                     "supported (pass copy=None or False)");
+    return -1;
+  }
+  return 0;
+}
+
+PyObject* hrx_py_dlpack_export(hrx_py_state_t* state, hrx_buffer_t* buffer,
+                               uint64_t offset, uint64_t length,
+                               const hrx_py_dlpack_request_t* request) {
+  /* The export's reference, taken first: the checks may run Python code. */
+  hrx_buffer_retain(buffer);
+  hrx_device_t* device = hrx_buffer_device(buffer);
+  hrx_dl_device_t dl_device;
+  bool order = true;
+  void* consumer = NULL;
+  if (hrx_dl_export_check(state, device, request, &dl_device, &order,
+                          &consumer) < 0) {
+    hrx_py_release_without_gil(hrx_dl_buffer_release, buffer);
     return NULL;
   }
-  bool versioned = version_object != Py_None && version[0] >= HRX_DL_MAJOR;
-
+  bool versioned = request->versioned;
   hrx_dl_export_t* export = calloc(1, sizeof(*export));
-  if (!export) return PyErr_NoMemory();
-  hrx_buffer_t* buffer = handle->buffer;
-  hrx_buffer_retain(buffer);
+  if (!export) {
+    hrx_py_release_without_gil(hrx_dl_buffer_release, buffer);
+    return PyErr_NoMemory();
+  }
   export->buffer = buffer;
-  export->shape[0] = (int64_t)handle->length;
+  export->shape[0] = (int64_t)length;
   export->strides[0] = 1;
   hrx_dl_tensor_t tensor = {
-      .data = (uint8_t*)hrx_buffer_native_pointer(buffer) + handle->offset,
+      .data = (uint8_t*)hrx_buffer_native_pointer(buffer) + offset,
       .device = dl_device,
       .ndim = 1,
       .dtype = {.code = HRX_DL_UINT, .bits = 8, .lanes = 1},

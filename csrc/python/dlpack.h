@@ -1,17 +1,38 @@
-/* DLPack export of hrx buffers and import of host-resident DLPack tensors
- * (see dlpack.c). */
+/* DLPack export of hrx buffers (for Buffer.__dlpack__) and import of
+ * DLPack tensors (for host memory and kernel arguments); see dlpack.c. It
+ * knows C buffers only, no binding type. */
 #ifndef HRX_PYTHON_DLPACK_H_
 #define HRX_PYTHON_DLPACK_H_
 
 #include <stdbool.h>
 
-#include "module.h"
+#include "state.h"
 
-/* Buffer.__dlpack__(*, stream=None, max_version=None, dl_device=None,
- * copy=None) and Buffer.__dlpack_device__(). */
-PyObject* hrx_py_buffer_dlpack(PyObject* self, PyObject* args,
-                               PyObject* kwargs);
-PyObject* hrx_py_buffer_dlpack_device(PyObject* self, PyObject* unused);
+/* Buffer.__dlpack__'s arguments (buffer.c parses them), converted. */
+typedef struct {
+  PyObject* stream;        /* borrowed; converted at the export, which
+                              knows the device it applies to */
+  bool versioned;          /* max_version asks for DLPack 1.x */
+  bool has_device;         /* dl_device was given: */
+  int64_t device[2];       /* (device_type, device_id) */
+  bool copy;               /* copy=True */
+} hrx_py_dlpack_request_t;
+
+/* Converts __dlpack__'s stream, max_version, dl_device and copy (None when
+ * not given): -1 with an error for a wrong one. May run Python code: call
+ * it before the buffer handle is checked. */
+int hrx_py_dlpack_request(hrx_py_state_t* state, PyObject* stream,
+                          PyObject* max_version, PyObject* dl_device,
+                          PyObject* copy, hrx_py_dlpack_request_t* out);
+/* The view [offset, offset + length) of `buffer` (borrowed from an open
+ * handle) as a DLPack capsule, after ordering the consumer's stream as
+ * `request` says; or NULL with an error set. The capsule retains the
+ * buffer. */
+PyObject* hrx_py_dlpack_export(hrx_py_state_t* state, hrx_buffer_t* buffer,
+                               uint64_t offset, uint64_t length,
+                               const hrx_py_dlpack_request_t* request);
+/* Buffer.__dlpack_device__ of `buffer` (borrowed): (device_type, id). */
+PyObject* hrx_py_dlpack_device(hrx_py_state_t* state, hrx_buffer_t* buffer);
 
 /* Host memory borrowed from a DLPack producer for the length of one call. */
 typedef struct {

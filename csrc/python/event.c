@@ -2,10 +2,16 @@
  * the GIL: in the core's non-blocking mode an event's release never waits
  * (its device's teardown, should it be the last reference, goes to the
  * device's cleanup thread). */
-#include "objects.h"
+#include "event.h"
+
+#include "device_handle.h"
 #include "property.h"
 #include "submit.h"
-#include "wait.h"
+
+typedef struct {
+  PyObject_HEAD
+  hrx_event_t* event;        /* retained; NULL once closed */
+} hrx_py_event_t;
 
 /* Releases with the GIL held, in non-blocking mode. */
 static void hrx_py_event_release(void* event) {
@@ -146,17 +152,10 @@ static PyType_Slot hrx_py_event_slots[] = {
     {0, NULL},
 };
 
-static PyType_Spec hrx_py_event_spec = {
+PyType_Spec hrx_py_event_spec = {
     .name = "hrx.Event",
     .basicsize = sizeof(hrx_py_event_t),
     .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC |
              Py_TPFLAGS_IMMUTABLETYPE | Py_TPFLAGS_DISALLOW_INSTANTIATION,
     .slots = hrx_py_event_slots,
 };
-
-int hrx_py_event_register(PyObject* module, hrx_py_state_t* state) {
-  state->event_type =
-      (PyTypeObject*)PyType_FromModuleAndSpec(module, &hrx_py_event_spec, NULL);
-  if (!state->event_type) return -1;
-  return PyModule_AddObjectRef(module, "Event", (PyObject*)state->event_type);
-}

@@ -1,14 +1,34 @@
 /* hrx.Graph and hrx.GraphNode. Host callbacks are Python callables run by
  * one trampoline, the only place a host worker takes the GIL. Every rule
  * (devices, views, dependencies, cycles, sealing) is the core's. */
+#include "graph.h"
+
 #include <stdatomic.h>
 
 #include "args.h"
+#include "buffer.h"
+#include "completion.h"
+#include "device_handle.h"
 #include "host_threads.h"
-#include "objects.h"
+#include "launch.h"
 #include "property.h"
 #include "special.h"
+#include "stream.h"
 #include "submit.h"
+
+typedef struct {
+  PyObject_HEAD
+  hrx_graph_t* graph;        /* retained; NULL once closed */
+  Py_ssize_t node_handles;   /* GraphNode objects naming this Graph */
+} hrx_py_graph_t;
+
+typedef struct {
+  PyObject_HEAD
+  hrx_graph_t* graph;        /* retained: keeps `node` valid */
+  hrx_graph_node_t* node;    /* borrowed from graph */
+  PyObject* owner;           /* the hrx.Graph (strong), or NULL once
+                                cleared; counted in its node_handles */
+} hrx_py_graph_node_t;
 
 /* ------------------------------------------------------------ trampoline */
 
@@ -24,7 +44,8 @@ static void hrx_py_graph_decref(void* object) {
  * hang there), so callbacks still queued are skipped. */
 static atomic_bool hrx_py_interpreter_exiting = false;
 
-PyObject* hrx_py_graph_interpreter_exiting(PyObject* module, PyObject* unused) {
+PyObject* hrx_py_graph_interpreter_exiting(PyObject* module,
+                                           PyObject* unused) {
   (void)module;
   (void)unused;
   atomic_store(&hrx_py_interpreter_exiting, true);
@@ -149,7 +170,7 @@ static PyType_Slot hrx_py_graph_node_slots[] = {
     {0, NULL},
 };
 
-static PyType_Spec hrx_py_graph_node_spec = {
+PyType_Spec hrx_py_graph_node_spec = {
     .name = "hrx.GraphNode",
     .basicsize = sizeof(hrx_py_graph_node_t),
     .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC |
@@ -165,11 +186,6 @@ static const hrx_py_handle_kind_t hrx_py_graph_kind = {
     .release = hrx_py_graph_release};
 
 HRX_PY_HANDLE_FUNCTIONS(hrx_py_graph, hrx_py_graph_kind)
-
-int hrx_py_visit_callable(void* user_data, void* arg) {
-  hrx_py_callable_visit_t* how = arg;
-  return how->visit((PyObject*)user_data, how->arg);
-}
 
 /* The callables of the graph's host nodes belong to this handle while the
  * C graph has no holder but it and its GraphNode objects (a launch in
@@ -383,13 +399,14 @@ static hrx_device_t* hrx_py_graph_launch_device(PyObject* self) {
 }
 
 /* kernel(kernel, grid, block, args=(), shared=0, *, after=()) */
-static PyObject* hrx_py_graph_kernel(PyObject* self, PyObject* const* args,
-                                     Py_ssize_t nargs, PyObject* kwnames) {
-  static const char* const names[] = {"kernel", "grid", "block", "args",
-                                      "shared", "after"};
-  PyObject* given[6];
-  if (hrx_py_arg_parse("kernel", args, nargs, kwnames, names, 6, 5, 3,
-                       given) < 0) {
+static PyObject* hrx_py_graph_kernel(PyObject* self, PyObject* args,
+                                     PyObject* kwargs) {
+  static char* keywords[] = {"kernel", "grid", "block", "args", "shared",
+                             "after", NULL};
+  PyObject* given[6] = {NULL, NULL, NULL, NULL, NULL, NULL};
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OOO|OO$O:kernel", keywords,
+                                   &given[0], &given[1], &given[2], &given[3],
+                                   &given[4], &given[5])) {
     return NULL;
   }
   hrx_py_state_t* state = hrx_py_state_from_type(Py_TYPE(self));
@@ -499,7 +516,7 @@ static PyMethodDef hrx_py_graph_methods[] = {
      "Record setting every byte of dst to byte (0..255), after the nodes in "
      "after; return its GraphNode."},
     {"kernel", (PyCFunction)(void (*)(void))hrx_py_graph_kernel,
-     METH_FASTCALL | METH_KEYWORDS,
+     METH_VARARGS | METH_KEYWORDS,
      "kernel($self, /, kernel, grid, block, args=(), shared=0, *, "
      "after=())\n--\n\n"
      "Record a launch of an hrx.Kernel of the graph's device, run after the "
@@ -559,23 +576,9 @@ static PyType_Slot hrx_py_graph_slots[] = {
     {0, NULL},
 };
 
-static PyType_Spec hrx_py_graph_spec = {
+PyType_Spec hrx_py_graph_spec = {
     .name = "hrx.Graph",
     .basicsize = sizeof(hrx_py_graph_t),
     .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_IMMUTABLETYPE,
     .slots = hrx_py_graph_slots,
 };
-
-int hrx_py_graph_register(PyObject* module, hrx_py_state_t* state) {
-  state->graph_node_type = (PyTypeObject*)PyType_FromModuleAndSpec(
-      module, &hrx_py_graph_node_spec, NULL);
-  if (!state->graph_node_type ||
-      PyModule_AddObjectRef(module, "GraphNode",
-                            (PyObject*)state->graph_node_type) < 0) {
-    return -1;
-  }
-  state->graph_type = (PyTypeObject*)PyType_FromModuleAndSpec(
-      module, &hrx_py_graph_spec, NULL);
-  if (!state->graph_type) return -1;
-  return PyModule_AddObjectRef(module, "Graph", (PyObject*)state->graph_type);
-}

@@ -1,13 +1,6 @@
 /* The shared parts of the handle types (handle.h). */
 #include "handle.h"
 
-#include "objects.h"
-
-void hrx_py_raise_closed(hrx_py_state_t* state, const char* what) {
-  PyErr_Format(state->errors[HRX_STATUS_FAILED_PRECONDITION],
-               "%s is closed; open a new one", what);
-}
-
 static void** hrx_py_handle_field(PyObject* self,
                                   const hrx_py_handle_kind_t* kind) {
   return (void**)((char*)self + kind->field);
@@ -43,6 +36,14 @@ void hrx_py_release_without_gil(void (*release)(void* object), void* object) {
   Py_BEGIN_ALLOW_THREADS
   release(object);
   Py_END_ALLOW_THREADS
+}
+
+void hrx_py_release_held(hrx_stream_t* stream, hrx_buffer_t* first,
+                         hrx_buffer_t* second, hrx_event_t* event) {
+  hrx_buffer_release(first);
+  hrx_buffer_release(second);
+  hrx_event_release(event);
+  hrx_stream_release(stream);
 }
 
 void hrx_py_handle_close(PyObject* self, const hrx_py_handle_kind_t* kind) {

@@ -7,7 +7,7 @@
 
 #include <stddef.h>
 
-#include "module.h"
+#include "state.h"
 
 typedef struct hrx_py_handle_kind_s {
   const char* name;  /* "stream", for "stream is closed" */
@@ -35,6 +35,11 @@ typedef struct hrx_py_handle_kind_s {
  * need the GIL. Every release of a C object the bindings make goes through
  * this, the handle close, or a block that has already released the GIL. */
 void hrx_py_release_without_gil(void (*release)(void* object), void* object);
+
+/* Drops references a call held across a GIL release; any may be NULL. Call
+ * it without the GIL: a last buffer release waits for queued work. */
+void hrx_py_release_held(hrx_stream_t* stream, hrx_buffer_t* first,
+                         hrx_buffer_t* second, hrx_event_t* event);
 
 /* The open object (see `open`), or NULL once closed; sets no error. */
 void* hrx_py_handle_object(PyObject* self, const hrx_py_handle_kind_t* kind);

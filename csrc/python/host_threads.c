@@ -169,3 +169,8 @@ int hrx_py_host_threads_register(PyObject* module) {
   hrx_py_host_threads_registered = true;
   return 0;
 }
+
+int hrx_py_visit_callable(void* user_data, void* arg) {
+  hrx_py_callable_visit_t* how = arg;
+  return how->visit((PyObject*)user_data, how->arg);
+}

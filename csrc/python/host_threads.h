@@ -21,7 +21,7 @@
 #ifndef HRX_PYTHON_HOST_THREADS_H_
 #define HRX_PYTHON_HOST_THREADS_H_
 
-#include "module.h"
+#include "state.h"
 
 typedef struct hrx_py_host_gil_s {
   bool own_state;            /* the thread has a Python state of its own */
@@ -32,6 +32,16 @@ typedef struct hrx_py_host_gil_s {
  * hrx_py_host_gil_give. */
 hrx_py_host_gil_t hrx_py_host_gil_take(void);
 void hrx_py_host_gil_give(hrx_py_host_gil_t taken);
+
+/* A tp_traverse's visit of the Python callables that host callbacks run:
+ * pass hrx_py_visit_callable and a hrx_py_callable_visit_t to
+ * hrx_graph_visit_host_data or hrx_completion_visit_host_data, whose user
+ * data is the callable (borrowed). */
+typedef struct {
+  visitproc visit;
+  void* arg;
+} hrx_py_callable_visit_t;
+int hrx_py_visit_callable(void* user_data, void* arg);
 
 /* At module exec: the thread-exit hook and the fork handlers (once per
  * process). */

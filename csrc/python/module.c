@@ -1,44 +1,23 @@
-/* hrx._hrx: module definition, state, exceptions and module functions. */
-#include "module.h"
+/* hrx._hrx: the top of the bindings. The module's definition and init:
+ * the exceptions, the heap types made from each type file's spec (the only
+ * file that includes every type's header), and the module functions. */
+#include "state.h"
 
-#include <string.h>
-
-#include "args.h"
+#include "bench.h"
+#include "buffer.h"
+#include "completion.h"
+#include "device.h"
+#include "event.h"
+#include "graph.h"
 #include "host_threads.h"
-#include "objects.h"
+#include "kernel.h"
+#include "readback.h"
+#include "special.h"
+#include "stream.h"
+#include "testing.h"
 
-static struct PyModuleDef hrx_py_module_def;
-
-hrx_py_state_t* hrx_py_state(PyObject* module) {
-  return (hrx_py_state_t*)PyModule_GetState(module);
-}
-
-hrx_py_state_t* hrx_py_state_from_type(PyTypeObject* type) {
-  PyObject* module = PyType_GetModuleByDef(type, &hrx_py_module_def);
-  return module ? hrx_py_state(module) : NULL;
-}
-
-int hrx_py_traverse_type(PyObject* self, visitproc visit, void* arg) {
-  Py_VISIT(Py_TYPE(self));
-  return 0;
-}
-
-PyObject* hrx_py_raise(hrx_py_state_t* state, hrx_status_t status) {
-  hrx_status_code_t code = hrx_status_code(status);
-  PyObject* type = (code > 0 && code <= HRX_STATUS_DEVICE_ERROR)
-                       ? state->errors[code]
-                       : state->errors[0];
-  PyErr_SetString(type, hrx_status_message(status));
-  hrx_status_free(status);
-  return NULL;
-}
-
-int hrx_py_raise_int(hrx_py_state_t* state, hrx_status_t status) {
-  hrx_py_raise(state, status);
-  return -1;
-}
-
-/* (name, status code, builtin bases beside hrx.Error, doc). */
+/* (name, status code, doc); the builtin bases beside hrx.Error are
+ * hrx_py_builtin_bases'. */
 static const struct {
   const char* name;
   hrx_status_code_t code;
@@ -203,18 +182,63 @@ static PyMethodDef hrx_py_module_methods[] = {
     {NULL, NULL, 0, NULL},
 };
 
+/* The heap types, created in this order (a base before its subtypes) and
+ * added to the module under `name`. */
+static const struct {
+  PyType_Spec* spec;
+  const char* name;
+  size_t field;          /* offsetof the type in hrx_py_state_t */
+  ptrdiff_t base;        /* offsetof its base type there, or -1 */
+  bool drop_ordering;    /* tp_richcompare answers only == and != */
+} hrx_py_types[] = {
+#define HRX_PY_FIELD(name) offsetof(hrx_py_state_t, name)
+    {&hrx_py_device_spec, "Device", HRX_PY_FIELD(device_type), -1, true},
+    {&hrx_py_buffer_spec, "Buffer", HRX_PY_FIELD(buffer_type), -1, false},
+    {&hrx_py_event_spec, "Event", HRX_PY_FIELD(event_type), -1, false},
+    {&hrx_py_readback_spec, "Readback", HRX_PY_FIELD(readback_type), -1,
+     false},
+    {&hrx_py_stream_spec, "Stream", HRX_PY_FIELD(stream_type), -1, false},
+    {&hrx_py_queue_spec, "FabricQueue", HRX_PY_FIELD(queue_type),
+     HRX_PY_FIELD(stream_type), false},
+    {&hrx_py_completion_spec, "Completion", HRX_PY_FIELD(completion_type), -1,
+     false},
+    {&hrx_py_graph_node_spec, "GraphNode", HRX_PY_FIELD(graph_node_type), -1,
+     false},
+    {&hrx_py_graph_spec, "Graph", HRX_PY_FIELD(graph_type), -1, false},
+    {&hrx_py_kernel_spec, "Kernel", HRX_PY_FIELD(kernel_type), -1, false},
+#undef HRX_PY_FIELD
+};
+
+static PyTypeObject** hrx_py_state_type(hrx_py_state_t* state, size_t field) {
+  return (PyTypeObject**)((char*)state + field);
+}
+
+static int hrx_py_add_types(PyObject* module, hrx_py_state_t* state) {
+  size_t n = sizeof(hrx_py_types) / sizeof(hrx_py_types[0]);
+  for (size_t i = 0; i < n; ++i) {
+    PyObject* base =
+        hrx_py_types[i].base < 0
+            ? NULL
+            : (PyObject*)*hrx_py_state_type(state,
+                                            (size_t)hrx_py_types[i].base);
+    PyTypeObject* type = (PyTypeObject*)PyType_FromModuleAndSpec(
+        module, hrx_py_types[i].spec, base);
+    *hrx_py_state_type(state, hrx_py_types[i].field) = type;
+    if (!type ||
+        (hrx_py_types[i].drop_ordering && hrx_py_drop_ordering(type) < 0) ||
+        PyModule_AddObjectRef(module, hrx_py_types[i].name,
+                              (PyObject*)type) < 0) {
+      return -1;
+    }
+  }
+  return 0;
+}
+
 static int hrx_py_module_exec(PyObject* module) {
   hrx_py_state_t* state = hrx_py_state(module);
   if (hrx_py_add_errors(module, state) < 0) return -1;
   if (hrx_py_host_threads_register(module) < 0) return -1;
-  if (hrx_py_device_register(module, state) < 0) return -1;
-  if (hrx_py_buffer_register(module, state) < 0) return -1;
-  if (hrx_py_event_register(module, state) < 0) return -1;
-  if (hrx_py_readback_register(module, state) < 0) return -1;
-  if (hrx_py_stream_register(module, state) < 0) return -1;
-  if (hrx_py_completion_register(module, state) < 0) return -1;
-  if (hrx_py_graph_register(module, state) < 0) return -1;
-  if (hrx_py_kernel_register(module, state) < 0) return -1;
+  if (hrx_py_add_types(module, state) < 0) return -1;
 #ifdef HRX_TESTING_BUILD
   if (hrx_py_testing_register(module) < 0) return -1;
 #endif
@@ -281,7 +305,7 @@ static PyModuleDef_Slot hrx_py_module_slots[] = {
     {0, NULL},
 };
 
-static struct PyModuleDef hrx_py_module_def = {
+struct PyModuleDef hrx_py_module_def = {
     PyModuleDef_HEAD_INIT,
     .m_name = "hrx._hrx",
     .m_doc = "C core of hrx: devices, the stream queue pool, streams, "

@@ -9,12 +9,32 @@
  * return the data they waited for). Releases keep the GIL: in the core's
  * non-blocking mode a Readback's release never waits (an unfinished
  * read's staging memory is returned once it completes). */
+#include "readback.h"
+
 #include <string.h>
 
 #include "handle.h"
-#include "objects.h"
 #include "submit.h"
 #include "wait.h"
+
+/* Used from several threads at once: waits use `readback` with the GIL
+ * released, counted in `waiters`; the last of them releases it once the
+ * result is kept or close() was called. */
+typedef struct {
+  PyObject_HEAD
+  hrx_readback_t* readback;  /* owned; NULL once released */
+  PyObject* result;          /* cached numpy array after wait() */
+  int waiters;               /* wait() and done() calls using `readback`
+                                without the GIL */
+  bool closing;              /* close() was called (also while waits ran
+                                or after one kept the result): closed for
+                                every later call */
+  bool abandoned;            /* a wait() was interrupted: release deferred */
+  /* Stream.read_into: the export of `out`, held while `readback` may still
+   * write it, released (with the GIL) right after `readback` is. */
+  Py_buffer into;
+  bool has_into;
+} hrx_py_readback_t;
 
 /* Reads larger than this are copied out with the GIL released. */
 #define HRX_PY_READ_COPY_KEEP_GIL_BYTES (64u << 10)
@@ -280,18 +300,10 @@ static PyType_Slot hrx_py_readback_slots[] = {
     {0, NULL},
 };
 
-static PyType_Spec hrx_py_readback_spec = {
+PyType_Spec hrx_py_readback_spec = {
     .name = "hrx.Readback",
     .basicsize = sizeof(hrx_py_readback_t),
     .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC |
              Py_TPFLAGS_IMMUTABLETYPE | Py_TPFLAGS_DISALLOW_INSTANTIATION,
     .slots = hrx_py_readback_slots,
 };
-
-int hrx_py_readback_register(PyObject* module, hrx_py_state_t* state) {
-  state->readback_type = (PyTypeObject*)PyType_FromModuleAndSpec(
-      module, &hrx_py_readback_spec, NULL);
-  if (!state->readback_type) return -1;
-  return PyModule_AddObjectRef(module, "Readback",
-                               (PyObject*)state->readback_type);
-}

@@ -8,7 +8,7 @@
 
 #include <stddef.h>
 
-#include "module.h"
+#include "state.h"
 
 /* Type.__new__(subtype, *args, **kwargs), as CPython's generic wrapper:
  * checks that `subtype` is a subtype of the module's type at `field`

@@ -2,21 +2,28 @@
  * queue of its own, outside the pool). Submissions keep the GIL unless the
  * core says they would wait (submit.h); waits and large host copies run
  * with the GIL released. */
-#include <string.h>
+#include "stream.h"
 
 #include "args.h"
-#include "dlpack.h"
-#include "objects.h"
+#include "buffer.h"
+#include "completion.h"
+#include "device_handle.h"
+#include "event.h"
+#include "host_memory.h"
+#include "launch.h"
 #include "property.h"
+#include "readback.h"
 #include "special.h"
 #include "submit.h"
-#include "wait.h"
+
+typedef struct {
+  PyObject_HEAD
+  hrx_stream_t* stream;      /* retained; NULL once closed */
+} hrx_py_stream_t;
 
 static void hrx_py_stream_drop(void* stream) { hrx_stream_release(stream); }
 
-PyObject* hrx_py_stream_wrap(hrx_py_state_t* state, PyTypeObject* type,
-                             hrx_stream_t* stream) {
-  (void)state;
+PyObject* hrx_py_stream_wrap(PyTypeObject* type, hrx_stream_t* stream) {
   hrx_py_stream_t* self = PyObject_GC_New(hrx_py_stream_t, type);
   if (!self) {
     hrx_py_release_without_gil(hrx_py_stream_drop, stream);
@@ -94,7 +101,7 @@ static PyObject* hrx_py_stream_open(PyObject* cls, PyObject* args,
   Py_END_ALLOW_THREADS
   Py_DECREF(device_object); /* the stream holds the device */
   if (status) return hrx_py_raise(state, status);
-  return hrx_py_stream_wrap(state, (PyTypeObject*)cls, stream);
+  return hrx_py_stream_wrap((PyTypeObject*)cls, stream);
 }
 
 static PyObject* hrx_py_stream_allocate(PyObject* self, PyObject* size) {
@@ -112,53 +119,44 @@ static PyObject* hrx_py_stream_allocate(PyObject* self, PyObject* size) {
   return buffer;
 }
 
-/* copy(dst, src) and copy_peer(dst, src): the same arguments. */
-static PyObject* hrx_py_stream_copy_kind(PyObject* self, PyObject* const* args,
-                                         Py_ssize_t nargs,
+/* copy(dst, src, /) and copy_peer(dst, src, /) (format "OO:copy"): the
+ * same arguments. */
+static PyObject* hrx_py_stream_copy_kind(PyObject* self, PyObject* args,
                                          hrx_py_submission_kind_t kind,
-                                         const char* name) {
+                                         const char* format) {
+  PyObject *dst, *src;
+  if (!PyArg_ParseTuple(args, format, &dst, &src)) return NULL;
   hrx_py_state_t* state = hrx_py_state_from_type(Py_TYPE(self));
-  if (nargs != 2) {
-    PyErr_Format(PyExc_TypeError, "%s(dst, src) takes 2 arguments (%zd given)",
-                 name, nargs);
-    return NULL;
-  }
   hrx_py_submission_t s = {.kind = kind};
   s.stream = hrx_py_stream_unwrap(state, self);
   if (!s.stream ||
-      hrx_py_buffer_view_borrowed(state, args[0], "copy destination",
-                                  &s.dst) < 0 ||
-      hrx_py_buffer_view_borrowed(state, args[1], "copy source", &s.src) <
-          0) {
+      hrx_py_buffer_view_borrowed(state, dst, "copy destination", &s.dst) <
+          0 ||
+      hrx_py_buffer_view_borrowed(state, src, "copy source", &s.src) < 0) {
     return NULL;
   }
   if (hrx_py_submit(state, &s) < 0) return NULL;
   Py_RETURN_NONE;
 }
 
-static PyObject* hrx_py_stream_copy(PyObject* self, PyObject* const* args,
-                                    Py_ssize_t nargs) {
-  return hrx_py_stream_copy_kind(self, args, nargs, HRX_PY_SUBMIT_COPY,
-                                 "copy");
+static PyObject* hrx_py_stream_copy(PyObject* self, PyObject* args) {
+  return hrx_py_stream_copy_kind(self, args, HRX_PY_SUBMIT_COPY, "OO:copy");
 }
 
-static PyObject* hrx_py_stream_copy_peer(PyObject* self,
-                                         PyObject* const* args,
-                                         Py_ssize_t nargs) {
-  return hrx_py_stream_copy_kind(self, args, nargs, HRX_PY_SUBMIT_COPY_PEER,
-                                 "copy_peer");
+static PyObject* hrx_py_stream_copy_peer(PyObject* self, PyObject* args) {
+  return hrx_py_stream_copy_kind(self, args, HRX_PY_SUBMIT_COPY_PEER,
+                                 "OO:copy_peer");
 }
 
-static PyObject* hrx_py_stream_fill(PyObject* self, PyObject* const* args,
-                                    Py_ssize_t nargs) {
+/* fill(dst, byte, /) */
+static PyObject* hrx_py_stream_fill(PyObject* self, PyObject* args) {
+  PyObject *dst, *byte_object;
+  if (!PyArg_ParseTuple(args, "OO:fill", &dst, &byte_object)) return NULL;
   hrx_py_state_t* state = hrx_py_state_from_type(Py_TYPE(self));
-  if (nargs != 2) {
-    PyErr_Format(PyExc_TypeError, "fill(dst, byte) takes 2 arguments (%zd given)",
-                 nargs);
+  int64_t byte = 0;
+  if (hrx_py_arg_int64(state, byte_object, "fill byte", &byte) < 0) {
     return NULL;
   }
-  int64_t byte = 0;
-  if (hrx_py_arg_int64(state, args[1], "fill byte", &byte) < 0) return NULL;
   if (byte < 0 || byte > 255) {
     PyErr_Format(state->errors[HRX_STATUS_INVALID_ARGUMENT],
                  "fill byte must be between 0 and 255; got %lld",
@@ -167,138 +165,30 @@ static PyObject* hrx_py_stream_fill(PyObject* self, PyObject* const* args,
   }
   hrx_py_submission_t s = {.kind = HRX_PY_SUBMIT_FILL, .byte = (uint8_t)byte};
   s.stream = hrx_py_stream_unwrap(state, self);
-  if (!s.stream || hrx_py_buffer_view_borrowed(state, args[0],
-                                               "fill destination", &s.dst) <
-                       0) {
+  if (!s.stream ||
+      hrx_py_buffer_view_borrowed(state, dst, "fill destination", &s.dst) <
+          0) {
     return NULL;
   }
   if (hrx_py_submit(state, &s) < 0) return NULL;
   Py_RETURN_NONE;
 }
 
-/* Host memory a call reads or writes in place: a C-contiguous buffer
- * (buffer protocol, preferred) or a host-resident DLPack tensor. */
-typedef struct {
-  Py_buffer view;
-  bool has_view;
-  hrx_py_dlpack_host_t dlpack;
-  void* data;
-  uint64_t length;
-} hrx_py_host_memory_t;
-
-/* Whether a struct-module format string (as the buffer protocol reports
- * it) has an item of Python objects ('O'). Field names of structured
- * formats sit between colons and are skipped. */
-static bool hrx_py_format_has_objects(const char* format) {
-  if (!format) return false;
-  bool in_name = false;
-  for (const char* c = format; *c; ++c) {
-    if (*c == ':') {
-      in_name = !in_name;
-    } else if (!in_name && *c == 'O') {
-      return true;
-    }
-  }
-  return false;
-}
-
-/* Gets a C-contiguous buffer of `object`, turning the buffer protocol's
- * errors into ones that say what is allowed. Buffers of Python objects
- * (numpy dtype=object) are refused: their bytes are object pointers, which
- * an upload would copy to the device and a read would overwrite. */
-static int hrx_py_get_contiguous(hrx_py_state_t* state, PyObject* object,
-                                 int flags, const char* role, Py_buffer* out) {
-  if (PyObject_GetBuffer(object, out, flags | PyBUF_FORMAT) == 0) {
-    if (!hrx_py_format_has_objects(out->format)) return 0;
-    PyErr_Format(state->errors[HRX_STATUS_INVALID_ARGUMENT],
-                 "%s holds Python objects (buffer format '%.50s'); pass "
-                 "bytes or an array of numbers",
-                 role, out->format);
-    PyBuffer_Release(out);
-    return -1;
-  }
-  PyObject *type, *value, *traceback;
-  PyErr_Fetch(&type, &value, &traceback);
-  /* Distinguish read-only from non-contiguous for the message. */
-  Py_buffer probe;
-  bool readonly = false;
-  if ((flags & PyBUF_WRITABLE) &&
-      PyObject_GetBuffer(object, &probe, PyBUF_FULL_RO) == 0) {
-    readonly = probe.readonly;
-    PyBuffer_Release(&probe);
-  } else {
-    PyErr_Clear();
-  }
-  PyErr_Format(state->errors[HRX_STATUS_INVALID_ARGUMENT],
-               readonly ? "%s is read-only; pass a writable buffer such as a "
-                          "bytearray or numpy array"
-                        : "%s must be C-contiguous; pass a contiguous copy "
-                          "(e.g. numpy.ascontiguousarray)",
-               role);
-  Py_XDECREF(type);
-  Py_XDECREF(value);
-  Py_XDECREF(traceback);
-  return -1;
-}
-
-/* Fills `out` from `object`; runs Python code, so call it before taking
- * references to hrx objects. Release with hrx_py_host_memory_release. */
-static int hrx_py_host_memory_get(hrx_py_state_t* state, PyObject* object,
-                                  bool writable, const char* role,
-                                  hrx_py_host_memory_t* out) {
-  memset(out, 0, sizeof(*out));
-  if (PyObject_CheckBuffer(object)) {
-    int flags = PyBUF_C_CONTIGUOUS | (writable ? PyBUF_WRITABLE : 0);
-    if (hrx_py_get_contiguous(state, object, flags, role, &out->view) < 0) {
-      return -1;
-    }
-    out->has_view = true;
-    out->data = out->view.buf;
-    out->length = (uint64_t)out->view.len;
-    return 0;
-  }
-  if (!PyObject_HasAttrString(object, "__dlpack__")) {
-    PyErr_Format(PyExc_TypeError,
-                 "%s must be host memory: an object with the buffer protocol "
-                 "(bytes, bytearray, memoryview, numpy array) or a DLPack "
-                 "tensor in host memory, not %.100s",
-                 role, Py_TYPE(object)->tp_name);
-    return -1;
-  }
-  if (hrx_py_dlpack_host_acquire(state, object, writable, role,
-                                 &out->dlpack) < 0) {
-    return -1;
-  }
-  out->data = out->dlpack.data;
-  out->length = out->dlpack.length;
-  return 0;
-}
-
-/* Call with the GIL. */
-static void hrx_py_host_memory_release(hrx_py_host_memory_t* memory) {
-  if (memory->has_view) PyBuffer_Release(&memory->view);
-  memory->has_view = false;
-  hrx_py_dlpack_host_release(&memory->dlpack);
-}
-
-static PyObject* hrx_py_stream_upload(PyObject* self, PyObject* const* args,
-                                      Py_ssize_t nargs) {
+/* upload(dst, data, /) */
+static PyObject* hrx_py_stream_upload(PyObject* self, PyObject* args) {
+  PyObject *dst, *data_object;
+  if (!PyArg_ParseTuple(args, "OO:upload", &dst, &data_object)) return NULL;
   hrx_py_state_t* state = hrx_py_state_from_type(Py_TYPE(self));
-  if (nargs != 2) {
-    PyErr_Format(PyExc_TypeError,
-                 "upload(dst, data) takes 2 arguments (%zd given)", nargs);
-    return NULL;
-  }
   hrx_py_host_memory_t data;
-  if (hrx_py_host_memory_get(state, args[1], false, "upload data", &data) <
-      0) {
+  if (hrx_py_host_memory_get(state, data_object, false, "upload data",
+                             &data) < 0) {
     return NULL;
   }
   hrx_py_submission_t s = {.kind = HRX_PY_SUBMIT_UPLOAD,
                            .data = data.data,
                            .length = data.length};
   s.stream = hrx_py_stream_unwrap(state, self);
-  bool ok = s.stream && hrx_py_buffer_view_borrowed(state, args[0],
+  bool ok = s.stream && hrx_py_buffer_view_borrowed(state, dst,
                                                     "upload destination",
                                                     &s.dst) == 0;
   ok = ok && hrx_py_submit(state, &s) == 0;
@@ -319,26 +209,14 @@ static PyObject* hrx_py_stream_read(PyObject* self, PyObject* source) {
   return hrx_py_readback_wrap(state, s.out_readback);
 }
 
-static PyObject* hrx_py_stream_read_into(PyObject* self, PyObject* const* args,
-                                         Py_ssize_t nargs) {
+/* read_into(src, out, /) */
+static PyObject* hrx_py_stream_read_into(PyObject* self, PyObject* args) {
+  PyObject *src, *out_object;
+  if (!PyArg_ParseTuple(args, "OO:read_into", &src, &out_object)) return NULL;
   hrx_py_state_t* state = hrx_py_state_from_type(Py_TYPE(self));
-  if (nargs != 2) {
-    PyErr_Format(PyExc_TypeError,
-                 "read_into(src, out) takes 2 arguments (%zd given)", nargs);
-    return NULL;
-  }
-  if (!PyObject_CheckBuffer(args[1])) {
-    PyErr_Format(state->errors[HRX_STATUS_INVALID_ARGUMENT],
-                 "read output must support the buffer protocol (a writable "
-                 "C-contiguous buffer such as a numpy array or bytearray), "
-                 "got %.100s",
-                 Py_TYPE(args[1])->tp_name);
-    return NULL;
-  }
   Py_buffer out;
-  if (hrx_py_get_contiguous(state, args[1],
-                            PyBUF_C_CONTIGUOUS | PyBUF_WRITABLE,
-                            "read output", &out) < 0) {
+  if (hrx_py_host_buffer_writable(state, out_object, "read output", &out) <
+      0) {
     return NULL;
   }
   hrx_py_submission_t s = {.kind = HRX_PY_SUBMIT_READ,
@@ -348,7 +226,7 @@ static PyObject* hrx_py_stream_read_into(PyObject* self, PyObject* const* args,
   /* A zero-length export may have a NULL buffer: any address will do. */
   if (!s.into) s.into = &s;
   if (!s.stream ||
-      hrx_py_buffer_view_borrowed(state, args[0], "read source", &s.src) < 0 ||
+      hrx_py_buffer_view_borrowed(state, src, "read source", &s.src) < 0 ||
       hrx_py_submit(state, &s) < 0) {
     PyBuffer_Release(&out);
     return NULL;
@@ -356,38 +234,29 @@ static PyObject* hrx_py_stream_read_into(PyObject* self, PyObject* const* args,
   return hrx_py_readback_wrap_into(state, s.out_readback, &out);
 }
 
-static PyObject* hrx_py_stream_read_blocking(PyObject* self,
-                                             PyObject* const* args,
-                                             Py_ssize_t nargs) {
+/* read_blocking(src, out, /) */
+static PyObject* hrx_py_stream_read_blocking(PyObject* self, PyObject* args) {
+  PyObject *src, *out_object;
+  if (!PyArg_ParseTuple(args, "OO:read_blocking", &src, &out_object)) return NULL;
   hrx_py_state_t* state = hrx_py_state_from_type(Py_TYPE(self));
-  if (nargs != 2) {
-    PyErr_Format(PyExc_TypeError,
-                 "read_blocking(src, out) takes 2 arguments (%zd given)",
-                 nargs);
-    return NULL;
-  }
   hrx_py_host_memory_t out;
-  if (hrx_py_host_memory_get(state, args[1], true, "read output", &out) < 0) {
+  if (hrx_py_host_memory_get(state, out_object, true, "read output", &out) <
+      0) {
     return NULL;
   }
   hrx_py_submission_t s = {.kind = HRX_PY_SUBMIT_READ};
   s.stream = hrx_py_stream_unwrap(state, self);
   bool ok = s.stream &&
-            hrx_py_buffer_view_borrowed(state, args[0], "read source",
-                                        &s.src) == 0;
-  if (ok && out.length < s.src.length) {
-    /* The core's message, before anything is submitted. */
-    hrx_py_raise(state, hrx_stream_read_blocking(s.stream, s.src, out.data,
-                                                 out.length, NULL, NULL));
-    ok = false;
-  }
+            hrx_py_buffer_view_borrowed(state, src, "read source", &s.src) ==
+                0 &&
+            hrx_py_host_memory_fits(state, &out, s.stream, s.src) == 0;
   /* The read, then its wait: each with the GIL kept when it need not
    * wait (submit.h, readback.c). */
   ok = ok && hrx_py_submit(state, &s) == 0;
   ok = ok && hrx_py_readback_copy_out(state, s.out_readback, out.data) == 0;
   hrx_py_host_memory_release(&out);
   if (!ok) return NULL;
-  return Py_NewRef(args[1]);
+  return Py_NewRef(out_object);
 }
 
 /* synchronize() and flush(): calls of the stream alone. */
@@ -410,24 +279,26 @@ static PyObject* hrx_py_stream_flush(PyObject* self, PyObject* unused) {
   return hrx_py_stream_call(self, HRX_PY_SUBMIT_FLUSH);
 }
 
-/* record_event(timing=False) -> Event */
-static PyObject* hrx_py_stream_record_event(PyObject* self,
-                                            PyObject* const* args,
-                                            Py_ssize_t nargs,
-                                            PyObject* kwnames) {
-  hrx_py_state_t* state = hrx_py_state_from_type(Py_TYPE(self));
+/* record_event(*, timing=False) -> Event */
+static PyObject* hrx_py_stream_record_event(PyObject* self, PyObject* args,
+                                            PyObject* kwargs) {
+  static char* keywords[] = {"timing", NULL};
   PyObject* timing = Py_False;
-  Py_ssize_t total = nargs + (kwnames ? PyTuple_GET_SIZE(kwnames) : 0);
-  if (nargs > 0 || total > 1 ||
-      (kwnames && total == 1 &&
-       PyUnicode_CompareWithASCIIString(PyTuple_GET_ITEM(kwnames, 0),
-                                        "timing") != 0)) {
+  /* Any other argument is refused with a message that names the one
+   * keyword there is. */
+  Py_ssize_t keywords_given = kwargs ? PyDict_GET_SIZE(kwargs) : 0;
+  if (PyTuple_GET_SIZE(args) > 0 || keywords_given > 1 ||
+      (keywords_given == 1 && !PyDict_GetItemString(kwargs, "timing"))) {
     PyErr_SetString(PyExc_TypeError,
                     "record_event() takes only the keyword argument "
                     "timing=True/False");
     return NULL;
   }
-  if (total == 1) timing = args[0];
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|$O:record_event", keywords,
+                                   &timing)) {
+    return NULL;
+  }
+  hrx_py_state_t* state = hrx_py_state_from_type(Py_TYPE(self));
   if (!PyBool_Check(timing)) {
     PyErr_Format(PyExc_TypeError, "timing must be True or False, not %.100s",
                  Py_TYPE(timing)->tp_name);
@@ -449,13 +320,14 @@ static hrx_device_t* hrx_py_stream_launch_device(PyObject* self) {
 }
 
 /* launch(kernel, grid, block, args=(), shared=0) */
-static PyObject* hrx_py_stream_launch(PyObject* self, PyObject* const* args,
-                                      Py_ssize_t nargs, PyObject* kwnames) {
-  static const char* const names[] = {"kernel", "grid", "block", "args",
-                                      "shared"};
-  PyObject* given[5];
-  if (hrx_py_arg_parse("launch", args, nargs, kwnames, names, 5, 5, 3,
-                       given) < 0) {
+static PyObject* hrx_py_stream_launch(PyObject* self, PyObject* args,
+                                      PyObject* kwargs) {
+  static char* keywords[] = {"kernel", "grid", "block", "args", "shared",
+                             NULL};
+  PyObject* given[5] = {NULL, NULL, NULL, NULL, NULL};
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OOO|OO:launch", keywords,
+                                   &given[0], &given[1], &given[2], &given[3],
+                                   &given[4])) {
     return NULL;
   }
   hrx_py_state_t* state = hrx_py_state_from_type(Py_TYPE(self));
@@ -466,7 +338,10 @@ static PyObject* hrx_py_stream_launch(PyObject* self, PyObject* const* args,
     return NULL;
   }
   hrx_py_submission_t s = {.kind = HRX_PY_SUBMIT_KERNEL_LAUNCH,
-                           .launch = &launch};
+                           .kernel = launch.kernel,
+                           .config = &launch.config,
+                           .args = launch.args,
+                           .arg_count = launch.count};
   s.stream = hrx_py_stream_unwrap(state, self);
   if (!s.stream) return NULL;
   if (hrx_py_submit(state, &s) < 0) return NULL;
@@ -562,25 +437,6 @@ static PyObject* hrx_py_stream_native_handle(hrx_py_state_t* state,
   return PyLong_FromVoidPtr(hrx_stream_native_handle(stream));
 }
 
-/* Whether the device's memory and streams are CUDA's (the hip backend on
- * NVIDIA), where the CUDA protocols apply; else AttributeError saying so
- * (hasattr() is then False, as for an object without the protocol). */
-int hrx_py_require_cuda(hrx_device_t* device, const char* what) {
-  hrx_device_info_t info;
-  hrx_status_t status = hrx_device_query_info(device, &info);
-  bool cuda = !status && strcmp(info.platform, "nvidia") == 0;
-  hrx_status_free(status);
-  if (cuda) return 0;
-  PyErr_Format(PyExc_AttributeError,
-               "%s applies only to the hip backend on NVIDIA GPUs (CUDA); "
-               "this device is %s (%s)%s",
-               what, info.backend, info.platform,
-               strcmp(info.platform, "amd") == 0
-                   ? "; use __dlpack__ or native_handle instead"
-                   : "; use __dlpack__ instead");
-  return -1;
-}
-
 /* The CUDA stream protocol: __cuda_stream__() -> (0, cudaStream_t). */
 static PyObject* hrx_py_stream_cuda_stream(PyObject* self, PyObject* unused) {
   (void)unused;
@@ -638,22 +494,20 @@ static PyMethodDef hrx_py_stream_methods[] = {
     {"allocate", hrx_py_stream_allocate, METH_O,
      "allocate($self, nbytes, /)\n--\n\n"
      "Allocate nbytes of the stream's device's memory; return the Buffer."},
-    {"copy", (PyCFunction)(void (*)(void))hrx_py_stream_copy, METH_FASTCALL,
+    {"copy", hrx_py_stream_copy, METH_VARARGS,
      "copy($self, dst, src, /)\n--\n\n"
      "Copy src to dst on the device: views of equal length that do not "
      "overlap."},
-    {"copy_peer", (PyCFunction)(void (*)(void))hrx_py_stream_copy_peer,
-     METH_FASTCALL,
+    {"copy_peer", hrx_py_stream_copy_peer, METH_VARARGS,
      "copy_peer($self, dst, src, /)\n--\n\n"
      "Copy between buffers of two devices of this stream's backend, one of "
      "them this stream's device, in this stream's order "
      "(Device.info['peer'] says how: direct, peer or staged). The other "
      "device's work is ordered only by events."},
-    {"fill", (PyCFunction)(void (*)(void))hrx_py_stream_fill, METH_FASTCALL,
+    {"fill", hrx_py_stream_fill, METH_VARARGS,
      "fill($self, dst, byte, /)\n--\n\n"
      "Set every byte of dst to byte (0..255)."},
-    {"upload", (PyCFunction)(void (*)(void))hrx_py_stream_upload,
-     METH_FASTCALL,
+    {"upload", hrx_py_stream_upload, METH_VARARGS,
      "upload($self, dst, data, /)\n--\n\n"
      "Copy contiguous host memory (buffer protocol or a host DLPack tensor) "
      "of exactly dst.nbytes bytes into dst; data may be reused as soon as "
@@ -662,15 +516,13 @@ static PyMethodDef hrx_py_stream_methods[] = {
      "read($self, src, /)\n--\n\n"
      "Start reading src to the host; return a Readback whose wait() returns "
      "the bytes as a numpy uint8 array."},
-    {"read_into", (PyCFunction)(void (*)(void))hrx_py_stream_read_into,
-     METH_FASTCALL,
+    {"read_into", hrx_py_stream_read_into, METH_VARARGS,
      "read_into($self, src, out, /)\n--\n\n"
      "Start reading src into out, a writable C-contiguous buffer (e.g. a "
      "numpy array) of exactly src's length; return a Readback. out is held "
      "until the Readback is waited, closed or collected; it holds the bytes "
      "once wait() returned (wait() returns out) or done() returned True."},
-    {"read_blocking", (PyCFunction)(void (*)(void))hrx_py_stream_read_blocking,
-     METH_FASTCALL,
+    {"read_blocking", hrx_py_stream_read_blocking, METH_VARARGS,
      "read_blocking($self, src, out, /)\n--\n\n"
      "Read src into writable contiguous host memory (buffer protocol or a "
      "host DLPack tensor) of at least src.nbytes bytes; return out."},
@@ -685,12 +537,12 @@ static PyMethodDef hrx_py_stream_methods[] = {
      "launching other work on native_handle). Raise an earlier command's "
      "failure like synchronize()."},
     {"record_event", (PyCFunction)(void (*)(void))hrx_py_stream_record_event,
-     METH_FASTCALL | METH_KEYWORDS,
+     METH_VARARGS | METH_KEYWORDS,
      "record_event($self, /, *, timing=False)\n--\n\n"
      "Return an Event for the work published so far. With timing=True the "
      "event also notes when that work completed, for Event.elapsed_time."},
     {"launch", (PyCFunction)(void (*)(void))hrx_py_stream_launch,
-     METH_FASTCALL | METH_KEYWORDS,
+     METH_VARARGS | METH_KEYWORDS,
      "launch($self, /, kernel, grid, block, args=(), shared=0)\n--\n\n"
      "Launch an hrx.Kernel of this stream's device: a command in the "
      "stream's order, like a copy. grid and block are an int or 1 to 3 "
@@ -772,7 +624,7 @@ static PyType_Slot hrx_py_stream_slots[] = {
     {0, NULL},
 };
 
-static PyType_Spec hrx_py_stream_spec = {
+PyType_Spec hrx_py_stream_spec = {
     .name = "hrx.Stream",
     .basicsize = sizeof(hrx_py_stream_t),
     .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_BASETYPE |
@@ -793,7 +645,7 @@ static PyObject* hrx_py_queue_new(PyTypeObject* type, PyObject* args,
   status = hrx_stream_create_dedicated(device, &stream);
   Py_END_ALLOW_THREADS
   if (status) return hrx_py_raise(state, status);
-  return hrx_py_stream_wrap(state, type, stream);
+  return hrx_py_stream_wrap(type, stream);
 }
 
 HRX_PY_NEW_FUNCTION(hrx_py_queue, queue_type)
@@ -817,24 +669,9 @@ static PyType_Slot hrx_py_queue_slots[] = {
     {0, NULL},
 };
 
-static PyType_Spec hrx_py_queue_spec = {
+PyType_Spec hrx_py_queue_spec = {
     .name = "hrx.fabric.Queue",
     .basicsize = sizeof(hrx_py_stream_t),
     .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_IMMUTABLETYPE,
     .slots = hrx_py_queue_slots,
 };
-
-int hrx_py_stream_register(PyObject* module, hrx_py_state_t* state) {
-  state->stream_type =
-      (PyTypeObject*)PyType_FromModuleAndSpec(module, &hrx_py_stream_spec, NULL);
-  if (!state->stream_type) return -1;
-  if (PyModule_AddObjectRef(module, "Stream", (PyObject*)state->stream_type) <
-      0) {
-    return -1;
-  }
-  state->queue_type = (PyTypeObject*)PyType_FromModuleAndSpec(
-      module, &hrx_py_queue_spec, (PyObject*)state->stream_type);
-  if (!state->queue_type) return -1;
-  return PyModule_AddObjectRef(module, "FabricQueue",
-                               (PyObject*)state->queue_type);
-}

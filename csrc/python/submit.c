@@ -40,9 +40,8 @@ static hrx_status_t hrx_py_submission_call(hrx_py_submission_t* s,
     case HRX_PY_SUBMIT_EVENT_SYNCHRONIZE:
       return hrx_event_synchronize(s->event, hook, out_interrupted);
     case HRX_PY_SUBMIT_KERNEL_LAUNCH:
-      return hrx_stream_launch(s->stream, s->launch->kernel,
-                               &s->launch->config, s->launch->args,
-                               s->launch->count);
+      return hrx_stream_launch(s->stream, s->kernel, s->config, s->args,
+                               s->arg_count);
   }
   return hrx_status_create(HRX_STATUS_INVALID_ARGUMENT,
                            "unknown submission kind");
@@ -58,11 +57,11 @@ static void hrx_py_submission_retain(hrx_py_submission_t* s) {
   hrx_buffer_retain(s->src.buffer);
   hrx_event_retain(s->event);
   hrx_graph_retain(s->graph);
-  if (s->launch) {
-    hrx_kernel_retain(s->launch->kernel);
-    for (size_t i = 0; i < s->launch->count; ++i) {
-      if (s->launch->args[i].kind == HRX_KERNEL_ARG_VIEW) {
-        hrx_buffer_retain(s->launch->args[i].view.buffer);
+  if (s->kernel) {
+    hrx_kernel_retain(s->kernel);
+    for (size_t i = 0; i < s->arg_count; ++i) {
+      if (s->args[i].kind == HRX_KERNEL_ARG_VIEW) {
+        hrx_buffer_retain(s->args[i].view.buffer);
       }
     }
   }
@@ -74,13 +73,13 @@ static void hrx_py_submission_release(hrx_py_submission_t* s) {
   hrx_buffer_release(s->src.buffer);
   hrx_event_release(s->event);
   hrx_graph_release(s->graph);
-  if (s->launch) {
-    for (size_t i = 0; i < s->launch->count; ++i) {
-      if (s->launch->args[i].kind == HRX_KERNEL_ARG_VIEW) {
-        hrx_buffer_release(s->launch->args[i].view.buffer);
+  if (s->kernel) {
+    for (size_t i = 0; i < s->arg_count; ++i) {
+      if (s->args[i].kind == HRX_KERNEL_ARG_VIEW) {
+        hrx_buffer_release(s->args[i].view.buffer);
       }
     }
-    hrx_kernel_release(s->launch->kernel);
+    hrx_kernel_release(s->kernel);
   }
 }
 

@@ -1,9 +1,10 @@
 /* How the bindings call the core where a call may have to wait
  * (submissions: copy, fill, upload, wait_event, record_event, read, flush,
- * graph launch, kernel launch; waits: Stream.synchronize, Event.synchronize): with the GIL
- * kept whenever the call needs no wait, since a thread that gives the GIL
- * away waits to get it back from any thread that keeps running Python
- * (up to a whole switch interval, 5 ms by default).
+ * graph launch, kernel launch; waits: Stream.synchronize,
+ * Event.synchronize): with the GIL kept whenever the call needs no wait,
+ * since a thread that gives the GIL away waits to get it back from any
+ * thread that keeps running Python (up to a whole switch interval, 5 ms by
+ * default).
  *
  * 1. The call runs with the GIL held in the core's non-blocking mode
  *    (hrx_thread_set_nonblocking): it either finishes without waiting or
@@ -29,8 +30,7 @@
 #ifndef HRX_PYTHON_SUBMIT_H_
 #define HRX_PYTHON_SUBMIT_H_
 
-#include "module.h"
-#include "objects.h"
+#include "state.h"
 
 typedef enum hrx_py_submission_kind_e {
   HRX_PY_SUBMIT_COPY,
@@ -76,8 +76,11 @@ typedef struct hrx_py_submission_s {
   void* into;                    /* READ into caller memory (read_into):
                                     borrowed, `length` bytes; or NULL */
   hrx_readback_t* out_readback;  /* READ result */
-  const hrx_py_launch_t* launch; /* KERNEL_LAUNCH: its kernel and VIEW
-                                    arguments' buffers borrowed */
+  hrx_kernel_t* kernel;          /* borrowed (KERNEL_LAUNCH) */
+  const hrx_launch_config_t* config;  /* KERNEL_LAUNCH */
+  const hrx_kernel_arg_t* args;  /* KERNEL_LAUNCH: VIEW arguments' buffers
+                                    borrowed */
+  size_t arg_count;              /* KERNEL_LAUNCH */
 } hrx_py_submission_t;
 
 /* Runs the call as described above. Call with the GIL. Before the

@@ -2,8 +2,9 @@
  * in the spirit of CPython's _testcapi: what the test suite observes beyond
  * the API. Not compiled into what `pip install .` gives a user. */
 #ifdef HRX_TESTING_BUILD
-#include "module.h"
+#include "testing.h"
 
+#include "device_handle.h"
 #include "submit.h"
 #include "testing/hrx_testing.h"
 

@@ -12,7 +12,7 @@
 #ifndef HRX_PYTHON_WAIT_H_
 #define HRX_PYTHON_WAIT_H_
 
-#include "module.h"
+#include "state.h"
 
 typedef struct hrx_py_wait_s {
   hrx_wait_hook_t hook;     /* pass &wait.hook to a blocking wait */
