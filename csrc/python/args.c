@@ -50,3 +50,54 @@ int hrx_py_arg_uint64(hrx_py_state_t* state, PyObject* object,
   *out = value;
   return 0;
 }
+
+int hrx_py_arg_count(const char* signature, Py_ssize_t nargs, int count) {
+  if (nargs == count) return 0;
+  PyErr_Format(PyExc_TypeError, "%s takes %d argument%s (%zd given)", signature,
+               count, count == 1 ? "" : "s", nargs);
+  return -1;
+}
+
+int hrx_py_arg_parse(const char* function, PyObject* const* args,
+                     Py_ssize_t nargs, PyObject* kwnames,
+                     const char* const* names, int count, int positional,
+                     int required, PyObject** out) {
+  for (int i = 0; i < count; ++i) out[i] = NULL;
+  if (nargs > positional) {
+    PyErr_Format(PyExc_TypeError,
+                 "%s() takes at most %d positional argument%s (%zd given)",
+                 function, positional, positional == 1 ? "" : "s", nargs);
+    return -1;
+  }
+  for (Py_ssize_t i = 0; i < nargs; ++i) out[i] = args[i];
+  Py_ssize_t keywords = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
+  for (Py_ssize_t k = 0; k < keywords; ++k) {
+    PyObject* key = PyTuple_GET_ITEM(kwnames, k);
+    int found = -1;
+    for (int i = 0; i < count && found < 0; ++i) {
+      if (PyUnicode_CompareWithASCIIString(key, names[i]) == 0) found = i;
+    }
+    if (found < 0) {
+      PyErr_Format(PyExc_TypeError,
+                   "%s() got an unexpected keyword argument '%U'", function,
+                   key);
+      return -1;
+    }
+    if (out[found]) {
+      PyErr_Format(PyExc_TypeError,
+                   "%s() got multiple values for argument '%s'", function,
+                   names[found]);
+      return -1;
+    }
+    out[found] = args[nargs + k];
+  }
+  for (int i = 0; i < required; ++i) {
+    if (!out[i]) {
+      PyErr_Format(PyExc_TypeError,
+                   "%s() missing required argument '%s' (pos %d)", function,
+                   names[i], i + 1);
+      return -1;
+    }
+  }
+  return 0;
+}

@@ -188,17 +188,16 @@ static PyObject* hrx_py_bench_dict(const hrx_bench_result_t* r) {
  *           for probes that ran (native driver); the contention arrays
  *           (kernel_*_round_ns, <op>_<kind>_sample_ns) only when
  *           contention is true. */
-PyObject* hrx_py_bench_run(PyObject* module, PyObject* args,
-                           PyObject* kwargs) {
-  static char* keywords[] = {"device",        "driver",      "lanes",
-                             "retained_streams", "small_bytes", "small_copies",
-                             "bulk_bytes",    "bulk_copies", "loaded_copies",
-                             "warmup",        "samples",
-                             "loaded_probes", "kernel_spin_ns",
-                             "kernel_launches", "backlog_blocks",
-                             "backlog_kernels", "transfer_bytes",
-                             "transfer_copies", "compute_samples",
-                             "transfer_samples", "contention", NULL};
+PyObject* hrx_py_bench_run(PyObject* module, PyObject* const* args,
+                           Py_ssize_t nargs, PyObject* kwnames) {
+  static const char* const names[] = {
+      "device",           "driver",           "lanes",
+      "retained_streams", "small_bytes",      "small_copies",
+      "bulk_bytes",       "bulk_copies",      "loaded_copies",
+      "warmup",           "samples",          "loaded_probes",
+      "kernel_spin_ns",   "kernel_launches",  "backlog_blocks",
+      "backlog_kernels",  "transfer_bytes",   "transfer_copies",
+      "compute_samples",  "transfer_samples", "contention"};
   PyObject* device_object = NULL;
   PyObject* driver = NULL;
   PyObject* lanes = NULL;
@@ -215,16 +214,32 @@ PyObject* hrx_py_bench_run(PyObject* module, PyObject* args,
            *backlog_kernels = NULL, *transfer_bytes = NULL,
            *transfer_copies = NULL, *compute_samples = NULL,
            *transfer_samples = NULL, *contention = NULL;
-  if (!PyArg_ParseTupleAndKeywords(
-          args, kwargs, "O|$OOOOOOOOOOOOOOOOOOOO:bench_run", keywords,
-          &device_object, &driver, &lanes, &retained_streams, &small_bytes,
-          &small_copies, &bulk_bytes, &bulk_copies, &loaded_copies, &warmup,
-          &samples, &loaded_probes, &spin_ns, &kernel_launches,
-          &backlog_blocks, &backlog_kernels, &transfer_bytes,
-          &transfer_copies, &compute_samples, &transfer_samples,
-          &contention)) {
+  PyObject* parsed[21];
+  if (hrx_py_arg_parse("bench_run", args, nargs, kwnames, names, 21, 1, 1,
+                       parsed) < 0) {
     return NULL;
   }
+  device_object = parsed[0];
+  if (parsed[1]) driver = parsed[1];
+  if (parsed[2]) lanes = parsed[2];
+  if (parsed[3]) retained_streams = parsed[3];
+  if (parsed[4]) small_bytes = parsed[4];
+  if (parsed[5]) small_copies = parsed[5];
+  if (parsed[6]) bulk_bytes = parsed[6];
+  if (parsed[7]) bulk_copies = parsed[7];
+  if (parsed[8]) loaded_copies = parsed[8];
+  if (parsed[9]) warmup = parsed[9];
+  if (parsed[10]) samples = parsed[10];
+  if (parsed[11]) loaded_probes = parsed[11];
+  if (parsed[12]) spin_ns = parsed[12];
+  if (parsed[13]) kernel_launches = parsed[13];
+  if (parsed[14]) backlog_blocks = parsed[14];
+  if (parsed[15]) backlog_kernels = parsed[15];
+  if (parsed[16]) transfer_bytes = parsed[16];
+  if (parsed[17]) transfer_copies = parsed[17];
+  if (parsed[18]) compute_samples = parsed[18];
+  if (parsed[19]) transfer_samples = parsed[19];
+  if (parsed[20]) contention = parsed[20];
   if (loaded_probes && !PyBool_Check(loaded_probes)) {
     PyErr_Format(PyExc_TypeError,
                  "bench_run() argument 'loaded_probes' must be a bool, not "
@@ -377,21 +392,20 @@ static int hrx_py_bench_choice(hrx_py_state_t* state, PyObject* object,
 /* bench_launch(device, *, driver="native", kernel="tiny", grid=1, block=1,
  *              spin_ns=0, launches=1000, warmup=100, threads=1,
  *              priority="normal") -> dict */
-PyObject* hrx_py_bench_launch(PyObject* module, PyObject* args,
-                              PyObject* kwargs) {
-  static char* keywords[] = {"device", "driver",  "kernel",  "grid",
-                             "block",  "spin_ns", "launches", "warmup",
-                             "threads", "priority", NULL};
-  PyObject* device_object = NULL;
-  PyObject *driver = NULL, *kernel = NULL, *grid = NULL, *block = NULL,
-           *spin = NULL, *launches = NULL, *warmup = NULL, *threads = NULL,
-           *priority = NULL;
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|$OOOOOOOOO:bench_launch",
-                                   keywords, &device_object, &driver, &kernel,
-                                   &grid, &block, &spin, &launches, &warmup,
-                                   &threads, &priority)) {
+PyObject* hrx_py_bench_launch(PyObject* module, PyObject* const* args,
+                              Py_ssize_t nargs, PyObject* kwnames) {
+  static const char* const names[] = {
+      "device",  "driver",   "kernel", "grid",    "block",
+      "spin_ns", "launches", "warmup", "threads", "priority"};
+  PyObject* given[10];
+  if (hrx_py_arg_parse("bench_launch", args, nargs, kwnames, names, 10, 1, 1,
+                       given) < 0) {
     return NULL;
   }
+  PyObject *device_object = given[0], *driver = given[1], *kernel = given[2],
+           *grid = given[3], *block = given[4], *spin = given[5],
+           *launches = given[6], *warmup = given[7], *threads = given[8],
+           *priority = given[9];
   hrx_py_state_t* state = hrx_py_state(module);
   hrx_bench_launch_config_t config;
   hrx_bench_launch_config_default(&config);

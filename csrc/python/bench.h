@@ -6,9 +6,10 @@
 
 #include "state.h"
 
-PyObject* hrx_py_bench_run(PyObject* module, PyObject* args, PyObject* kwargs);
-PyObject* hrx_py_bench_launch(PyObject* module, PyObject* args,
-                              PyObject* kwargs);
+PyObject* hrx_py_bench_run(PyObject* module, PyObject* const* args,
+                           Py_ssize_t nargs, PyObject* kwnames);
+PyObject* hrx_py_bench_launch(PyObject* module, PyObject* const* args,
+                              Py_ssize_t nargs, PyObject* kwnames);
 PyObject* hrx_py_bench_kernel_source(PyObject* module, PyObject* language);
 
 #endif /* HRX_PYTHON_BENCH_H_ */

@@ -126,15 +126,18 @@ static PyObject* hrx_py_buffer_subview(hrx_py_buffer_t* self, uint64_t offset,
   return hrx_py_buffer_wrap(state, self->buffer, self->offset + offset, length);
 }
 
-static PyObject* hrx_py_buffer_slice(PyObject* self, PyObject* args,
-                                     PyObject* kwargs) {
-  static char* keywords[] = {"offset", "length", NULL};
+static PyObject* hrx_py_buffer_slice(PyObject* self, PyObject* const* args,
+                                     Py_ssize_t nargs, PyObject* kwnames) {
+  static const char* const names[] = {"offset", "length"};
   PyObject* offset_object = NULL;
   PyObject* length_object = NULL;
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO:slice", keywords,
-                                   &offset_object, &length_object)) {
+  PyObject* parsed[2];
+  if (hrx_py_arg_parse("slice", args, nargs, kwnames, names, 2, 2, 2, parsed) <
+      0) {
     return NULL;
   }
+  offset_object = parsed[0];
+  length_object = parsed[1];
   hrx_py_state_t* state = hrx_py_state_from_type(Py_TYPE(self));
   int64_t offset = 0, length = 0;
   /* Conversions may run Python code: check the handle only afterwards. */
@@ -270,19 +273,23 @@ static PyObject* hrx_py_buffer_get_cuda_array_interface(PyObject* self,
 /* __dlpack__(*, stream=None, max_version=None, dl_device=None, copy=None):
  * the arguments are converted before the handle is checked (they may run
  * Python code); dlpack.c makes the capsule. */
-static PyObject* hrx_py_buffer_dlpack(PyObject* self, PyObject* args,
-                                      PyObject* kwargs) {
-  static char* keywords[] = {"stream", "max_version", "dl_device", "copy",
-                             NULL};
+static PyObject* hrx_py_buffer_dlpack(PyObject* self, PyObject* const* args,
+                                      Py_ssize_t nargs, PyObject* kwnames) {
+  static const char* const names[] = {"stream", "max_version", "dl_device",
+                                      "copy"};
   PyObject* stream_object = Py_None;
   PyObject* version_object = Py_None;
   PyObject* device_object = Py_None;
   PyObject* copy_object = Py_None;
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|$OOOO:__dlpack__", keywords,
-                                   &stream_object, &version_object,
-                                   &device_object, &copy_object)) {
+  PyObject* parsed[4];
+  if (hrx_py_arg_parse("__dlpack__", args, nargs, kwnames, names, 4, 0, 0,
+                       parsed) < 0) {
     return NULL;
   }
+  if (parsed[0]) stream_object = parsed[0];
+  if (parsed[1]) version_object = parsed[1];
+  if (parsed[2]) device_object = parsed[2];
+  if (parsed[3]) copy_object = parsed[3];
   hrx_py_state_t* state = hrx_py_state_from_type(Py_TYPE(self));
   hrx_py_dlpack_request_t request;
   if (hrx_py_dlpack_request(state, stream_object, version_object,
@@ -304,11 +311,12 @@ static PyObject* hrx_py_buffer_dlpack_device(PyObject* self, PyObject* unused) {
 }
 
 /* numpy.asarray(buffer) would otherwise make a 0-d object array. */
-static PyObject* hrx_py_buffer_array(PyObject* self, PyObject* args,
-                                     PyObject* kwargs) {
+static PyObject* hrx_py_buffer_array(PyObject* self, PyObject* const* args,
+                                     Py_ssize_t nargs, PyObject* kwnames) {
   (void)self;
   (void)args;
-  (void)kwargs;
+  (void)nargs;
+  (void)kwnames;
   PyErr_SetString(PyExc_TypeError,
                   "an hrx.Buffer is device memory that numpy cannot view; "
                   "copy it to host memory with stream.read(buffer).wait() "
@@ -341,12 +349,13 @@ static PyObject* hrx_py_buffer_repr(PyObject* self) {
 HRX_PY_NEW_FUNCTION(hrx_py_buffer, buffer_type)
 
 static PyMethodDef hrx_py_buffer_methods[] = {
-    HRX_PY_NEW_METHOD(hrx_py_buffer,
+    HRX_PY_NEW_METHOD(
+        hrx_py_buffer,
         "__new__($type, *args, **kwargs)\n--\n\n"
         "Refuse with a TypeError: buffers come from device.allocate(nbytes) "
         "or stream.allocate(nbytes)."),
     {"slice", (PyCFunction)(void (*)(void))hrx_py_buffer_slice,
-     METH_VARARGS | METH_KEYWORDS,
+     METH_FASTCALL | METH_KEYWORDS,
      "slice($self, offset, length)\n--\n\n"
      "Return the view [offset, offset + length) of this view, "
      "bounds-checked."},
@@ -354,7 +363,7 @@ static PyMethodDef hrx_py_buffer_methods[] = {
                           "Drop this view; memory is freed once no view or "
                           "queued command uses it."),
     {"__dlpack__", (PyCFunction)(void (*)(void))hrx_py_buffer_dlpack,
-     METH_VARARGS | METH_KEYWORDS,
+     METH_FASTCALL | METH_KEYWORDS,
      "__dlpack__($self, /, *, stream=None, max_version=None, dl_device=None, "
      "copy=None)\n--\n\n"
      "Return this view as a 1-D uint8 DLPack tensor (a capsule), without a "
@@ -363,7 +372,7 @@ static PyMethodDef hrx_py_buffer_methods[] = {
      "device, through events, for the work already submitted to the "
      "device's pool queues; for host memory the host waits for it."},
     {"__array__", (PyCFunction)(void (*)(void))hrx_py_buffer_array,
-     METH_VARARGS | METH_KEYWORDS,
+     METH_FASTCALL | METH_KEYWORDS,
      "__array__($self, /, *args, **kwargs)\n--\n\n"
      "Refuse with a TypeError: numpy cannot view device memory; read it "
      "with stream.read(buffer).wait() or stream.read_blocking(buffer, "

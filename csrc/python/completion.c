@@ -6,6 +6,7 @@
 
 #include <math.h>
 
+#include "args.h"
 #include "handle.h"
 #include "host_threads.h"
 #include "wait.h"
@@ -176,17 +177,19 @@ static PyObject* hrx_py_completion_done(PyObject* self, PyObject* unused) {
   return PyBool_FromLong(hrx_completion_done(completion));
 }
 
-/* wait(timeout=None) and result(timeout=None): parses `timeout` (format
- * "|O:wait" or "|O:result"), then waits as hrx_py_completion_block does.
+/* wait(timeout=None) and result(timeout=None) (`function`): parses
+ * `timeout`, then waits as hrx_py_completion_block does.
  * 1 done, 0 timed out, -1 error set; *out_completion is borrowed from the
  * open handle. */
-static int hrx_py_completion_wait_for(PyObject* self, PyObject* args,
-                                      PyObject* kwargs, const char* format,
+static int hrx_py_completion_wait_for(PyObject* self, PyObject* const* args,
+                                      Py_ssize_t nargs, PyObject* kwnames,
+                                      const char* function,
                                       hrx_py_state_t** out_state,
                                       hrx_completion_t** out_completion) {
-  static char* keywords[] = {"timeout", NULL};
+  static const char* const names[] = {"timeout"};
   PyObject* timeout = NULL;
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, format, keywords, &timeout)) {
+  if (hrx_py_arg_parse(function, args, nargs, kwnames, names, 1, 1, 0,
+                       &timeout) < 0) {
     return -1;
   }
   hrx_py_state_t* state = hrx_py_state_from_type(Py_TYPE(self));
@@ -199,21 +202,21 @@ static int hrx_py_completion_wait_for(PyObject* self, PyObject* args,
   return hrx_py_completion_block(state, completion, timeout_ns);
 }
 
-static PyObject* hrx_py_completion_wait(PyObject* self, PyObject* args,
-                                        PyObject* kwargs) {
+static PyObject* hrx_py_completion_wait(PyObject* self, PyObject* const* args,
+                                        Py_ssize_t nargs, PyObject* kwnames) {
   hrx_py_state_t* state = NULL;
   hrx_completion_t* completion = NULL;
-  int done = hrx_py_completion_wait_for(self, args, kwargs, "|O:wait", &state,
-                                        &completion);
+  int done = hrx_py_completion_wait_for(self, args, nargs, kwnames, "wait",
+                                        &state, &completion);
   if (done < 0) return NULL;
   return PyBool_FromLong(done);
 }
 
-static PyObject* hrx_py_completion_result(PyObject* self, PyObject* args,
-                                          PyObject* kwargs) {
+static PyObject* hrx_py_completion_result(PyObject* self, PyObject* const* args,
+                                          Py_ssize_t nargs, PyObject* kwnames) {
   hrx_py_state_t* state = NULL;
   hrx_completion_t* completion = NULL;
-  int done = hrx_py_completion_wait_for(self, args, kwargs, "|O:result",
+  int done = hrx_py_completion_wait_for(self, args, nargs, kwnames, "result",
                                         &state, &completion);
   if (done < 0) return NULL;
   if (!done) {
@@ -235,12 +238,12 @@ static PyMethodDef hrx_py_completion_methods[] = {
      "done($self, /)\n--\n\n"
      "Whether every node of the launch has run (never waits)."},
     {"wait", (PyCFunction)(void (*)(void))hrx_py_completion_wait,
-     METH_VARARGS | METH_KEYWORDS,
+     METH_FASTCALL | METH_KEYWORDS,
      "wait($self, timeout=None)\n--\n\n"
      "Wait (GIL released) until the launch is complete or timeout seconds "
      "passed (None: no limit); return True when complete."},
     {"result", (PyCFunction)(void (*)(void))hrx_py_completion_result,
-     METH_VARARGS | METH_KEYWORDS,
+     METH_FASTCALL | METH_KEYWORDS,
      "result($self, timeout=None)\n--\n\n"
      "Wait as wait() does, then re-raise the exception of the first host "
      "callback that raised; return None if none did (TimeoutError if not "

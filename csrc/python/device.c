@@ -180,15 +180,18 @@ static int hrx_py_arg_priority(hrx_py_state_t* state, PyObject* object,
   return 0;
 }
 
-static PyObject* hrx_py_device_stream(PyObject* self, PyObject* args,
-                                      PyObject* kwargs) {
-  static char* keywords[] = {"priority", "reserve", NULL};
+static PyObject* hrx_py_device_stream(PyObject* self, PyObject* const* args,
+                                      Py_ssize_t nargs, PyObject* kwnames) {
+  static const char* const names[] = {"priority", "reserve"};
   PyObject* priority_object = NULL;
   PyObject* reserve_object = NULL;
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|$OO:stream", keywords,
-                                   &priority_object, &reserve_object)) {
+  PyObject* parsed[2];
+  if (hrx_py_arg_parse("stream", args, nargs, kwnames, names, 2, 0, 0, parsed) <
+      0) {
     return NULL;
   }
+  if (parsed[0]) priority_object = parsed[0];
+  if (parsed[1]) reserve_object = parsed[1];
   hrx_py_state_t* state = hrx_py_state_from_type(Py_TYPE(self));
   hrx_stream_options_t options;
   hrx_stream_options_default(&options);
@@ -515,12 +518,12 @@ static const char* hrx_py_text(hrx_py_state_t* state, PyObject* object,
 }
 
 /* compile(source, name, *, options=()) */
-static PyObject* hrx_py_device_compile(PyObject* self, PyObject* args,
-                                       PyObject* kwargs) {
-  static char* keywords[] = {"source", "name", "options", NULL};
-  PyObject* given[3] = {NULL, NULL, NULL};
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO|$O:compile", keywords,
-                                   &given[0], &given[1], &given[2])) {
+static PyObject* hrx_py_device_compile(PyObject* self, PyObject* const* args,
+                                       Py_ssize_t nargs, PyObject* kwnames) {
+  static const char* const names[] = {"source", "name", "options"};
+  PyObject* given[3];
+  if (hrx_py_arg_parse("compile", args, nargs, kwnames, names, 3, 2, 2, given) <
+      0) {
     return NULL;
   }
   hrx_py_state_t* state = hrx_py_state_from_type(Py_TYPE(self));
@@ -570,12 +573,14 @@ static PyObject* hrx_py_device_compile(PyObject* self, PyObject* args,
 }
 
 /* load_kernel(image, name) */
-static PyObject* hrx_py_device_load_kernel(PyObject* self, PyObject* args,
-                                           PyObject* kwargs) {
-  static char* keywords[] = {"image", "name", NULL};
-  PyObject* given[2] = {NULL, NULL};
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO:load_kernel", keywords,
-                                   &given[0], &given[1])) {
+static PyObject* hrx_py_device_load_kernel(PyObject* self,
+                                           PyObject* const* args,
+                                           Py_ssize_t nargs,
+                                           PyObject* kwnames) {
+  static const char* const names[] = {"image", "name"};
+  PyObject* given[2];
+  if (hrx_py_arg_parse("load_kernel", args, nargs, kwnames, names, 2, 2, 2,
+                       given) < 0) {
     return NULL;
   }
   hrx_py_state_t* state = hrx_py_state_from_type(Py_TYPE(self));
@@ -638,13 +643,14 @@ static PyObject* hrx_py_device_kernel_compiler(PyObject* self,
 HRX_PY_NEW_FUNCTION(hrx_py_device, device_type)
 
 static PyMethodDef hrx_py_device_methods[] = {
-    HRX_PY_NEW_METHOD(hrx_py_device,
+    HRX_PY_NEW_METHOD(
+        hrx_py_device,
         "__new__($type, index=0, backend=None, *, batching=None)\n--\n\n"
         "The same as Device.open(index, backend, batching=batching)."),
     {"open", (PyCFunction)(void (*)(void))hrx_py_device_open,
      METH_VARARGS | METH_KEYWORDS | METH_CLASS,
-     "open($type, index=0, backend=None, *, batching=None)\n--\n\n"
-     HRX_PY_DEVICE_OPEN_DOC},
+     "open($type, index=0, backend=None, *, "
+     "batching=None)\n--\n\n" HRX_PY_DEVICE_OPEN_DOC},
     {"clone", hrx_py_device_clone, METH_NOARGS,
      "clone($self, /)\n--\n\n"
      "Return another handle on the same live device."},
@@ -659,14 +665,13 @@ static PyMethodDef hrx_py_device_methods[] = {
      "set_batching($self, enabled, /)\n--\n\n"
      "Turn submission batching on or off for the live device (all its "
      "handles); off publishes pending work at once."},
-    {"set_stream_queue_policy", hrx_py_device_set_stream_queue_policy,
-     METH_O,
+    {"set_stream_queue_policy", hrx_py_device_set_stream_queue_policy, METH_O,
      "set_stream_queue_policy($self, policy, /)\n--\n\n"
      "Set the queue policy, \"round_robin\" (the default) or "
      "\"least_loaded\", before the first pool queue is created (BusyError "
      "after, unless it is the current policy)."},
     {"stream", (PyCFunction)(void (*)(void))hrx_py_device_stream,
-     METH_VARARGS | METH_KEYWORDS,
+     METH_FASTCALL | METH_KEYWORDS,
      "stream($self, /, *, priority='normal', reserve=False)\n--\n\n"
      "Return a Stream on a queue of the priority's lane, chosen by the queue "
      "policy; reserve=True gives it a queue of its own. priority: "
@@ -689,7 +694,7 @@ static PyMethodDef hrx_py_device_methods[] = {
      "Wait for all work on the pool's queues (not fabric queues); raise a "
      "failed command of any of its streams."},
     {"compile", (PyCFunction)(void (*)(void))hrx_py_device_compile,
-     METH_VARARGS | METH_KEYWORDS,
+     METH_FASTCALL | METH_KEYWORDS,
      "compile($self, source, name, *, options=())\n--\n\n"
      "Compile `source` and return the kernel `name` in it as an hrx.Kernel. "
      "`options` (strings) pass through to the device's compiler (host: the "
@@ -700,7 +705,7 @@ static PyMethodDef hrx_py_device_methods[] = {
      "InvalidArgumentError with the compiler's log; no compiler raises "
      "UnavailableError. The GIL is released while compiling."},
     {"load_kernel", (PyCFunction)(void (*)(void))hrx_py_device_load_kernel,
-     METH_VARARGS | METH_KEYWORDS,
+     METH_FASTCALL | METH_KEYWORDS,
      "load_kernel($self, image, name)\n--\n\n"
      "Load the kernel `name` from an image in the device's image format "
      "(Kernel.image, or PTX / cubin / a code object built offline) and "

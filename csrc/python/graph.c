@@ -359,36 +359,47 @@ static PyObject* hrx_py_graph_record(PyObject* self, hrx_py_graph_op_t op,
   return result;
 }
 
-static PyObject* hrx_py_graph_copy(PyObject* self, PyObject* args,
-                                   PyObject* kwargs) {
-  static char* keywords[] = {"dst", "src", "after", NULL};
+static PyObject* hrx_py_graph_copy(PyObject* self, PyObject* const* args,
+                                   Py_ssize_t nargs, PyObject* kwnames) {
+  static const char* const names[] = {"dst", "src", "after"};
   PyObject *dst, *src, *after = NULL;
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO|$O:copy", keywords, &dst,
-                                   &src, &after)) {
+  PyObject* parsed[3];
+  if (hrx_py_arg_parse("copy", args, nargs, kwnames, names, 3, 2, 2, parsed) <
+      0) {
     return NULL;
   }
+  dst = parsed[0];
+  src = parsed[1];
+  if (parsed[2]) after = parsed[2];
   return hrx_py_graph_record(self, HRX_PY_GRAPH_COPY, dst, src, after);
 }
 
-static PyObject* hrx_py_graph_fill(PyObject* self, PyObject* args,
-                                   PyObject* kwargs) {
-  static char* keywords[] = {"dst", "byte", "after", NULL};
+static PyObject* hrx_py_graph_fill(PyObject* self, PyObject* const* args,
+                                   Py_ssize_t nargs, PyObject* kwnames) {
+  static const char* const names[] = {"dst", "byte", "after"};
   PyObject *dst, *byte, *after = NULL;
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO|$O:fill", keywords, &dst,
-                                   &byte, &after)) {
+  PyObject* parsed[3];
+  if (hrx_py_arg_parse("fill", args, nargs, kwnames, names, 3, 2, 2, parsed) <
+      0) {
     return NULL;
   }
+  dst = parsed[0];
+  byte = parsed[1];
+  if (parsed[2]) after = parsed[2];
   return hrx_py_graph_record(self, HRX_PY_GRAPH_FILL, dst, byte, after);
 }
 
-static PyObject* hrx_py_graph_callback(PyObject* self, PyObject* args,
-                                       PyObject* kwargs) {
-  static char* keywords[] = {"fn", "after", NULL};
+static PyObject* hrx_py_graph_callback(PyObject* self, PyObject* const* args,
+                                       Py_ssize_t nargs, PyObject* kwnames) {
+  static const char* const names[] = {"fn", "after"};
   PyObject *fn, *after = NULL;
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|$O:callback", keywords,
-                                   &fn, &after)) {
+  PyObject* parsed[2];
+  if (hrx_py_arg_parse("callback", args, nargs, kwnames, names, 2, 1, 1,
+                       parsed) < 0) {
     return NULL;
   }
+  fn = parsed[0];
+  if (parsed[1]) after = parsed[1];
   return hrx_py_graph_record(self, HRX_PY_GRAPH_CALLBACK, fn, NULL, after);
 }
 
@@ -399,14 +410,13 @@ static hrx_device_t* hrx_py_graph_launch_device(PyObject* self) {
 }
 
 /* kernel(kernel, grid, block, args=(), shared=0, *, after=()) */
-static PyObject* hrx_py_graph_kernel(PyObject* self, PyObject* args,
-                                     PyObject* kwargs) {
-  static char* keywords[] = {"kernel", "grid", "block", "args", "shared",
-                             "after", NULL};
-  PyObject* given[6] = {NULL, NULL, NULL, NULL, NULL, NULL};
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OOO|OO$O:kernel", keywords,
-                                   &given[0], &given[1], &given[2], &given[3],
-                                   &given[4], &given[5])) {
+static PyObject* hrx_py_graph_kernel(PyObject* self, PyObject* const* args,
+                                     Py_ssize_t nargs, PyObject* kwnames) {
+  static const char* const names[] = {"kernel", "grid",   "block",
+                                      "args",   "shared", "after"};
+  PyObject* given[6];
+  if (hrx_py_arg_parse("kernel", args, nargs, kwnames, names, 6, 5, 3, given) <
+      0) {
     return NULL;
   }
   hrx_py_state_t* state = hrx_py_state_from_type(Py_TYPE(self));
@@ -445,17 +455,18 @@ static PyObject* hrx_py_graph_kernel(PyObject* self, PyObject* args,
   return result;
 }
 
-static PyObject* hrx_py_graph_add_dependency(PyObject* self, PyObject* args,
-                                             PyObject* kwargs) {
-  static char* keywords[] = {"node", "after", NULL};
-  PyObject *node_object, *after_object;
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO:add_dependency", keywords,
-                                   &node_object, &after_object)) {
+static PyObject* hrx_py_graph_add_dependency(PyObject* self,
+                                             PyObject* const* args,
+                                             Py_ssize_t nargs,
+                                             PyObject* kwnames) {
+  static const char* const names[] = {"node", "after"};
+  PyObject* objects[2];
+  if (hrx_py_arg_parse("add_dependency", args, nargs, kwnames, names, 2, 2, 2,
+                       objects) < 0) {
     return NULL;
   }
+  PyObject *node_object = objects[0], *after_object = objects[1];
   hrx_py_state_t* state = hrx_py_state_from_type(Py_TYPE(self));
-  PyObject* objects[2] = {node_object, after_object};
-  const char* names[2] = {"node", "after"};
   for (int i = 0; i < 2; ++i) {
     if (!PyObject_TypeCheck(objects[i], state->graph_node_type)) {
       PyErr_Format(PyExc_TypeError, "%s must be an hrx.GraphNode, not %.100s",
@@ -503,20 +514,21 @@ static PyObject* hrx_py_graph_native(hrx_py_state_t* state, void* graph) {
 HRX_PY_NEW_FUNCTION(hrx_py_graph, graph_type)
 
 static PyMethodDef hrx_py_graph_methods[] = {
-    HRX_PY_NEW_METHOD(hrx_py_graph, "__new__($type, device)\n--\n\n"
+    HRX_PY_NEW_METHOD(hrx_py_graph,
+                      "__new__($type, device)\n--\n\n"
                       "Create an empty graph of device."),
     {"copy", (PyCFunction)(void (*)(void))hrx_py_graph_copy,
-     METH_VARARGS | METH_KEYWORDS,
+     METH_FASTCALL | METH_KEYWORDS,
      "copy($self, dst, src, *, after=())\n--\n\n"
      "Record a device copy between equal, non-overlapping views, run after "
      "the nodes in after; return its GraphNode."},
     {"fill", (PyCFunction)(void (*)(void))hrx_py_graph_fill,
-     METH_VARARGS | METH_KEYWORDS,
+     METH_FASTCALL | METH_KEYWORDS,
      "fill($self, dst, byte, *, after=())\n--\n\n"
      "Record setting every byte of dst to byte (0..255), after the nodes in "
      "after; return its GraphNode."},
     {"kernel", (PyCFunction)(void (*)(void))hrx_py_graph_kernel,
-     METH_VARARGS | METH_KEYWORDS,
+     METH_FASTCALL | METH_KEYWORDS,
      "kernel($self, /, kernel, grid, block, args=(), shared=0, *, "
      "after=())\n--\n\n"
      "Record a launch of an hrx.Kernel of the graph's device, run after the "
@@ -525,7 +537,7 @@ static PyMethodDef hrx_py_graph_methods[] = {
      "keeps the kernel and the buffers alive. A native kernel node where "
      "the device has native graphs."},
     {"callback", (PyCFunction)(void (*)(void))hrx_py_graph_callback,
-     METH_VARARGS | METH_KEYWORDS,
+     METH_FASTCALL | METH_KEYWORDS,
      "callback($self, fn, *, after=())\n--\n\n"
      "Record a call of fn() on a host worker thread once the nodes in after "
      "are done; nodes after it wait for it; return its GraphNode. An "
@@ -533,7 +545,7 @@ static PyMethodDef hrx_py_graph_methods[] = {
      "not submit, allocate or wait on hrx objects "
      "(FailedPreconditionError)."},
     {"add_dependency", (PyCFunction)(void (*)(void))hrx_py_graph_add_dependency,
-     METH_VARARGS | METH_KEYWORDS,
+     METH_FASTCALL | METH_KEYWORDS,
      "add_dependency($self, node, after)\n--\n\n"
      "Make node run after the node `after` (refused if it would close a "
      "cycle)."},
@@ -543,8 +555,9 @@ static PyMethodDef hrx_py_graph_methods[] = {
      "later work. Graphs with host callbacks return a Completion; "
      "device-only graphs return None (record an event on the stream to "
      "wait for them). The first launch seals the graph."},
-    HRX_PY_HANDLE_METHODS(hrx_py_graph, "Drop this handle; launches in "
-                                        "flight still complete."),
+    HRX_PY_HANDLE_METHODS(hrx_py_graph,
+                          "Drop this handle; launches in "
+                          "flight still complete."),
     {NULL, NULL, 0, NULL},
 };
 

@@ -150,7 +150,7 @@ static PyMethodDef hrx_py_module_methods[] = {
      "now_ns($module, /)\n--\n\n"
      "Return the monotonic clock hrx times with, in ns."},
     {"bench_run", (PyCFunction)(void (*)(void))hrx_py_bench_run,
-     METH_VARARGS | METH_KEYWORDS,
+     METH_FASTCALL | METH_KEYWORDS,
      "bench_run($module, /, device, *, driver='native', lanes=16, "
      "retained_streams=16, small_bytes=4096, small_copies=1024, "
      "bulk_bytes=33554432, bulk_copies=16, loaded_copies=4, warmup=3, "
@@ -161,7 +161,7 @@ static PyMethodDef hrx_py_module_methods[] = {
      "Run the queue-pool benchmark's cases in C (driver 'native' or 'raw'); "
      "return a dict of raw timings (see hrx.bench)."},
     {"bench_launch", (PyCFunction)(void (*)(void))hrx_py_bench_launch,
-     METH_VARARGS | METH_KEYWORDS,
+     METH_FASTCALL | METH_KEYWORDS,
      "bench_launch($module, /, device, *, driver='native', kernel='tiny', "
      "grid=1, block=1, spin_ns=0, launches=1000, warmup=100, threads=1, "
      "priority='normal')\n--\n\n"

@@ -119,13 +119,13 @@ static PyObject* hrx_py_stream_allocate(PyObject* self, PyObject* size) {
   return buffer;
 }
 
-/* copy(dst, src, /) and copy_peer(dst, src, /) (format "OO:copy"): the
- * same arguments. */
-static PyObject* hrx_py_stream_copy_kind(PyObject* self, PyObject* args,
+/* copy(dst, src, /) and copy_peer(dst, src, /): the same arguments. */
+static PyObject* hrx_py_stream_copy_kind(PyObject* self, PyObject* const* args,
+                                         Py_ssize_t nargs,
                                          hrx_py_submission_kind_t kind,
-                                         const char* format) {
-  PyObject *dst, *src;
-  if (!PyArg_ParseTuple(args, format, &dst, &src)) return NULL;
+                                         const char* signature) {
+  if (hrx_py_arg_count(signature, nargs, 2) < 0) return NULL;
+  PyObject *dst = args[0], *src = args[1];
   hrx_py_state_t* state = hrx_py_state_from_type(Py_TYPE(self));
   hrx_py_submission_t s = {.kind = kind};
   s.stream = hrx_py_stream_unwrap(state, self);
@@ -139,19 +139,23 @@ static PyObject* hrx_py_stream_copy_kind(PyObject* self, PyObject* args,
   Py_RETURN_NONE;
 }
 
-static PyObject* hrx_py_stream_copy(PyObject* self, PyObject* args) {
-  return hrx_py_stream_copy_kind(self, args, HRX_PY_SUBMIT_COPY, "OO:copy");
+static PyObject* hrx_py_stream_copy(PyObject* self, PyObject* const* args,
+                                    Py_ssize_t nargs) {
+  return hrx_py_stream_copy_kind(self, args, nargs, HRX_PY_SUBMIT_COPY,
+                                 "copy(dst, src)");
 }
 
-static PyObject* hrx_py_stream_copy_peer(PyObject* self, PyObject* args) {
-  return hrx_py_stream_copy_kind(self, args, HRX_PY_SUBMIT_COPY_PEER,
-                                 "OO:copy_peer");
+static PyObject* hrx_py_stream_copy_peer(PyObject* self, PyObject* const* args,
+                                         Py_ssize_t nargs) {
+  return hrx_py_stream_copy_kind(self, args, nargs, HRX_PY_SUBMIT_COPY_PEER,
+                                 "copy_peer(dst, src)");
 }
 
 /* fill(dst, byte, /) */
-static PyObject* hrx_py_stream_fill(PyObject* self, PyObject* args) {
-  PyObject *dst, *byte_object;
-  if (!PyArg_ParseTuple(args, "OO:fill", &dst, &byte_object)) return NULL;
+static PyObject* hrx_py_stream_fill(PyObject* self, PyObject* const* args,
+                                    Py_ssize_t nargs) {
+  if (hrx_py_arg_count("fill(dst, byte)", nargs, 2) < 0) return NULL;
+  PyObject *dst = args[0], *byte_object = args[1];
   hrx_py_state_t* state = hrx_py_state_from_type(Py_TYPE(self));
   int64_t byte = 0;
   if (hrx_py_arg_int64(state, byte_object, "fill byte", &byte) < 0) {
@@ -175,9 +179,10 @@ static PyObject* hrx_py_stream_fill(PyObject* self, PyObject* args) {
 }
 
 /* upload(dst, data, /) */
-static PyObject* hrx_py_stream_upload(PyObject* self, PyObject* args) {
-  PyObject *dst, *data_object;
-  if (!PyArg_ParseTuple(args, "OO:upload", &dst, &data_object)) return NULL;
+static PyObject* hrx_py_stream_upload(PyObject* self, PyObject* const* args,
+                                      Py_ssize_t nargs) {
+  if (hrx_py_arg_count("upload(dst, data)", nargs, 2) < 0) return NULL;
+  PyObject *dst = args[0], *data_object = args[1];
   hrx_py_state_t* state = hrx_py_state_from_type(Py_TYPE(self));
   hrx_py_host_memory_t data;
   if (hrx_py_host_memory_get(state, data_object, false, "upload data",
@@ -210,9 +215,10 @@ static PyObject* hrx_py_stream_read(PyObject* self, PyObject* source) {
 }
 
 /* read_into(src, out, /) */
-static PyObject* hrx_py_stream_read_into(PyObject* self, PyObject* args) {
-  PyObject *src, *out_object;
-  if (!PyArg_ParseTuple(args, "OO:read_into", &src, &out_object)) return NULL;
+static PyObject* hrx_py_stream_read_into(PyObject* self, PyObject* const* args,
+                                         Py_ssize_t nargs) {
+  if (hrx_py_arg_count("read_into(src, out)", nargs, 2) < 0) return NULL;
+  PyObject *src = args[0], *out_object = args[1];
   hrx_py_state_t* state = hrx_py_state_from_type(Py_TYPE(self));
   Py_buffer out;
   if (hrx_py_host_buffer_writable(state, out_object, "read output", &out) <
@@ -235,9 +241,11 @@ static PyObject* hrx_py_stream_read_into(PyObject* self, PyObject* args) {
 }
 
 /* read_blocking(src, out, /) */
-static PyObject* hrx_py_stream_read_blocking(PyObject* self, PyObject* args) {
-  PyObject *src, *out_object;
-  if (!PyArg_ParseTuple(args, "OO:read_blocking", &src, &out_object)) return NULL;
+static PyObject* hrx_py_stream_read_blocking(PyObject* self,
+                                             PyObject* const* args,
+                                             Py_ssize_t nargs) {
+  if (hrx_py_arg_count("read_blocking(src, out)", nargs, 2) < 0) return NULL;
+  PyObject *src = args[0], *out_object = args[1];
   hrx_py_state_t* state = hrx_py_state_from_type(Py_TYPE(self));
   hrx_py_host_memory_t out;
   if (hrx_py_host_memory_get(state, out_object, true, "read output", &out) <
@@ -280,24 +288,22 @@ static PyObject* hrx_py_stream_flush(PyObject* self, PyObject* unused) {
 }
 
 /* record_event(*, timing=False) -> Event */
-static PyObject* hrx_py_stream_record_event(PyObject* self, PyObject* args,
-                                            PyObject* kwargs) {
-  static char* keywords[] = {"timing", NULL};
-  PyObject* timing = Py_False;
+static PyObject* hrx_py_stream_record_event(PyObject* self,
+                                            PyObject* const* args,
+                                            Py_ssize_t nargs,
+                                            PyObject* kwnames) {
+  static const char* const names[] = {"timing"};
+  PyObject* timing = NULL;
   /* Any other argument is refused with a message that names the one
    * keyword there is. */
-  Py_ssize_t keywords_given = kwargs ? PyDict_GET_SIZE(kwargs) : 0;
-  if (PyTuple_GET_SIZE(args) > 0 || keywords_given > 1 ||
-      (keywords_given == 1 && !PyDict_GetItemString(kwargs, "timing"))) {
+  if (hrx_py_arg_parse("record_event", args, nargs, kwnames, names, 1, 0, 0,
+                       &timing) < 0) {
     PyErr_SetString(PyExc_TypeError,
                     "record_event() takes only the keyword argument "
                     "timing=True/False");
     return NULL;
   }
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|$O:record_event", keywords,
-                                   &timing)) {
-    return NULL;
-  }
+  if (!timing) timing = Py_False;
   hrx_py_state_t* state = hrx_py_state_from_type(Py_TYPE(self));
   if (!PyBool_Check(timing)) {
     PyErr_Format(PyExc_TypeError, "timing must be True or False, not %.100s",
@@ -320,14 +326,13 @@ static hrx_device_t* hrx_py_stream_launch_device(PyObject* self) {
 }
 
 /* launch(kernel, grid, block, args=(), shared=0) */
-static PyObject* hrx_py_stream_launch(PyObject* self, PyObject* args,
-                                      PyObject* kwargs) {
-  static char* keywords[] = {"kernel", "grid", "block", "args", "shared",
-                             NULL};
-  PyObject* given[5] = {NULL, NULL, NULL, NULL, NULL};
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OOO|OO:launch", keywords,
-                                   &given[0], &given[1], &given[2], &given[3],
-                                   &given[4])) {
+static PyObject* hrx_py_stream_launch(PyObject* self, PyObject* const* args,
+                                      Py_ssize_t nargs, PyObject* kwnames) {
+  static const char* const names[] = {"kernel", "grid", "block", "args",
+                                      "shared"};
+  PyObject* given[5];
+  if (hrx_py_arg_parse("launch", args, nargs, kwnames, names, 5, 5, 3, given) <
+      0) {
     return NULL;
   }
   hrx_py_state_t* state = hrx_py_state_from_type(Py_TYPE(self));
@@ -481,7 +486,8 @@ static PyObject* hrx_py_stream_repr(PyObject* self) {
 HRX_PY_NEW_FUNCTION(hrx_py_stream, stream_type)
 
 static PyMethodDef hrx_py_stream_methods[] = {
-    HRX_PY_NEW_METHOD(hrx_py_stream,
+    HRX_PY_NEW_METHOD(
+        hrx_py_stream,
         "__new__($type, *args, **kwargs)\n--\n\n"
         "Refuse with a TypeError: streams come from device.stream() or "
         "Stream.open()."),
@@ -494,20 +500,21 @@ static PyMethodDef hrx_py_stream_methods[] = {
     {"allocate", hrx_py_stream_allocate, METH_O,
      "allocate($self, nbytes, /)\n--\n\n"
      "Allocate nbytes of the stream's device's memory; return the Buffer."},
-    {"copy", hrx_py_stream_copy, METH_VARARGS,
+    {"copy", (PyCFunction)(void (*)(void))hrx_py_stream_copy, METH_FASTCALL,
      "copy($self, dst, src, /)\n--\n\n"
      "Copy src to dst on the device: views of equal length that do not "
      "overlap."},
-    {"copy_peer", hrx_py_stream_copy_peer, METH_VARARGS,
+    {"copy_peer", (PyCFunction)(void (*)(void))hrx_py_stream_copy_peer,
+     METH_FASTCALL,
      "copy_peer($self, dst, src, /)\n--\n\n"
      "Copy between buffers of two devices of this stream's backend, one of "
      "them this stream's device, in this stream's order "
      "(Device.info['peer'] says how: direct, peer or staged). The other "
      "device's work is ordered only by events."},
-    {"fill", hrx_py_stream_fill, METH_VARARGS,
+    {"fill", (PyCFunction)(void (*)(void))hrx_py_stream_fill, METH_FASTCALL,
      "fill($self, dst, byte, /)\n--\n\n"
      "Set every byte of dst to byte (0..255)."},
-    {"upload", hrx_py_stream_upload, METH_VARARGS,
+    {"upload", (PyCFunction)(void (*)(void))hrx_py_stream_upload, METH_FASTCALL,
      "upload($self, dst, data, /)\n--\n\n"
      "Copy contiguous host memory (buffer protocol or a host DLPack tensor) "
      "of exactly dst.nbytes bytes into dst; data may be reused as soon as "
@@ -516,13 +523,15 @@ static PyMethodDef hrx_py_stream_methods[] = {
      "read($self, src, /)\n--\n\n"
      "Start reading src to the host; return a Readback whose wait() returns "
      "the bytes as a numpy uint8 array."},
-    {"read_into", hrx_py_stream_read_into, METH_VARARGS,
+    {"read_into", (PyCFunction)(void (*)(void))hrx_py_stream_read_into,
+     METH_FASTCALL,
      "read_into($self, src, out, /)\n--\n\n"
      "Start reading src into out, a writable C-contiguous buffer (e.g. a "
      "numpy array) of exactly src's length; return a Readback. out is held "
      "until the Readback is waited, closed or collected; it holds the bytes "
      "once wait() returned (wait() returns out) or done() returned True."},
-    {"read_blocking", hrx_py_stream_read_blocking, METH_VARARGS,
+    {"read_blocking", (PyCFunction)(void (*)(void))hrx_py_stream_read_blocking,
+     METH_FASTCALL,
      "read_blocking($self, src, out, /)\n--\n\n"
      "Read src into writable contiguous host memory (buffer protocol or a "
      "host DLPack tensor) of at least src.nbytes bytes; return out."},
@@ -537,12 +546,12 @@ static PyMethodDef hrx_py_stream_methods[] = {
      "launching other work on native_handle). Raise an earlier command's "
      "failure like synchronize()."},
     {"record_event", (PyCFunction)(void (*)(void))hrx_py_stream_record_event,
-     METH_VARARGS | METH_KEYWORDS,
+     METH_FASTCALL | METH_KEYWORDS,
      "record_event($self, /, *, timing=False)\n--\n\n"
      "Return an Event for the work published so far. With timing=True the "
      "event also notes when that work completed, for Event.elapsed_time."},
     {"launch", (PyCFunction)(void (*)(void))hrx_py_stream_launch,
-     METH_VARARGS | METH_KEYWORDS,
+     METH_FASTCALL | METH_KEYWORDS,
      "launch($self, /, kernel, grid, block, args=(), shared=0)\n--\n\n"
      "Launch an hrx.Kernel of this stream's device: a command in the "
      "stream's order, like a copy. grid and block are an int or 1 to 3 "
