@@ -83,6 +83,7 @@ class _DeviceInfo(TypedDict):
     max_native_queues: int  # 0 when the runtime states no limit
     selection: str  # how the backend was chosen; automatic: what was passed over
     batch_publication: str  # how batched commands reach the device
+    launch_publication: str  # how kernel launches reach it (gathered or not)
     platform: Literal["nvidia", "amd", "cpu"]  # where buffer memory lives
     engines: int  # host: engine threads serving the queues; 0 elsewhere
     device_count: int  # devices of the backend (indices 0 .. device_count - 1)

@@ -23,7 +23,9 @@ hrx_status_t hrx_batch_settings_from_environment(
   int64_t delay_us = 0;
   int64_t max_commands = 0;
   int64_t max_command_bytes = 0;
+  int64_t launches = -1;
   HRX_RETURN_IF_ERROR(hrx_env_switch("HRX_BATCHING", true, &enabled));
+  HRX_RETURN_IF_ERROR(hrx_env_int("HRX_BATCH_LAUNCHES", -1, 0, 1, &launches));
   HRX_RETURN_IF_ERROR(
       hrx_env_int("HRX_BATCH_DELAY_US", 20, 1, 10000000, &delay_us));
   HRX_RETURN_IF_ERROR(hrx_env_int("HRX_BATCH_MAX_COMMANDS",
@@ -37,6 +39,7 @@ hrx_status_t hrx_batch_settings_from_environment(
   out_settings->max_commands = (uint32_t)max_commands;
   out_settings->max_command_bytes = (uint64_t)max_command_bytes;
   out_settings->max_batch_bytes = 2u << 20;
+  out_settings->launches = (int)launches;
   return NULL;
 }
 
@@ -139,12 +142,31 @@ hrx_batch_command_t* hrx_pending_batch_take_first_locked(
 hrx_status_t hrx_batch_submit_one(hrx_backend_device_t* backend,
                                   hrx_native_queue_t* queue,
                                   const hrx_batch_command_t* command) {
-  if (command->kind == HRX_BATCH_FILL) {
-    return backend->vtable->queue.fill(backend, queue, command->dst, command->byte,
-                                 command->length);
+  const hrx_backend_vtable_t* vtable = backend->vtable;
+  switch (command->kind) {
+    case HRX_BATCH_FILL:
+      return vtable->queue.fill(backend, queue, command->dst, command->byte,
+                                command->length);
+    case HRX_BATCH_LAUNCH:
+      return vtable->kernel.launch(backend, queue, command->kernel,
+                                   command->launch);
+    default:
+      return vtable->queue.copy(backend, queue, command->dst, command->src,
+                                command->length);
   }
-  return backend->vtable->queue.copy(backend, queue, command->dst, command->src,
-                               command->length);
+}
+
+/* The commands from `first` on that one driver call may take: launches
+ * (launch_batch) or copies and fills (batch_submit); at least 1. */
+static uint32_t hrx_batch_run_length(const hrx_batch_command_t* commands,
+                                     uint32_t first, uint32_t count) {
+  bool launches = commands[first].kind == HRX_BATCH_LAUNCH;
+  uint32_t end = first + 1;
+  while (end < count &&
+         (commands[end].kind == HRX_BATCH_LAUNCH) == launches) {
+    ++end;
+  }
+  return end - first;
 }
 
 hrx_status_t hrx_batch_publish(hrx_backend_device_t* backend,
@@ -152,14 +174,19 @@ hrx_status_t hrx_batch_publish(hrx_backend_device_t* backend,
                                const hrx_batch_command_t* commands,
                                uint32_t count,
                                uint32_t* out_failed_index) {
+  const hrx_backend_vtable_t* vtable = backend->vtable;
   uint32_t done = 0;
   while (done < count) {
-    uint32_t rest = count - done;
+    uint32_t run = hrx_batch_run_length(commands, done, count);
+    bool launches = commands[done].kind == HRX_BATCH_LAUNCH;
     uint32_t published = 0;
     hrx_status_t status;
-    if (rest >= 2 && backend->vtable->queue.batch_submit) {
-      status = backend->vtable->queue.batch_submit(backend, queue, commands + done,
-                                             rest, &published);
+    if (run >= 2 && launches && vtable->kernel.launch_batch) {
+      status = vtable->kernel.launch_batch(backend, queue, commands + done,
+                                           run, &published);
+    } else if (run >= 2 && !launches && vtable->queue.batch_submit) {
+      status = vtable->queue.batch_submit(backend, queue, commands + done,
+                                          run, &published);
     } else {
       status = hrx_batch_submit_one(backend, queue, &commands[done]);
       published = status ? 0 : 1;
@@ -225,11 +252,31 @@ void hrx_flusher_destroy(hrx_flusher_t* flusher) {
   free(flusher);
 }
 
+/* Whether any entry's pending work is due at `now`; lowers *out_next_due
+ * to the earliest future due time (mutex held). */
+static bool hrx_flusher_any_due_locked(hrx_flusher_t* flusher, uint64_t now,
+                                       uint64_t* out_next_due) {
+  bool any = false;
+  for (hrx_flush_entry_t* e = flusher->head; e; e = e->next) {
+    uint64_t since = e->ops->pending_since(e);
+    if (!since) continue;
+    uint64_t due = since + flusher->delay_ns;
+    if (due <= now) {
+      any = true;
+    } else if (!*out_next_due || due < *out_next_due) {
+      *out_next_due = due;
+    }
+  }
+  return any;
+}
+
 /* With `due_only`, the entries whose pending work is due; otherwise every
  * entry (a publication in progress, e.g. by the flusher thread, has no
  * pending work left but must still be waited for). Each is held; *out_count
  * of them. Called with the mutex held; NULL when
- * none (or when memory runs out: then *out_next_due asks for a retry). */
+ * none (or when memory runs out: then *out_next_due asks for a retry).
+ * A scan that finds nothing due allocates nothing, so the thread's polls
+ * while it lingers after a burst never enter the allocator. */
 static hrx_flush_entry_t** hrx_flusher_hold_locked(hrx_flusher_t* flusher,
                                                    bool due_only, uint64_t now,
                                                    size_t* out_count,
@@ -238,6 +285,9 @@ static hrx_flush_entry_t** hrx_flusher_hold_locked(hrx_flusher_t* flusher,
   for (hrx_flush_entry_t* e = flusher->head; e; e = e->next) ++n;
   *out_count = 0;
   if (!n) return NULL;
+  if (due_only && !hrx_flusher_any_due_locked(flusher, now, out_next_due)) {
+    return NULL;
+  }
   hrx_flush_entry_t** held = malloc(n * sizeof(*held));
   if (!held) {
     *out_next_due = now + flusher->delay_ns;

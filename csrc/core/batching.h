@@ -5,7 +5,8 @@
  * batches nobody else does. A stream's publication (publication.h) applies
  * the policy under its locks. Internal to the core.
  *
- * Policy (small copies and fills while the device's switch is on):
+ * Policy (small copies and fills, and kernel launches where the device
+ * batches them, while the device's switch is on):
  * - the calling thread has observed a stream (synchronize, record_event,
  *   read) since its last command, and nothing is pending on this stream:
  *   the command is published at once, alone; a thread alternating commands
@@ -39,6 +40,11 @@
  *                            own copy, one native call each (default 65536,
  *                            at most HRX_BATCH_MAX_COMMAND_BYTES); a batch
  *                            is also published once it holds 2 MiB
+ *   HRX_BATCH_LAUNCHES       1 gathers kernel launches too (published with
+ *                            the driver's launch_batch, hal/kernel.h), 0
+ *                            publishes each launch alone; unset: the
+ *                            driver's default (on for host and CUDA, off on
+ *                            AMD's HIP). Without launch_batch it is off.
  *
  * The flusher: one thread per live device that publishes pending batches
  * whose oldest command has waited `delay_ns`, so batched work reaches its
@@ -81,6 +87,7 @@ typedef struct hrx_batch_settings_s {
   uint32_t max_commands;       /* [2, HRX_BATCH_MAX_COMMANDS] */
   uint64_t max_command_bytes;  /* larger commands are never batched */
   uint64_t max_batch_bytes;    /* a batch is published once it holds this */
+  int launches;                /* HRX_BATCH_LAUNCHES: 1, 0, or -1 unset */
 } hrx_batch_settings_t;
 
 /* Reads the variables above (environment.h: a malformed or out-of-range
@@ -155,14 +162,27 @@ hrx_batch_command_t* hrx_pending_batch_take_first_locked(
     hrx_pending_batch_t* batch, uint32_t count, uint64_t* out_first,
     uint64_t* out_bytes);
 
-/* Submits one command with the backend's copy() or fill(). */
+/* What a command is called in a failure's message: "copy", "fill" or
+ * "kernel launch" (the words of its lone submission). */
+static inline const char* hrx_batch_command_name(
+    const hrx_batch_command_t* command) {
+  switch (command->kind) {
+    case HRX_BATCH_FILL: return "fill";
+    case HRX_BATCH_LAUNCH: return "kernel launch";
+    default: return "copy";
+  }
+}
+
+/* Submits one command with the backend's copy(), fill() or kernel
+ * launch(). */
 hrx_status_t hrx_batch_submit_one(hrx_backend_device_t* backend,
                                   hrx_native_queue_t* queue,
                                   const hrx_batch_command_t* command);
 
-/* Publishes commands[0..count) in order: one command through copy()/fill(),
- * more through the backend's batch_submit when it has one, else one call
- * each. Stops at the first command that cannot be published: returns its
+/* Publishes commands[0..count) in order, cut into runs of launches and
+ * runs of copies and fills: a run of one through hrx_batch_submit_one, a
+ * longer one through the backend's launch_batch or batch_submit when it
+ * has it, else one call each. Stops at the first command that cannot be published: returns its
  * failure with *out_failed_index set to its index; the commands before it
  * were published, the ones from it on were not. */
 hrx_status_t hrx_batch_publish(hrx_backend_device_t* backend,

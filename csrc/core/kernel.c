@@ -3,10 +3,13 @@
  *
  * Ownership (acyclic): a kernel retains its device and its module
  * (kernel_cache.h); the device's kernel cache holds the modules it
- * compiled until the device goes. A launch holds nothing: it is published
- * before hrx_stream_launch returns, so freeing a buffer it names waits for
- * it (buffer.c), and the backend keeps the module loaded while a launch
- * of it may run (hal/kernel.h, module_unload).
+ * compiled until the device goes. A launch published at once holds
+ * nothing; one that waits in its stream's pending batch holds a copy of
+ * its arguments and a reference to its kernel until it is published
+ * (hrx_kernel_pending_launch_make). Freeing a buffer a launch names
+ * publishes pending batches first and then waits for the launch
+ * (buffer.c), and the backend keeps the module loaded while a launch of
+ * it may run (hal/kernel.h, module_unload).
  *
  * Thread-safe: a kernel is immutable once made. */
 #include "kernel.h"
@@ -414,11 +417,10 @@ hrx_status_t hrx_kernel_prepare_launch(hrx_kernel_t* kernel,
   return NULL;
 }
 
-hrx_kernel_launch_t* hrx_kernel_launch_copy(
-    const hrx_kernel_prepared_t* prepared) {
-  /* [launch][args][sizes][values, each 16-byte aligned] */
+/* [launch][args][sizes][values, each 16-byte aligned] */
+static hrx_kernel_launch_t* hrx_kernel_launch_copy_of(
+    const hrx_kernel_launch_t* launch) {
   enum { ALIGN = 16 };
-  const hrx_kernel_launch_t* launch = &prepared->launch;
   uint32_t n = launch->arg_count;
   size_t head = sizeof(hrx_kernel_launch_t) + n * sizeof(void*) +
                 n * sizeof(uint32_t);
@@ -445,17 +447,37 @@ hrx_kernel_launch_t* hrx_kernel_launch_copy(
   return copy;
 }
 
-typedef struct {
-  hrx_native_kernel_t* kernel;
-  const hrx_kernel_launch_t* launch;
-} hrx_kernel_submit_args_t;
+hrx_kernel_launch_t* hrx_kernel_launch_copy(
+    const hrx_kernel_prepared_t* prepared) {
+  return hrx_kernel_launch_copy_of(&prepared->launch);
+}
 
-static hrx_status_t hrx_kernel_submit(hrx_backend_device_t* backend,
-                                      hrx_native_queue_t* queue,
-                                      void* user_data) {
-  hrx_kernel_submit_args_t* args = user_data;
-  return backend->vtable->kernel.launch(backend, queue, args->kernel,
-                                        args->launch);
+bool hrx_kernel_pending_launch_make(const hrx_batch_command_t* command,
+                                    hrx_batch_command_t* out) {
+  hrx_kernel_launch_t* launch = hrx_kernel_launch_copy_of(command->launch);
+  if (!launch) return false;
+  *out = *command;
+  out->launch = launch;
+  hrx_kernel_retain(command->owner);
+  return true;
+}
+
+void hrx_kernel_pending_launch_release(const hrx_batch_command_t* command) {
+  free((void*)command->launch);
+  hrx_kernel_t* kernel = command->owner;
+  /* The caller publishes under a stream's locks, and the last release of
+   * a kernel may wait for the device (module_unload), which may be running
+   * a host callback that needs those locks: the last reference goes to
+   * the device's cleanup thread instead. */
+  int count = atomic_load_explicit(&kernel->ref_count, memory_order_relaxed);
+  while (count > 1) {
+    if (atomic_compare_exchange_weak_explicit(&kernel->ref_count, &count,
+                                              count - 1, memory_order_acq_rel,
+                                              memory_order_relaxed)) {
+      return;
+    }
+  }
+  hrx_device_defer_release(kernel->device, hrx_kernel_release_object, kernel);
 }
 
 hrx_status_t hrx_stream_launch(hrx_stream_t* stream, hrx_kernel_t* kernel,
@@ -470,11 +492,11 @@ hrx_status_t hrx_stream_launch(hrx_stream_t* stream, hrx_kernel_t* kernel,
       kernel, hrx_stream_device(stream), "the stream runs on",
       "buffers are usable only on their own device", config, args, arg_count,
       &prepared));
-  HRX_RETURN_IF_ERROR(hrx_stream_enter(stream, "launching a kernel"));
-  hrx_kernel_submit_args_t submit = {hrx_kernel_native(kernel),
-                                     &prepared.launch};
-  hrx_command_t command = {.submit = hrx_kernel_submit,
-                                  .user_data = &submit,
-                                  .what = "kernel launch"};
-  return hrx_stream_submit(stream, &command);
+  /* Borrowed here: the publication copies it if the launch has to wait in
+   * the stream's pending batch (hrx_kernel_pending_launch_make). */
+  hrx_batch_command_t command = {.kind = HRX_BATCH_LAUNCH,
+                                 .kernel = hrx_kernel_native(kernel),
+                                 .launch = &prepared.launch,
+                                 .owner = kernel};
+  return hrx_stream_enqueue(stream, &command, "launching a kernel");
 }

@@ -33,6 +33,18 @@ hrx_status_t hrx_kernel_prepare_launch(hrx_kernel_t* kernel,
 hrx_kernel_launch_t* hrx_kernel_launch_copy(
     const hrx_kernel_prepared_t* prepared);
 
+/* A launch command of a stream's pending batch (hal/batch.h,
+ * HRX_BATCH_LAUNCH) that lives on its own until it is published or
+ * dropped: *out is `command` with the launch copied (argument values
+ * included) and its kernel (command->owner, an hrx_kernel_t*) retained, so
+ * that neither the caller's arguments nor a release of the kernel change
+ * or unload what runs. False (nothing made) when out of memory. */
+bool hrx_kernel_pending_launch_make(const hrx_batch_command_t* command,
+                                    hrx_batch_command_t* out);
+/* Frees what hrx_kernel_pending_launch_make made: the copy, and the
+ * kernel's reference (which may wait, like hrx_kernel_release). */
+void hrx_kernel_pending_launch_release(const hrx_batch_command_t* command);
+
 /* The backend's kernel (borrowed; valid while the kernel is). */
 hrx_native_kernel_t* hrx_kernel_native(const hrx_kernel_t* kernel);
 

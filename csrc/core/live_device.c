@@ -39,6 +39,8 @@ struct hrx_device_s {
   hrx_device_info_t info;          /* immutable after open */
   hrx_batch_settings_t batch;      /* immutable after open */
   atomic_bool batching;            /* the switch; starts at batch.enabled */
+  bool batches_launches;           /* launches join batches while the
+                                      switch is on; immutable after open */
   hrx_flusher_t* flusher;          /* owned */
   hrx_pacer_t* pacer;              /* owned: paced transfers (pacing.h) */
   hrx_kernel_cache_t* kernels;     /* owned: compiled kernel modules */
@@ -48,6 +50,35 @@ struct hrx_device_s {
   bool warms_staging;
   atomic_bool staging_warm_queued;
 };
+
+/* Whether launches are gathered: the user's HRX_BATCH_LAUNCHES, else the
+ * driver's default; never without the driver's launch_batch. */
+static bool hrx_device_launch_batching_at_open(hrx_device_t* device) {
+  const hrx_hal_kernel_vtable_t* kernel = &device->backend->vtable->kernel;
+  if (!kernel->launch || !kernel->launch_batch) return false;
+  if (device->batch.launches >= 0) return device->batch.launches == 1;
+  return kernel->launch_batch_by_default &&
+         kernel->launch_batch_by_default(device->backend);
+}
+
+/* info.launch_publication when launches are not gathered: why. */
+static void hrx_device_describe_unbatched_launches(hrx_device_t* device,
+                                                   char* text,
+                                                   size_t capacity) {
+  const hrx_hal_kernel_vtable_t* kernel = &device->backend->vtable->kernel;
+  if (!kernel->launch) {
+    snprintf(text, capacity, "no kernels on this backend");
+  } else if (!kernel->launch_batch) {
+    snprintf(text, capacity,
+             "one native launch each: this backend gathers no launches");
+  } else if (device->batch.launches == 0) {
+    snprintf(text, capacity, "one native launch each (HRX_BATCH_LAUNCHES=0)");
+  } else {
+    snprintf(text, capacity,
+             "one native launch each: gathering launches is off by default "
+             "on this platform (HRX_BATCH_LAUNCHES=1 turns it on)");
+  }
+}
 
 static pthread_mutex_t hrx_registry_mutex = PTHREAD_MUTEX_INITIALIZER;
 static hrx_device_t* hrx_registry_head = NULL;
@@ -165,6 +196,7 @@ static hrx_status_t hrx_device_create(const hrx_backend_t* backend_type,
     return status;
   }
   atomic_init(&device->batching, device->batch.enabled);
+  device->batches_launches = hrx_device_launch_batching_at_open(device);
   if (!device->backend->vtable->kernel.launch) {
     /* No kernels run here: no launch limits either (hrx.h). */
     device->info.max_threads_per_block = 0;
@@ -423,6 +455,11 @@ hrx_status_t hrx_device_query_info(hrx_device_t* device,
     memcpy(out_info->batch_publication, now.batch_publication,
            sizeof(out_info->batch_publication));
   }
+  if (!device->batches_launches) {
+    hrx_device_describe_unbatched_launches(device,
+                                           out_info->launch_publication,
+                                           sizeof(out_info->launch_publication));
+  }
   return NULL;
 }
 
@@ -447,6 +484,10 @@ void hrx_device_set_batching(hrx_device_t* device, bool enabled) {
 
 bool hrx_device_batching(hrx_device_t* device) {
   return atomic_load_explicit(&device->batching, memory_order_relaxed);
+}
+
+bool hrx_device_batches_launches(hrx_device_t* device) {
+  return device->batches_launches && hrx_device_batching(device);
 }
 
 

@@ -33,6 +33,10 @@ void hrx_live_device_release(hrx_device_t* device);
 /* The device's queue pool (borrowed; lives as long as the device). */
 hrx_queue_pool_t* hrx_device_pool(hrx_device_t* device);
 const hrx_device_info_t* hrx_device_info(hrx_device_t* device);
+/* Whether kernel launches join a stream's pending batch now: the batching
+ * switch is on and the device gathers launches (HRX_BATCH_LAUNCHES, else
+ * the driver's default; batching.h). */
+bool hrx_device_batches_launches(hrx_device_t* device);
 /* Batching settings read from the environment at open (immutable). */
 const hrx_batch_settings_t* hrx_device_batch_settings(hrx_device_t* device);
 /* The device's transfer pacer (pacing.h; borrowed, lives as long as the

@@ -5,6 +5,7 @@
 
 #include "base/nonblocking.h"
 #include "base/status.h"
+#include "kernel.h"
 #include "live_device.h"
 
 #define HRX_PUBLICATION_OF_ENTRY(e) \
@@ -88,6 +89,17 @@ void hrx_publication_count_published(hrx_publication_t* publication,
 
 /* --------------------------------------------------------------- batches */
 
+/* The launches of a batch that was published or dropped: their argument
+ * copies and kernel references go (kernel.h). */
+static void hrx_publication_release_launches(const hrx_batch_command_t* batch,
+                                             uint32_t count) {
+  for (uint32_t i = 0; i < count; ++i) {
+    if (batch[i].kind == HRX_BATCH_LAUNCH) {
+      hrx_kernel_pending_launch_release(&batch[i]);
+    }
+  }
+}
+
 /* What became of a batch moved out of the pending one (publish_mutex
  * held, batch_mutex not): `skipped`, it was not run (the stream had
  * failed); otherwise `status` (taken) is NULL when every command was
@@ -102,6 +114,7 @@ static void hrx_publication_batch_done_locked(
   hrx_device_count_commands(publication->device, count);
   if (skipped) {
     hrx_failure_skip(&publication->failure, count);
+    hrx_publication_release_launches(batch, count);
     return;
   }
   uint32_t published = status ? failed : count;
@@ -114,11 +127,12 @@ static void hrx_publication_batch_done_locked(
     /* The same words as a lone command's, so that a failure reads alike
      * with batching on and off. */
     char what[96];
-    hrx_failure_describe(batch[failed].kind == HRX_BATCH_FILL ? "fill" : "copy",
+    hrx_failure_describe(hrx_batch_command_name(&batch[failed]),
                          batch[failed].length, what, sizeof(what));
     hrx_failure_record(&publication->failure, status, first + failed, what,
                        count - failed - 1);
   }
+  hrx_publication_release_launches(batch, count);
 }
 
 /* Publishes the pending batch, if any, waiting for queue space if need be
@@ -339,14 +353,14 @@ static hrx_status_t hrx_publication_submit_batchable(
   return hrx_batch_submit_one(backend, queue, user_data);
 }
 
-/* A small copy or fill as a command of its own. */
+/* A small copy or fill, or a launch, as a command of its own. */
 static hrx_command_t hrx_publication_batchable_command(
     const hrx_batch_command_t* command) {
   return (hrx_command_t){
       .submit = hrx_publication_submit_batchable,
       .user_data = (void*)command,
       .bytes = command->length,
-      .what = command->kind == HRX_BATCH_FILL ? "fill" : "copy",
+      .what = hrx_batch_command_name(command),
   };
 }
 
@@ -445,8 +459,10 @@ hrx_status_t hrx_publication_enqueue(hrx_publication_t* publication,
                                      bool nonblocking) {
   const hrx_batch_settings_t* settings =
       hrx_device_batch_settings(publication->device);
-  if (!hrx_device_batching(publication->device) ||
-      command->length > settings->max_command_bytes) {
+  bool launch = command->kind == HRX_BATCH_LAUNCH;
+  bool batching = launch ? hrx_device_batches_launches(publication->device)
+                         : hrx_device_batching(publication->device);
+  if (!batching || command->length > settings->max_command_bytes) {
     return hrx_publication_submit_alone(publication, command);
   }
   hrx_batch_thread_t thread = hrx_batch_thread_begin(settings);
@@ -454,6 +470,15 @@ hrx_status_t hrx_publication_enqueue(hrx_publication_t* publication,
       hrx_publication_publish_if_idle(publication, command, thread.now,
                                       thread.urgent)) {
     return NULL;
+  }
+  /* A launch that waits in the batch keeps its arguments and kernel with
+   * it; the caller's are borrowed. */
+  hrx_batch_command_t owned;
+  if (launch) {
+    if (!hrx_kernel_pending_launch_make(command, &owned)) {
+      return hrx_publication_submit_alone(publication, command);
+    }
+    command = &owned;
   }
   hrx_flusher_t* flusher = hrx_device_flusher(publication->device);
   /* A non-blocking producer starts a batch only while the flusher watches
@@ -469,6 +494,7 @@ hrx_status_t hrx_publication_enqueue(hrx_publication_t* publication,
   if (blocked) {
     /* Nothing changed: the repeated call takes the same decisions. */
     hrx_batch_thread_undo(&thread);
+    if (launch) hrx_kernel_pending_launch_release(&owned);
     return blocked;
   }
   bool started = false;
@@ -477,7 +503,9 @@ hrx_status_t hrx_publication_enqueue(hrx_publication_t* publication,
                                        publication->commands + 1, thread.now,
                                        &started, &full)) {
     pthread_mutex_unlock(&publication->batch_mutex);
-    return hrx_publication_submit_alone(publication, command);
+    hrx_status_t status = hrx_publication_submit_alone(publication, command);
+    if (launch) hrx_kernel_pending_launch_release(&owned);
+    return status;
   }
   ++publication->commands;
   pthread_mutex_unlock(&publication->batch_mutex);

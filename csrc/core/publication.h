@@ -1,14 +1,15 @@
 /* A stream's publication: the one ordered path of its commands onto its
  * native queue. It numbers and counts every command the stream accepts,
  * publishes lone commands, applies the small-copy batching policy
- * (batching.h) to copies and fills, publishes pending batches, and records
+ * (batching.h) to copies and fills and to kernel launches where the
+ * device gathers them, publishes pending batches, and records
  * a command's failure in the stream's failure state (failure.h). Held
  * (paced) transfers go through it too (paced_submission.h). Embedded in a
  * stream; internal to the core.
  *
- * Batching: a small copy or fill goes out alone when the policy says so
- * (the queue idle and the stream and thread quiet, or the thread just
- * observed), else joins the pending batch, published by whoever finds it
+ * Batching: a small copy or fill (or a launch) goes out alone when the
+ * policy says so (the queue idle and the stream and thread quiet, or the
+ * thread just observed), else joins the pending batch, published by whoever finds it
  * full, by the next publisher of the stream, or by the device's flusher.
  *
  * Locks, in the one order a thread may take them:
@@ -114,9 +115,11 @@ void hrx_publication_deinitialize(hrx_publication_t* publication);
  * the failure). */
 hrx_status_t hrx_publication_submit(hrx_publication_t* publication,
                                     const hrx_command_t* command);
-/* A small copy or fill (the caller passed the stream's entry, in the mode
- * `nonblocking` says): published alone at once when the policy says so,
- * otherwise gathered. */
+/* A small copy or fill, or a kernel launch (the caller passed the
+ * stream's entry, in the mode `nonblocking` says): published alone at once
+ * when the policy says so, otherwise gathered. A launch's arguments and
+ * kernel are borrowed: a gathered launch takes its own copy
+ * (kernel.h, hrx_kernel_pending_launch_make). */
 hrx_status_t hrx_publication_enqueue(hrx_publication_t* publication,
                                      const hrx_batch_command_t* command,
                                      bool nonblocking);

@@ -293,12 +293,11 @@ hrx_status_t hrx_stream_submit(hrx_stream_t* stream,
   return hrx_publication_submit(&stream->publication, command);
 }
 
-/* A small copy or fill: through the publication's batching policy. */
-static hrx_status_t hrx_stream_enqueue(hrx_stream_t* stream,
-                                       const hrx_batch_command_t* command) {
+hrx_status_t hrx_stream_enqueue(hrx_stream_t* stream,
+                                const hrx_batch_command_t* command,
+                                const char* what) {
   bool nonblocking;
-  HRX_RETURN_IF_ERROR(hrx_stream_enter_mode(
-      stream, "submitting work to a stream", &nonblocking));
+  HRX_RETURN_IF_ERROR(hrx_stream_enter_mode(stream, what, &nonblocking));
   return hrx_publication_enqueue(&stream->publication, command, nonblocking);
 }
 
@@ -313,7 +312,7 @@ hrx_status_t hrx_stream_copy(hrx_stream_t* stream, hrx_view_t dst,
                                  .src = hrx_view_pointer(src),
                                  .length = dst.length,
                                  .kind = HRX_BATCH_COPY};
-  return hrx_stream_enqueue(stream, &command);
+  return hrx_stream_enqueue(stream, &command, "submitting work to a stream");
 }
 
 hrx_status_t hrx_stream_fill(hrx_stream_t* stream, hrx_view_t dst,
@@ -322,7 +321,7 @@ hrx_status_t hrx_stream_fill(hrx_stream_t* stream, hrx_view_t dst,
   hrx_batch_command_t command = {.dst = hrx_view_pointer(dst),
                                  .length = dst.length,
                                  .kind = HRX_BATCH_FILL, .byte = byte};
-  return hrx_stream_enqueue(stream, &command);
+  return hrx_stream_enqueue(stream, &command, "submitting work to a stream");
 }
 
 typedef struct {

@@ -22,6 +22,14 @@ hrx_status_t hrx_stream_enter(hrx_stream_t* stream, const char* what);
 hrx_status_t hrx_stream_submit(hrx_stream_t* stream,
                                const hrx_command_t* command);
 
+/* Enters the stream (hrx_stream_enter; `what` names the call in a
+ * refusal) and submits a small copy or fill, or a kernel launch, through
+ * the publication's batching policy (publication.h,
+ * hrx_publication_enqueue). */
+hrx_status_t hrx_stream_enqueue(hrx_stream_t* stream,
+                                const hrx_batch_command_t* command,
+                                const char* what);
+
 /* Whether a transfer of `length` bytes on this stream is paced
  * (paced_submission.h, hrx_paced_applies). */
 bool hrx_stream_paces(hrx_stream_t* stream, uint64_t length);

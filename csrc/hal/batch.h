@@ -1,24 +1,38 @@
-/* A batch of small commands published as one native operation (a queue's
- * batch_submit, queue.h): the copies and fills the core's batching policy
- * gathers (core/batching.h). */
+/* A batch of small commands published as few native operations: the
+ * copies and fills the core's batching policy gathers (a queue's
+ * batch_submit, queue.h) and the kernel launches it gathers (a driver's
+ * launch_batch, kernel.h). */
 #ifndef HRX_HAL_BATCH_H_
 #define HRX_HAL_BATCH_H_
 
 #include "objects.h"
 
-/* One command of a batch: a copy or a fill the core has validated, as it
- * would pass it to the queue's copy() or fill(). */
+struct hrx_kernel_launch_s;
+
+/* One command of a batch: a copy, a fill or a kernel launch the core has
+ * validated, as it would pass it to the queue's copy() or fill() or the
+ * driver's kernel launch(). A queue's batch_submit receives copies and
+ * fills only; a driver's launch_batch receives launches only. */
 typedef enum hrx_batch_kind_e {
   HRX_BATCH_COPY = 0,
   HRX_BATCH_FILL = 1,
+  HRX_BATCH_LAUNCH = 2,
 } hrx_batch_kind_t;
 
 typedef struct hrx_batch_command_s {
-  void* dst;
-  const void* src;   /* HRX_BATCH_COPY only */
-  uint64_t length;   /* > 0 */
+  void* dst;         /* COPY, FILL */
+  const void* src;   /* COPY */
+  uint64_t length;   /* COPY, FILL: > 0; LAUNCH: 0 */
   uint8_t kind;      /* hrx_batch_kind_t */
-  uint8_t byte;      /* HRX_BATCH_FILL only */
+  uint8_t byte;      /* FILL */
+  /* LAUNCH: the kernel and its launch, argument values included; the core
+   * owns both until the command is published or dropped (a driver copies
+   * what it keeps, as for launch()). */
+  hrx_native_kernel_t* kernel;
+  const struct hrx_kernel_launch_s* launch;
+  /* The core's own (what it releases once the command is published or
+   * dropped); drivers ignore it. */
+  void* owner;
 } hrx_batch_command_t;
 
 /* The most commands one batch_submit call receives. It matches the copy

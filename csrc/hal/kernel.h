@@ -8,6 +8,7 @@
 #ifndef HRX_HAL_KERNEL_H_
 #define HRX_HAL_KERNEL_H_
 
+#include "batch.h"
 #include "objects.h"
 
 /* One launch. The core has checked the dimensions (each in [1, the
@@ -26,8 +27,8 @@ typedef struct hrx_kernel_launch_s {
   const uint32_t* arg_sizes;
 } hrx_kernel_launch_t;
 
-/* Optional: all six, or none (NULL where the driver runs no kernels, and
- * the core refuses them with UNAVAILABLE). */
+/* The first six: all, or none (NULL where the driver runs no kernels, and
+ * the core refuses them with UNAVAILABLE). The last two are optional. */
 typedef struct hrx_hal_kernel_vtable_s {
   /* Describes the compiler compile() would use, without compiling
    * (written into the kernel cache key, named in messages); UNAVAILABLE
@@ -75,6 +76,23 @@ typedef struct hrx_hal_kernel_vtable_s {
   hrx_status_t (*launch)(hrx_backend_device_t* device,
                          hrx_native_queue_t* queue, hrx_native_kernel_t* kernel,
                          const hrx_kernel_launch_t* launch);
+  /* Optional (NULL: the core publishes each launch with launch()). Publishes
+   * the launches commands[0..count) (each HRX_BATCH_LAUNCH; count in
+   * [2, HRX_BATCH_MAX_COMMANDS]) in order, after the queue's earlier work,
+   * as few native operations as the driver can (hip: one launch of a
+   * native graph whose kernel nodes it rewrites; host: the queue's ring in
+   * one go). Like launch(): nothing of `commands` is kept after the call.
+   * On failure *out_published (never NULL) is the number of leading
+   * launches that were published anyway; the others were not. It may wait
+   * for queue space like launch(). */
+  hrx_status_t (*launch_batch)(hrx_backend_device_t* device,
+                               hrx_native_queue_t* queue,
+                               const hrx_batch_command_t* commands,
+                               uint32_t count, uint32_t* out_published);
+  /* Optional, with launch_batch: whether the core uses launch_batch when
+   * the user has not said (HRX_BATCH_LAUNCHES unset, core/batching.h).
+   * False where the runtime's graph updates are not trusted yet. */
+  bool (*launch_batch_by_default)(hrx_backend_device_t* device);
 } hrx_hal_kernel_vtable_t;
 
 #endif /* HRX_HAL_KERNEL_H_ */

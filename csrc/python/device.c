@@ -403,13 +403,14 @@ static PyObject* hrx_py_device_info(hrx_py_state_t* state, void* device) {
     }
   }
   return Py_BuildValue(
-      "{s:s,s:i,s:s,s:s,s:s,s:K,s:i,s:s,s:s,s:s,s:i,s:i,s:N,s:I,s:(III),"
-      "s:(III),s:K}",
+      "{s:s,s:i,s:s,s:s,s:s,s:K,s:i,s:s,s:s,s:s,s:s,s:i,s:i,s:N,s:I,"
+      "s:(III),s:(III),s:K}",
       "backend", info.backend, "index", info.index, "name", info.name,
       "target", info.target, "runtime", info.runtime, "total_memory",
       (unsigned long long)info.total_memory, "max_native_queues",
       info.max_native_queues, "selection", info.selection,
-      "batch_publication", info.batch_publication, "platform", info.platform,
+      "batch_publication", info.batch_publication, "launch_publication",
+      info.launch_publication, "platform", info.platform,
       "engines", info.engines, "device_count", info.device_count, "peer",
       peer, "max_threads_per_block", info.max_threads_per_block,
       "max_block_dim", info.max_block_dim[0], info.max_block_dim[1],
@@ -738,7 +739,8 @@ static PyGetSetDef hrx_py_device_getset[] = {
                     "dict: backend, index, name, target, runtime, "
                     "total_memory, max_native_queues, selection (how the "
                     "backend was chosen), batch_publication (how batched "
-                    "commands reach the device), platform, engines (host: "
+                    "commands reach the device), launch_publication (how "
+                    "kernel launches do), platform, engines (host: "
                     "the engine threads serving the queues; else 0), "
                     "device_count (devices of the backend), peer ({other "
                     "index: 'direct', 'peer' or 'staged'}: how "

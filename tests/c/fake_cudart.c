@@ -2,8 +2,8 @@
  * scenarios of test_hip_fake_cudart.c: it exports the cuda* entry points
  * the hip backend binds (hip_symbols.h), with the real numbers of the
  * errors and attributes hrx reads, so that the backend's NVIDIA kernel path
- * (module checks, lookups, parameter layout, launches, graph kernel nodes,
- * unloads) runs and is checked on a machine without a GPU. Memory is host
+ * (module checks, lookups, parameter layout, launches, graph kernel nodes
+ * and their rewrites for launch batches, unloads) runs and is checked on a machine without a GPU. Memory is host
  * memory; commands run at once.
  *
  * Kernel images are text the fake parses (one directive per line):
@@ -391,61 +391,131 @@ typedef struct kernel_node_params_s {
   void** extra;
 } kernel_node_params_t;
 
-/* Node handles: the graph owns its nodes, so they are never freed. */
-static char graph_nodes[64];
+/* Node handles: the graph owns its nodes, so they are never freed; each
+ * is unique for the process. */
+#define FAKE_MAX_NODES 4096
+static char graph_nodes[FAKE_MAX_NODES];
 static int graph_node_count;
 
 static void* new_node(void) {
-  return &graph_nodes[graph_node_count++ % 64];
+  return &graph_nodes[graph_node_count++ % FAKE_MAX_NODES];
+}
+
+/* A graph, and an instantiated one: its nodes in the order they were
+ * added, with each kernel node's parameters (memset and memcpy nodes are
+ * recorded as not kernels) and, in an exec, whether it is enabled. */
+#define FAKE_MAX_GRAPH_NODES 256
+typedef struct fake_graph_s {
+  int count;
+  void* node[FAKE_MAX_GRAPH_NODES];
+  int kernel[FAKE_MAX_GRAPH_NODES];
+  int enabled[FAKE_MAX_GRAPH_NODES];
+  fake_cudart_launch_t params[FAKE_MAX_GRAPH_NODES];
+} fake_graph_t;
+
+static void* add_node(void* graph, int kernel) {
+  fake_graph_t* g = graph;
+  void* node = new_node();
+  if (g->count < FAKE_MAX_GRAPH_NODES) {
+    g->node[g->count] = node;
+    g->kernel[g->count] = kernel;
+    g->enabled[g->count] = 1;
+    if (kernel) g->params[g->count] = state.kernel_node;
+    ++g->count;
+  }
+  return node;
+}
+
+static int node_index(const fake_graph_t* g, const void* node) {
+  for (int i = 0; i < g->count; ++i) {
+    if (g->node[i] == node) return i;
+  }
+  return -1;
+}
+
+static void capture_node(const kernel_node_params_t* params,
+                         fake_cudart_launch_t* out) {
+  capture(params->func, params->kernel_params, out);
+  out->grid[0] = params->grid.x;
+  out->grid[1] = params->grid.y;
+  out->grid[2] = params->grid.z;
+  out->block[0] = params->block.x;
+  out->block[1] = params->block.y;
+  out->block[2] = params->block.z;
+  out->shared = params->shared;
 }
 
 EXPORT int cudaGraphCreate(void** graph, unsigned int flags) {
   (void)flags;
-  *graph = malloc(16);
-  return kSuccess;
+  *graph = calloc(1, sizeof(fake_graph_t));
+  return *graph ? kSuccess : fail(kOutOfMemory);
 }
 EXPORT int cudaGraphAddMemcpyNode1D(void** node, void* graph,
                                     void* const* deps, size_t count,
                                     void* dst, const void* src, size_t size,
                                     int kind) {
-  (void)graph, (void)deps, (void)count, (void)dst, (void)src, (void)size,
-      (void)kind;
-  *node = new_node();
+  (void)deps, (void)count, (void)dst, (void)src, (void)size, (void)kind;
+  *node = add_node(graph, 0);
   return kSuccess;
 }
 EXPORT int cudaGraphAddMemsetNode(void** node, void* graph, void* const* deps,
                                   size_t count, const void* params) {
-  (void)graph, (void)deps, (void)count, (void)params;
-  *node = new_node();
+  (void)deps, (void)count, (void)params;
+  *node = add_node(graph, 0);
   return kSuccess;
 }
 EXPORT int cudaGraphAddKernelNode(void** node, void* graph, void* const* deps,
                                   size_t count,
                                   const kernel_node_params_t* params) {
-  (void)graph;
   if (params->extra) return fail(kInvalidValue);
-  const fake_kernel_t* k = params->func;
-  capture(k, params->kernel_params, &state.kernel_node);
-  state.kernel_node.grid[0] = params->grid.x;
-  state.kernel_node.grid[1] = params->grid.y;
-  state.kernel_node.grid[2] = params->grid.z;
-  state.kernel_node.block[0] = params->block.x;
-  state.kernel_node.block[1] = params->block.y;
-  state.kernel_node.block[2] = params->block.z;
-  state.kernel_node.shared = params->shared;
+  capture_node(params, &state.kernel_node);
   state.kernel_node_dependencies = count;
   state.kernel_node_first_dependency = count ? deps[0] : NULL;
-  *node = new_node();
+  *node = add_node(graph, 1);
   return kSuccess;
 }
 EXPORT int cudaGraphInstantiateWithFlags(void** exec, void* graph,
                                          unsigned long long flags) {
-  (void)graph, (void)flags;
-  *exec = malloc(16);
+  (void)flags;
+  fake_graph_t* copy = malloc(sizeof(fake_graph_t));
+  if (!copy) return fail(kOutOfMemory);
+  *copy = *(const fake_graph_t*)graph;
+  *exec = copy;
+  return kSuccess;
+}
+EXPORT int cudaGraphExecKernelNodeSetParams(void* exec, void* node,
+                                            const kernel_node_params_t* p) {
+  fake_graph_t* g = exec;
+  int i = node_index(g, node);
+  if (i < 0 || !g->kernel[i] || p->extra) return fail(kInvalidValue);
+  if ((uint64_t)p->block.x * p->block.y * p->block.z > 1024) {
+    return fail(kInvalidConfiguration);
+  }
+  capture_node(p, &g->params[i]);
+  ++state.graph_node_updates;
+  return kSuccess;
+}
+EXPORT int cudaGraphNodeSetEnabled(void* exec, void* node,
+                                   unsigned int enabled) {
+  fake_graph_t* g = exec;
+  int i = node_index(g, node);
+  if (i < 0) return fail(kInvalidValue);
+  g->enabled[i] = enabled != 0;
+  ++state.graph_node_switches;
   return kSuccess;
 }
 EXPORT int cudaGraphLaunch(void* exec, void* stream) {
-  (void)exec, (void)stream;
+  const fake_graph_t* g = exec;
+  ++state.graph_launches;
+  for (int i = 0; i < g->count; ++i) {
+    if (!g->kernel[i] || !g->enabled[i]) continue;
+    if (state.graph_kernels_run < FAKE_MAX_GRAPH_LOG) {
+      fake_cudart_launch_t* entry = &state.graph_log[state.graph_kernels_run];
+      *entry = g->params[i];
+      entry->stream = stream;
+    }
+    ++state.graph_kernels_run;
+  }
   return kSuccess;
 }
 EXPORT int cudaGraphExecDestroy(void* exec) {

@@ -7,6 +7,7 @@
 #include <stddef.h>
 
 #define FAKE_MAX_PARAMS 160
+#define FAKE_MAX_GRAPH_LOG 64
 
 typedef struct fake_cudart_launch_s {
   const void* function;        /* the kernel handle launched */
@@ -31,6 +32,14 @@ typedef struct fake_cudart_state_s {
   fake_cudart_launch_t kernel_node;
   size_t kernel_node_dependencies;
   const void* kernel_node_first_dependency;
+  /* Launches of instantiated graphs: how many, and the kernel nodes they
+   * ran (the enabled ones, in node order, with the parameters the exec
+   * held then), the first FAKE_MAX_GRAPH_LOG of them. */
+  int graph_launches;
+  int graph_kernels_run;
+  int graph_node_updates;   /* cudaGraphExecKernelNodeSetParams calls */
+  int graph_node_switches;  /* cudaGraphNodeSetEnabled calls */
+  fake_cudart_launch_t graph_log[FAKE_MAX_GRAPH_LOG];
 } fake_cudart_state_t;
 
 typedef const fake_cudart_state_t* (*fake_cudart_state_fn)(void);

@@ -248,6 +248,76 @@ static int scenario_fake_cuda(const char* library, bool driver_params) {
     vt->memory.free(f->device, buffer);
   }
 
+  /* Launch batches: one graph launch each, whose kernel nodes carry each
+   * launch's own arguments in order; a smaller batch on the same tier
+   * turns the tail off (and a larger one on again), nothing else. */
+  {
+    enum { COUNT = 7 };
+    int values[COUNT];
+    const void* batch_args[COUNT][4];
+    hrx_kernel_launch_t launches[COUNT];
+    hrx_batch_command_t commands[COUNT];
+    for (int i = 0; i < COUNT; ++i) {
+      values[i] = 100 + i;
+      batch_args[i][0] = &y;
+      batch_args[i][1] = &x;
+      batch_args[i][2] = &a;
+      batch_args[i][3] = &values[i];
+      launches[i] = launch;
+      launches[i].args = batch_args[i];
+      launches[i].grid[0] = (uint32_t)(1 + i);
+      commands[i] = (hrx_batch_command_t){.kind = HRX_BATCH_LAUNCH,
+                                          .kernel = saxpy,
+                                          .launch = &launches[i]};
+    }
+    const uint32_t sizes[] = {COUNT, 5, COUNT, 2};
+    for (size_t b = 0; b < sizeof(sizes) / sizeof(sizes[0]); ++b) {
+      uint32_t size = sizes[b];
+      int graph_launches = state->graph_launches;
+      int run = state->graph_kernels_run;
+      int plain = state->launches;
+      uint32_t published = 0;
+      CHECK_OK(vt->kernel.launch_batch(f->device, queue, commands, size,
+                                       &published));
+      for (int i = 0; i < COUNT; ++i) values[i] = -1;  /* taken at the call */
+      CHECK(published == size, "batch of %u: %u published", size, published);
+      CHECK(state->graph_launches == graph_launches + 1 &&
+                state->launches == plain,
+            "batch of %u: %d graph launches, %d plain", size,
+            state->graph_launches - graph_launches, state->launches - plain);
+      CHECK(state->graph_kernels_run == run + (int)size,
+            "batch of %u ran %d kernels", size,
+            state->graph_kernels_run - run);
+      for (uint32_t i = 0; i < size && run + (int)i < FAKE_MAX_GRAPH_LOG;
+           ++i) {
+        const fake_cudart_launch_t* seen = &state->graph_log[run + (int)i];
+        int seen_value = 0;
+        memcpy(&seen_value, seen->values + 20, 4);
+        CHECK(seen->function == (const void*)saxpy &&
+                  seen->grid[0] == 1 + i && seen_value == 100 + (int)i &&
+                  seen->stream == vt->queue.native_handle(queue),
+              "batch of %u, launch %u: grid %u, value %d", size, i,
+              seen->grid[0], seen_value);
+      }
+      for (int i = 0; i < COUNT; ++i) values[i] = 100 + i;
+    }
+    /* A launch the runtime refuses inside a batch: the graph is dropped and
+     * the launches go one by one, the refused one reported with the ones
+     * before it published. */
+    launches[3].block[0] = 2048;
+    uint32_t published = 0;
+    int plain = state->launches;
+    expect_failure(vt->kernel.launch_batch(f->device, queue, commands, COUNT,
+                                           &published),
+                   HRX_STATUS_DEVICE_ERROR, "a refused launch in a batch",
+                   "cudaLaunchKernel", NULL);
+    CHECK(published == 3 && state->launches == plain + 3,
+          "refused in a batch: %u published, %d plain launches", published,
+          state->launches - plain);
+    expect_last_error_clean("a refused launch in a batch");
+    launches[3].block[0] = launch.block[0];
+  }
+
   /* module_unload synchronizes the device before it unloads. */
   int synchronizes = state->device_synchronizes;
   vt->kernel.module_unload(f->device, module);

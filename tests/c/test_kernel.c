@@ -713,14 +713,18 @@ static void test_injected_failure(void) {
   CHECK(after.modules == 0);  /* the device took its cache with it */
 }
 
-/* Non-blocking mode: a full ring, or a grid whose engine threads are not
- * started yet, is WOULD_BLOCK with nothing accepted or counted; the same
- * launch made blocking goes through. */
+/* Non-blocking mode, launches published alone (HRX_BATCH_LAUNCHES=0; a
+ * gathered launch joins the pending batch like a small copy instead): a
+ * full ring, or a grid whose engine threads are not started yet, is
+ * WOULD_BLOCK with nothing accepted or counted; the same launch made
+ * blocking goes through. */
 static void test_nonblocking_launch(void) {
   setenv("HRX_HOST_RING_CAPACITY", "2", 1);
+  setenv("HRX_BATCH_LAUNCHES", "0", 1);
   hrx_device_t* device = NULL;
   CHECK_OK(hrx_device_open("host", 0, &device));
   unsetenv("HRX_HOST_RING_CAPACITY");
+  unsetenv("HRX_BATCH_LAUNCHES");
   if (!device) return;
   hrx_kernel_t* kernel = compile(device, kWho, "who");
   hrx_stream_t* stream = NULL;

@@ -658,6 +658,58 @@ static hrx_status_t hrx_fault_kernel_launch(hrx_backend_device_t* base,
                                         launch));
 }
 
+/* A batch of launches counts one launch call per command, like
+ * hrx_fault_batch_submit: a fault at launch i publishes the launches
+ * before it and fails the rest. */
+static hrx_status_t hrx_fault_kernel_launch_batch(
+    hrx_backend_device_t* base, hrx_native_queue_t* queue,
+    const hrx_batch_command_t* commands, uint32_t count,
+    uint32_t* out_published) {
+  *out_published = 0;
+  hrx_backend_device_t* inner = HRX_INNER(base);
+  hrx_native_queue_t* native = HRX_INNER_QUEUE(queue);
+  hrx_status_t fault = NULL;
+  uint32_t good = 0;
+  while (good < count && !fault) {
+    fault = hrx_fault_check(base, HRX_FAULT_LAUNCH);
+    if (!fault) ++good;
+  }
+  hrx_status_t status = NULL;
+  if (good >= 2) {
+    status = inner->vtable->kernel.launch_batch(inner, native, commands, good,
+                                                out_published);
+  } else if (good == 1) {
+    status = inner->vtable->kernel.launch(inner, native, commands[0].kernel,
+                                          commands[0].launch);
+    if (!status) *out_published = 1;
+  }
+  if (hrx_status_code(status) == HRX_STATUS_WOULD_BLOCK) {
+    /* As in hrx_fault_batch_submit: the calls not made are taken back. */
+    hrx_fault_device_t* device = hrx_fault_cast(base);
+    uint32_t checked = fault ? good + 1 : good;
+    for (uint32_t i = *out_published; i < checked; ++i) {
+      atomic_fetch_sub(&device->calls[HRX_FAULT_LAUNCH], 1);
+    }
+    if (fault) atomic_fetch_sub(&hrx_fault_injected, 1);
+    hrx_status_free(fault);
+    if (*out_published) atomic_fetch_add(&hrx_fault_native_commands, 1);
+    return status;
+  }
+  if (good) atomic_fetch_add(&hrx_fault_native_commands, 1);
+  if (status) {
+    hrx_status_free(fault);
+    return status;
+  }
+  return fault;
+}
+
+static bool hrx_fault_kernel_launch_batch_by_default(
+    hrx_backend_device_t* base) {
+  hrx_backend_device_t* inner = HRX_INNER(base);
+  return inner->vtable->kernel.launch_batch_by_default &&
+         inner->vtable->kernel.launch_batch_by_default(inner);
+}
+
 /* Waits count as calls of synchronize / event_synchronize (each slice of
  * a sliced wait, and a whole wait once). */
 static hrx_status_t hrx_fault_queue_wait(hrx_backend_device_t* base,
@@ -727,6 +779,8 @@ static const hrx_backend_vtable_t hrx_fault_vtable = {
         .module_unload = hrx_fault_module_unload,
         .module_get_kernel = hrx_fault_module_get_kernel,
         .launch = hrx_fault_kernel_launch,
+        .launch_batch = hrx_fault_kernel_launch_batch,
+        .launch_batch_by_default = hrx_fault_kernel_launch_batch_by_default,
     },
 };
 
@@ -768,6 +822,10 @@ hrx_status_t hrx_fault_wrap(const char* spec, hrx_backend_device_t* inner,
     device->vtable.kernel.module_unload = NULL;
     device->vtable.kernel.module_get_kernel = NULL;
     device->vtable.kernel.launch = NULL;
+  }
+  if (!device->vtable.kernel.launch || !inner->vtable->kernel.launch_batch) {
+    device->vtable.kernel.launch_batch = NULL;
+    device->vtable.kernel.launch_batch_by_default = NULL;
   }
   if (!inner->vtable->graph.create) {
     device->vtable.graph.create = NULL;

@@ -470,6 +470,41 @@ hrx_status_t hrx_hip_kernel_launch(hrx_native_kernel_t* kernel,
   return HRX_HIP_ERROR(DEVICE_ERROR, LaunchKernel, err);
 }
 
+hrx_status_t hrx_hip_graph_exec_set_kernel_node(
+    hrx_hip_graph_exec_t exec, hrx_hip_graph_node_t node,
+    hrx_native_kernel_t* kernel, const hrx_kernel_launch_t* launch) {
+  const hrx_hip_symbols_t* sym = &hrx_hip_rt.sym;
+  if (!sym->GraphExecKernelNodeSetParams) {
+    return hrx_make_status(HRX_STATUS_UNAVAILABLE,
+                           "the %s cannot rewrite a graph's kernel nodes",
+                           hrx_hip_rt.platform->runtime_label);
+  }
+  void** args = (void**)(uintptr_t)launch->args;
+  hrx_hip_dim3_t grid = {launch->grid[0], launch->grid[1], launch->grid[2]};
+  hrx_hip_dim3_t block = {launch->block[0], launch->block[1],
+                          launch->block[2]};
+  hrx_hip_error_t err;
+  if (hrx_hip_kernels_amd()) {
+    hrx_hip_amd_kernel_node_params_t params = {
+        .block = block, .extra = NULL, .func = (void*)kernel, .grid = grid,
+        .kernel_params = args,
+        .shared_bytes = (unsigned int)launch->shared_bytes};
+    err = sym->GraphExecKernelNodeSetParams(
+        exec, node, (const hrx_hip_kernel_node_params_t*)&params);
+  } else {
+    hrx_hip_cuda_kernel_node_params_t params = {
+        .func = (void*)kernel, .grid = grid, .block = block,
+        .shared_bytes = (unsigned int)launch->shared_bytes,
+        .kernel_params = args, .extra = NULL};
+    err = sym->GraphExecKernelNodeSetParams(
+        exec, node, (const hrx_hip_kernel_node_params_t*)&params);
+  }
+  if (!hrx_hip_ok(err)) {
+    return HRX_HIP_ERROR(DEVICE_ERROR, GraphExecKernelNodeSetParams, err);
+  }
+  return NULL;
+}
+
 hrx_status_t hrx_hip_graph_add_kernel_node(hrx_hip_graph_t graph,
                                            const hrx_hip_graph_node_t* deps,
                                            size_t dep_count,

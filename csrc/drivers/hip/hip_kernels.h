@@ -86,6 +86,14 @@ hrx_status_t hrx_hip_kernel_launch(hrx_native_kernel_t* kernel,
                                    hrx_hip_stream_t stream,
                                    const hrx_kernel_launch_t* launch);
 
+/* Rewrites kernel node `node` of an instantiated graph to run `kernel`
+ * with `launch` (function, grid, block, shared memory and argument values,
+ * which the runtime copies); launches of `exec` made before are not
+ * affected. UNAVAILABLE when the runtime cannot. */
+hrx_status_t hrx_hip_graph_exec_set_kernel_node(
+    hrx_hip_graph_exec_t exec, hrx_hip_graph_node_t node,
+    hrx_native_kernel_t* kernel, const hrx_kernel_launch_t* launch);
+
 /* Adds a kernel node to a native graph after deps[0..dep_count). The
  * argument values are copied by the runtime. UNAVAILABLE when the runtime
  * has no kernel nodes, or (AMD) takes no module function in one, so that

@@ -262,3 +262,16 @@ HRX_HIP_OPTIONAL(GraphAddKernelNode, hrx_hip_error_t,
                   size_t dependency_count,
                   const hrx_hip_kernel_node_params_t* params),
                  hipGraphAddKernelNode, cudaGraphAddKernelNode)
+/* Launch batches (hip_launch_graphs.h): an instantiated graph's kernel
+ * nodes rewritten in place, and nodes turned off. hipGraphNodeSetEnabled
+ * came after ROCm 5.2, whose headers this table is checked against: AMD
+ * goes without it (exact-size graphs). */
+HRX_HIP_OPTIONAL(GraphExecKernelNodeSetParams, hrx_hip_error_t,
+                 (hrx_hip_graph_exec_t exec, hrx_hip_graph_node_t node,
+                  const hrx_hip_kernel_node_params_t* params),
+                 hipGraphExecKernelNodeSetParams,
+                 cudaGraphExecKernelNodeSetParams)
+HRX_HIP_OPTIONAL(GraphNodeSetEnabled, hrx_hip_error_t,
+                 (hrx_hip_graph_exec_t exec, hrx_hip_graph_node_t node,
+                  unsigned int enabled),
+                 HRX_HIP_ABSENT, cudaGraphNodeSetEnabled)

@@ -156,6 +156,9 @@ static hrx_status_t hrx_host_query_info(hrx_backend_device_t* base,
   out_info->total_memory =
       pages > 0 && page_size > 0 ? (uint64_t)pages * (uint64_t)page_size : 0;
   out_info->max_native_queues = device->max_queues;
+  snprintf(out_info->launch_publication, sizeof(out_info->launch_publication),
+           "gathered like small copies; a batch goes onto the queue's ring "
+           "in one call, a ring command per launch");
   snprintf(out_info->batch_publication, sizeof(out_info->batch_publication),
            "one ring slot per batch");
   out_info->max_threads_per_block = HRX_HOST_MAX_THREADS_PER_BLOCK;
@@ -714,6 +717,28 @@ static hrx_status_t hrx_host_kernel_launch(hrx_backend_device_t* base,
   return hrx_host_submit(queue, &command);
 }
 
+/* The launches one after another onto the queue's ring, in one call: the
+ * core's locks and checks are paid once per batch, the ring's per launch
+ * (a grid is one ring command, its blocks spread over the engines). */
+static hrx_status_t hrx_host_kernel_launch_batch(
+    hrx_backend_device_t* base, hrx_native_queue_t* queue,
+    const hrx_batch_command_t* commands, uint32_t count,
+    uint32_t* out_published) {
+  *out_published = 0;
+  for (uint32_t i = 0; i < count; ++i) {
+    HRX_RETURN_IF_ERROR(hrx_host_kernel_launch(
+        base, queue, commands[i].kernel, commands[i].launch));
+    ++*out_published;
+  }
+  return NULL;
+}
+
+static bool hrx_host_kernel_launch_batch_by_default(
+    hrx_backend_device_t* base) {
+  (void)base;
+  return true;
+}
+
 static const hrx_backend_vtable_t hrx_host_vtable = {
     .destroy = hrx_host_device_destroy,
     .query_info = hrx_host_query_info,
@@ -759,6 +784,8 @@ static const hrx_backend_vtable_t hrx_host_vtable = {
         .module_unload = hrx_host_module_unload_native,
         .module_get_kernel = hrx_host_module_get_kernel_native,
         .launch = hrx_host_kernel_launch,
+        .launch_batch = hrx_host_kernel_launch_batch,
+        .launch_batch_by_default = hrx_host_kernel_launch_batch_by_default,
     },
 };
 

@@ -1,0 +1,204 @@
+/* Launch batches as native graphs (hip_launch_graphs.h). */
+#include "hip_launch_graphs.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+
+#include "hal/batch.h"
+#include "hip_dynamic.h"
+#include "hip_kernels.h"
+
+/* The node counts of the tiers, ascending; the last is the most a batch
+ * holds. */
+static const uint32_t hrx_hip_launch_tier_nodes[] = {
+    2, 4, 8, 16, 32, 64, 128, HRX_BATCH_MAX_COMMANDS};
+enum {
+  HRX_HIP_LAUNCH_TIERS =
+      sizeof(hrx_hip_launch_tier_nodes) / sizeof(hrx_hip_launch_tier_nodes[0])
+};
+
+/* One tier: a chain of `nodes` kernel nodes and its instantiation. */
+typedef struct hrx_hip_launch_tier_s {
+  hrx_hip_graph_t graph;           /* NULL until made */
+  hrx_hip_graph_exec_t exec;
+  hrx_hip_graph_node_t* node;      /* `nodes` of them */
+  uint32_t enabled;                /* nodes [0, enabled) are on */
+} hrx_hip_launch_tier_t;
+
+struct hrx_hip_launch_graphs_s {
+  pthread_mutex_t mutex;           /* guards the tiers */
+  hrx_hip_launch_tier_t tier[HRX_HIP_LAUNCH_TIERS];
+  int instantiated;
+};
+
+bool hrx_hip_launch_graphs_supported(void) {
+  const hrx_hip_symbols_t* sym = &hrx_hip_rt.sym;
+  return sym->GraphCreate && sym->GraphAddKernelNode &&
+         sym->GraphInstantiateWithFlags && sym->GraphLaunch &&
+         sym->GraphExecDestroy && sym->GraphDestroy &&
+         sym->GraphExecKernelNodeSetParams;
+}
+
+hrx_hip_launch_graphs_t* hrx_hip_launch_graphs_create(void) {
+  hrx_hip_launch_graphs_t* graphs = calloc(1, sizeof(*graphs));
+  if (graphs) pthread_mutex_init(&graphs->mutex, NULL);
+  return graphs;
+}
+
+static void hrx_hip_launch_tier_drop(hrx_hip_launch_tier_t* tier) {
+  const hrx_hip_symbols_t* sym = &hrx_hip_rt.sym;
+  if (tier->exec) (void)hrx_hip_ok(sym->GraphExecDestroy(tier->exec));
+  if (tier->graph) (void)hrx_hip_ok(sym->GraphDestroy(tier->graph));
+  free(tier->node);
+  *tier = (hrx_hip_launch_tier_t){0};
+}
+
+void hrx_hip_launch_graphs_destroy(hrx_hip_launch_graphs_t* graphs) {
+  if (!graphs) return;
+  for (int i = 0; i < HRX_HIP_LAUNCH_TIERS; ++i) {
+    hrx_hip_launch_tier_drop(&graphs->tier[i]);
+  }
+  pthread_mutex_destroy(&graphs->mutex);
+  free(graphs);
+}
+
+int hrx_hip_launch_graphs_instantiated(hrx_hip_launch_graphs_t* graphs) {
+  pthread_mutex_lock(&graphs->mutex);
+  int count = graphs->instantiated;
+  pthread_mutex_unlock(&graphs->mutex);
+  return count;
+}
+
+/* Makes tier `t`'s chain, every node running `first` (rewritten before
+ * each launch), and instantiates it with every node on. */
+static hrx_status_t hrx_hip_launch_tier_make(hrx_hip_launch_graphs_t* graphs,
+                                             int t,
+                                             const hrx_batch_command_t* first) {
+  const hrx_hip_symbols_t* sym = &hrx_hip_rt.sym;
+  hrx_hip_launch_tier_t* tier = &graphs->tier[t];
+  uint32_t nodes = hrx_hip_launch_tier_nodes[t];
+  tier->node = calloc(nodes, sizeof(*tier->node));
+  if (!tier->node) {
+    return hrx_make_status(HRX_STATUS_OUT_OF_MEMORY,
+                           "cannot allocate a launch graph of %u nodes",
+                           nodes);
+  }
+  hrx_hip_error_t err = sym->GraphCreate(&tier->graph, 0);
+  if (!hrx_hip_ok(err)) {
+    tier->graph = NULL;
+    hrx_hip_launch_tier_drop(tier);
+    return HRX_HIP_ERROR(RESOURCE_EXHAUSTED, GraphCreate, err);
+  }
+  for (uint32_t i = 0; i < nodes; ++i) {
+    hrx_status_t status = hrx_hip_graph_add_kernel_node(
+        tier->graph, i ? &tier->node[i - 1] : NULL, i ? 1 : 0, first->kernel,
+        first->launch, &tier->node[i]);
+    if (status) {
+      hrx_hip_launch_tier_drop(tier);
+      return status;
+    }
+  }
+  err = sym->GraphInstantiateWithFlags(&tier->exec, tier->graph, 0);
+  if (!hrx_hip_ok(err)) {
+    tier->exec = NULL;
+    hrx_hip_launch_tier_drop(tier);
+    return HRX_HIP_ERROR(RESOURCE_EXHAUSTED, GraphInstantiateWithFlags, err);
+  }
+  tier->enabled = nodes;
+  ++graphs->instantiated;
+  return NULL;
+}
+
+/* Turns nodes [0, count) of the tier on and the rest off, switching only
+ * the nodes whose state changes. */
+static hrx_status_t hrx_hip_launch_tier_enable(hrx_hip_launch_tier_t* tier,
+                                               uint32_t count) {
+  const hrx_hip_symbols_t* sym = &hrx_hip_rt.sym;
+  while (tier->enabled < count) {
+    hrx_hip_error_t err =
+        sym->GraphNodeSetEnabled(tier->exec, tier->node[tier->enabled], 1);
+    if (!hrx_hip_ok(err)) {
+      return HRX_HIP_ERROR(DEVICE_ERROR, GraphNodeSetEnabled, err);
+    }
+    ++tier->enabled;
+  }
+  while (tier->enabled > count) {
+    hrx_hip_error_t err = sym->GraphNodeSetEnabled(
+        tier->exec, tier->node[tier->enabled - 1], 0);
+    if (!hrx_hip_ok(err)) {
+      return HRX_HIP_ERROR(DEVICE_ERROR, GraphNodeSetEnabled, err);
+    }
+    --tier->enabled;
+  }
+  return NULL;
+}
+
+/* Runs commands[0..count) (count <= the tier's nodes; equal where nodes
+ * cannot be turned off) as one launch of tier `t`. On failure nothing was
+ * launched and the tier is dropped. */
+static hrx_status_t hrx_hip_launch_tier_run(hrx_hip_launch_graphs_t* graphs,
+                                            int t, hrx_hip_stream_t stream,
+                                            const hrx_batch_command_t* commands,
+                                            uint32_t count) {
+  hrx_hip_launch_tier_t* tier = &graphs->tier[t];
+  if (!tier->exec) {
+    HRX_RETURN_IF_ERROR(hrx_hip_launch_tier_make(graphs, t, &commands[0]));
+  }
+  hrx_status_t status = NULL;
+  if (count != tier->enabled) status = hrx_hip_launch_tier_enable(tier, count);
+  for (uint32_t i = 0; i < count && !status; ++i) {
+    status = hrx_hip_graph_exec_set_kernel_node(
+        tier->exec, tier->node[i], commands[i].kernel, commands[i].launch);
+  }
+  if (!status) {
+    hrx_hip_error_t err = hrx_hip_rt.sym.GraphLaunch(tier->exec, stream);
+    if (!hrx_hip_ok(err)) {
+      status = HRX_HIP_ERROR(DEVICE_ERROR, GraphLaunch, err);
+    }
+  }
+  if (status) hrx_hip_launch_tier_drop(tier);
+  return status;
+}
+
+/* The tier for the next part of a batch of `rest` launches: with nodes
+ * that can be turned off, the smallest that holds them all; otherwise the
+ * largest of at most `rest` nodes (-1 when rest is 1: a plain launch). */
+static int hrx_hip_launch_tier_for(uint32_t rest, bool can_disable) {
+  if (can_disable) {
+    for (int t = 0; t < HRX_HIP_LAUNCH_TIERS; ++t) {
+      if (hrx_hip_launch_tier_nodes[t] >= rest) return t;
+    }
+    return HRX_HIP_LAUNCH_TIERS - 1;
+  }
+  for (int t = HRX_HIP_LAUNCH_TIERS - 1; t >= 0; --t) {
+    if (hrx_hip_launch_tier_nodes[t] <= rest) return t;
+  }
+  return -1;
+}
+
+hrx_status_t hrx_hip_launch_graphs_submit(hrx_hip_launch_graphs_t* graphs,
+                                          hrx_hip_stream_t stream,
+                                          const hrx_batch_command_t* commands,
+                                          uint32_t count,
+                                          uint32_t* out_published) {
+  *out_published = 0;
+  bool can_disable = hrx_hip_rt.sym.GraphNodeSetEnabled != NULL;
+  hrx_status_t status = NULL;
+  pthread_mutex_lock(&graphs->mutex);
+  while (*out_published < count && !status) {
+    const hrx_batch_command_t* part = commands + *out_published;
+    uint32_t rest = count - *out_published;
+    int t = hrx_hip_launch_tier_for(rest, can_disable);
+    if (t < 0) {
+      status = hrx_hip_kernel_launch(part->kernel, stream, part->launch);
+      if (!status) *out_published += 1;
+      continue;
+    }
+    uint32_t take = hrx_hip_launch_tier_nodes[t];
+    if (take > rest) take = rest;
+    status = hrx_hip_launch_tier_run(graphs, t, stream, part, take);
+    if (!status) *out_published += take;
+  }
+  pthread_mutex_unlock(&graphs->mutex);
+  return status;
+}
