@@ -219,3 +219,33 @@ def test_bad_launches_are_refused_before_anything_is_queued(device, stream):
             stream.launch(add, 1, 64, (b,))
     stream.launch(add, 1, 64, (b, 64))
     assert set(stream.read(b).wait()) == {4}
+
+
+def test_a_full_batch_is_published_without_the_gil(device, stream):
+    """Launching keeps the GIL (the call does not wait), except to publish
+    a batch the launch filled: about one release per full batch, none per
+    launch."""
+    add = compile_kernel(device, "add_one")
+    b = device.allocate(64)
+    stream.fill(b, 0)
+    stream.synchronize()
+
+    def releases():
+        return {reason: n for (kind, reason), n in
+                hrx._hrx._testing_submissions_released_gil().items()
+                if kind == "kernel_launch"}
+
+    before = releases()
+    busy(device, stream, spins=20 * BUSY_SPINS)
+    launches = 1000
+    for _ in range(launches):
+        stream.launch(add, 1, 64, (b, 64))
+    assert set(stream.read(b).wait()) == {launches % 256}
+    after = releases()
+    full = after.get("full batch", 0) - before.get("full batch", 0)
+    others = (sum(after.values()) - sum(before.values())) - full
+    if device.batching and "gathered" in device.info["launch_publication"]:
+        assert 1 <= full <= launches // 2, (full, after)
+    else:
+        assert full == 0, after
+    assert others <= launches // 10, after

@@ -27,6 +27,10 @@ typedef struct hrx_thread_state_s {
   /* batching.c: when the thread last submitted a small copy or fill, on
    * any stream. */
   uint64_t last_batchable_ns;
+  /* publication.c: the thread's last non-blocking submission left its
+   * stream's batch full for the caller to publish
+   * (hrx_thread_take_full_batch). */
+  bool full_batch_left;
 } hrx_thread_state_t;
 
 /* Defined in thread_state.c; hidden, so that it binds within the core. */

@@ -5,6 +5,7 @@
 
 #include "base/nonblocking.h"
 #include "base/status.h"
+#include "base/thread_state.h"
 #include "kernel.h"
 #include "live_device.h"
 
@@ -511,12 +512,13 @@ hrx_status_t hrx_publication_enqueue(hrx_publication_t* publication,
   pthread_mutex_unlock(&publication->batch_mutex);
   if (full && !nonblocking) {
     hrx_publication_publish(publication);
-  } else if (full &&
-             pthread_mutex_trylock(&publication->publish_mutex) == 0) {
-    /* Published now if that needs no wait; otherwise it stays pending,
-     * full, for the flusher or the stream's next command to publish. */
-    hrx_status_free(hrx_publication_publish_nonblocking_locked(publication));
-    pthread_mutex_unlock(&publication->publish_mutex);
+  } else if (full) {
+    /* Publishing a full batch is the one long part of a small command (up
+     * to HRX_BATCH_MAX_COMMANDS copies, or graph nodes rewritten one by
+     * one): a caller in non-blocking mode holds a global lock, so it is
+     * left to the caller to do without it (hrx_thread_take_full_batch),
+     * else to the flusher or the stream's next command. */
+    hrx_thread_state()->full_batch_left = true;
   }
   if (started) {
     hrx_status_t failure =

@@ -599,6 +599,13 @@ hrx_status_t hrx_stream_read_blocking(hrx_stream_t* stream, hrx_view_t src,
  * hrx_stream_native_handle). An observation point: raises a failure of
  * earlier commands. May block for queue space. */
 hrx_status_t hrx_stream_flush(hrx_stream_t* stream);
+
+/* Publishes the stream's pending batch now, like hrx_stream_flush, but is
+ * no observation point: a failure of earlier commands stays for the next
+ * one (the call fails only as a submission does: a released stream, a
+ * forked child, WOULD_BLOCK). For bindings taking over a full batch
+ * (hrx_thread_take_full_batch). May block for queue space. */
+hrx_status_t hrx_stream_publish_batch(hrx_stream_t* stream);
 /* Blocks until all work published on the stream is done (wait hook: see
  * "waits" above). */
 hrx_status_t hrx_stream_synchronize(hrx_stream_t* stream,
@@ -1013,6 +1020,16 @@ hrx_status_t hrx_stream_wait_completions(hrx_stream_t* stream,
  * does not wait for the read (its staging memory is returned once the
  * read completes, as hrx_readback_release_deferred). */
 bool hrx_thread_set_nonblocking(bool nonblocking);
+
+/* In non-blocking mode a small command (a copy, fill or kernel launch that
+ * joins its stream's pending batch) that fills the batch leaves it pending
+ * instead of publishing it, because publishing a full batch is the one long
+ * part of such a command. This says whether the calling thread's last such
+ * submission did so (and clears the note): the binding then releases its
+ * global lock and calls hrx_stream_publish_batch on that stream. Left
+ * alone, the batch goes out with the stream's next command or at the
+ * batch delay. */
+bool hrx_thread_take_full_batch(void);
 
 /* Whether host callbacks (hrx_host_fn_t) are queued or running anywhere in
  * the process. Never waits. While they are, a thread that holds a lock a

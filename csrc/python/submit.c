@@ -194,7 +194,19 @@ int hrx_py_submit(hrx_py_state_t* state, hrx_py_submission_t* s) {
   bool attempt = !(s->kind == HRX_PY_SUBMIT_UPLOAD &&
                    s->length > HRX_PY_UPLOAD_KEEP_GIL_BYTES);
   if (attempt) {
+    (void)hrx_thread_take_full_batch();
     status = hrx_py_attempt_keeping_gil(hrx_py_submission_attempt, s);
+    if (!status && hrx_thread_take_full_batch()) {
+      /* The command filled its stream's batch: published without the GIL,
+       * so that other threads convert and queue their commands meanwhile. */
+      HRX_PY_COUNT_GIL_RELEASE(s->kind, "full batch");
+      hrx_stream_retain(s->stream);
+      Py_BEGIN_ALLOW_THREADS
+      status = hrx_stream_publish_batch(s->stream);
+      Py_END_ALLOW_THREADS
+      hrx_stream_release(s->stream);
+      return status ? hrx_py_raise_int(state, status) : 0;
+    }
     if (hrx_status_code(status) != HRX_STATUS_WOULD_BLOCK) {
       /* The threads taking the GIL back after a wait get it now. */
       hrx_py_hand_over_gil();
