@@ -1,5 +1,6 @@
-/* Kernels: compiled or loaded modules of a device, and their launches on
- * streams (hrx.h, "kernel").
+/* Kernels: compiled or loaded modules of a device, and what a launch of
+ * one needs: its checks against the kernel and the device, and copies of
+ * its arguments (hrx.h, "kernel"; launch.c submits launches to streams).
  *
  * Ownership (acyclic): a kernel retains its device and its module
  * (kernel_cache.h); the device's kernel cache holds the modules it
@@ -24,7 +25,6 @@
 #include "entry.h"
 #include "kernel_cache.h"
 #include "base/status.h"
-#include "stream.h"
 
 struct hrx_kernel_s {
   atomic_int ref_count;
@@ -478,25 +478,4 @@ void hrx_kernel_pending_launch_release(const hrx_batch_command_t* command) {
     }
   }
   hrx_device_defer_release(kernel->device, hrx_kernel_release_object, kernel);
-}
-
-hrx_status_t hrx_stream_launch(hrx_stream_t* stream, hrx_kernel_t* kernel,
-                               const hrx_launch_config_t* config,
-                               const hrx_kernel_arg_t* args,
-                               size_t arg_count) {
-  if (!stream) {
-    return hrx_make_status(HRX_STATUS_INVALID_ARGUMENT, "stream is NULL");
-  }
-  hrx_kernel_prepared_t prepared;
-  HRX_RETURN_IF_ERROR(hrx_kernel_prepare_launch(
-      kernel, hrx_stream_device(stream), "the stream runs on",
-      "buffers are usable only on their own device", config, args, arg_count,
-      &prepared));
-  /* Borrowed here: the publication copies it if the launch has to wait in
-   * the stream's pending batch (hrx_kernel_pending_launch_make). */
-  hrx_batch_command_t command = {.kind = HRX_BATCH_LAUNCH,
-                                 .kernel = hrx_kernel_native(kernel),
-                                 .launch = &prepared.launch,
-                                 .owner = kernel};
-  return hrx_stream_enqueue(stream, &command, "launching a kernel");
 }
