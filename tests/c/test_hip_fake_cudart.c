@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/nonblocking.h"
 #include "drivers/hip/hip_backend.h"
 #include "fake_cudart.h"
 #include "hip_test_support.h"
@@ -300,6 +301,30 @@ static int scenario_fake_cuda(const char* library, bool driver_params) {
               seen->grid[0], seen_value);
       }
       for (int i = 0; i < COUNT; ++i) values[i] = 100 + i;
+    }
+    /* In non-blocking mode a batch that needs a graph not made yet is
+     * WOULD_BLOCK with nothing launched; one whose graph exists goes. */
+    {
+      hrx_batch_command_t many[40];
+      for (int i = 0; i < 40; ++i) many[i] = commands[i % COUNT];
+      int graph_launches = state->graph_launches;
+      uint32_t published = 1;
+      bool previous = hrx_thread_set_nonblocking(true);
+      hrx_status_t status =
+          vt->kernel.launch_batch(f->device, queue, many, 40, &published);
+      CHECK(hrx_status_code(status) == HRX_STATUS_WOULD_BLOCK &&
+                published == 0 && state->graph_launches == graph_launches,
+            "a batch needing a new graph in non-blocking mode: %s, %u",
+            hrx_status_message(status), published);
+      hrx_status_free(status);
+      CHECK_OK(vt->kernel.launch_batch(f->device, queue, many, COUNT,
+                                       &published));
+      hrx_thread_set_nonblocking(previous);
+      CHECK_OK(vt->kernel.launch_batch(f->device, queue, many, 40,
+                                       &published));
+      CHECK(published == 40 && state->graph_launches == graph_launches + 2,
+            "non-blocking batches: %d graph launches",
+            state->graph_launches - graph_launches);
     }
     /* A launch the runtime refuses inside a batch: the graph is dropped and
      * the launches go one by one, the refused one reported with the ones

@@ -1188,11 +1188,15 @@ static hrx_status_t hrx_hip_kernel_launch_batch(
   *out_published = 0;
   HRX_RETURN_IF_ERROR(hrx_hip_enter(base));
   hrx_hip_stream_t stream = hrx_hip_stream_of(queue);
+  hrx_hip_launch_graphs_t* graphs = hrx_hip_queue_cast(queue)->launch_graphs;
   if (hrx_hip_launch_graphs_supported()) {
+    if (hrx_nonblocking() && !hrx_hip_launch_graphs_ready(graphs, count)) {
+      /* hal/objects.h, non-blocking mode: no one-time preparation. */
+      return hrx_would_block("a launch graph to be instantiated");
+    }
     /* A failure here leaves the rest to the plain launches below. */
-    hrx_status_free(hrx_hip_launch_graphs_submit(
-        hrx_hip_queue_cast(queue)->launch_graphs, stream, commands, count,
-        out_published));
+    hrx_status_free(hrx_hip_launch_graphs_submit(graphs, stream, commands,
+                                                 count, out_published));
   }
   for (uint32_t i = *out_published; i < count; ++i) {
     HRX_RETURN_IF_ERROR(hrx_hip_kernel_launch(commands[i].kernel, stream,

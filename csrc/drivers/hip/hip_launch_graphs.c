@@ -176,6 +176,22 @@ static int hrx_hip_launch_tier_for(uint32_t rest, bool can_disable) {
   return -1;
 }
 
+bool hrx_hip_launch_graphs_ready(hrx_hip_launch_graphs_t* graphs,
+                                 uint32_t count) {
+  bool can_disable = hrx_hip_rt.sym.GraphNodeSetEnabled != NULL;
+  bool ready = true;
+  pthread_mutex_lock(&graphs->mutex);
+  while (count > 0 && ready) {
+    int t = hrx_hip_launch_tier_for(count, can_disable);
+    if (t < 0) break;
+    ready = graphs->tier[t].exec != NULL;
+    uint32_t take = hrx_hip_launch_tier_nodes[t];
+    count -= take < count ? take : count;
+  }
+  pthread_mutex_unlock(&graphs->mutex);
+  return ready;
+}
+
 hrx_status_t hrx_hip_launch_graphs_submit(hrx_hip_launch_graphs_t* graphs,
                                           hrx_hip_stream_t stream,
                                           const hrx_batch_command_t* commands,
