@@ -1,7 +1,7 @@
 /* Launch rate of the benchmark's tiny kernel (hrx_bench_tiny,
  * csrc/bench/bench_kernel_sources.h) from T threads, each on a native
- * stream of its own, N launches each: the plain-C baseline that hrx's own
- * launch rate is measured against.
+ * stream of its own (created non-blocking), N launches each: the plain-C
+ * baseline that hrx's own launch rate is measured against.
  *
  * The kernel is compiled by the hip backend (kernel_compile, so with the
  * same compiler and image format as hrx). Then, by driver:
@@ -12,6 +12,17 @@
  *              function) / hipModuleLaunchKernel, on streams made with
  *              cudaStreamCreateWithFlags / hipStreamCreateWithFlags
  *              (non-blocking, as hrx's queues are).
+ *   c-function NVIDIA only: the same image, kernel and streams as
+ *              c-runtime, launched through the driver API instead:
+ *              cuKernelGetFunction turns the cudaKernel_t (a CUkernel)
+ *              into the context's CUfunction once, and each launch is
+ *              cuLaunchKernel on the cudaStream_t (a CUstream). Both entry
+ *              points come from cudaGetDriverEntryPointByVersion (runtime
+ *              12.5+), else cudaGetDriverEntryPoint, so nothing links
+ *              libcuda. Beside c-runtime with many threads it shows whether
+ *              the runtime's cudaLaunchKernel path is what caps the rate.
+ *              On AMD it is refused (exit status 3): HIP has no separate
+ *              driver entry points.
  *   c-backend  the same loop through the hip backend's vtable
  *              (module_load, module_get_kernel, kernel_launch on queues of
  *              queue_create): what the backend adds to the runtime call.
@@ -21,10 +32,11 @@
  * outside the time). Every launch's counter is checked at the end.
  *
  * Prints one JSON line: {"driver": D, "threads": T, "launches": N,
- * "seconds": S, "launches_per_s": T*N/S}; exit status 1 on any failure.
+ * "seconds": S, "launches_per_s": T*N/S}; exit status 1 on any failure, 2
+ * on bad arguments, 3 for c-function on AMD.
  *
  * Usage: kernel_launch [--threads T] [--launches N] [--driver D]
- * (defaults 1, 100000, c-runtime). Build and run:
+ * (defaults 1, 100000, c-runtime; a later option wins). Build and run:
  * bench/scripts/kernel_launch_baseline.sh [args] (needs only gcc and a GPU
  * runtime with its compiler; no GPU SDK). */
 #include <dlfcn.h>
@@ -46,6 +58,48 @@ typedef struct dim3_s {
   unsigned int x, y, z;
 } dim3_t;
 
+/* The CUDA driver API's handles and the two entry points c-function calls,
+ * at the versions it asks for (the PFN_<name>_v<version> typedefs of
+ * cudaTypedefs.h). Compiled with -DKERNEL_LAUNCH_CHECK_CUDA and a CUDA
+ * toolkit's include directory (-fsyntax-only is enough), the handles are
+ * the toolkit's own and the prototypes are checked against its typedefs
+ * (tests/bench/test_kernel_launch_baseline.py does that where a toolkit is
+ * installed). */
+#ifdef KERNEL_LAUNCH_CHECK_CUDA
+#include <cudaTypedefs.h>
+typedef CUresult cu_result_t;
+typedef CUkernel cu_kernel_t;
+typedef CUfunction cu_function_t;
+typedef CUstream cu_stream_t;
+#else
+typedef int cu_result_t;
+typedef struct cu_kernel_opaque_s* cu_kernel_t;
+typedef struct cu_function_opaque_s* cu_function_t;
+typedef struct cu_stream_opaque_s* cu_stream_t;
+#endif
+#define CU_KERNEL_GET_FUNCTION_VERSION 12000u
+#define CU_LAUNCH_KERNEL_VERSION 4000u
+typedef cu_result_t (*cu_kernel_get_function_fn)(cu_function_t* function,
+                                                 cu_kernel_t kernel);
+typedef cu_result_t (*cu_launch_kernel_fn)(
+    cu_function_t function, unsigned int grid_x, unsigned int grid_y,
+    unsigned int grid_z, unsigned int block_x, unsigned int block_y,
+    unsigned int block_z, unsigned int shared_bytes, cu_stream_t stream,
+    void** params, void** extra);
+#ifdef KERNEL_LAUNCH_CHECK_CUDA
+_Static_assert(__builtin_types_compatible_p(cu_kernel_get_function_fn,
+                                            PFN_cuKernelGetFunction_v12000),
+               "cuKernelGetFunction's prototype at version 12000");
+_Static_assert(CU_KERNEL_GET_FUNCTION_VERSION == 12000u,
+               "the version of PFN_cuKernelGetFunction_v12000");
+_Static_assert(__builtin_types_compatible_p(cu_launch_kernel_fn,
+                                            PFN_cuLaunchKernel_v4000),
+               "cuLaunchKernel's prototype at version 4000");
+_Static_assert(CU_LAUNCH_KERNEL_VERSION == 4000u,
+               "the version of PFN_cuLaunchKernel_v4000");
+_Static_assert(CUDA_SUCCESS == 0, "CUresult's success");
+#endif
+
 /* The runtime entry points, with the shapes both runtimes share (results
  * are int, handles pointers). */
 typedef struct runtime_s {
@@ -64,6 +118,11 @@ typedef struct runtime_s {
                       void*, void**, unsigned int);
   int (*library_get_kernel)(void**, void*, const char*);
   int (*launch)(const void*, dim3_t, dim3_t, void**, size_t, void*);
+  /* NVIDIA, optional (NULL where the runtime lacks them): the driver API's
+   * entry points, by version (12.5+) or the runtime's own (12.0+). */
+  int (*entry_point_by_version)(const char*, void**, unsigned int,
+                                unsigned long long, int*);
+  int (*entry_point)(const char*, void**, unsigned long long, int*);
   /* AMD */
   int (*module_load)(void**, const void*);
   int (*module_get_function)(void**, void*, const char*);
@@ -72,10 +131,20 @@ typedef struct runtime_s {
                        void*, void**, void**);
 } runtime_t;
 
+/* How the workers launch. */
+typedef enum launch_path_e {
+  kPathRuntime,   /* c-runtime */
+  kPathFunction,  /* c-function */
+  kPathBackend,   /* c-backend */
+} launch_path_t;
+
 typedef struct shared_s {
   const char* driver;
+  launch_path_t path;
   runtime_t rt;
-  void* function;  /* c-runtime: cudaKernel_t / hipFunction_t */
+  void* function;  /* c-runtime, c-function: cudaKernel_t / hipFunction_t */
+  cu_function_t cu_function;       /* c-function: the context's CUfunction */
+  cu_launch_kernel_fn cu_launch;   /* c-function */
   hrx_backend_device_t* backend;
   hrx_native_kernel_t* kernel;  /* c-backend */
   long launches;
@@ -88,7 +157,7 @@ typedef struct worker_s {
   unsigned int* counter;  /* device memory: one word */
   int failures;
   uint64_t end_ns;        /* when its last launch call returned */
-  void* stream;           /* c-runtime */
+  void* stream;           /* c-runtime, c-function */
   hrx_native_queue_t* queue;  /* c-backend */
   pthread_t thread;
 } worker_t;
@@ -112,6 +181,9 @@ static void* bind(void* library, bool amd, const char* suffix) {
 
 #define BIND(rt, field, library, suffix) \
   memcpy(&(rt)->field, &(void*){bind(library, (rt)->amd, suffix)}, sizeof(void*))
+/* An entry point the runtime may lack: left NULL then. */
+#define BIND_OPTIONAL(rt, field, library, name) \
+  memcpy(&(rt)->field, &(void*){dlsym(library, name)}, sizeof(void*))
 
 static void bind_runtime(runtime_t* rt, const char* library_name,
                          const char* platform) {
@@ -138,25 +210,65 @@ static void bind_runtime(runtime_t* rt, const char* library_name,
     BIND(rt, library_load, library, "LibraryLoadData");
     BIND(rt, library_get_kernel, library, "LibraryGetKernel");
     BIND(rt, launch, library, "LaunchKernel");
+    BIND_OPTIONAL(rt, entry_point_by_version, library,
+                  "cudaGetDriverEntryPointByVersion");
+    BIND_OPTIONAL(rt, entry_point, library, "cudaGetDriverEntryPoint");
   }
 }
 
-/* One plain runtime launch of the tiny kernel. */
-static inline int runtime_launch(const runtime_t* rt, void* function,
-                                 void** args, void* stream) {
-  if (rt->amd) {
-    return rt->module_launch(function, 1, 1, 1, kBlockThreads, 1, 1, 0,
-                             stream, args, NULL);
+/* The driver entry point `symbol` at ABI `version`, or NULL with the
+ * reason printed. cudaGetDriverEntryPoint, the fallback, gives the newest
+ * ABI the runtime knows, which for the two entry points used here is the
+ * only one. */
+static void* driver_entry_point(const runtime_t* rt, const char* symbol,
+                                unsigned int version) {
+  void* address = NULL;
+  int found = -1;  /* cudaDriverEntryPointQueryResult; 0 is success */
+  int err;
+  const char* how;
+  if (rt->entry_point_by_version) {
+    how = "cudaGetDriverEntryPointByVersion";
+    err = rt->entry_point_by_version(symbol, &address, version,
+                                     0 /* cudaEnableDefault */, &found);
+  } else if (rt->entry_point) {
+    how = "cudaGetDriverEntryPoint";
+    err = rt->entry_point(symbol, &address, 0 /* cudaEnableDefault */,
+                          &found);
+  } else {
+    fprintf(stderr, "kernel_launch: the runtime has neither "
+                    "cudaGetDriverEntryPointByVersion nor "
+                    "cudaGetDriverEntryPoint\n");
+    return NULL;
+  }
+  if (err != 0 || found != 0 || !address) {
+    fprintf(stderr, "kernel_launch: %s(\"%s\", %u) failed (error %d, query "
+            "result %d)\n", how, symbol, version, err, found);
+    return NULL;
+  }
+  return address;
+}
+
+/* One plain runtime launch of the tiny kernel (c-runtime), or one driver
+ * API launch (c-function). */
+static inline int runtime_launch(const shared_t* s, void** args,
+                                 void* stream) {
+  if (s->path == kPathFunction) {
+    return (int)s->cu_launch(s->cu_function, 1, 1, 1, kBlockThreads, 1, 1, 0,
+                             (cu_stream_t)stream, args, NULL);
+  }
+  if (s->rt.amd) {
+    return s->rt.module_launch(s->function, 1, 1, 1, kBlockThreads, 1, 1, 0,
+                               stream, args, NULL);
   }
   dim3_t grid = {1, 1, 1};
   dim3_t block = {kBlockThreads, 1, 1};
-  return rt->launch(function, grid, block, args, 0, stream);
+  return s->rt.launch(s->function, grid, block, args, 0, stream);
 }
 
 static void* worker_main(void* arg) {
   worker_t* w = arg;
   shared_t* s = w->shared;
-  bool backend = strcmp(s->driver, "c-backend") == 0;
+  bool backend = s->path == kPathBackend;
   void* stream = NULL;
   hrx_native_queue_t* queue = NULL;
   bool done = false;
@@ -196,7 +308,7 @@ static void* worker_main(void* arg) {
         ++w->failures;
         hrx_status_free(status);
       }
-    } else if (runtime_launch(&s->rt, s->function, args, stream) != 0) {
+    } else if (runtime_launch(s, args, stream) != 0) {
       ++w->failures;
     }
   }
@@ -226,22 +338,30 @@ int main(int argc, char** argv) {
     } else {
       fprintf(stderr,
               "usage: %s [--threads T] [--launches N] [--driver "
-              "c-runtime|c-backend]\n",
+              "c-runtime|c-function|c-backend]\n",
               argv[0]);
       return 2;
     }
   }
-  if (threads < 1 || threads > 1024 || launches < 1 ||
-      (strcmp(driver, "c-runtime") != 0 && strcmp(driver, "c-backend") != 0)) {
+  launch_path_t path = kPathRuntime;
+  bool known = true;
+  if (strcmp(driver, "c-function") == 0) {
+    path = kPathFunction;
+  } else if (strcmp(driver, "c-backend") == 0) {
+    path = kPathBackend;
+  } else if (strcmp(driver, "c-runtime") != 0) {
+    known = false;
+  }
+  if (threads < 1 || threads > 1024 || launches < 1 || !known) {
     fprintf(stderr, "kernel_launch: threads in [1, 1024], launches >= 1, "
-                    "driver c-runtime or c-backend\n");
+                    "driver c-runtime, c-function or c-backend\n");
     return 2;
   }
 
   hrx_device_t* device = NULL;
   hrx_status_t status = hrx_device_open("hip", 0, &device);
   if (status) die("open the hip device", status);
-  shared_t s = {.driver = driver, .launches = launches};
+  shared_t s = {.driver = driver, .path = path, .launches = launches};
   s.backend = hrx_device_backend(device);
   const hrx_backend_vtable_t* vt = s.backend->vtable;
   void* image = NULL;
@@ -252,8 +372,14 @@ int main(int argc, char** argv) {
                               1, NULL, 0, &image, &size);
   if (status) die("compile the tiny kernel", status);
   bind_runtime(&s.rt, hrx_hip_loaded_library(), hrx_hip_platform());
+  if (path == kPathFunction && s.rt.amd) {
+    fprintf(stderr, "kernel_launch: c-function launches through the CUDA "
+                    "driver API; this is AMD's HIP runtime, which has no "
+                    "separate driver entry points\n");
+    return 3;
+  }
   hrx_native_module_t* module = NULL;
-  if (strcmp(driver, "c-backend") == 0) {
+  if (path == kPathBackend) {
     hrx_kernel_attributes_t info;
     if ((status = vt->kernel.module_load(s.backend, image, size, &module)) ||
         (status = vt->kernel.module_get_kernel(s.backend, module, tiny, &s.kernel,
@@ -284,6 +410,26 @@ int main(int argc, char** argv) {
       s.rt.memset_(counters, 0, (size_t)threads * 4) != 0 ||
       s.rt.device_sync() != 0) {
     die("allocate the counters", NULL);
+  }
+  if (path == kPathFunction) {
+    /* The primary context is current on this thread now (the runtime made
+     * it so); the CUfunction is that context's, which every worker's
+     * stream belongs to as well. */
+    cu_kernel_get_function_fn get_function = NULL;
+    void* address = driver_entry_point(&s.rt, "cuKernelGetFunction",
+                                       CU_KERNEL_GET_FUNCTION_VERSION);
+    memcpy(&get_function, &address, sizeof(address));
+    address = driver_entry_point(&s.rt, "cuLaunchKernel",
+                                 CU_LAUNCH_KERNEL_VERSION);
+    memcpy(&s.cu_launch, &address, sizeof(address));
+    if (!get_function || !s.cu_launch) return 1;
+    cu_result_t result =
+        get_function(&s.cu_function, (cu_kernel_t)s.function);
+    if (result != 0 || !s.cu_function) {
+      fprintf(stderr, "kernel_launch: cuKernelGetFunction failed (CUresult "
+                      "%d)\n", (int)result);
+      return 1;
+    }
   }
   worker_t* workers = calloc((size_t)threads, sizeof(*workers));
   pthread_barrier_init(&s.done_warmup, NULL, (unsigned)threads + 1);

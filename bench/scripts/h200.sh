@@ -46,8 +46,12 @@
 #                    build counts them; about 4 minutes in all)
 #   kernel-launch-rate  tiny-kernel launches per second: hrx from 1 and 16
 #                    Python threads and from C, beside CuPy RawKernel,
-#                    PyTorch and the plain C runtime loop, 5 interleaved
-#                    repeats (kernel_launch_rate.py)
+#                    PyTorch and the plain C loops (the runtime's launch
+#                    call from 1 and 16 threads, cuLaunchKernel from 16);
+#                    then steps per second of the 21-launch step workload
+#                    through hrx, CuPy and a replayed CuPy graph; 5
+#                    interleaved repeats (kernel_launch_rate.py; about 2
+#                    minutes)
 #   chunking         a 4 KiB high-priority probe behind 16 x 64 MiB reads
 #                    (then uploads) on a normal stream, chunking off against
 #                    chunk sizes 1-16 MiB x windows 1-4 chunks, a fresh

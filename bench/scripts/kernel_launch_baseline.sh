@@ -2,9 +2,11 @@
 # Builds bench/baselines/kernel_launch.c with the C core (into
 # build/bench/kernel_launch, again only when a source is newer) and runs it:
 # the launch rate of the tiny benchmark kernel through a plain loop of the
-# runtime's own launch call (or, with --driver c-backend, through the hip
-# backend's kernel_launch). Arguments go to the program:
-#   --threads T --launches N [--driver c-runtime|c-backend]
+# runtime's own launch call (with --driver c-function, of the CUDA driver
+# API's cuLaunchKernel; with --driver c-backend, of the hip backend's
+# kernel_launch), from T threads each on a stream of its own. Arguments go
+# to the program:
+#   --threads T --launches N [--driver c-runtime|c-function|c-backend]
 # Prints one JSON line. Needs gcc and a GPU with its runtime and compiler.
 set -euo pipefail
 cd "$(dirname "$0")/../.."

@@ -1,12 +1,13 @@
 """Tiny-kernel launches per second: hrx from Python and from C beside CuPy,
-PyTorch and a plain C runtime loop, in one run on one device.
+PyTorch and a plain C runtime loop, in one run on one device; and steps per
+second of a launch-bound step workload through hrx and CuPy.
 
-Every row launches the built-in benchmark kernel hrx_bench_tiny (one block
-of one thread writing one word; csrc/bench/bench_kernels.c), or PyTorch's
-in-place add on a 1-element tensor as PyTorch's stand-in, `--launches`
-times per thread after a warm-up, then synchronizes; a rate is launches in
-all over the time from the threads' common start to the slowest one's end.
-Rows:
+Every launch row launches the built-in benchmark kernel hrx_bench_tiny (one
+block of one thread writing one word; csrc/bench/bench_kernels.c), or
+PyTorch's in-place add on a 1-element tensor as PyTorch's stand-in,
+`--launches` times per thread after a warm-up, then synchronizes; a rate is
+launches in all over the time from the threads' common start to the slowest
+one's end. Rows:
 
   hrx python, 1 / 16 threads   Stream.launch from Python threads, each on
                                a pool stream of its own (hrx.bench.
@@ -18,24 +19,52 @@ Rows:
                                of its own, past the stream layer (driver raw)
   CuPy RawKernel, 1 thread     the same CUDA source through cupy.RawKernel
   PyTorch, 1 thread            torch.Tensor.add_(1) on a 1-element tensor
-  c-runtime, 1 thread          a plain C cudaLaunchKernel / hipLaunchKernel
-                               loop (bench/scripts/kernel_launch_baseline.sh,
-                               one JSON line), where that script exists
+  c-runtime, 1 / 16 threads    a plain C loop of cudaLaunchKernel (AMD:
+                               hipModuleLaunchKernel), each thread on a
+                               non-blocking stream of its own, `--launches`
+                               each (bench/baselines/kernel_launch.c, run
+                               by bench/scripts/kernel_launch_baseline.sh:
+                               one JSON line); its time ends when the
+                               slowest thread's last launch call returns
+  c-function, 16 threads       the same loop through the CUDA driver API's
+                               cuLaunchKernel on the kernel's CUfunction:
+                               whether the runtime's launch path caps the
+                               16-thread rate (NVIDIA only)
 
-CuPy, PyTorch and c-runtime rows need their library and a GPU of the hip
-backend; elsewhere they are skipped with the reason. Each row runs
-`--repeat` times, interleaved with the others; the table gives the median
-and the range, and the ratios the runtime's goals name: hrx python 1 thread
+Then the step workload (hrx/bench/launch_step.py): 21 launches of four
+small kernels per step, with grids of several shapes, the step number
+passed by value and two buffers trading places every step; `--steps` steps
+after `--step-warmup`, one Python thread, one stream, each version checked
+against a numpy reference of two steps first (a mismatch fails the row and
+the run):
+
+  step, hrx Stream.launch      hrx_step_rate: one Stream.launch per kernel
+  step, CuPy eager             the same kernels through cupy.RawKernel
+  step, CuPy graph replay      the step captured once with CuPy's stream
+                               capture and replayed (Graph.launch) once per
+                               step; its kernels read the step from a
+                               counter in device memory that the step's
+                               last kernel advances
+
+CuPy, PyTorch, c-runtime and c-function rows need their library and a GPU
+of the hip backend; elsewhere they are skipped with the reason. Each row
+runs `--repeat` times, interleaved with the others; the tables give the
+median and the range (a step row's in steps/s, with the launches per second
+they come to), and the ratios the runtime's goals name: hrx python 1 thread
 against the C baseline (c-runtime where it ran, else hrx C raw) and against
-CuPy, and hrx python 16 threads against 1 thread.
+CuPy, and hrx python 16 threads against 1 thread; then, without goals,
+c-function against c-runtime at 16 threads and the step rows against each
+other.
 
     python3 -P bench/scripts/kernel_launch_rate.py --backend host
     python3 -P bench/scripts/kernel_launch_rate.py --backend hip \\
         --output kernel-launch-rate.json
 
-Prints the table (the command and the device first) and writes every
-repeat's numbers, the medians and the skipped rows as one JSON document to
---output (if given).
+Prints the tables (the command and the device first) and writes every
+repeat's numbers, the medians (launches/s of every row; steps/s of the step
+rows in step_medians), the skipped rows and the failed ones as one JSON
+document to --output (if given). Exits with status 1 if a row failed its
+check.
 """
 from __future__ import annotations
 
@@ -57,7 +86,7 @@ GIVEN_SETTINGS = sorted((name, value) for name, value in os.environ.items()
 
 import hrx  # noqa: E402
 import hrx._hrx  # noqa: E402
-from hrx.bench import kernel_launches  # noqa: E402
+from hrx.bench import kernel_launches, launch_step  # noqa: E402
 from hrx.bench.provenance import source_commit  # noqa: E402
 
 BASELINE = os.path.join(os.path.dirname(os.path.abspath(__file__)),
@@ -137,11 +166,20 @@ def torch_add(device, args, threads):
     return args.launches, elapsed / 1e9
 
 
-def c_runtime(device, args, threads):
-    _gpu_index(device, "the plain C runtime loop")
+def c_baseline(device, args, threads, driver):
+    """The plain C program (bench/baselines/kernel_launch.c) with `driver`
+    (c-runtime or c-function) from `threads` threads, `--launches` each;
+    --baseline-args come last, so they override."""
+    _gpu_index(device, f"the plain C loop ({driver})")
+    if driver == "c-function" and device.info["platform"] != "nvidia":
+        raise Skip("c-function launches through the CUDA driver API "
+                   "(cuLaunchKernel); this GPU's runtime is HIP, which has "
+                   "no separate driver entry points")
     if not os.path.exists(BASELINE):
         raise Skip(f"{os.path.relpath(BASELINE)} is not in this tree")
-    command = ["bash", BASELINE, *shlex.split(args.baseline_args)]
+    command = ["bash", BASELINE, "--driver", driver, "--threads",
+               str(threads), "--launches", str(args.launches),
+               *shlex.split(args.baseline_args)]
     done = subprocess.run(command, capture_output=True, text=True,
                           timeout=300)
     if done.returncode != 0:
@@ -152,13 +190,47 @@ def c_runtime(device, args, threads):
             record = json.loads(line)
         except ValueError:
             continue
-        if record.get("driver") == "c-runtime":
-            return record["launches"], record["seconds"]
-    raise Skip(f"{' '.join(command)} printed no c-runtime line")
+        if record.get("driver") == driver:
+            # "launches" is per thread.
+            return record["threads"] * record["launches"], record["seconds"]
+    raise Skip(f"{' '.join(command)} printed no {driver} line")
+
+
+def _steps(result):
+    return result["steps"], result["elapsed_ns"] / 1e9
+
+
+def step_hrx(device, args, threads):
+    return _steps(launch_step.hrx_step_rate(
+        device, steps=args.steps, warmup=args.step_warmup))
+
+
+def _cupy_for_steps(device):
+    index = _gpu_index(device, "CuPy")
+    try:
+        import cupy
+    except ImportError as error:
+        raise Skip(f"CuPy is not importable ({error})") from None
+    return cupy, index
+
+
+def step_cupy_eager(device, args, threads):
+    cupy, index = _cupy_for_steps(device)
+    with cupy.cuda.Device(index):
+        return _steps(launch_step.cupy_eager_step_rate(
+            cupy, steps=args.steps, warmup=args.step_warmup))
+
+
+def step_cupy_graph(device, args, threads):
+    cupy, index = _cupy_for_steps(device)
+    with cupy.cuda.Device(index):
+        return _steps(launch_step.cupy_graph_step_rate(
+            cupy, steps=args.steps, warmup=args.step_warmup))
 
 
 ROWS = [
-    # (name, threads, runner)
+    # (name, threads, runner): a runner returns (launches, seconds), a step
+    # row's (steps, seconds)
     ("hrx python", 1, hrx_python),
     ("hrx python", 16, hrx_python),
     ("hrx C", 1, lambda d, a, t: hrx_c(d, a, t, "native")),
@@ -166,11 +238,21 @@ ROWS = [
     ("hrx C raw", 1, lambda d, a, t: hrx_c(d, a, t, "raw")),
     ("CuPy RawKernel", 1, cupy_raw_kernel),
     ("PyTorch add_", 1, torch_add),
-    ("c-runtime", 1, c_runtime),
+    ("c-runtime", 1, lambda d, a, t: c_baseline(d, a, t, "c-runtime")),
+    ("c-runtime", 16, lambda d, a, t: c_baseline(d, a, t, "c-runtime")),
+    ("c-function", 16, lambda d, a, t: c_baseline(d, a, t, "c-function")),
+    ("step, hrx Stream.launch", 1, step_hrx),
+    ("step, CuPy eager", 1, step_cupy_eager),
+    ("step, CuPy graph replay", 1, step_cupy_graph),
 ]
+
+STEP_ROWS = {name for name, _, _ in ROWS if name.startswith("step, ")}
+"""The step workload's rows: one Python thread each, named without it."""
 
 
 def label(name, threads):
+    if name in STEP_ROWS:
+        return name
     return f"{name}, {threads} thread{'s' if threads > 1 else ''}"
 
 
@@ -186,7 +268,13 @@ def main() -> int:
                         help="the pool size: each of 16 threads gets a "
                              "queue of its own")
     parser.add_argument("--baseline-args", default="",
-                        help="arguments for kernel_launch_baseline.sh")
+                        help="more arguments for kernel_launch_baseline.sh "
+                             "(after --driver, --threads and --launches)")
+    parser.add_argument("--steps", type=int, default=5000,
+                        help="timed steps of the step workload per repeat")
+    parser.add_argument("--step-warmup", type=int, default=100,
+                        help="steps of the step workload before the timed "
+                             "ones")
     parser.add_argument("--output", help="a JSON file of every repeat")
     args = parser.parse_args()
 
@@ -207,45 +295,86 @@ def main() -> int:
     print(f"# command: {settings + ' ' if settings else ''}"
           f"python3 -P bench/scripts/kernel_launch_rate.py "
           f"{' '.join(shlex.quote(a) for a in sys.argv[1:])}")
+    shape = launch_step.StepShape()
     print(f"# {args.launches} launches per thread after {args.warmup} "
           f"warm-up, {args.repeat} repeats interleaved; pool of "
           f"{args.queues} queues")
+    print(f"# step workload: N={shape.n}, M={shape.m}, {shape.reps} "
+          f"repetitions, {shape.launches_per_step} launches per step; "
+          f"{args.steps} steps after {args.step_warmup} warm-up, each "
+          f"version checked against numpy first")
 
-    rates = {label(n, t): [] for n, t, _ in ROWS}
+    rates = {label(n, t): [] for n, t, _ in ROWS}     # launches/s
+    step_rates = {label(n, t): [] for n, t, _ in ROWS if n in STEP_ROWS}
     skipped = {}
+    failed = {}
     records = []
     for repeat in range(args.repeat):
         for name, threads, runner in ROWS:
             key = label(name, threads)
-            if key in skipped:
+            if key in skipped or key in failed:
                 continue
             try:
-                launches, seconds = runner(device, args, threads)
+                count, seconds = runner(device, args, threads)
             except Skip as reason:
                 skipped[key] = str(reason)
                 continue
-            rate = launches / seconds
-            rates[key].append(rate)
-            records.append({"row": key, "repeat": repeat, "threads": threads,
-                            "launches": launches, "seconds": seconds,
-                            "launches_per_s": rate})
+            except launch_step.CheckFailed as error:
+                failed[key] = str(error)
+                print(f"# FAILED {key}: {error}", file=sys.stderr)
+                continue
+            record = {"row": key, "repeat": repeat, "threads": threads}
+            if key in step_rates:
+                launches = count * shape.launches_per_step
+                step_rates[key].append(count / seconds)
+                record.update(steps=count, steps_per_s=count / seconds,
+                              launches_per_step=shape.launches_per_step)
+            else:
+                launches = count
+            rates[key].append(launches / seconds)
+            record.update(launches=launches, seconds=seconds,
+                          launches_per_s=launches / seconds)
+            records.append(record)
 
     medians = {k: statistics.median(v) for k, v in rates.items() if v}
+    step_medians = {k: statistics.median(v)
+                    for k, v in step_rates.items() if v}
     if args.output:
         with open(args.output, "w") as output:
             json.dump({"device": info, "compiler": compiler,
                        "git_commit": commit, "argv": sys.argv[1:],
+                       "step_shape": {"n": shape.n, "m": shape.m,
+                                      "reps": shape.reps,
+                                      "launches_per_step":
+                                          shape.launches_per_step},
                        "repeats": records, "medians": medians,
-                       "skipped": skipped}, output, indent=1)
+                       "step_medians": step_medians,
+                       "skipped": skipped, "failed": failed}, output,
+                      indent=1)
             output.write("\n")
+
+    def unmeasured(key):
+        if key in failed:
+            print(f"{key:32} {'FAILED':>11}  {failed[key]}")
+        elif key in skipped:
+            print(f"{key:32} {'skipped':>11}  {skipped[key]}")
+        return key in failed or key in skipped
+
     print(f"{'row':32} {'median M/s':>11} {'range M/s':>17}")
     for key, values in rates.items():
-        if key in skipped:
-            print(f"{key:32} {'skipped':>11}  {skipped[key]}")
+        if key in step_rates or unmeasured(key):
             continue
         low, high = min(values) / 1e6, max(values) / 1e6
         print(f"{key:32} {medians[key] / 1e6:11.3f} "
               f"{f'{low:.3f}-{high:.3f}':>17}")
+    print(f"{'step row':32} {'median k steps/s':>17} "
+          f"{'range k steps/s':>17} {'M launches/s':>13}")
+    for key, values in step_rates.items():
+        if unmeasured(key):
+            continue
+        low, high = min(values) / 1e3, max(values) / 1e3
+        print(f"{key:32} {step_medians[key] / 1e3:17.2f} "
+              f"{f'{low:.2f}-{high:.2f}':>17} {medians[key] / 1e6:13.3f}")
 
     one = medians.get(label("hrx python", 1))
     baseline_key = (label("c-runtime", 1) if label("c-runtime", 1) in medians
@@ -262,7 +391,14 @@ def main() -> int:
     if one and sixteen:
         print(f"  hrx python 16 threads / 1 thread: {sixteen / one:.2f} "
               f"[>= 0.8]")
-    return 0
+    for numerator, denominator in (
+            (label("c-function", 16), label("c-runtime", 16)),
+            ("step, hrx Stream.launch", "step, CuPy eager"),
+            ("step, CuPy graph replay", "step, hrx Stream.launch")):
+        if numerator in medians and denominator in medians:
+            print(f"  {numerator} / {denominator}: "
+                  f"{medians[numerator] / medians[denominator]:.2f}")
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":

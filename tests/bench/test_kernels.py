@@ -3,7 +3,8 @@ hrx/bench/kernel_launches.py): the built-ins exist for every kernel
 language, run and do what they say (tiny writes every block's word; spin
 takes at least its time), and the C driver (native and raw) and the Python
 driver launch and time them, checking their output; the launch-rate script
-(bench/scripts/kernel_launch_rate.py) reports every row on host.
+(bench/scripts/kernel_launch_rate.py) reports every row on host, the step
+workload's among them, and fails loudly when a row fails its check.
 """
 from __future__ import annotations
 
@@ -92,7 +93,7 @@ def test_the_launch_rate_script_reports_every_row(backend, tmp_path):
     result = subprocess.run(
         [sys.executable, "-P", SCRIPT, "--backend", "host", "--launches",
          "300", "--warmup", "10", "--repeat", "2", "--queues", "2",
-         "--output", str(output)],
+         "--steps", "30", "--step-warmup", "3", "--output", str(output)],
         capture_output=True, text=True, timeout=120, env=env)
     assert result.returncode == 0, result.stderr[-3000:]
     lines = result.stdout.splitlines()
@@ -107,19 +108,67 @@ def test_the_launch_rate_script_reports_every_row(backend, tmp_path):
     doc = json.loads(output.read_text())
     measured = ["hrx python, 1 thread", "hrx python, 16 threads",
                 "hrx C, 1 thread", "hrx C, 16 threads",
-                "hrx C raw, 1 thread"]
+                "hrx C raw, 1 thread", "step, hrx Stream.launch"]
     assert sorted(doc["medians"]) == sorted(measured)
+    assert sorted(doc["step_medians"]) == ["step, hrx Stream.launch"]
     assert sorted(doc["skipped"]) == sorted([
         "CuPy RawKernel, 1 thread", "PyTorch add_, 1 thread",
-        "c-runtime, 1 thread"])
+        "c-runtime, 1 thread", "c-runtime, 16 threads",
+        "c-function, 16 threads", "step, CuPy eager",
+        "step, CuPy graph replay"])
     assert all("host" in reason for reason in doc["skipped"].values())
-    # Every row ran its launches in every repeat, on every thread.
+    assert doc["failed"] == {}
+    assert doc["step_shape"] == {"n": 4096, "m": 64, "reps": 5,
+                                 "launches_per_step": 21}
+    # Every row ran its launches (the step row its steps) in every repeat,
+    # on every thread.
     assert len(doc["repeats"]) == 2 * len(measured)
     for record in doc["repeats"]:
-        assert record["launches"] == 300 * record["threads"]
+        if record["row"].startswith("step, "):
+            assert (record["steps"], record["launches"]) == (30, 30 * 21)
+            assert record["steps_per_s"] * 21 == pytest.approx(
+                record["launches_per_s"])
+        else:
+            assert record["launches"] == 300 * record["threads"]
         assert record["launches_per_s"] > 0
     for row in measured:
         assert any(line.startswith(row) and "skipped" not in line
                    for line in lines), row
+    for row in doc["skipped"]:
+        assert any(line.startswith(row) and "skipped" in line
+                   for line in lines), row
     assert any(line.startswith("  hrx python 1 thread / hrx C raw, 1 thread")
                for line in lines)
+
+
+def test_the_launch_rate_script_fails_loudly_when_a_step_check_fails(
+        backend, tmp_path):
+    """A step version that computes the wrong thing gives no number: its
+    row is FAILED with the reason, in the table and the JSON, the other
+    rows still run, and the script exits with status 1."""
+    if backend != "host":
+        pytest.skip("runs the script on host")
+    output = tmp_path / "rate.json"
+    wrong = ("import runpy, sys\n"
+             "from hrx.bench import launch_step\n"
+             "def wrong(*args, **kwargs):\n"
+             "    raise launch_step.CheckFailed('h[3] is 7.0, expected 2.0')\n"
+             "launch_step.hrx_step_rate = wrong\n"
+             f"sys.argv = [{SCRIPT!r}] + sys.argv[1:]\n"
+             f"runpy.run_path({SCRIPT!r}, run_name='__main__')\n")
+    env = dict(os.environ)
+    env.pop("HRX_PYTHON_SITE_DIRS", None)
+    result = subprocess.run(
+        [sys.executable, "-P", "-c", wrong, "--backend", "host",
+         "--launches", "50", "--warmup", "2", "--repeat", "2", "--queues",
+         "2", "--output", str(output)],
+        capture_output=True, text=True, timeout=120, env=env)
+    assert result.returncode == 1, result.stderr[-3000:]
+    doc = json.loads(output.read_text())
+    assert doc["failed"] == {"step, hrx Stream.launch":
+                             "h[3] is 7.0, expected 2.0"}
+    assert "step, hrx Stream.launch" not in doc["medians"]
+    assert "hrx python, 1 thread" in doc["medians"]
+    assert any(line.startswith("step, hrx Stream.launch") and
+               "FAILED" in line and "h[3] is 7.0" in line
+               for line in result.stdout.splitlines())
