@@ -234,6 +234,7 @@ def bench_launch(
     warmup: int = 100,
     threads: int = 1,
     priority: Literal["high", "normal", "low"] = "normal",
+    synchronize_each: bool = False,
 ) -> _LaunchTimings:
     """Times launches of a built-in benchmark kernel in C, each thread on
     a stream (native) or native queue (raw) of its own."""

@@ -736,13 +736,14 @@ def test_typed_dict_check_detects_a_missing_key(device):
     typed = stub_typed_dicts(source.replace(old, "    max_queues: int"))
     assert typed_dict_mismatches(typed, device) == [
         "_DeviceInfo: stub keys ['backend', 'batch_publication', "
-        "'device_count', 'engines', 'index', 'max_block_dim', "
-        "'max_grid_dim', 'max_queues', 'max_shared_bytes_per_block', "
-        "'max_threads_per_block', 'name', 'peer', 'platform', 'runtime', "
-        "'selection', 'target', 'total_memory'], "
+        "'device_count', 'engines', 'index', 'launch_publication', "
+        "'max_block_dim', 'max_grid_dim', 'max_queues', "
+        "'max_shared_bytes_per_block', 'max_threads_per_block', 'name', "
+        "'peer', 'platform', 'runtime', 'selection', 'target', "
+        "'total_memory'], "
         "run-time keys ['backend', 'batch_publication', 'device_count', "
-        "'engines', 'index', 'max_block_dim', 'max_grid_dim', "
-        "'max_native_queues', 'max_shared_bytes_per_block', "
+        "'engines', 'index', 'launch_publication', 'max_block_dim', "
+        "'max_grid_dim', 'max_native_queues', 'max_shared_bytes_per_block', "
         "'max_threads_per_block', 'name', 'peer', 'platform', 'runtime', "
         "'selection', 'target', 'total_memory']"]
 

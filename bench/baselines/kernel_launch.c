@@ -31,12 +31,16 @@
  * its N launch calls (the launches' execution is waited for afterwards,
  * outside the time). Every launch's counter is checked at the end.
  *
+ * With --sync-each every timed launch is followed by a synchronize of its
+ * stream (queue): N isolated launches, whose latency is seconds / N.
+ *
  * Prints one JSON line: {"driver": D, "threads": T, "launches": N,
- * "seconds": S, "launches_per_s": T*N/S}; exit status 1 on any failure, 2
- * on bad arguments, 3 for c-function on AMD.
+ * "sync_each": B, "seconds": S, "launches_per_s": T*N/S}; exit status 1 on
+ * any failure, 2 on bad arguments, 3 for c-function on AMD.
  *
  * Usage: kernel_launch [--threads T] [--launches N] [--driver D]
- * (defaults 1, 100000, c-runtime; a later option wins). Build and run:
+ * [--sync-each] (defaults 1, 100000, c-runtime; a later option wins).
+ * Build and run:
  * bench/scripts/kernel_launch_baseline.sh [args] (needs only gcc and a GPU
  * runtime with its compiler; no GPU SDK). */
 #include <dlfcn.h>
@@ -148,6 +152,7 @@ typedef struct shared_s {
   hrx_backend_device_t* backend;
   hrx_native_kernel_t* kernel;  /* c-backend */
   long launches;
+  bool sync_each;   /* each timed launch followed by its stream's wait */
   pthread_barrier_t start;
   pthread_barrier_t done_warmup;
 } shared_t;
@@ -311,6 +316,14 @@ static void* worker_main(void* arg) {
     } else if (runtime_launch(s, args, stream) != 0) {
       ++w->failures;
     }
+    if (s->sync_each && i >= kWarmup) {
+      if (backend) {
+        hrx_status_free(vt->queue.wait(s->backend, queue, HRX_WAIT_FOREVER,
+                                       &done));
+      } else if (s->rt.stream_sync(stream) != 0) {
+        ++w->failures;
+      }
+    }
   }
   w->end_ns = hrx_now_ns();
   if (backend) {
@@ -328,7 +341,12 @@ int main(int argc, char** argv) {
   int threads = 1;
   long launches = 100000;
   const char* driver = "c-runtime";
+  bool sync_each = false;
   for (int i = 1; i < argc; ++i) {
+    if (strcmp(argv[i], "--sync-each") == 0) {
+      sync_each = true;
+      continue;
+    }
     if (strcmp(argv[i], "--threads") == 0 && i + 1 < argc) {
       threads = atoi(argv[++i]);
     } else if (strcmp(argv[i], "--launches") == 0 && i + 1 < argc) {
@@ -338,7 +356,7 @@ int main(int argc, char** argv) {
     } else {
       fprintf(stderr,
               "usage: %s [--threads T] [--launches N] [--driver "
-              "c-runtime|c-function|c-backend]\n",
+              "c-runtime|c-function|c-backend] [--sync-each]\n",
               argv[0]);
       return 2;
     }
@@ -361,7 +379,8 @@ int main(int argc, char** argv) {
   hrx_device_t* device = NULL;
   hrx_status_t status = hrx_device_open("hip", 0, &device);
   if (status) die("open the hip device", status);
-  shared_t s = {.driver = driver, .path = path, .launches = launches};
+  shared_t s = {.driver = driver, .path = path, .launches = launches,
+                .sync_each = sync_each};
   s.backend = hrx_device_backend(device);
   const hrx_backend_vtable_t* vt = s.backend->vtable;
   void* image = NULL;
@@ -469,8 +488,9 @@ int main(int argc, char** argv) {
     return 1;
   }
   printf("{\"driver\": \"%s\", \"threads\": %d, \"launches\": %ld, "
-         "\"seconds\": %.6f, \"launches_per_s\": %.1f}\n",
-         driver, threads, launches, seconds,
+         "\"sync_each\": %s, \"seconds\": %.6f, \"launches_per_s\": "
+         "%.1f}\n",
+         driver, threads, launches, sync_each ? "true" : "false", seconds,
          (double)threads * (double)launches / seconds);
   for (int t = 0; t < threads; ++t) {
     if (workers[t].queue) vt->queue.destroy(s.backend, workers[t].queue);

@@ -46,15 +46,30 @@ the run):
                                counter in device memory that the step's
                                last kernel advances
 
+Then isolated launches, where batching must cost nothing: `--latency-
+launches` times one launch on an idle stream and that stream's
+synchronize, one thread; the table gives microseconds per launch and
+synchronize:
+
+  isolated, hrx python         Stream.launch + Stream.synchronize
+                               (kernel_launches.launch_latency)
+  isolated, hrx python, batching off   the same with the device's batching
+                               switch off
+  isolated, hrx C              hrx_stream_launch + hrx_stream_synchronize
+                               (bench_launch, synchronize_each)
+  isolated, c-runtime          the plain C loop with --sync-each
+
 CuPy, PyTorch, c-runtime and c-function rows need their library and a GPU
 of the hip backend; elsewhere they are skipped with the reason. Each row
 runs `--repeat` times, interleaved with the others; the tables give the
 median and the range (a step row's in steps/s, with the launches per second
 they come to), and the ratios the runtime's goals name: hrx python 1 thread
 against the C baseline (c-runtime where it ran, else hrx C raw) and against
-CuPy, and hrx python 16 threads against 1 thread; then, without goals,
-c-function against c-runtime at 16 threads and the step rows against each
-other.
+CuPy, hrx python 16 threads against 1 thread, hrx python and hrx C at 16
+threads against c-runtime at 16 threads (and, without a goal, c-function
+against it), the hrx step against CuPy's captured graph and CuPy eager,
+and the isolated launch's time: hrx C against c-runtime, and hrx python
+with batching on against off.
 
     python3 -P bench/scripts/kernel_launch_rate.py --backend host
     python3 -P bench/scripts/kernel_launch_rate.py --backend hip \\
@@ -166,7 +181,7 @@ def torch_add(device, args, threads):
     return args.launches, elapsed / 1e9
 
 
-def c_baseline(device, args, threads, driver):
+def c_baseline(device, args, threads, driver, extra=()):
     """The plain C program (bench/baselines/kernel_launch.c) with `driver`
     (c-runtime or c-function) from `threads` threads, `--launches` each;
     --baseline-args come last, so they override."""
@@ -178,7 +193,7 @@ def c_baseline(device, args, threads, driver):
     if not os.path.exists(BASELINE):
         raise Skip(f"{os.path.relpath(BASELINE)} is not in this tree")
     command = ["bash", BASELINE, "--driver", driver, "--threads",
-               str(threads), "--launches", str(args.launches),
+               str(threads), "--launches", str(args.launches), *extra,
                *shlex.split(args.baseline_args)]
     done = subprocess.run(command, capture_output=True, text=True,
                           timeout=300)
@@ -194,6 +209,31 @@ def c_baseline(device, args, threads, driver):
             # "launches" is per thread.
             return record["threads"] * record["launches"], record["seconds"]
     raise Skip(f"{' '.join(command)} printed no {driver} line")
+
+
+def c_baseline_isolated(device, args, threads):
+    """The plain C loop with --sync-each: (launches, seconds)."""
+    saved = args.launches
+    args.launches = args.latency_launches
+    try:
+        return c_baseline(device, args, threads, "c-runtime",
+                          extra=["--sync-each"])
+    finally:
+        args.launches = saved
+
+
+def hrx_python_isolated(device, args, threads, batching=True):
+    r = kernel_launches.launch_latency(device, launches=args.latency_launches,
+                                       warmup=args.warmup // 10,
+                                       batching=batching)
+    return r["launches"], r["elapsed_ns"] / 1e9
+
+
+def hrx_c_isolated(device, args, threads):
+    r = hrx._hrx.bench_launch(device, launches=args.latency_launches,
+                              warmup=args.warmup // 10, threads=1,
+                              synchronize_each=True)
+    return r["launches"], r["elapsed_ns"] / 1e9
 
 
 def _steps(result):
@@ -244,14 +284,22 @@ ROWS = [
     ("step, hrx Stream.launch", 1, step_hrx),
     ("step, CuPy eager", 1, step_cupy_eager),
     ("step, CuPy graph replay", 1, step_cupy_graph),
+    ("isolated, hrx python", 1, hrx_python_isolated),
+    ("isolated, hrx python, batching off", 1,
+     lambda d, a, t: hrx_python_isolated(d, a, t, batching=False)),
+    ("isolated, hrx C", 1, hrx_c_isolated),
+    ("isolated, c-runtime", 1, c_baseline_isolated),
 ]
 
 STEP_ROWS = {name for name, _, _ in ROWS if name.startswith("step, ")}
 """The step workload's rows: one Python thread each, named without it."""
 
+ISOLATED_ROWS = {name for name, _, _ in ROWS if name.startswith("isolated, ")}
+"""Isolated launch + synchronize: one thread each, named without it."""
+
 
 def label(name, threads):
-    if name in STEP_ROWS:
+    if name in STEP_ROWS or name in ISOLATED_ROWS:
         return name
     return f"{name}, {threads} thread{'s' if threads > 1 else ''}"
 
@@ -275,6 +323,9 @@ def main() -> int:
     parser.add_argument("--step-warmup", type=int, default=100,
                         help="steps of the step workload before the timed "
                              "ones")
+    parser.add_argument("--latency-launches", type=int, default=2000,
+                        help="isolated launches (each followed by a "
+                             "synchronize) per repeat of the isolated rows")
     parser.add_argument("--output", help="a JSON file of every repeat")
     args = parser.parse_args()
 
@@ -362,7 +413,7 @@ def main() -> int:
 
     print(f"{'row':32} {'median M/s':>11} {'range M/s':>17}")
     for key, values in rates.items():
-        if key in step_rates or unmeasured(key):
+        if key in step_rates or key in ISOLATED_ROWS or unmeasured(key):
             continue
         low, high = min(values) / 1e6, max(values) / 1e6
         print(f"{key:32} {medians[key] / 1e6:11.3f} "
@@ -376,28 +427,50 @@ def main() -> int:
         print(f"{key:32} {step_medians[key] / 1e3:17.2f} "
               f"{f'{low:.2f}-{high:.2f}':>17} {medians[key] / 1e6:13.3f}")
 
+    print(f"{'isolated row':36} {'median us':>10} {'range us':>15}")
+    for key in (k for k in rates if k in ISOLATED_ROWS):
+        if unmeasured(key):
+            continue
+        values = rates[key]
+        low, high = 1e6 / max(values), 1e6 / min(values)
+        print(f"{key:36} {1e6 / medians[key]:10.2f} "
+              f"{f'{low:.2f}-{high:.2f}':>15}")
+
     one = medians.get(label("hrx python", 1))
     baseline_key = (label("c-runtime", 1) if label("c-runtime", 1) in medians
                     else label("hrx C raw", 1))
     print("ratios (medians; goals in brackets):")
+    if one:
+        print(f"  hrx python 1 thread: {one / 1e6:.3f} M/s [>= 1.0]")
     if one and baseline_key in medians:
         print(f"  hrx python 1 thread / {baseline_key}: "
-              f"{one / medians[baseline_key]:.2f} [>= 0.8]")
+              f"{one / medians[baseline_key]:.2f} [>= 4]")
     cupy_key = label("CuPy RawKernel", 1)
     if one and cupy_key in medians:
         print(f"  hrx python 1 thread / {cupy_key}: "
-              f"{one / medians[cupy_key]:.2f} [>= 2]")
+              f"{one / medians[cupy_key]:.2f} [>= 5]")
     sixteen = medians.get(label("hrx python", 16))
     if one and sixteen:
         print(f"  hrx python 16 threads / 1 thread: {sixteen / one:.2f} "
-              f"[>= 0.8]")
-    for numerator, denominator in (
-            (label("c-function", 16), label("c-runtime", 16)),
-            ("step, hrx Stream.launch", "step, CuPy eager"),
-            ("step, CuPy graph replay", "step, hrx Stream.launch")):
+              f"[> 1]")
+    for numerator, denominator, goal in (
+            (label("hrx python", 16), label("c-runtime", 16), " [>= 1]"),
+            (label("hrx C", 16), label("c-runtime", 16), " [>= 2]"),
+            (label("c-function", 16), label("c-runtime", 16), ""),
+            ("step, hrx Stream.launch", "step, CuPy graph replay",
+             " [>= 0.9]"),
+            ("step, hrx Stream.launch", "step, CuPy eager", " [>= 3]")):
         if numerator in medians and denominator in medians:
             print(f"  {numerator} / {denominator}: "
-                  f"{medians[numerator] / medians[denominator]:.2f}")
+                  f"{medians[numerator] / medians[denominator]:.2f}{goal}")
+    for slower, faster, goal in (
+            ("isolated, hrx C", "isolated, c-runtime", " [<= 1.1]"),
+            ("isolated, hrx python", "isolated, hrx python, batching off",
+             "")):
+        if slower in medians and faster in medians:
+            # Time per launch: the inverse ratio of the rates.
+            print(f"  time of {slower} / {faster}: "
+                  f"{medians[faster] / medians[slower]:.2f}{goal}")
     return 1 if failed else 0
 
 

@@ -128,6 +128,9 @@ static hrx_status_t hrx_bench_launch_lane(hrx_bench_launcher_t* run,
   lane->start_ns = hrx_now_ns();
   for (uint64_t i = 0; i < run->config.launches; ++i) {
     HRX_RETURN_IF_ERROR(hrx_bench_launch_one(run, lane));
+    if (run->config.synchronize_each) {
+      HRX_RETURN_IF_ERROR(hrx_bench_launch_sync(run, lane));
+    }
   }
   hrx_status_t status = hrx_bench_launch_sync(run, lane);
   lane->end_ns = hrx_now_ns();

@@ -14,6 +14,7 @@
 #ifndef HRX_BENCH_BENCH_KERNELS_H_
 #define HRX_BENCH_BENCH_KERNELS_H_
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "bench.h"
@@ -46,6 +47,9 @@ typedef struct hrx_bench_launch_config_s {
   int threads;                /* 1 .. HRX_BENCH_MAX_LAUNCH_THREADS, each
                                  with a stream (or queue) of its own */
   int priority;               /* native: the streams' lane */
+  bool synchronize_each;      /* each timed launch is followed by a
+                                 synchronize of its stream (queue): the
+                                 isolated launch's latency */
 } hrx_bench_launch_config_t;
 
 /* One kernel, one thread, 1000 launches, 100 warm-up, grid and block 1. */

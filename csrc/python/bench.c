@@ -391,15 +391,24 @@ static int hrx_py_bench_choice(hrx_py_state_t* state, PyObject* object,
 
 /* bench_launch(device, *, driver="native", kernel="tiny", grid=1, block=1,
  *              spin_ns=0, launches=1000, warmup=100, threads=1,
- *              priority="normal") -> dict */
+ *              priority="normal", synchronize_each=False) -> dict */
 PyObject* hrx_py_bench_launch(PyObject* module, PyObject* const* args,
                               Py_ssize_t nargs, PyObject* kwnames) {
   static const char* const names[] = {
       "device",  "driver",   "kernel", "grid",    "block",
-      "spin_ns", "launches", "warmup", "threads", "priority"};
-  PyObject* given[10];
-  if (hrx_py_arg_parse("bench_launch", args, nargs, kwnames, names, 10, 1, 1,
+      "spin_ns", "launches", "warmup", "threads", "priority",
+      "synchronize_each"};
+  PyObject* given[11];
+  if (hrx_py_arg_parse("bench_launch", args, nargs, kwnames, names, 11, 1, 1,
                        given) < 0) {
+    return NULL;
+  }
+  PyObject* synchronize_each = given[10];
+  if (synchronize_each && !PyBool_Check(synchronize_each)) {
+    PyErr_Format(PyExc_TypeError,
+                 "bench_launch() argument 'synchronize_each' must be True or "
+                 "False, not %.100s",
+                 Py_TYPE(synchronize_each)->tp_name);
     return NULL;
   }
   PyObject *device_object = given[0], *driver = given[1], *kernel = given[2],
@@ -440,6 +449,7 @@ PyObject* hrx_py_bench_launch(PyObject* module, PyObject* const* args,
   config.launches = (uint64_t)v_launches;
   config.warmup = v_warmup;
   config.threads = (int)v_threads;
+  config.synchronize_each = synchronize_each == Py_True;
   hrx_device_t* device = hrx_py_device_unwrap(state, device_object);
   if (!device) return NULL;
   hrx_bench_launch_result_t* result = PyMem_Calloc(1, sizeof(*result));

@@ -164,11 +164,12 @@ static PyMethodDef hrx_py_module_methods[] = {
      METH_FASTCALL | METH_KEYWORDS,
      "bench_launch($module, /, device, *, driver='native', kernel='tiny', "
      "grid=1, block=1, spin_ns=0, launches=1000, warmup=100, threads=1, "
-     "priority='normal')\n--\n\n"
+     "priority='normal', synchronize_each=False)\n--\n\n"
      "Time launches of a built-in benchmark kernel in C: each of `threads` "
      "threads launches it `launches` times on a stream of its own (driver "
      "'native') or a native queue through the backend interface ('raw'), "
-     "then synchronizes. Return {driver, kernel, grid, block, spin_ns, "
+     "then synchronizes (with synchronize_each, after every launch: an "
+     "isolated launch's latency). Return {driver, kernel, grid, block, spin_ns, "
      "threads, launches (in all), elapsed_ns (common start to the slowest "
      "thread's end), thread_ns}. The GIL is released."},
     {"bench_kernel_source", hrx_py_bench_kernel_source, METH_O,

@@ -93,7 +93,8 @@ def test_the_launch_rate_script_reports_every_row(backend, tmp_path):
     result = subprocess.run(
         [sys.executable, "-P", SCRIPT, "--backend", "host", "--launches",
          "300", "--warmup", "10", "--repeat", "2", "--queues", "2",
-         "--steps", "30", "--step-warmup", "3", "--output", str(output)],
+         "--steps", "30", "--step-warmup", "3", "--latency-launches", "40",
+         "--output", str(output)],
         capture_output=True, text=True, timeout=120, env=env)
     assert result.returncode == 0, result.stderr[-3000:]
     lines = result.stdout.splitlines()
@@ -108,14 +109,16 @@ def test_the_launch_rate_script_reports_every_row(backend, tmp_path):
     doc = json.loads(output.read_text())
     measured = ["hrx python, 1 thread", "hrx python, 16 threads",
                 "hrx C, 1 thread", "hrx C, 16 threads",
-                "hrx C raw, 1 thread", "step, hrx Stream.launch"]
+                "hrx C raw, 1 thread", "step, hrx Stream.launch",
+                "isolated, hrx python", "isolated, hrx python, batching off",
+                "isolated, hrx C"]
     assert sorted(doc["medians"]) == sorted(measured)
     assert sorted(doc["step_medians"]) == ["step, hrx Stream.launch"]
     assert sorted(doc["skipped"]) == sorted([
         "CuPy RawKernel, 1 thread", "PyTorch add_, 1 thread",
         "c-runtime, 1 thread", "c-runtime, 16 threads",
         "c-function, 16 threads", "step, CuPy eager",
-        "step, CuPy graph replay"])
+        "step, CuPy graph replay", "isolated, c-runtime"])
     assert all("host" in reason for reason in doc["skipped"].values())
     assert doc["failed"] == {}
     assert doc["step_shape"] == {"n": 4096, "m": 64, "reps": 5,
@@ -128,6 +131,8 @@ def test_the_launch_rate_script_reports_every_row(backend, tmp_path):
             assert (record["steps"], record["launches"]) == (30, 30 * 21)
             assert record["steps_per_s"] * 21 == pytest.approx(
                 record["launches_per_s"])
+        elif record["row"].startswith("isolated, "):
+            assert record["launches"] == 40, record
         else:
             assert record["launches"] == 300 * record["threads"]
         assert record["launches_per_s"] > 0
