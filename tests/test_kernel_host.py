@@ -179,6 +179,10 @@ def test_a_full_queue_releases_the_gil_and_runs_every_launch(fresh):
         assert full > 0, released
         print("ok")
     """, env={"HRX_HOST_RING_CAPACITY": "8",
+              # Launches published alone: gathered ones wait for the ring
+              # in the publication of their full batch, which releases the
+              # GIL as such (test_launch_batching.py).
+              "HRX_BATCH_LAUNCHES": "0",
               "PYTHONPATH": os.pathsep.join(
                   [os.environ.get("PYTHONPATH", ""),
                    os.path.dirname(os.path.abspath(__file__))])})
