@@ -138,25 +138,47 @@ EXPORT int cudaDriverGetVersion(int* version) {
 
 /* ------------------------------------------------------ streams, events */
 
+/* A stream handle carries a mark, so that a call given anything else (a
+ * pointer to the backend's own queue record, say) is caught: counted in
+ * state.bad_streams and refused. NULL is the default stream. */
+enum { kInvalidResourceHandle = 400 };
+#define FAKE_STREAM_MARK 0x66616b6573747231ull
+typedef struct fake_stream_s {
+  uint64_t mark;
+} fake_stream_t;
+
+static int bad_stream(const void* stream) {
+  if (!stream || ((const fake_stream_t*)stream)->mark == FAKE_STREAM_MARK) {
+    return 0;
+  }
+  ++state.bad_streams;
+  return fail(kInvalidResourceHandle);
+}
+
 EXPORT int cudaStreamCreateWithFlags(void** stream, unsigned int flags) {
   (void)flags;
-  *stream = malloc(16);
+  fake_stream_t* made = calloc(1, sizeof(*made));
+  if (!made) return fail(kOutOfMemory);
+  made->mark = FAKE_STREAM_MARK;
+  *stream = made;
   return kSuccess;
 }
 EXPORT int cudaStreamDestroy(void* stream) {
+  if (bad_stream(stream)) return kInvalidResourceHandle;
   free(stream);
   return kSuccess;
 }
 EXPORT int cudaStreamSynchronize(void* stream) {
-  (void)stream;
+  if (bad_stream(stream)) return kInvalidResourceHandle;
   return kSuccess;
 }
 EXPORT int cudaStreamQuery(void* stream) {
-  (void)stream;
+  if (bad_stream(stream)) return kInvalidResourceHandle;
   return kSuccess;
 }
 EXPORT int cudaStreamWaitEvent(void* stream, void* event, unsigned int f) {
-  (void)stream, (void)event, (void)f;
+  (void)event, (void)f;
+  if (bad_stream(stream)) return kInvalidResourceHandle;
   return kSuccess;
 }
 EXPORT int cudaEventCreateWithFlags(void** event, unsigned int flags) {
@@ -169,7 +191,8 @@ EXPORT int cudaEventDestroy(void* event) {
   return kSuccess;
 }
 EXPORT int cudaEventRecord(void* event, void* stream) {
-  (void)event, (void)stream;
+  (void)event;
+  if (bad_stream(stream)) return kInvalidResourceHandle;
   return kSuccess;
 }
 EXPORT int cudaEventQuery(void* event) {
@@ -203,12 +226,13 @@ EXPORT int cudaHostAlloc(void** ptr, size_t size, unsigned int flags) {
 EXPORT int cudaFreeHost(void* ptr) { return cudaFree(ptr); }
 EXPORT int cudaMemcpyAsync(void* dst, const void* src, size_t size, int kind,
                            void* stream) {
-  (void)kind, (void)stream;
+  (void)kind;
+  if (bad_stream(stream)) return kInvalidResourceHandle;
   memmove(dst, src, size);
   return kSuccess;
 }
 EXPORT int cudaMemsetAsync(void* dst, int value, size_t size, void* stream) {
-  (void)stream;
+  if (bad_stream(stream)) return kInvalidResourceHandle;
   memset(dst, value, size);
   return kSuccess;
 }
@@ -364,6 +388,7 @@ typedef struct dim3_s {
 EXPORT int cudaLaunchKernel(const void* function, dim3_t grid, dim3_t block,
                             void** args, size_t shared, void* stream) {
   const fake_kernel_t* k = function;
+  if (bad_stream(stream)) return kInvalidResourceHandle;
   if ((uint64_t)block.x * block.y * block.z > 1024) {
     return fail(kInvalidConfiguration);
   }
@@ -506,6 +531,7 @@ EXPORT int cudaGraphNodeSetEnabled(void* exec, void* node,
 }
 EXPORT int cudaGraphLaunch(void* exec, void* stream) {
   const fake_graph_t* g = exec;
+  if (bad_stream(stream)) return kInvalidResourceHandle;
   ++state.graph_launches;
   for (int i = 0; i < g->count; ++i) {
     if (!g->kernel[i] || !g->enabled[i]) continue;

@@ -40,6 +40,8 @@ typedef struct fake_cudart_state_s {
   int graph_node_updates;   /* cudaGraphExecKernelNodeSetParams calls */
   int graph_node_switches;  /* cudaGraphNodeSetEnabled calls */
   fake_cudart_launch_t graph_log[FAKE_MAX_GRAPH_LOG];
+  /* Calls given a stream handle the stand-in did not make. */
+  int bad_streams;
 } fake_cudart_state_t;
 
 typedef const fake_cudart_state_t* (*fake_cudart_state_fn)(void);

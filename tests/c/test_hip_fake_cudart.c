@@ -402,7 +402,27 @@ static int scenario_fake_cuda(const char* library, bool driver_params) {
   CHECK(state->libraries_loaded == state->libraries_unloaded,
         "%d libraries loaded, %d unloaded", state->libraries_loaded,
         state->libraries_unloaded);
+  /* Every call on the queue hands the runtime the queue's stream. */
+  {
+    uint8_t* memory = NULL;
+    CHECK_OK(vt->memory.alloc(f->device, 64, (void**)&memory));
+    CHECK_OK(vt->queue.fill(f->device, queue, memory, 7, 32));
+    CHECK_OK(vt->queue.copy(f->device, queue, memory + 32, memory, 32));
+    uint64_t pending = 1;
+    bool done = false;
+    CHECK_OK(vt->queue.query(f->device, queue, &pending));
+    CHECK_OK(vt->queue.wait(f->device, queue, 1000000, &done));
+    CHECK(done, "a finite wait of an idle queue not done");
+    CHECK_OK(vt->queue.wait(f->device, queue, HRX_WAIT_FOREVER, &done));
+    CHECK(vt->queue.native_handle(queue) != (void*)queue,
+          "the native handle is the queue's record, not its stream");
+    vt->memory.free(f->device, memory);
+    CHECK(state->bad_streams == 0, "%d calls got a handle that is no stream",
+          state->bad_streams);
+  }
   vt->queue.destroy(f->device, queue);
+  CHECK(state->bad_streams == 0, "%d calls got a handle that is no stream",
+        state->bad_streams);
   vt->destroy(f->device);
   return 0;
 }

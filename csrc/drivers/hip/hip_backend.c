@@ -1108,7 +1108,8 @@ static hrx_status_t hrx_hip_queue_wait(hrx_backend_device_t* base,
     *out_done = false;
     return NULL;
   }
-  return hrx_hip_poll(false, (void*)queue, timeout_ns, out_done);
+  return hrx_hip_poll(false, (void*)hrx_hip_stream_of(queue), timeout_ns,
+                      out_done);
 }
 
 static hrx_status_t hrx_hip_event_wait(hrx_backend_device_t* base,
