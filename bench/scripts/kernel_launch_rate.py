@@ -17,6 +17,10 @@ one's end. Rows:
                                driver native)
   hrx C raw, 1 thread          the backend's kernel_launch on a native queue
                                of its own, past the stream layer (driver raw)
+  hrx python, batching off, 1 thread / hrx C, batching off, 16 threads
+                               the same with the device's batching switch
+                               off: one driver call per launch, the
+                               baseline of gathered launches in this run
   CuPy RawKernel, 1 thread     the same CUDA source through cupy.RawKernel
   PyTorch, 1 thread            torch.Tensor.add_(1) on a 1-element tensor
   c-runtime, 1 / 16 threads    a plain C loop of cudaLaunchKernel (AMD:
@@ -116,6 +120,20 @@ def hrx_python(device, args, threads):
     r = kernel_launches.launch_rate(device, launches=args.launches,
                                     warmup=args.warmup, threads=threads)
     return r["launches"], r["elapsed_ns"] / 1e9
+
+
+def batching_off(runner):
+    """`runner` with the device's batching switch off (restored after):
+    every launch its own driver call, the baseline of gathered launches
+    in the same run."""
+    def run(device, args, threads):
+        previous = device.batching
+        device.set_batching(False)
+        try:
+            return runner(device, args, threads)
+        finally:
+            device.set_batching(previous)
+    return run
 
 
 def hrx_c(device, args, threads, driver):
@@ -276,6 +294,9 @@ ROWS = [
     ("hrx C", 1, lambda d, a, t: hrx_c(d, a, t, "native")),
     ("hrx C", 16, lambda d, a, t: hrx_c(d, a, t, "native")),
     ("hrx C raw", 1, lambda d, a, t: hrx_c(d, a, t, "raw")),
+    ("hrx python, batching off", 1, batching_off(hrx_python)),
+    ("hrx C, batching off", 16,
+     batching_off(lambda d, a, t: hrx_c(d, a, t, "native"))),
     ("CuPy RawKernel", 1, cupy_raw_kernel),
     ("PyTorch add_", 1, torch_add),
     ("c-runtime", 1, lambda d, a, t: c_baseline(d, a, t, "c-runtime")),
@@ -454,6 +475,9 @@ def main() -> int:
         print(f"  hrx python 16 threads / 1 thread: {sixteen / one:.2f} "
               f"[> 1]")
     for numerator, denominator, goal in (
+            (label("hrx python", 1), label("hrx python, batching off", 1),
+             ""),
+            (label("hrx C", 16), label("hrx C, batching off", 16), ""),
             (label("hrx python", 16), label("c-runtime", 16), " [>= 1]"),
             (label("hrx C", 16), label("c-runtime", 16), " [>= 2]"),
             (label("c-function", 16), label("c-runtime", 16), ""),

@@ -99,3 +99,16 @@ def test_the_driver_api_prototypes_match_the_cuda_headers():
          f"-I{ROOT / 'csrc'}", f"-I{ROOT / 'hrx' / 'include'}",
          str(PROGRAM)], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr[-3000:]
+
+
+def test_sync_each_gets_past_the_parser(built):
+    """--sync-each (every launch followed by its stream's synchronize) is
+    an option of its own, taking no value: here the device does not open
+    (status 1); with a GPU the JSON line says sync_each."""
+    done = run(built[0], "--sync-each", "--launches", "20")
+    if done.returncode == 0:
+        record = json.loads(done.stdout.splitlines()[-1])
+        assert record["sync_each"] is True and record["launches"] == 20
+    else:
+        assert done.returncode == 1, done.stderr
+        assert "usage:" not in done.stderr

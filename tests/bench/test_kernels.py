@@ -109,7 +109,8 @@ def test_the_launch_rate_script_reports_every_row(backend, tmp_path):
     doc = json.loads(output.read_text())
     measured = ["hrx python, 1 thread", "hrx python, 16 threads",
                 "hrx C, 1 thread", "hrx C, 16 threads",
-                "hrx C raw, 1 thread", "step, hrx Stream.launch",
+                "hrx C raw, 1 thread", "hrx python, batching off, 1 thread",
+                "hrx C, batching off, 16 threads", "step, hrx Stream.launch",
                 "isolated, hrx python", "isolated, hrx python, batching off",
                 "isolated, hrx C"]
     assert sorted(doc["medians"]) == sorted(measured)
