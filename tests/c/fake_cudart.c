@@ -17,7 +17,10 @@
  *       with natural alignment; or "?" when the parameter query fails
  *       with cudaErrorNotSupported.
  * Built without cudaFuncGetParamInfo when FAKE_NO_FUNC_PARAM_INFO is
- * defined, so that the driver's cuKernelGetParamInfo is used.
+ * defined, so that the driver's cuKernelGetParamInfo is used, and without
+ * cudaGraphNodeSetEnabled when FAKE_NO_NODE_ENABLE is, so that launch
+ * batches take the path of runtimes that cannot turn graph nodes off
+ * (exact-size graphs, as on ROCm before 5.3).
  *
  * What it saw is read through fake_cudart_state(). Not thread-safe beyond
  * what the scenario needs (one thread). */
@@ -520,6 +523,7 @@ EXPORT int cudaGraphExecKernelNodeSetParams(void* exec, void* node,
   ++state.graph_node_updates;
   return kSuccess;
 }
+#ifndef FAKE_NO_NODE_ENABLE
 EXPORT int cudaGraphNodeSetEnabled(void* exec, void* node,
                                    unsigned int enabled) {
   fake_graph_t* g = exec;
@@ -529,6 +533,7 @@ EXPORT int cudaGraphNodeSetEnabled(void* exec, void* node,
   ++state.graph_node_switches;
   return kSuccess;
 }
+#endif
 EXPORT int cudaGraphLaunch(void* exec, void* stream) {
   const fake_graph_t* g = exec;
   if (bad_stream(stream)) return kInvalidResourceHandle;
