@@ -14,7 +14,8 @@
  * hipFunction_t). Nothing is allocated per kernel: a launch is one runtime
  * call (cudaLaunchKernel with the cudaKernel_t as the function;
  * hipModuleLaunchKernel), which copies the argument values before it
- * returns.
+ * returns; a batch of launches rewrites kernel nodes of a graph instead
+ * (hrx_hip_graph_exec_set_kernel_node, hip_launch_graphs.h).
  *
  * Everything a launch would otherwise do once per kernel happens at lookup:
  * the attribute query loads the kernel into the device's context (CUDA
