@@ -427,25 +427,25 @@ def main() -> int:
 
     def unmeasured(key):
         if key in failed:
-            print(f"{key:32} {'FAILED':>11}  {failed[key]}")
+            print(f"{key:36} {'FAILED':>11}  {failed[key]}")
         elif key in skipped:
-            print(f"{key:32} {'skipped':>11}  {skipped[key]}")
+            print(f"{key:36} {'skipped':>11}  {skipped[key]}")
         return key in failed or key in skipped
 
-    print(f"{'row':32} {'median M/s':>11} {'range M/s':>17}")
+    print(f"{'row':36} {'median M/s':>11} {'range M/s':>17}")
     for key, values in rates.items():
         if key in step_rates or key in ISOLATED_ROWS or unmeasured(key):
             continue
         low, high = min(values) / 1e6, max(values) / 1e6
-        print(f"{key:32} {medians[key] / 1e6:11.3f} "
+        print(f"{key:36} {medians[key] / 1e6:11.3f} "
               f"{f'{low:.3f}-{high:.3f}':>17}")
-    print(f"{'step row':32} {'median k steps/s':>17} "
+    print(f"{'step row':36} {'median k steps/s':>17} "
           f"{'range k steps/s':>17} {'M launches/s':>13}")
     for key, values in step_rates.items():
         if unmeasured(key):
             continue
         low, high = min(values) / 1e3, max(values) / 1e3
-        print(f"{key:32} {step_medians[key] / 1e3:17.2f} "
+        print(f"{key:36} {step_medians[key] / 1e3:17.2f} "
               f"{f'{low:.2f}-{high:.2f}':>17} {medians[key] / 1e6:13.3f}")
 
     print(f"{'isolated row':36} {'median us':>10} {'range us':>15}")
@@ -464,8 +464,10 @@ def main() -> int:
     if one:
         print(f"  hrx python 1 thread: {one / 1e6:.3f} M/s [>= 1.0]")
     if one and baseline_key in medians:
+        # The goal is against the plain C loop; hrx C raw only stands in.
+        goal = " [>= 4]" if baseline_key == label("c-runtime", 1) else ""
         print(f"  hrx python 1 thread / {baseline_key}: "
-              f"{one / medians[baseline_key]:.2f} [>= 4]")
+              f"{one / medians[baseline_key]:.2f}{goal}")
     cupy_key = label("CuPy RawKernel", 1)
     if one and cupy_key in medians:
         print(f"  hrx python 1 thread / {cupy_key}: "
