@@ -60,7 +60,7 @@ test: $(VPY)
 	  ../$(VPY) -m pytest -q -p no:cacheprovider .
 	cd tests && HRX_BATCHING=0 HRX_CHUNKING=0 PYTHONPATH=$(TESTING_PKG) \
 	  ../$(VPY) -m pytest -q -p no:cacheprovider $(CONFORMANCE_TESTS)
-	$(MAKE) test-python-asan
+	$(MAKE) test-python-asan TEST_EXTRAS_INSTALLED=1
 
 # The testing build of the extension (HRX_TESTING_BUILD=1, see setup.py):
 # the product plus fault injection and the test hooks, with a copy of the
@@ -87,11 +87,12 @@ testing-build:
 # can abort in ASan's exception interceptor. Leak detection is off
 # here: CPython itself does not free everything at exit; native leaks are
 # covered by the C tests under LeakSanitizer and by the fault wrapper's live
-# object counts (tests/test_fault_injection.py).
+# object counts (tests/test_fault_injection.py). From `make test`
+# (TEST_EXTRAS_INSTALLED=1) the venv already has the test extras.
 ASAN_PKG := $(CURDIR)/build/asan
 SANITIZE := -fsanitize=address,undefined
 test-python-asan: $(VPY)
-	$(PIP_INSTALL) '.[test]' 'setuptools>=77'
+	$(if $(TEST_EXTRAS_INSTALLED),,$(PIP_INSTALL) '.[test]' 'setuptools>=77')
 	rm -rf $(ASAN_PKG) build/asan-tmp
 	mkdir -p $(ASAN_PKG)
 	cp -r hrx $(ASAN_PKG)/
