@@ -517,36 +517,56 @@ static hrx_status_t hrx_fault_event_query(hrx_backend_device_t* base,
   return HRX_INNER_VT(base)->event.query(HRX_INNER(base), event, out_done);
 }
 
-/* A batch counts one copy or fill call per command. A fault at command i
- * publishes the commands before it (as the inner backend would when it
- * fails part-way) and fails the rest. */
-static hrx_status_t hrx_fault_batch_submit(hrx_backend_device_t* base,
-                                           hrx_native_queue_t* queue,
-                                           const hrx_batch_command_t* commands,
-                                           uint32_t count,
-                                           uint32_t* out_published) {
+/* The call a batch command counts as. */
+static hrx_fault_op_t hrx_fault_batch_op(const hrx_batch_command_t* command) {
+  switch (command->kind) {
+    case HRX_BATCH_FILL: return HRX_FAULT_FILL;
+    case HRX_BATCH_LAUNCH: return HRX_FAULT_LAUNCH;
+    default: return HRX_FAULT_COPY;
+  }
+}
+
+/* One command through the inner backend's own call. */
+static hrx_status_t hrx_fault_inner_one(hrx_backend_device_t* inner,
+                                        hrx_native_queue_t* native,
+                                        const hrx_batch_command_t* c) {
+  const hrx_backend_vtable_t* vt = inner->vtable;
+  switch (c->kind) {
+    case HRX_BATCH_FILL:
+      return vt->queue.fill(inner, native, c->dst, c->byte, c->length);
+    case HRX_BATCH_LAUNCH:
+      return vt->kernel.launch(inner, native, c->kernel, c->launch);
+    default:
+      return vt->queue.copy(inner, native, c->dst, c->src, c->length);
+  }
+}
+
+/* A batch (copies and fills for batch_submit, launches for launch_batch)
+ * counts one call per command. A fault at command i publishes the
+ * commands before it (as the inner backend would when it fails part-way)
+ * and fails the rest. */
+static hrx_status_t hrx_fault_batch(hrx_backend_device_t* base,
+                                    hrx_native_queue_t* queue,
+                                    const hrx_batch_command_t* commands,
+                                    uint32_t count, uint32_t* out_published,
+                                    bool launches) {
   *out_published = 0;
   hrx_backend_device_t* inner = HRX_INNER(base);
   hrx_native_queue_t* native = HRX_INNER_QUEUE(queue);
   hrx_status_t fault = NULL;
   uint32_t good = 0;
   while (good < count && !fault) {
-    fault = hrx_fault_check(base, commands[good].kind == HRX_BATCH_FILL
-                                      ? HRX_FAULT_FILL
-                                      : HRX_FAULT_COPY);
+    fault = hrx_fault_check(base, hrx_fault_batch_op(&commands[good]));
     if (!fault) ++good;
   }
   hrx_status_t status = NULL;
   if (good >= 2) {
-    status = inner->vtable->queue.batch_submit(inner, native, commands, good,
-                                         out_published);
+    status = launches ? inner->vtable->kernel.launch_batch(
+                            inner, native, commands, good, out_published)
+                      : inner->vtable->queue.batch_submit(
+                            inner, native, commands, good, out_published);
   } else if (good == 1) {
-    const hrx_batch_command_t* c = &commands[0];
-    status = c->kind == HRX_BATCH_FILL
-                 ? inner->vtable->queue.fill(inner, native, c->dst, c->byte,
-                                       c->length)
-                 : inner->vtable->queue.copy(inner, native, c->dst, c->src,
-                                       c->length);
+    status = hrx_fault_inner_one(inner, native, &commands[0]);
     if (!status) *out_published = 1;
   }
   if (hrx_status_code(status) == HRX_STATUS_WOULD_BLOCK) {
@@ -556,10 +576,7 @@ static hrx_status_t hrx_fault_batch_submit(hrx_backend_device_t* base,
     hrx_fault_device_t* device = hrx_fault_cast(base);
     uint32_t checked = fault ? good + 1 : good;
     for (uint32_t i = *out_published; i < checked; ++i) {
-      atomic_fetch_sub(&device->calls[commands[i].kind == HRX_BATCH_FILL
-                                          ? HRX_FAULT_FILL
-                                          : HRX_FAULT_COPY],
-                       1);
+      atomic_fetch_sub(&device->calls[hrx_fault_batch_op(&commands[i])], 1);
     }
     if (fault) atomic_fetch_sub(&hrx_fault_injected, 1);
     hrx_status_free(fault);
@@ -572,6 +589,14 @@ static hrx_status_t hrx_fault_batch_submit(hrx_backend_device_t* base,
     return status;
   }
   return fault;
+}
+
+static hrx_status_t hrx_fault_batch_submit(hrx_backend_device_t* base,
+                                           hrx_native_queue_t* queue,
+                                           const hrx_batch_command_t* commands,
+                                           uint32_t count,
+                                           uint32_t* out_published) {
+  return hrx_fault_batch(base, queue, commands, count, out_published, false);
 }
 
 /* Host functions and native graphs pass through (no faults of their own);
@@ -658,49 +683,11 @@ static hrx_status_t hrx_fault_kernel_launch(hrx_backend_device_t* base,
                                         launch));
 }
 
-/* A batch of launches counts one launch call per command, like
- * hrx_fault_batch_submit: a fault at launch i publishes the launches
- * before it and fails the rest. */
 static hrx_status_t hrx_fault_kernel_launch_batch(
     hrx_backend_device_t* base, hrx_native_queue_t* queue,
     const hrx_batch_command_t* commands, uint32_t count,
     uint32_t* out_published) {
-  *out_published = 0;
-  hrx_backend_device_t* inner = HRX_INNER(base);
-  hrx_native_queue_t* native = HRX_INNER_QUEUE(queue);
-  hrx_status_t fault = NULL;
-  uint32_t good = 0;
-  while (good < count && !fault) {
-    fault = hrx_fault_check(base, HRX_FAULT_LAUNCH);
-    if (!fault) ++good;
-  }
-  hrx_status_t status = NULL;
-  if (good >= 2) {
-    status = inner->vtable->kernel.launch_batch(inner, native, commands, good,
-                                                out_published);
-  } else if (good == 1) {
-    status = inner->vtable->kernel.launch(inner, native, commands[0].kernel,
-                                          commands[0].launch);
-    if (!status) *out_published = 1;
-  }
-  if (hrx_status_code(status) == HRX_STATUS_WOULD_BLOCK) {
-    /* As in hrx_fault_batch_submit: the calls not made are taken back. */
-    hrx_fault_device_t* device = hrx_fault_cast(base);
-    uint32_t checked = fault ? good + 1 : good;
-    for (uint32_t i = *out_published; i < checked; ++i) {
-      atomic_fetch_sub(&device->calls[HRX_FAULT_LAUNCH], 1);
-    }
-    if (fault) atomic_fetch_sub(&hrx_fault_injected, 1);
-    hrx_status_free(fault);
-    if (*out_published) atomic_fetch_add(&hrx_fault_native_commands, 1);
-    return status;
-  }
-  if (good) atomic_fetch_add(&hrx_fault_native_commands, 1);
-  if (status) {
-    hrx_status_free(fault);
-    return status;
-  }
-  return fault;
+  return hrx_fault_batch(base, queue, commands, count, out_published, true);
 }
 
 static bool hrx_fault_kernel_launch_batch_by_default(

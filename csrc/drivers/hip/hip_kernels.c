@@ -470,6 +470,35 @@ hrx_status_t hrx_hip_kernel_launch(hrx_native_kernel_t* kernel,
   return HRX_HIP_ERROR(DEVICE_ERROR, LaunchKernel, err);
 }
 
+/* A kernel node's parameters in the platform's layout (the two differ,
+ * hip_constants.h); `storage` holds them, the result points into it. The
+ * argument values stay the launch's: the runtime copies them at the call
+ * that takes the parameters. */
+typedef union hrx_hip_kernel_node_storage_u {
+  hrx_hip_amd_kernel_node_params_t amd;
+  hrx_hip_cuda_kernel_node_params_t cuda;
+} hrx_hip_kernel_node_storage_t;
+
+static const hrx_hip_kernel_node_params_t* hrx_hip_kernel_node_params(
+    hrx_native_kernel_t* kernel, const hrx_kernel_launch_t* launch,
+    hrx_hip_kernel_node_storage_t* storage) {
+  void** args = (void**)(uintptr_t)launch->args;
+  hrx_hip_dim3_t grid = {launch->grid[0], launch->grid[1], launch->grid[2]};
+  hrx_hip_dim3_t block = {launch->block[0], launch->block[1],
+                          launch->block[2]};
+  unsigned int shared = (unsigned int)launch->shared_bytes;
+  if (hrx_hip_kernels_amd()) {
+    storage->amd = (hrx_hip_amd_kernel_node_params_t){
+        .block = block, .extra = NULL, .func = (void*)kernel, .grid = grid,
+        .kernel_params = args, .shared_bytes = shared};
+  } else {
+    storage->cuda = (hrx_hip_cuda_kernel_node_params_t){
+        .func = (void*)kernel, .grid = grid, .block = block,
+        .shared_bytes = shared, .kernel_params = args, .extra = NULL};
+  }
+  return (const hrx_hip_kernel_node_params_t*)storage;
+}
+
 hrx_status_t hrx_hip_graph_exec_set_kernel_node(
     hrx_hip_graph_exec_t exec, hrx_hip_graph_node_t node,
     hrx_native_kernel_t* kernel, const hrx_kernel_launch_t* launch) {
@@ -479,26 +508,9 @@ hrx_status_t hrx_hip_graph_exec_set_kernel_node(
                            "the %s cannot rewrite a graph's kernel nodes",
                            hrx_hip_rt.platform->runtime_label);
   }
-  void** args = (void**)(uintptr_t)launch->args;
-  hrx_hip_dim3_t grid = {launch->grid[0], launch->grid[1], launch->grid[2]};
-  hrx_hip_dim3_t block = {launch->block[0], launch->block[1],
-                          launch->block[2]};
-  hrx_hip_error_t err;
-  if (hrx_hip_kernels_amd()) {
-    hrx_hip_amd_kernel_node_params_t params = {
-        .block = block, .extra = NULL, .func = (void*)kernel, .grid = grid,
-        .kernel_params = args,
-        .shared_bytes = (unsigned int)launch->shared_bytes};
-    err = sym->GraphExecKernelNodeSetParams(
-        exec, node, (const hrx_hip_kernel_node_params_t*)&params);
-  } else {
-    hrx_hip_cuda_kernel_node_params_t params = {
-        .func = (void*)kernel, .grid = grid, .block = block,
-        .shared_bytes = (unsigned int)launch->shared_bytes,
-        .kernel_params = args, .extra = NULL};
-    err = sym->GraphExecKernelNodeSetParams(
-        exec, node, (const hrx_hip_kernel_node_params_t*)&params);
-  }
+  hrx_hip_kernel_node_storage_t storage;
+  hrx_hip_error_t err = sym->GraphExecKernelNodeSetParams(
+      exec, node, hrx_hip_kernel_node_params(kernel, launch, &storage));
   if (!hrx_hip_ok(err)) {
     return HRX_HIP_ERROR(DEVICE_ERROR, GraphExecKernelNodeSetParams, err);
   }
@@ -517,35 +529,18 @@ hrx_status_t hrx_hip_graph_add_kernel_node(hrx_hip_graph_t graph,
                            "the %s has no graph kernel nodes",
                            hrx_hip_rt.platform->runtime_label);
   }
-  void** args = (void**)(uintptr_t)launch->args;
-  hrx_hip_dim3_t grid = {launch->grid[0], launch->grid[1], launch->grid[2]};
-  hrx_hip_dim3_t block = {launch->block[0], launch->block[1],
-                          launch->block[2]};
-  hrx_hip_error_t err;
-  if (hrx_hip_kernels_amd()) {
-    hrx_hip_amd_kernel_node_params_t params = {
-        .block = block, .extra = NULL, .func = (void*)kernel, .grid = grid,
-        .kernel_params = args,
-        .shared_bytes = (unsigned int)launch->shared_bytes};
-    err = sym->GraphAddKernelNode(
-        out_node, graph, deps, dep_count,
-        (const hrx_hip_kernel_node_params_t*)&params);
-    if (err == hrx_hip_rt.platform->error_invalid_device_function) {
-      /* HIP releases that look kernel nodes up among host functions only. */
-      hrx_hip_forget_error(err);
-      return hrx_make_status(HRX_STATUS_UNAVAILABLE,
-                             "this %s takes no module kernel in a graph "
-                             "kernel node",
-                             hrx_hip_rt.platform->runtime_label);
-    }
-  } else {
-    hrx_hip_cuda_kernel_node_params_t params = {
-        .func = (void*)kernel, .grid = grid, .block = block,
-        .shared_bytes = (unsigned int)launch->shared_bytes,
-        .kernel_params = args, .extra = NULL};
-    err = sym->GraphAddKernelNode(
-        out_node, graph, deps, dep_count,
-        (const hrx_hip_kernel_node_params_t*)&params);
+  hrx_hip_kernel_node_storage_t storage;
+  hrx_hip_error_t err = sym->GraphAddKernelNode(
+      out_node, graph, deps, dep_count,
+      hrx_hip_kernel_node_params(kernel, launch, &storage));
+  if (hrx_hip_kernels_amd() &&
+      err == hrx_hip_rt.platform->error_invalid_device_function) {
+    /* HIP releases that look kernel nodes up among host functions only. */
+    hrx_hip_forget_error(err);
+    return hrx_make_status(HRX_STATUS_UNAVAILABLE,
+                           "this %s takes no module kernel in a graph "
+                           "kernel node",
+                           hrx_hip_rt.platform->runtime_label);
   }
   if (!hrx_hip_ok(err)) {
     return HRX_HIP_ERROR(DEVICE_ERROR, GraphAddKernelNode, err);
