@@ -199,7 +199,7 @@ def torch_add(device, args, threads):
     return args.launches, elapsed / 1e9
 
 
-def c_baseline(device, args, threads, driver, extra=()):
+def c_baseline(device, args, threads, driver, launches=None, extra=()):
     """The plain C program (bench/baselines/kernel_launch.c) with `driver`
     (c-runtime or c-function) from `threads` threads, `--launches` each;
     --baseline-args come last, so they override."""
@@ -211,7 +211,8 @@ def c_baseline(device, args, threads, driver, extra=()):
     if not os.path.exists(BASELINE):
         raise Skip(f"{os.path.relpath(BASELINE)} is not in this tree")
     command = ["bash", BASELINE, "--driver", driver, "--threads",
-               str(threads), "--launches", str(args.launches), *extra,
+               str(threads), "--launches", str(launches or args.launches),
+               *extra,
                *shlex.split(args.baseline_args)]
     done = subprocess.run(command, capture_output=True, text=True,
                           timeout=300)
@@ -231,19 +232,13 @@ def c_baseline(device, args, threads, driver, extra=()):
 
 def c_baseline_isolated(device, args, threads):
     """The plain C loop with --sync-each: (launches, seconds)."""
-    saved = args.launches
-    args.launches = args.latency_launches
-    try:
-        return c_baseline(device, args, threads, "c-runtime",
-                          extra=["--sync-each"])
-    finally:
-        args.launches = saved
+    return c_baseline(device, args, threads, "c-runtime",
+                      launches=args.latency_launches, extra=["--sync-each"])
 
 
-def hrx_python_isolated(device, args, threads, batching=True):
+def hrx_python_isolated(device, args, threads):
     r = kernel_launches.launch_latency(device, launches=args.latency_launches,
-                                       warmup=args.warmup // 10,
-                                       batching=batching)
+                                       warmup=args.warmup // 10)
     return r["launches"], r["elapsed_ns"] / 1e9
 
 
@@ -307,7 +302,7 @@ ROWS = [
     ("step, CuPy graph replay", 1, step_cupy_graph),
     ("isolated, hrx python", 1, hrx_python_isolated),
     ("isolated, hrx python, batching off", 1,
-     lambda d, a, t: hrx_python_isolated(d, a, t, batching=False)),
+     batching_off(hrx_python_isolated)),
     ("isolated, hrx C", 1, hrx_c_isolated),
     ("isolated, c-runtime", 1, c_baseline_isolated),
 ]

@@ -182,9 +182,9 @@ hrx_status_t hrx_batch_submit_one(hrx_backend_device_t* backend,
 /* Publishes commands[0..count) in order, cut into runs of launches and
  * runs of copies and fills: a run of one through hrx_batch_submit_one, a
  * longer one through the backend's launch_batch or batch_submit when it
- * has it, else one call each. Stops at the first command that cannot be published: returns its
- * failure with *out_failed_index set to its index; the commands before it
- * were published, the ones from it on were not. */
+ * has it, else one call each. Stops at the first command that cannot be
+ * published: returns its failure with *out_failed_index set to its index;
+ * the commands before it were published, the ones from it on were not. */
 hrx_status_t hrx_batch_publish(hrx_backend_device_t* backend,
                                hrx_native_queue_t* queue,
                                const hrx_batch_command_t* commands,

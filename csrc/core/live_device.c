@@ -456,9 +456,9 @@ hrx_status_t hrx_device_query_info(hrx_device_t* device,
            sizeof(out_info->batch_publication));
   }
   if (!device->batches_launches) {
-    hrx_device_describe_unbatched_launches(device,
-                                           out_info->launch_publication,
-                                           sizeof(out_info->launch_publication));
+    hrx_device_describe_unbatched_launches(
+        device, out_info->launch_publication,
+        sizeof(out_info->launch_publication));
   }
   return NULL;
 }

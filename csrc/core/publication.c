@@ -455,6 +455,13 @@ static hrx_status_t hrx_publication_lock_batch_with_room(
   return status;
 }
 
+bool hrx_thread_take_full_batch(void) {
+  hrx_thread_state_t* state = hrx_thread_state();
+  bool left = state->full_batch_left;
+  state->full_batch_left = false;
+  return left;
+}
+
 hrx_status_t hrx_publication_enqueue(hrx_publication_t* publication,
                                      const hrx_batch_command_t* command,
                                      bool nonblocking) {

@@ -2,15 +2,16 @@
  * native queue. It numbers and counts every command the stream accepts,
  * publishes lone commands, applies the small-copy batching policy
  * (batching.h) to copies and fills and to kernel launches where the
- * device gathers them, publishes pending batches, and records
- * a command's failure in the stream's failure state (failure.h). Held
+ * device gathers them, publishes pending batches, and records a command's
+ * failure in the stream's failure state (failure.h). Held
  * (paced) transfers go through it too (paced_submission.h). Embedded in a
  * stream; internal to the core.
  *
  * Batching: a small copy or fill (or a launch) goes out alone when the
  * policy says so (the queue idle and the stream and thread quiet, or the
- * thread just observed), else joins the pending batch, published by whoever finds it
- * full, by the next publisher of the stream, or by the device's flusher.
+ * thread just observed), else joins the pending batch, published by
+ * whoever finds it full, by the next publisher of the stream, or by the
+ * device's flusher.
  *
  * Locks, in the one order a thread may take them:
  *   1. publish_mutex: one publication at a time; it may wait for queue

@@ -28,7 +28,6 @@
 
 #include "base/nonblocking.h"
 #include "base/status.h"
-#include "base/thread_state.h"
 #include "batching.h"
 #include "buffer.h"
 #include "completion.h"
@@ -372,13 +371,6 @@ hrx_status_t hrx_stream_publish_batch(hrx_stream_t* stream) {
   HRX_RETURN_IF_ERROR(
       hrx_stream_enter(stream, "publishing a stream's pending batch"));
   return hrx_publication_publish_pending(&stream->publication);
-}
-
-bool hrx_thread_take_full_batch(void) {
-  hrx_thread_state_t* state = hrx_thread_state();
-  bool left = state->full_batch_left;
-  state->full_batch_left = false;
-  return left;
 }
 
 hrx_status_t hrx_stream_flush(hrx_stream_t* stream) {

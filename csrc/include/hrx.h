@@ -161,9 +161,10 @@ typedef struct hrx_device_info_s {
    * and each command is its own native call. */
   char batch_publication[384];
   /* How kernel launches reach the device: gathered like small copies and
-   * published as batches ("one CUDA graph launch per batch ...", hip; "the
-   * queue's ring in one go", host), or one native launch each and why
-   * (HRX_BATCH_LAUNCHES, the platform's default, no kernels). */
+   * published as batches ("... a batch is one launch of a native graph of
+   * 2 to 160 kernel nodes ...", hip on NVIDIA; "... a batch goes onto the
+   * queue's ring in one call ...", host), or one native launch each and
+   * why (HRX_BATCH_LAUNCHES, the platform's default, no kernels). */
   char launch_publication[256];
   /* Where buffer memory lives: "nvidia" (CUDA device memory), "amd" (ROCm
    * device memory) or "cpu" (host memory, the host backend). */

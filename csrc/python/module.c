@@ -169,9 +169,9 @@ static PyMethodDef hrx_py_module_methods[] = {
      "threads launches it `launches` times on a stream of its own (driver "
      "'native') or a native queue through the backend interface ('raw'), "
      "then synchronizes (with synchronize_each, after every launch: an "
-     "isolated launch's latency). Return {driver, kernel, grid, block, spin_ns, "
-     "threads, launches (in all), elapsed_ns (common start to the slowest "
-     "thread's end), thread_ns}. The GIL is released."},
+     "isolated launch's latency). Return {driver, kernel, grid, block, "
+     "spin_ns, threads, launches (in all), elapsed_ns (common start to the "
+     "slowest thread's end), thread_ns}. The GIL is released."},
     {"bench_kernel_source", hrx_py_bench_kernel_source, METH_O,
      "bench_kernel_source($module, language, /)\n--\n\n"
      "Return the source of the benchmark's built-in kernels (hrx_bench_tiny, "

@@ -101,38 +101,31 @@ def launch_rate(device: Any, *, kernel: str = "tiny", grid: int = 1,
             "thread_ns": [e - s for s, e in zip(starts, ends)]}
 
 
-def launch_latency(device: Any, *, launches: int = 1000, warmup: int = 100,
-                   batching: bool = True) -> Dict[str, Any]:
+def launch_latency(device: Any, *, launches: int = 1000,
+                   warmup: int = 100) -> Dict[str, Any]:
     """Isolated launches: ``launches`` times a launch of the tiny kernel on
     an idle stream, then that stream's synchronize, from one Python thread;
-    ``elapsed_ns`` covers them all. ``batching`` sets the device's batching
-    switch for the loop (restored afterwards), so that the cost of the
-    batching policy for a launch that goes out alone can be compared."""
+    ``elapsed_ns`` covers them all."""
     if launches < 1:
         raise ValueError("launches must be >= 1")
     k = builtin_kernel(device, "tiny")
     stream = device.stream()
     out = device.allocate(4)
     stream.fill(out, 0)
-    previous = device.batching
-    device.set_batching(batching)
-    try:
-        launch, synchronize = stream.launch, stream.synchronize
-        for _ in range(warmup):
-            launch(k, 1, 1, (out,))
-            synchronize()
-        start = time.perf_counter_ns()
-        for _ in range(launches):
-            launch(k, 1, 1, (out,))
-            synchronize()
-        elapsed = time.perf_counter_ns() - start
-    finally:
-        device.set_batching(previous)
+    launch, synchronize = stream.launch, stream.synchronize
+    for _ in range(warmup):
+        launch(k, 1, 1, (out,))
+        synchronize()
+    start = time.perf_counter_ns()
+    for _ in range(launches):
+        launch(k, 1, 1, (out,))
+        synchronize()
+    elapsed = time.perf_counter_ns() - start
     value = int(stream.read(out).wait().view(np.uint32)[0])
     if value != warmup + launches:
         raise RuntimeError(f"isolated launches: the kernel counted {value}, "
                            f"expected {warmup + launches}")
     stream.close()
     return {"driver": "python", "kernel": "tiny", "launches": launches,
-            "batching": batching, "elapsed_ns": elapsed}
+            "elapsed_ns": elapsed}
 

@@ -3,8 +3,8 @@
  * the hip backend binds (hip_symbols.h), with the real numbers of the
  * errors and attributes hrx reads, so that the backend's NVIDIA kernel path
  * (module checks, lookups, parameter layout, launches, graph kernel nodes
- * and their rewrites for launch batches, unloads) runs and is checked on a machine without a GPU. Memory is host
- * memory; commands run at once.
+ * and their rewrites for launch batches, unloads) runs and is checked on
+ * a machine without a GPU. Memory is host memory; commands run at once.
  *
  * Kernel images are text the fake parses (one directive per line):
  *   FAKE-IMAGE

@@ -98,7 +98,8 @@ $(HIP_FAKE_CUDART): $(HIP_ROOT)/tests/c/fake_cudart.c \
 $(HIP_FAKE_CUDART_DRIVER): $(HIP_ROOT)/tests/c/fake_cudart.c \
     $(HIP_ROOT)/tests/c/fake_cudart.h
 	@mkdir -p $(HIP_BUILD)
-	$(CC) $(HIP_FAKE_FLAGS) -DFAKE_NO_FUNC_PARAM_INFO -DFAKE_NO_NODE_ENABLE -o $@ $<
+	$(CC) $(HIP_FAKE_FLAGS) -DFAKE_NO_FUNC_PARAM_INFO -DFAKE_NO_NODE_ENABLE \
+	  -o $@ $<
 
 # The NVIDIA kernel path against the stand-in libcudart; needs nothing
 # installed.

@@ -374,18 +374,8 @@ static hrx_status_t hrx_hip_device_open(
   }
   hrx_hip_batch_describe(device->batch, device->info.batch_publication,
                          sizeof(device->info.batch_publication));
-  snprintf(device->info.launch_publication,
-           sizeof(device->info.launch_publication), "%s",
-           !hrx_hip_launch_graphs_supported()
-               ? "gathered like small copies; this runtime cannot rewrite "
-                 "graph kernel nodes, so each launch of a batch is its own "
-                 "native launch"
-           : hrx_hip_rt.sym.GraphNodeSetEnabled
-               ? "gathered like small copies; a batch is one launch of a "
-                 "native graph of 2 to 160 kernel nodes, rewritten in place "
-                 "(unused nodes turned off)"
-               : "gathered like small copies; a batch is a few launches of "
-                 "native graphs of exact sizes, rewritten in place");
+  hrx_hip_launch_graphs_describe(device->info.launch_publication,
+                                 sizeof(device->info.launch_publication));
   *out_device = &device->base;
   return NULL;
 }
@@ -1207,9 +1197,9 @@ static hrx_status_t hrx_hip_kernel_launch_batch(
   return NULL;
 }
 
-/* On NVIDIA, where graph node rewrites are measured (bench/results); HIP's
- * have had correctness and speed bugs, so on AMD launches are gathered
- * only when HRX_BATCH_LAUNCHES=1 asks for it. */
+/* On NVIDIA; HIP's graph updates have had correctness and speed bugs, so
+ * on AMD launches are gathered only when HRX_BATCH_LAUNCHES=1 asks for it,
+ * until a measurement there says otherwise. */
 static bool hrx_hip_kernel_launch_batch_by_default(
     hrx_backend_device_t* base) {
   (void)base;

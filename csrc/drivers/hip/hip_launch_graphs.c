@@ -2,6 +2,7 @@
 #include "hip_launch_graphs.h"
 
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "hal/batch.h"
@@ -28,7 +29,6 @@ typedef struct hrx_hip_launch_tier_s {
 struct hrx_hip_launch_graphs_s {
   pthread_mutex_t mutex;           /* guards the tiers */
   hrx_hip_launch_tier_t tier[HRX_HIP_LAUNCH_TIERS];
-  int instantiated;
 };
 
 bool hrx_hip_launch_graphs_supported(void) {
@@ -60,13 +60,6 @@ void hrx_hip_launch_graphs_destroy(hrx_hip_launch_graphs_t* graphs) {
   }
   pthread_mutex_destroy(&graphs->mutex);
   free(graphs);
-}
-
-int hrx_hip_launch_graphs_instantiated(hrx_hip_launch_graphs_t* graphs) {
-  pthread_mutex_lock(&graphs->mutex);
-  int count = graphs->instantiated;
-  pthread_mutex_unlock(&graphs->mutex);
-  return count;
 }
 
 /* Makes tier `t`'s chain, every node running `first` (rewritten before
@@ -105,7 +98,6 @@ static hrx_status_t hrx_hip_launch_tier_make(hrx_hip_launch_graphs_t* graphs,
     return HRX_HIP_ERROR(RESOURCE_EXHAUSTED, GraphInstantiateWithFlags, err);
   }
   tier->enabled = nodes;
-  ++graphs->instantiated;
   return NULL;
 }
 
@@ -160,33 +152,41 @@ static hrx_status_t hrx_hip_launch_tier_run(hrx_hip_launch_graphs_t* graphs,
   return status;
 }
 
-/* The tier for the next part of a batch of `rest` launches: with nodes
- * that can be turned off, the smallest that holds them all; otherwise the
- * largest of at most `rest` nodes (-1 when rest is 1: a plain launch). */
-static int hrx_hip_launch_tier_for(uint32_t rest, bool can_disable) {
-  if (can_disable) {
-    for (int t = 0; t < HRX_HIP_LAUNCH_TIERS; ++t) {
-      if (hrx_hip_launch_tier_nodes[t] >= rest) return t;
+/* Whether the runtime can turn an instantiated graph's nodes off. */
+static bool hrx_hip_launch_can_disable(void) {
+  return hrx_hip_rt.sym.GraphNodeSetEnabled != NULL;
+}
+
+/* The next part of a batch of `rest` (>= 1) launches: its tier, or -1 for
+ * one plain launch, and in *out_take how many launches it carries. Where
+ * nodes can be turned off, the smallest tier that holds them all (the
+ * largest if none does); otherwise the largest of at most `rest` nodes. */
+static int hrx_hip_launch_part(uint32_t rest, uint32_t* out_take) {
+  int t = -1;
+  if (hrx_hip_launch_can_disable()) {
+    t = 0;
+    while (t < HRX_HIP_LAUNCH_TIERS - 1 &&
+           hrx_hip_launch_tier_nodes[t] < rest) {
+      ++t;
     }
-    return HRX_HIP_LAUNCH_TIERS - 1;
+  } else {
+    t = HRX_HIP_LAUNCH_TIERS - 1;
+    while (t >= 0 && hrx_hip_launch_tier_nodes[t] > rest) --t;
   }
-  for (int t = HRX_HIP_LAUNCH_TIERS - 1; t >= 0; --t) {
-    if (hrx_hip_launch_tier_nodes[t] <= rest) return t;
-  }
-  return -1;
+  uint32_t nodes = t < 0 ? 1 : hrx_hip_launch_tier_nodes[t];
+  *out_take = nodes < rest ? nodes : rest;
+  return t;
 }
 
 bool hrx_hip_launch_graphs_ready(hrx_hip_launch_graphs_t* graphs,
                                  uint32_t count) {
-  bool can_disable = hrx_hip_rt.sym.GraphNodeSetEnabled != NULL;
   bool ready = true;
   pthread_mutex_lock(&graphs->mutex);
   while (count > 0 && ready) {
-    int t = hrx_hip_launch_tier_for(count, can_disable);
-    if (t < 0) break;
-    ready = graphs->tier[t].exec != NULL;
-    uint32_t take = hrx_hip_launch_tier_nodes[t];
-    count -= take < count ? take : count;
+    uint32_t take = 0;
+    int t = hrx_hip_launch_part(count, &take);
+    ready = t < 0 || graphs->tier[t].exec != NULL;
+    count -= take;
   }
   pthread_mutex_unlock(&graphs->mutex);
   return ready;
@@ -198,23 +198,40 @@ hrx_status_t hrx_hip_launch_graphs_submit(hrx_hip_launch_graphs_t* graphs,
                                           uint32_t count,
                                           uint32_t* out_published) {
   *out_published = 0;
-  bool can_disable = hrx_hip_rt.sym.GraphNodeSetEnabled != NULL;
   hrx_status_t status = NULL;
   pthread_mutex_lock(&graphs->mutex);
   while (*out_published < count && !status) {
     const hrx_batch_command_t* part = commands + *out_published;
-    uint32_t rest = count - *out_published;
-    int t = hrx_hip_launch_tier_for(rest, can_disable);
-    if (t < 0) {
-      status = hrx_hip_kernel_launch(part->kernel, stream, part->launch);
-      if (!status) *out_published += 1;
-      continue;
-    }
-    uint32_t take = hrx_hip_launch_tier_nodes[t];
-    if (take > rest) take = rest;
-    status = hrx_hip_launch_tier_run(graphs, t, stream, part, take);
+    uint32_t take = 0;
+    int t = hrx_hip_launch_part(count - *out_published, &take);
+    status = t < 0
+                 ? hrx_hip_kernel_launch(part->kernel, stream, part->launch)
+                 : hrx_hip_launch_tier_run(graphs, t, stream, part, take);
     if (!status) *out_published += take;
   }
   pthread_mutex_unlock(&graphs->mutex);
   return status;
+}
+
+void hrx_hip_launch_graphs_describe(char* text, size_t capacity) {
+  if (!hrx_hip_launch_graphs_supported()) {
+    snprintf(text, capacity,
+             "gathered like small copies; this runtime cannot rewrite graph "
+             "kernel nodes, so each launch of a batch is its own native "
+             "launch");
+  } else if (hrx_hip_launch_can_disable()) {
+    snprintf(text, capacity,
+             "gathered like small copies; a batch is one launch of a native "
+             "graph of %u to %u kernel nodes, rewritten in place (unused "
+             "nodes turned off)",
+             hrx_hip_launch_tier_nodes[0],
+             hrx_hip_launch_tier_nodes[HRX_HIP_LAUNCH_TIERS - 1]);
+  } else {
+    snprintf(text, capacity,
+             "gathered like small copies; a batch is a few launches of native "
+             "graphs of exact sizes (%u to %u kernel nodes), rewritten in "
+             "place",
+             hrx_hip_launch_tier_nodes[0],
+             hrx_hip_launch_tier_nodes[HRX_HIP_LAUNCH_TIERS - 1]);
+  }
 }

@@ -26,6 +26,7 @@
 #define HRX_DRIVERS_HIP_HIP_LAUNCH_GRAPHS_H_
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "base/status.h"
@@ -62,8 +63,9 @@ hrx_status_t hrx_hip_launch_graphs_submit(hrx_hip_launch_graphs_t* graphs,
 bool hrx_hip_launch_graphs_ready(hrx_hip_launch_graphs_t* graphs,
                                  uint32_t count);
 
-/* How many graphs the set has instantiated so far (for the device's
- * description and tests). */
-int hrx_hip_launch_graphs_instantiated(hrx_hip_launch_graphs_t* graphs);
+/* device.info's launch_publication for this runtime: how a batch of
+ * launches is published (the tiers' sizes, whether nodes are turned off),
+ * or why each launch is its own native launch. */
+void hrx_hip_launch_graphs_describe(char* text, size_t capacity);
 
 #endif /* HRX_DRIVERS_HIP_HIP_LAUNCH_GRAPHS_H_ */
