@@ -3,6 +3,7 @@
 #define HRX_PYTHON_BUFFER_H_
 
 #include "state.h"
+#include "typed_view.h"
 
 /* The type's spec; module.c creates the type (state->buffer_type). */
 extern PyType_Spec hrx_py_buffer_spec;
@@ -12,6 +13,22 @@ extern PyType_Spec hrx_py_buffer_spec;
  * the GIL) and NULL returned. */
 PyObject* hrx_py_buffer_wrap(hrx_py_state_t* state, hrx_buffer_t* buffer,
                              uint64_t offset, uint64_t length);
+
+/* A buffer handle's element type: for an hrx.Buffer, its dtype (kind 0:
+ * untyped), shape (BORROWED tuple; NULL when untyped) and length in bytes,
+ * also once closed; false (and untyped) for any other object. Sets no
+ * error. */
+typedef struct {
+  hrx_py_dtype_t dtype;
+  PyObject* shape;
+  uint64_t nbytes;
+} hrx_py_buffer_type_t;
+bool hrx_py_buffer_type(hrx_py_state_t* state, PyObject* object,
+                        hrx_py_buffer_type_t* out);
+/* Gives a fresh, untyped whole-allocation handle (hrx_py_allocate's) an
+ * element type and shape (a tuple, retained) covering all of its bytes. */
+void hrx_py_buffer_set_type(PyObject* buffer, hrx_py_dtype_t dtype,
+                            PyObject* shape);
 
 /* allocate(nbytes) shared by Device and Stream; takes over the caller's
  * reference to `device` (released with the GIL released, like every

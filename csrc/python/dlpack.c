@@ -1,8 +1,9 @@
 /* DLPack, both directions.
  *
  * Export: Buffer.__dlpack__ / __dlpack_device__ hand a view of hrx memory to
- * another library (numpy, torch, cupy) without copying it: a 1-D uint8
- * tensor of the view's length whose data pointer is the view's first byte.
+ * another library (numpy, torch, cupy) without copying it: a C-contiguous
+ * tensor of a typed view's element type and shape, or a 1-D uint8 tensor
+ * of an untyped view's bytes, whose data pointer is the view's first byte.
  * The capsule's manager context holds one reference to the hrx buffer, so
  * the memory outlives the Buffer handle for as long as the consumer keeps
  * the tensor; the deleter drops that reference.
@@ -76,16 +77,17 @@ typedef struct hrx_dl_versioned_s {
 } hrx_dl_versioned_t;
 
 /* One exported tensor: the managed struct the consumer sees (one of the two
- * layouts), its shape and strides, and the retained hrx buffer. Owned by the
- * consumer once the capsule is consumed, else by the capsule. */
+ * layouts), the retained hrx buffer, and its shape and strides (in
+ * elements, C-contiguous) in `dims`: ndim extents, then ndim strides.
+ * Owned by the consumer once the capsule is consumed, else by the
+ * capsule. */
 typedef struct {
   union {
     hrx_dl_managed_t legacy;
     hrx_dl_versioned_t versioned;
   } managed;
-  int64_t shape[1];
-  int64_t strides[1];
   hrx_buffer_t* buffer; /* retained */
+  int64_t dims[];
 } hrx_dl_export_t;
 
 static const char kCapsule[] = "dltensor";
@@ -278,7 +280,12 @@ static int hrx_dl_export_check(hrx_py_state_t* state, hrx_device_t* device,
 
 PyObject* hrx_py_dlpack_export(hrx_py_state_t* state, hrx_buffer_t* buffer,
                                uint64_t offset, uint64_t length,
+                               const hrx_py_dlpack_layout_t* layout,
                                const hrx_py_dlpack_request_t* request) {
+  int64_t bytes_shape = (int64_t)length;
+  hrx_py_dlpack_layout_t bytes = {.code = HRX_DL_UINT, .bits = 8, .ndim = 1,
+                                  .shape = &bytes_shape};
+  if (!layout) layout = &bytes;
   /* The export's reference, taken first: the checks may run Python code. */
   hrx_buffer_retain(buffer);
   hrx_device_t* device = hrx_buffer_device(buffer);
@@ -291,21 +298,29 @@ PyObject* hrx_py_dlpack_export(hrx_py_state_t* state, hrx_buffer_t* buffer,
     return NULL;
   }
   bool versioned = request->versioned;
-  hrx_dl_export_t* export = calloc(1, sizeof(*export));
+  size_t ndim = (size_t)layout->ndim;
+  hrx_dl_export_t* export = calloc(
+      1, sizeof(*export) + 2 * (ndim ? ndim : 1) * sizeof(int64_t));
   if (!export) {
     hrx_py_release_without_gil(hrx_dl_buffer_release, buffer);
     return PyErr_NoMemory();
   }
   export->buffer = buffer;
-  export->shape[0] = (int64_t)length;
-  export->strides[0] = 1;
+  int64_t* shape = export->dims;
+  int64_t* strides = export->dims + ndim;
+  int64_t stride = 1;
+  for (size_t axis = ndim; axis-- > 0;) {
+    shape[axis] = layout->shape[axis];
+    strides[axis] = stride;
+    stride *= layout->shape[axis];
+  }
   hrx_dl_tensor_t tensor = {
       .data = (uint8_t*)hrx_buffer_native_pointer(buffer) + offset,
       .device = dl_device,
-      .ndim = 1,
-      .dtype = {.code = HRX_DL_UINT, .bits = 8, .lanes = 1},
-      .shape = export->shape,
-      .strides = export->strides,
+      .ndim = layout->ndim,
+      .dtype = {.code = layout->code, .bits = layout->bits, .lanes = 1},
+      .shape = shape,
+      .strides = strides,
       .byte_offset = 0,
   };
   void* pointer;
@@ -480,6 +495,9 @@ int hrx_py_dlpack_host_acquire(hrx_py_state_t* state, PyObject* object,
   }
   out->data = (uint8_t*)tensor->data + tensor->byte_offset;
   out->length = elements * (item_bits / 8);
+  out->dtype_code = tensor->dtype.code;
+  out->dtype_bits = tensor->dtype.bits;
+  out->dtype_lanes = tensor->dtype.lanes;
   return 0;
 }
 

@@ -24,12 +24,22 @@ typedef struct {
 int hrx_py_dlpack_request(hrx_py_state_t* state, PyObject* stream,
                           PyObject* max_version, PyObject* dl_device,
                           PyObject* copy, hrx_py_dlpack_request_t* out);
+/* What an export describes: the element type as DLPack's (code, bits)
+ * and the C-contiguous shape (borrowed; ndim extents). */
+typedef struct {
+  uint8_t code;
+  uint8_t bits;
+  int32_t ndim;
+  const int64_t* shape;
+} hrx_py_dlpack_layout_t;
+
 /* The view [offset, offset + length) of `buffer` (borrowed from an open
- * handle) as a DLPack capsule, after ordering the consumer's stream as
- * `request` says; or NULL with an error set. The capsule retains the
- * buffer. */
+ * handle) as a DLPack capsule of `layout` (NULL: 1-D uint8 of `length`),
+ * after ordering the consumer's stream as `request` says; or NULL with an
+ * error set. The capsule retains the buffer. */
 PyObject* hrx_py_dlpack_export(hrx_py_state_t* state, hrx_buffer_t* buffer,
                                uint64_t offset, uint64_t length,
+                               const hrx_py_dlpack_layout_t* layout,
                                const hrx_py_dlpack_request_t* request);
 /* Buffer.__dlpack_device__ of `buffer` (borrowed): (device_type, id). */
 PyObject* hrx_py_dlpack_device(hrx_py_state_t* state, hrx_buffer_t* buffer);
@@ -40,6 +50,9 @@ typedef struct {
   uint64_t length;   /* bytes, C-contiguous */
   void* managed;     /* the consumed managed tensor; owned */
   bool versioned;
+  uint8_t dtype_code;   /* its element type: DLPack's DLDataType */
+  uint8_t dtype_bits;
+  uint16_t dtype_lanes;
 } hrx_py_dlpack_host_t;
 
 /* Consumes `object`'s DLPack export when it lives in host memory (CPU, CUDA

@@ -1,4 +1,5 @@
-/* hrx.Readback: an asynchronous read; wait() returns a numpy uint8 array.
+/* hrx.Readback: an asynchronous read; wait() returns a numpy array: uint8
+ * bytes, or a typed view's dtype and shape.
  *
  * Usable from several threads at once, like a stream: wait() in one thread
  * and done(), wait() or close() in others. A wait keeps the read while it
@@ -24,6 +25,9 @@ typedef struct {
   PyObject_HEAD
   hrx_readback_t* readback;  /* owned; NULL once released */
   PyObject* result;          /* cached numpy array after wait() */
+  PyObject* dtype;           /* Stream.read of a typed view: the result's
+                                numpy.dtype and shape; else NULL */
+  PyObject* shape;
   int waiters;               /* wait() and done() calls using `readback`
                                 without the GIL */
   bool closing;              /* close() was called (also while waits ran
@@ -75,6 +79,8 @@ PyObject* hrx_py_readback_wrap_into(hrx_py_state_t* state,
   }
   self->readback = readback;
   self->result = NULL;
+  self->dtype = NULL;
+  self->shape = NULL;
   self->waiters = 0;
   self->closing = false;
   self->abandoned = false;
@@ -88,6 +94,8 @@ static int hrx_py_readback_traverse(PyObject* self, visitproc visit,
                                     void* arg) {
   Py_VISIT(Py_TYPE(self));
   Py_VISIT(((hrx_py_readback_t*)self)->result);
+  Py_VISIT(((hrx_py_readback_t*)self)->dtype);
+  Py_VISIT(((hrx_py_readback_t*)self)->shape);
   if (((hrx_py_readback_t*)self)->has_into) {
     Py_VISIT(((hrx_py_readback_t*)self)->into.obj);
   }
@@ -96,7 +104,16 @@ static int hrx_py_readback_traverse(PyObject* self, visitproc visit,
 
 static int hrx_py_readback_clear(PyObject* self) {
   Py_CLEAR(((hrx_py_readback_t*)self)->result);
+  Py_CLEAR(((hrx_py_readback_t*)self)->dtype);
+  Py_CLEAR(((hrx_py_readback_t*)self)->shape);
   return 0;
+}
+
+void hrx_py_readback_set_type(PyObject* readback, PyObject* dtype,
+                              PyObject* shape) {
+  hrx_py_readback_t* self = (hrx_py_readback_t*)readback;
+  Py_XSETREF(self->dtype, Py_NewRef(dtype));
+  Py_XSETREF(self->shape, Py_NewRef(shape));
 }
 
 /* close(), or dealloc: with waits in progress the last of them releases
@@ -203,7 +220,14 @@ static PyObject* hrx_py_readback_wait(PyObject* self, PyObject* unused) {
     Py_ssize_t length = (Py_ssize_t)hrx_readback_length(read);
     PyObject* data = PyByteArray_FromStringAndSize((const char*)bytes, length);
     PyObject* numpy = data ? PyImport_ImportModule("numpy") : NULL;
-    if (numpy) {
+    if (numpy && readback->dtype) {
+      PyObject* flat = PyObject_CallMethod(numpy, "frombuffer", "OO", data,
+                                           readback->dtype);
+      if (flat) {
+        array = PyObject_CallMethod(flat, "reshape", "O", readback->shape);
+        Py_DECREF(flat);
+      }
+    } else if (numpy) {
       array = PyObject_CallMethod(numpy, "frombuffer", "Os", data, "uint8");
     }
     Py_XDECREF(numpy);
@@ -278,8 +302,9 @@ int hrx_py_readback_copy_out(hrx_py_state_t* state, hrx_readback_t* readback,
 static PyMethodDef hrx_py_readback_methods[] = {
     {"wait", hrx_py_readback_wait, METH_NOARGS,
      "wait($self, /)\n--\n\n"
-     "Wait until the read is done; return the bytes as a numpy uint8 "
-     "array (Stream.read), or `out` holding them (Stream.read_into)."},
+     "Wait until the read is done; return a numpy array (Stream.read): "
+     "of a typed view's dtype and shape, or the bytes as uint8 for an "
+     "untyped view; or `out` holding them (Stream.read_into)."},
     {"done", hrx_py_readback_done, METH_NOARGS,
      "done($self, /)\n--\n\n"
      "Whether the read has completed (never waits); once True, "

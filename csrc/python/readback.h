@@ -16,6 +16,11 @@ PyObject* hrx_py_readback_wrap(hrx_py_state_t* state,
 PyObject* hrx_py_readback_wrap_into(hrx_py_state_t* state,
                                     hrx_readback_t* readback,
                                     Py_buffer* into);
+/* Makes wait() of a Stream.read Readback return an array of `dtype` (a
+ * numpy.dtype) and `shape` (a tuple) instead of uint8 bytes; both are
+ * retained. */
+void hrx_py_readback_set_type(PyObject* readback, PyObject* dtype,
+                              PyObject* shape);
 /* Waits for `readback` (taken over: released here), keeping the GIL when
  * the read is done or about to be (submit.h), and copies its bytes to
  * `out` (at least its length). 0, or -1 with an exception set (the core's

@@ -15,6 +15,7 @@
 #include "readback.h"
 #include "special.h"
 #include "submit.h"
+#include "typed_view.h"
 
 typedef struct {
   PyObject_HEAD
@@ -127,6 +128,7 @@ static PyObject* hrx_py_stream_copy_kind(PyObject* self, PyObject* const* args,
   if (hrx_py_arg_count(signature, nargs, 2) < 0) return NULL;
   PyObject *dst = args[0], *src = args[1];
   hrx_py_state_t* state = hrx_py_state_from_type(Py_TYPE(self));
+  if (hrx_py_typed_check_copy(state, dst, src) < 0) return NULL;
   hrx_py_submission_t s = {.kind = kind};
   s.stream = hrx_py_stream_unwrap(state, self);
   if (!s.stream ||
@@ -151,30 +153,52 @@ static PyObject* hrx_py_stream_copy_peer(PyObject* self, PyObject* const* args,
                                  "copy_peer(dst, src)");
 }
 
-/* fill(dst, byte, /) */
+/* fill(dst, value, /): a byte of an untyped view, an element of a typed
+ * one (typed_view.h); a pattern wider than one repeated byte is written by
+ * an upload of it repeated. */
 static PyObject* hrx_py_stream_fill(PyObject* self, PyObject* const* args,
                                     Py_ssize_t nargs) {
-  if (hrx_py_arg_count("fill(dst, byte)", nargs, 2) < 0) return NULL;
+  if (hrx_py_arg_count("fill(dst, value)", nargs, 2) < 0) return NULL;
   PyObject *dst = args[0], *byte_object = args[1];
   hrx_py_state_t* state = hrx_py_state_from_type(Py_TYPE(self));
-  int64_t byte = 0;
-  if (hrx_py_arg_int64(state, byte_object, "fill byte", &byte) < 0) {
-    return NULL;
+  hrx_py_buffer_type_t type;
+  uint8_t pattern[HRX_PY_DTYPE_MAX_ITEMSIZE] = {0};
+  size_t width = 1;
+  if (hrx_py_buffer_type(state, dst, &type) && type.dtype.kind) {
+    if (hrx_py_typed_fill_value(state, dst, byte_object, pattern, &width) <
+        0) {
+      return NULL;
+    }
+  } else {
+    int64_t byte = 0;
+    if (hrx_py_arg_int64(state, byte_object, "fill byte", &byte) < 0) {
+      return NULL;
+    }
+    if (byte < 0 || byte > 255) {
+      PyErr_Format(state->errors[HRX_STATUS_INVALID_ARGUMENT],
+                   "fill byte must be between 0 and 255; got %lld",
+                   (long long)byte);
+      return NULL;
+    }
+    pattern[0] = (uint8_t)byte;
   }
-  if (byte < 0 || byte > 255) {
-    PyErr_Format(state->errors[HRX_STATUS_INVALID_ARGUMENT],
-                 "fill byte must be between 0 and 255; got %lld",
-                 (long long)byte);
-    return NULL;
+  void* repeated = NULL;
+  if (!hrx_py_pattern_is_one_byte(pattern, width)) {
+    repeated = hrx_py_pattern_repeat(pattern, width, type.nbytes);
+    if (!repeated) return NULL;
   }
-  hrx_py_submission_t s = {.kind = HRX_PY_SUBMIT_FILL, .byte = (uint8_t)byte};
+  hrx_py_submission_t s = {.kind = repeated ? HRX_PY_SUBMIT_UPLOAD
+                                            : HRX_PY_SUBMIT_FILL,
+                           .byte = pattern[0],
+                           .data = repeated,
+                           .length = repeated ? type.nbytes : 0};
   s.stream = hrx_py_stream_unwrap(state, self);
-  if (!s.stream ||
-      hrx_py_buffer_view_borrowed(state, dst, "fill destination", &s.dst) <
-          0) {
-    return NULL;
-  }
-  if (hrx_py_submit(state, &s) < 0) return NULL;
+  bool ok = s.stream && hrx_py_buffer_view_borrowed(state, dst,
+                                                    "fill destination",
+                                                    &s.dst) == 0;
+  ok = ok && hrx_py_submit(state, &s) == 0;
+  PyMem_RawFree(repeated);
+  if (!ok) return NULL;
   Py_RETURN_NONE;
 }
 
@@ -187,6 +211,11 @@ static PyObject* hrx_py_stream_upload(PyObject* self, PyObject* const* args,
   hrx_py_host_memory_t data;
   if (hrx_py_host_memory_get(state, data_object, false, "upload data",
                              &data) < 0) {
+    return NULL;
+  }
+  if (hrx_py_typed_check_host_memory(state, dst, data_object, &data,
+                                     "upload data", HRX_PY_TYPED_EXACT) < 0) {
+    hrx_py_host_memory_release(&data);
     return NULL;
   }
   hrx_py_submission_t s = {.kind = HRX_PY_SUBMIT_UPLOAD,
@@ -211,7 +240,8 @@ static PyObject* hrx_py_stream_read(PyObject* self, PyObject* source) {
       hrx_py_submit(state, &s) < 0) {
     return NULL;
   }
-  return hrx_py_readback_wrap(state, s.out_readback);
+  return hrx_py_typed_readback(
+      state, hrx_py_readback_wrap(state, s.out_readback), source);
 }
 
 /* read_into(src, out, /) */
@@ -223,6 +253,12 @@ static PyObject* hrx_py_stream_read_into(PyObject* self, PyObject* const* args,
   Py_buffer out;
   if (hrx_py_host_buffer_writable(state, out_object, "read output", &out) <
       0) {
+    return NULL;
+  }
+  if (hrx_py_typed_check_host(state, src, out_object, &out, NULL,
+                              (uint64_t)out.len, "read output",
+                              HRX_PY_TYPED_EXACT) < 0) {
+    PyBuffer_Release(&out);
     return NULL;
   }
   hrx_py_submission_t s = {.kind = HRX_PY_SUBMIT_READ,
@@ -250,6 +286,12 @@ static PyObject* hrx_py_stream_read_blocking(PyObject* self,
   hrx_py_host_memory_t out;
   if (hrx_py_host_memory_get(state, out_object, true, "read output", &out) <
       0) {
+    return NULL;
+  }
+  if (hrx_py_typed_check_host_memory(state, src, out_object, &out,
+                                     "read output",
+                                     HRX_PY_TYPED_AT_LEAST) < 0) {
+    hrx_py_host_memory_release(&out);
     return NULL;
   }
   hrx_py_submission_t s = {.kind = HRX_PY_SUBMIT_READ};
@@ -512,29 +554,35 @@ static PyMethodDef hrx_py_stream_methods[] = {
      "(Device.info['peer'] says how: direct, peer or staged). The other "
      "device's work is ordered only by events."},
     {"fill", (PyCFunction)(void (*)(void))hrx_py_stream_fill, METH_FASTCALL,
-     "fill($self, dst, byte, /)\n--\n\n"
-     "Set every byte of dst to byte (0..255)."},
+     "fill($self, dst, value, /)\n--\n\n"
+     "Set every byte of an untyped dst to value (0..255), or every element "
+     "of a typed dst to value converted to its dtype (refused when it does "
+     "not fit: no truncation, no rounding of floats into integers)."},
     {"upload", (PyCFunction)(void (*)(void))hrx_py_stream_upload, METH_FASTCALL,
      "upload($self, dst, data, /)\n--\n\n"
      "Copy contiguous host memory (buffer protocol or a host DLPack tensor) "
-     "of exactly dst.nbytes bytes into dst; data may be reused as soon as "
-     "this returns."},
+     "of exactly dst.nbytes bytes into dst; a typed dst takes data of its "
+     "dtype and element count (or bytes, bytearray, a byte memoryview); "
+     "data may be reused as soon as this returns."},
     {"read", hrx_py_stream_read, METH_O,
      "read($self, src, /)\n--\n\n"
      "Start reading src to the host; return a Readback whose wait() returns "
-     "the bytes as a numpy uint8 array."},
+     "a numpy array of a typed src's dtype and shape, or the bytes of an "
+     "untyped src as uint8."},
     {"read_into", (PyCFunction)(void (*)(void))hrx_py_stream_read_into,
      METH_FASTCALL,
      "read_into($self, src, out, /)\n--\n\n"
      "Start reading src into out, a writable C-contiguous buffer (e.g. a "
-     "numpy array) of exactly src's length; return a Readback. out is held "
+     "numpy array) of exactly src's length (of src's dtype when typed); "
+     "return a Readback. out is held "
      "until the Readback is waited, closed or collected; it holds the bytes "
      "once wait() returned (wait() returns out) or done() returned True."},
     {"read_blocking", (PyCFunction)(void (*)(void))hrx_py_stream_read_blocking,
      METH_FASTCALL,
      "read_blocking($self, src, out, /)\n--\n\n"
      "Read src into writable contiguous host memory (buffer protocol or a "
-     "host DLPack tensor) of at least src.nbytes bytes; return out."},
+     "host DLPack tensor) of at least src.nbytes bytes (of src's dtype when "
+     "typed); return out."},
     {"synchronize", hrx_py_stream_synchronize, METH_NOARGS,
      "synchronize($self, /)\n--\n\n"
      "Wait for the work published on this stream; raise a failed command "
