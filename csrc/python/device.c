@@ -11,6 +11,7 @@
 #include "property.h"
 #include "special.h"
 #include "stream.h"
+#include "typed_view.h"
 #include "wait.h"
 
 HRX_PY_HANDLE_FUNCTIONS(hrx_py_device, hrx_py_device_kind)
@@ -230,6 +231,48 @@ static PyObject* hrx_py_device_allocate(PyObject* self, PyObject* size) {
   if (!device) return NULL;
   hrx_device_retain(device);
   return hrx_py_allocate(state, device, nbytes);
+}
+
+/* empty(shape, dtype) */
+static PyObject* hrx_py_device_empty(PyObject* self, PyObject* const* args,
+                                     Py_ssize_t nargs, PyObject* kwnames) {
+  static const char* const names[] = {"shape", "dtype"};
+  PyObject* given[2];
+  if (hrx_py_arg_parse("empty", args, nargs, kwnames, names, 2, 2, 2, given) <
+      0) {
+    return NULL;
+  }
+  hrx_py_state_t* state = hrx_py_state_from_type(Py_TYPE(self));
+  return hrx_py_typed_empty(state, self, given[0], given[1]);
+}
+
+/* zeros(shape, dtype, stream=None) */
+static PyObject* hrx_py_device_zeros(PyObject* self, PyObject* const* args,
+                                     Py_ssize_t nargs, PyObject* kwnames) {
+  static const char* const names[] = {"shape", "dtype", "stream"};
+  PyObject* given[3];
+  if (hrx_py_arg_parse("zeros", args, nargs, kwnames, names, 3, 3, 2, given) <
+      0) {
+    return NULL;
+  }
+  hrx_py_state_t* state = hrx_py_state_from_type(Py_TYPE(self));
+  return hrx_py_typed_zeros(state, self, given[0], given[1],
+                            given[2] ? given[2] : Py_None);
+}
+
+/* asarray(array, dtype=None, stream=None) */
+static PyObject* hrx_py_device_asarray(PyObject* self, PyObject* const* args,
+                                       Py_ssize_t nargs, PyObject* kwnames) {
+  static const char* const names[] = {"array", "dtype", "stream"};
+  PyObject* given[3];
+  if (hrx_py_arg_parse("asarray", args, nargs, kwnames, names, 3, 3, 1,
+                       given) < 0) {
+    return NULL;
+  }
+  hrx_py_state_t* state = hrx_py_state_from_type(Py_TYPE(self));
+  return hrx_py_typed_asarray(state, self, given[0],
+                              given[1] ? given[1] : Py_None,
+                              given[2] ? given[2] : Py_None);
 }
 
 static PyObject* hrx_py_device_synchronize(PyObject* self, PyObject* unused) {
@@ -689,7 +732,25 @@ static PyMethodDef hrx_py_device_methods[] = {
      "2 low)."},
     {"allocate", hrx_py_device_allocate, METH_O,
      "allocate($self, nbytes, /)\n--\n\n"
-     "Allocate nbytes of device memory; return the Buffer."},
+     "Allocate nbytes of device memory; return the (untyped) Buffer."},
+    {"empty", (PyCFunction)(void (*)(void))hrx_py_device_empty,
+     METH_FASTCALL | METH_KEYWORDS,
+     "empty($self, /, shape, dtype)\n--\n\n"
+     "Allocate a typed Buffer of shape (an int or ints) and dtype (a "
+     "numeric numpy dtype); its memory is not initialized."},
+    {"zeros", (PyCFunction)(void (*)(void))hrx_py_device_zeros,
+     METH_FASTCALL | METH_KEYWORDS,
+     "zeros($self, /, shape, dtype, stream=None)\n--\n\n"
+     "empty(shape, dtype) filled with zeros: on stream (ordered there, "
+     "returns at once) or, with None, on a stream of its own that is "
+     "synchronized before this returns."},
+    {"asarray", (PyCFunction)(void (*)(void))hrx_py_device_asarray,
+     METH_FASTCALL | METH_KEYWORDS,
+     "asarray($self, /, array, dtype=None, stream=None)\n--\n\n"
+     "Return a typed Buffer holding numpy.ascontiguousarray(array, dtype): "
+     "its dtype and shape, its data uploaded on stream (ordered there; "
+     "array may be reused at once) or, with None, on a stream of its own "
+     "that is synchronized before this returns."},
     {"synchronize", hrx_py_device_synchronize, METH_NOARGS,
      "synchronize($self, /)\n--\n\n"
      "Wait for all work on the pool's queues (not fabric queues); raise a "

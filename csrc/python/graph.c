@@ -294,7 +294,30 @@ static PyObject* hrx_py_graph_record(PyObject* self, hrx_py_graph_op_t op,
                                      PyObject* after) {
   hrx_py_state_t* state = hrx_py_state_from_type(Py_TYPE(self));
   int64_t byte = 0;
-  if (op == HRX_PY_GRAPH_FILL) {
+  hrx_py_buffer_type_t typed;
+  if (op == HRX_PY_GRAPH_COPY &&
+      hrx_py_typed_check_copy(state, first, second) < 0) {
+    return NULL;
+  }
+  if (op == HRX_PY_GRAPH_FILL && hrx_py_buffer_type(state, first, &typed) &&
+      typed.dtype.kind) {
+    /* A typed view: its element, which a graph's byte fill writes only
+     * when it is one repeated byte. */
+    uint8_t pattern[HRX_PY_DTYPE_MAX_ITEMSIZE];
+    size_t width = 0;
+    if (hrx_py_typed_fill_value(state, first, second, pattern, &width) < 0) {
+      return NULL;
+    }
+    if (!hrx_py_pattern_is_one_byte(pattern, width)) {
+      PyErr_Format(state->errors[HRX_STATUS_INVALID_ARGUMENT],
+                   "a graph fill writes one repeated byte; %R as %s is not "
+                   "(fill it with Stream.fill, or copy from a buffer that "
+                   "holds it)",
+                   second, hrx_py_dtype_name(typed.dtype));
+      return NULL;
+    }
+    byte = pattern[0];
+  } else if (op == HRX_PY_GRAPH_FILL) {
     if (hrx_py_arg_int64(state, second, "fill byte", &byte) < 0) return NULL;
     if (byte < 0 || byte > 255) {
       PyErr_Format(state->errors[HRX_STATUS_INVALID_ARGUMENT],
@@ -526,7 +549,9 @@ static PyMethodDef hrx_py_graph_methods[] = {
      METH_FASTCALL | METH_KEYWORDS,
      "fill($self, dst, byte, *, after=())\n--\n\n"
      "Record setting every byte of dst to byte (0..255), after the nodes in "
-     "after; return its GraphNode."},
+     "after; return its GraphNode. For a typed dst, byte is an element "
+     "value (as Stream.fill takes) whose bytes must all be equal (0, or -1 "
+     "in an integer view)."},
     {"kernel", (PyCFunction)(void (*)(void))hrx_py_graph_kernel,
      METH_FASTCALL | METH_KEYWORDS,
      "kernel($self, /, kernel, grid, block, args=(), shared=0, *, "

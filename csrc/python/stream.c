@@ -120,6 +120,18 @@ static PyObject* hrx_py_stream_allocate(PyObject* self, PyObject* size) {
   return buffer;
 }
 
+/* to_device(array, /): device.asarray(array, stream=self). */
+static PyObject* hrx_py_stream_to_device(PyObject* self, PyObject* array) {
+  hrx_py_state_t* state;
+  hrx_stream_t* stream = hrx_py_stream_get(self, &state);
+  if (!stream) return NULL;
+  PyObject* device = hrx_py_device_ref(state, hrx_stream_device(stream));
+  if (!device) return NULL;
+  PyObject* buffer = hrx_py_typed_asarray(state, device, array, Py_None, self);
+  Py_DECREF(device);
+  return buffer;
+}
+
 /* copy(dst, src, /) and copy_peer(dst, src, /): the same arguments. */
 static PyObject* hrx_py_stream_copy_kind(PyObject* self, PyObject* const* args,
                                          Py_ssize_t nargs,
@@ -542,6 +554,11 @@ static PyMethodDef hrx_py_stream_methods[] = {
     {"allocate", hrx_py_stream_allocate, METH_O,
      "allocate($self, nbytes, /)\n--\n\n"
      "Allocate nbytes of the stream's device's memory; return the Buffer."},
+    {"to_device", hrx_py_stream_to_device, METH_O,
+     "to_device($self, array, /)\n--\n\n"
+     "Return a typed Buffer of the stream's device holding "
+     "numpy.ascontiguousarray(array): its dtype and shape, its data "
+     "uploaded in this stream's order (array may be reused at once)."},
     {"copy", (PyCFunction)(void (*)(void))hrx_py_stream_copy, METH_FASTCALL,
      "copy($self, dst, src, /)\n--\n\n"
      "Copy src to dst on the device: views of equal length that do not "

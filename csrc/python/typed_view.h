@@ -114,6 +114,25 @@ bool hrx_py_pattern_is_one_byte(const uint8_t* pattern, size_t width);
 void* hrx_py_pattern_repeat(const uint8_t* pattern, size_t width,
                             uint64_t nbytes);
 
+/* Device.empty(shape, dtype): a new typed buffer of `device` (a Device
+ * handle) covering shape's elements, uninitialized. */
+PyObject* hrx_py_typed_empty(hrx_py_state_t* state, PyObject* device,
+                             PyObject* shape, PyObject* dtype);
+/* Device.zeros(shape, dtype, stream=None): empty, then a byte fill of 0 on
+ * `stream` (ordered there; returns at once) or, with None, on a stream of
+ * its own that is synchronized before this returns. */
+PyObject* hrx_py_typed_zeros(hrx_py_state_t* state, PyObject* device,
+                             PyObject* shape, PyObject* dtype,
+                             PyObject* stream);
+/* Device.asarray(array, dtype=None, stream=None) and Stream.to_device: a
+ * typed buffer of numpy.ascontiguousarray(array, dtype)'s dtype and shape
+ * holding its data, uploaded on `stream` (ordered there; `array` may be
+ * reused at once) or, with None, on a stream of its own that is
+ * synchronized before this returns. */
+PyObject* hrx_py_typed_asarray(hrx_py_state_t* state, PyObject* device,
+                               PyObject* array, PyObject* dtype,
+                               PyObject* stream);
+
 /* Stream.read's Readback for `source`: a typed view's read returns an
  * array of its element type and shape. Takes over `readback` (a new
  * reference, or NULL: passed through). */
