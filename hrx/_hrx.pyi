@@ -141,6 +141,13 @@ class _DLPackHost(Protocol):
     def __dlpack__(self, **kwargs: Any) -> Any: ...
     def __dlpack_device__(self) -> tuple[int, int]: ...
 
+# What a typed view's dtype may be given as: anything numpy.dtype() takes
+# that names bool, int8..int64, uint8..uint64, float16/32/64 or
+# complex64/128 in native byte order (docs/api.md#typed-buffers).
+_DTypeLike: TypeAlias = numpy.typing.DTypeLike
+# A shape: an int or a sequence of ints.
+_ShapeLike: TypeAlias = int | Iterable[int]
+
 # Host memory exposing the buffer protocol: bytes, bytearray, memoryview,
 # numpy arrays (numpy declares __buffer__ only from Python 3.12 on).
 _BufferLike: TypeAlias = _BufferProtocol | numpy.typing.NDArray[Any]
@@ -307,7 +314,26 @@ class Device:
         """Per-queue counters and the connection budget."""
 
     def allocate(self, nbytes: int, /) -> Buffer:
-        """Device memory of nbytes (>= 1) bytes."""
+        """Device memory of nbytes (>= 1) bytes, untyped."""
+
+    def empty(self, shape: _ShapeLike, dtype: _DTypeLike) -> Buffer:
+        """A typed buffer of shape and dtype, not initialized."""
+
+    def zeros(
+        self, shape: _ShapeLike, dtype: _DTypeLike, stream: Stream | None = None
+    ) -> Buffer:
+        """empty(shape, dtype) filled with zeros on stream (ordered there)
+        or, with None, on a stream of its own, synchronized first."""
+
+    def asarray(
+        self,
+        array: Any,
+        dtype: _DTypeLike | None = None,
+        stream: Stream | None = None,
+    ) -> Buffer:
+        """A typed buffer holding numpy.ascontiguousarray(array, dtype),
+        uploaded on stream (ordered there) or, with None, on a stream of
+        its own, synchronized first."""
 
     def synchronize(self) -> None:
         """Waits for all work on the pool's queues."""
@@ -375,7 +401,11 @@ class Stream:
         hrx.fabric.Queue.open."""
 
     def allocate(self, nbytes: int, /) -> Buffer:
-        """A buffer of the stream's device."""
+        """An untyped buffer of the stream's device."""
+
+    def to_device(self, array: Any, /) -> Buffer:
+        """A typed buffer of the stream's device holding
+        numpy.ascontiguousarray(array), uploaded in this stream's order."""
 
     def copy(self, dst: Buffer, src: Buffer, /) -> None:
         """Device copy between equal-length, non-overlapping views."""
@@ -386,16 +416,20 @@ class Stream:
         Device.info["peer"]); the other device's work is ordered by events
         only."""
 
-    def fill(self, dst: Buffer, byte: int, /) -> None:
-        """Sets every byte of dst to byte (0..255)."""
+    def fill(self, dst: Buffer, value: int | float | complex, /) -> None:
+        """Sets every byte of an untyped dst to value (0..255), or every
+        element of a typed dst to value as its dtype (refused when it does
+        not fit)."""
 
     def upload(self, dst: Buffer, data: _BufferLike | _DLPackHost, /) -> None:
         """Copies C-contiguous host memory (buffer protocol, else a host
-        DLPack tensor) of exactly dst.nbytes bytes into dst; data may be
-        reused as soon as this returns."""
+        DLPack tensor) of exactly dst.nbytes bytes into dst; a typed dst
+        takes data of its dtype (or bytes, bytearray, a byte memoryview);
+        data may be reused as soon as this returns."""
 
     def read(self, src: Buffer, /) -> Readback:
-        """An asynchronous read of src."""
+        """An asynchronous read of src; its wait() returns an array of a
+        typed src's dtype and shape, uint8 bytes for an untyped one."""
 
     def read_into(self, src: Buffer, out: _Writable, /) -> Readback:
         """An asynchronous read of src into out, a writable C-contiguous
@@ -504,11 +538,18 @@ class Buffer:
         """Refuses with a TypeError that says how to allocate a buffer."""
 
     def slice(self, offset: int, length: int) -> Buffer:
-        """A view [offset, offset + length) of this view, bounds-checked."""
+        """An untyped view [offset, offset + length) of this untyped view,
+        in bytes, bounds-checked (TypeError on a typed view)."""
+
+    def view(self, dtype: _DTypeLike | None, shape: _ShapeLike | None = None) -> Buffer:
+        """These bytes as a typed view of dtype and shape (None: 1-D, as
+        many elements as fit; else exactly these bytes, one extent may be
+        -1), without a copy; dtype None: an untyped view."""
 
     def close(self) -> None:
-        """Drops this view (idempotent); memory goes once no view or queued
-        command uses it."""
+        """Drops this view and every view taken from it (idempotent);
+        memory goes once no open view, queued command or DLPack consumer
+        uses it."""
 
     def __enter__(self) -> Self: ...
     def __exit__(
@@ -521,10 +562,12 @@ class Buffer:
         """Closes this view."""
 
     def __getitem__(self, key: builtins.slice, /) -> Buffer:
-        """buf[a:b]: negative bounds count from the end; no clamping; step
-        must be 1."""
+        """buf[a:b]: bytes of an untyped view, elements (1-D) or rows of
+        the first axis of a typed one; negative bounds count from the end;
+        no clamping; step must be 1."""
 
-    def __len__(self) -> int: ...
+    def __len__(self) -> int:
+        """Bytes of an untyped view; the first extent of a typed one."""
     def __dlpack__(
         self,
         *,
@@ -533,8 +576,9 @@ class Buffer:
         dl_device: tuple[int, int] | None = None,
         copy: bool | None = None,
     ) -> Any:
-        """This view as a 1-D uint8 DLPack tensor, without a copy; the
-        consumer holds a reference to the memory until it frees the tensor.
+        """This view as a DLPack tensor of its dtype and shape (untyped: 1-D
+        uint8), without a copy; the consumer holds a reference to the memory
+        until it frees the tensor.
         A versioned (1.0) capsule when max_version asks for major >= 1.
         Unless stream is -1, the consumer's stream (None: the default
         stream) waits on the device, through events, for the work already
@@ -546,7 +590,8 @@ class Buffer:
 
     @property
     def __cuda_array_interface__(self) -> dict[str, Any]:
-        """The CUDA Array Interface v3 (1-D uint8), for Numba and CuPy; its
+        """The CUDA Array Interface v3 (its dtype and shape; untyped: 1-D
+        uint8), for Numba and CuPy; its
         stream is the legacy default stream, made to wait for the device's
         submitted work. Only on NVIDIA GPUs; elsewhere the attribute is
         absent (AttributeError says why)."""
@@ -558,6 +603,22 @@ class Buffer:
     @property
     def nbytes(self) -> int:
         """Length of this view in bytes."""
+
+    @property
+    def dtype(self) -> numpy.dtype[Any] | None:
+        """The element type; None for an untyped (byte) view."""
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        """The shape; (nbytes,) for an untyped view."""
+
+    @property
+    def size(self) -> int:
+        """Elements; nbytes for an untyped view."""
+
+    @property
+    def itemsize(self) -> int:
+        """Bytes per element; 1 for an untyped view."""
 
     @property
     def offset(self) -> int:
@@ -615,8 +676,9 @@ class Readback:
     """An asynchronous device-to-host read (Stream.read). Not
     instantiable."""
 
-    def wait(self) -> numpy.typing.NDArray[numpy.uint8]:
-        """Blocks until the read is done; returns its bytes (cached)."""
+    def wait(self) -> numpy.typing.NDArray[Any]:
+        """Blocks until the read is done; returns its data (cached): an
+        array of a typed view's dtype and shape, uint8 bytes otherwise."""
 
     def done(self) -> bool:
         """Whether the read has completed."""
@@ -660,7 +722,8 @@ class Graph:
     def fill(
         self, dst: Buffer, byte: int, *, after: Iterable[GraphNode] = ()
     ) -> GraphNode:
-        """Sets every byte of dst to byte (0..255)."""
+        """Sets every byte of dst to byte (0..255); for a typed dst, byte is
+        an element value whose bytes must all be equal (0, -1)."""
 
     def kernel(
         self,
