@@ -750,8 +750,20 @@ PyObject* hrx_py_typed_asarray(hrx_py_state_t* state, PyObject* device,
   }
   PyObject* numpy = PyImport_ImportModule("numpy");
   if (!numpy) return NULL;
-  PyObject* host = PyObject_CallMethod(numpy, "ascontiguousarray", "OO",
-                                       array, dtype);
+  /* A DLPack producer numpy does not take as an array (no buffer protocol,
+   * no __array__) is imported through DLPack first. */
+  PyObject* source = NULL;
+  if (!PyObject_CheckBuffer(array) &&
+      PyObject_HasAttrString(array, "__dlpack__") &&
+      !PyObject_HasAttrString(array, "__array__")) {
+    source = PyObject_CallMethod(numpy, "from_dlpack", "O", array);
+  } else {
+    source = Py_NewRef(array);
+  }
+  PyObject* host = source ? PyObject_CallMethod(numpy, "ascontiguousarray",
+                                                "OO", source, dtype)
+                          : NULL;
+  Py_XDECREF(source);
   Py_DECREF(numpy);
   if (!host) return NULL;
   PyObject* host_shape = PyObject_GetAttrString(host, "shape");

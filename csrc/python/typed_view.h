@@ -126,6 +126,7 @@ PyObject* hrx_py_typed_zeros(hrx_py_state_t* state, PyObject* device,
                              PyObject* stream);
 /* Device.asarray(array, dtype=None, stream=None) and Stream.to_device: a
  * typed buffer of numpy.ascontiguousarray(array, dtype)'s dtype and shape
+ * (a producer of host DLPack tensors only goes through numpy.from_dlpack)
  * holding its data, uploaded on `stream` (ordered there; `array` may be
  * reused at once) or, with None, on a stream of its own that is
  * synchronized before this returns. */
