@@ -735,6 +735,178 @@ case("queue-read-blocking-readonly", "fabric.Queue.read_blocking",
      "out bytes (read-only)", "InvalidArgumentError",
      lambda c: c.queue.read_blocking(c.a, c.out(bytes(SIZE))))
 
+# ------------------------------------------------------------ typed views
+
+def _view_of_closed_parent(c):
+    parent = c.device.allocate(16)
+    view = parent.view(c.np.int32)
+    parent.close()
+    return view
+
+
+for _id, _call, _text, _raises in [
+        ("not-whole-elements", lambda c: c.a[0:10].view(c.np.float32),
+         "a 10-byte view as float32", "InvalidArgumentError"),
+        ("misaligned", lambda c: c.a[2:10].view(c.np.float32),
+         "a view at byte 2 as float32", "InvalidArgumentError"),
+        ("shape-mismatch", lambda c: c.a.view(c.np.float32, (3,)),
+         "shape (3,) of float32 for SIZE bytes", "InvalidArgumentError"),
+        ("shape-two-inferred", lambda c: c.a.view(c.np.float32, (-1, -1)),
+         "shape (-1, -1)", "InvalidArgumentError"),
+        ("shape-negative", lambda c: c.a.view(c.np.float32, (-2, 32)),
+         "shape (-2, 32)", "InvalidArgumentError"),
+        ("shape-not-inferable", lambda c: c.a.view(c.np.float32, (5, -1)),
+         "shape (5, -1) of float32 for SIZE bytes", "InvalidArgumentError"),
+        ("shape-str", lambda c: c.a.view(c.np.float32, "64"), 'shape "64"',
+         "TypeError"),
+        ("shape-float", lambda c: c.a.view(c.np.float32, (64.0,)),
+         "shape (64.0,)", "TypeError"),
+        ("dtype-big-endian", lambda c: c.a.view(">f4"),
+         'dtype ">f4" (not native byte order)', "TypeError"),
+        ("dtype-str", lambda c: c.a.view("U1"), 'dtype "U1" (strings)',
+         "TypeError"),
+        ("dtype-object", lambda c: c.a.view(object), "dtype object",
+         "TypeError"),
+        ("dtype-structured", lambda c: c.a.view([("x", "<f4")]),
+         "a structured dtype", "TypeError"),
+        ("dtype-unknown", lambda c: c.a.view("nonsense"), 'dtype "nonsense"',
+         "TypeError"),
+        ("untyped-with-shape", lambda c: c.a.view(None, (SIZE,)),
+         "dtype None with a shape", "TypeError"),
+        ("no-dtype", lambda c: c.a.view(), "no dtype", "TypeError"),
+        ("closed", lambda c: c.closed_buffer.view(c.np.uint8),
+         "closed Buffer", "FailedPreconditionError")]:
+    case(f"view-{_id}", "Buffer.view", _text, _raises, _call)
+case("getitem-typed-step-2", "Buffer[a:b]", "typed view [::2]",
+     "InvalidArgumentError", lambda c: c.a.view(c.np.int32)[::2])
+case("getitem-typed-past-end", "Buffer[a:b]",
+     "int32 view of SIZE // 4 elements indexed [0:SIZE // 4 + 1]",
+     "OutOfRangeError", lambda c: c.a.view(c.np.int32)[0:SIZE // 4 + 1])
+case("getitem-typed-0d", "Buffer[a:b]", "a 0-d view [0:1]", "TypeError",
+     lambda c: c.a[0:4].view(c.np.int32, ())[0:1])
+case("slice-typed", "Buffer.slice", "a typed view (slice counts bytes)",
+     "TypeError", lambda c: c.a.view(c.np.int32).slice(0, 4))
+case("len-typed-0d", "len(Buffer)", "a 0-d view", "TypeError",
+     lambda c: len(c.a[0:4].view(c.np.int32, ())))
+case("view-of-closed-parent-read", "Stream.read",
+     "a view whose parent buffer was closed", "FailedPreconditionError",
+     lambda c: c.stream.read(_view_of_closed_parent(c)))
+
+for _id, _call, _text, _raises in [
+        ("shape-empty", lambda c: c.device.empty((4, 0), c.np.float32),
+         "shape (4, 0) (no elements)", "InvalidArgumentError"),
+        ("shape-negative", lambda c: c.device.empty(-1, c.np.float32),
+         "shape -1", "InvalidArgumentError"),
+        ("shape-none", lambda c: c.device.empty(None, c.np.float32),
+         "shape None", "TypeError"),
+        ("dtype-str", lambda c: c.device.empty(4, "U3"), 'dtype "U3"',
+         "TypeError"),
+        ("no-dtype", lambda c: c.device.empty(4), "no dtype", "TypeError"),
+        ("huge", lambda c: c.device.empty(2**60, c.np.float64),
+         "2**60 float64 elements (more than any device)",
+         "OutOfMemoryError"),
+        ("overflow", lambda c: c.device.empty((2**40, 2**40), c.np.float64),
+         "shape (2**40, 2**40) (bytes overflow)", "InvalidArgumentError"),
+        ("closed", lambda c: c.closed_device.empty(4, c.np.float32),
+         "closed Device", "FailedPreconditionError")]:
+    case(f"empty-{_id}", "Device.empty", _text, _raises, _call)
+case("zeros-stream-device", "Device.zeros", "stream a Device", "TypeError",
+     lambda c: c.device.zeros(4, c.np.float32, stream=c.device))
+case("zeros-stream-closed", "Device.zeros", "closed stream",
+     "FailedPreconditionError",
+     lambda c: c.device.zeros(4, c.np.float32, stream=c.closed_stream))
+case("zeros-stream-foreign", "Device.zeros", "stream of another device",
+     "InvalidArgumentError",
+     lambda c: c.device.zeros(4, c.np.float32, stream=c.foreign_stream),
+     needs=(FOREIGN,))
+case("zeros-dtype-object", "Device.zeros", "dtype object", "TypeError",
+     lambda c: c.device.zeros(4, object))
+case("asarray-buffer", "Device.asarray", "an hrx.Buffer (device memory)",
+     "TypeError", lambda c: c.device.asarray(c.a))
+case("asarray-strings", "Device.asarray", "a numpy array of strings",
+     "TypeError", lambda c: c.device.asarray(c.np.array(["a", "b"])))
+case("asarray-objects", "Device.asarray", "a list of None (dtype object)",
+     "TypeError", lambda c: c.device.asarray([None, None]))
+case("asarray-empty", "Device.asarray", "an empty array",
+     "InvalidArgumentError",
+     lambda c: c.device.asarray(c.np.zeros(0, c.np.float32)))
+case("asarray-stream-int", "Device.asarray", "stream 1 (int)", "TypeError",
+     lambda c: c.device.asarray(c.np.ones(4), stream=1))
+case("to-device-objects", "Stream.to_device", "numpy dtype=object array",
+     "TypeError", lambda c: c.stream.to_device(c.np.array([None])))
+case("to-device-closed", "Stream.to_device", "closed Stream",
+     "FailedPreconditionError",
+     lambda c: c.closed_stream.to_device(c.np.ones(4)))
+case("to-device-no-argument", "Stream.to_device", "no argument",
+     "TypeError", lambda c: c.stream.to_device())
+
+case("upload-typed-int32-into-float32", "Stream.upload",
+     "int32 array into a float32 view", "TypeError",
+     lambda c: c.stream.upload(c.a.view(c.np.float32),
+                               c.np.ones(SIZE // 4, c.np.int32)))
+case("upload-typed-uint8-array", "Stream.upload",
+     "numpy uint8 array (typed, not a byte image) into a float32 view",
+     "TypeError",
+     lambda c: c.stream.upload(c.a.view(c.np.float32),
+                               c.np.zeros(SIZE, c.np.uint8)))
+case("upload-typed-dlpack-int32", "Stream.upload",
+     "DLPack int32 tensor into a float32 view", "TypeError",
+     lambda c: c.stream.upload(c.a.view(c.np.float32),
+                               DLPackOnly(c.np.ones(SIZE // 4, c.np.int32))))
+case("upload-typed-count", "Stream.upload",
+     "SIZE // 4 - 1 float32 elements into SIZE // 4", "InvalidArgumentError",
+     lambda c: c.stream.upload(c.a.view(c.np.float32),
+                               c.np.ones(SIZE // 4 - 1, c.np.float32)))
+case("upload-typed-bytes-short", "Stream.upload",
+     "SIZE - 1 bytes into a float32 view", "InvalidArgumentError",
+     lambda c: c.stream.upload(c.a.view(c.np.float32), bytes(SIZE - 1)))
+case("read-into-typed-dtype", "Stream.read_into",
+     "float32 out for an int32 view", "TypeError",
+     lambda c: c.stream.read_into(c.a.view(c.np.int32),
+                                  c.out(c.np.zeros(SIZE // 4, c.np.float32))))
+case("read-into-typed-count", "Stream.read_into",
+     "int32 out of one element more", "InvalidArgumentError",
+     lambda c: c.stream.read_into(
+         c.a.view(c.np.int32), c.out(c.np.zeros(SIZE // 4 + 1, c.np.int32))))
+case("read-blocking-typed-dtype", "Stream.read_blocking",
+     "int64 out for an int32 view", "TypeError",
+     lambda c: c.stream.read_blocking(
+         c.a.view(c.np.int32), c.out(c.np.zeros(SIZE // 4, c.np.int64))))
+case("read-blocking-typed-short", "Stream.read_blocking",
+     "int32 out of one element fewer", "InvalidArgumentError",
+     lambda c: c.stream.read_blocking(
+         c.a.view(c.np.int32), c.out(c.np.zeros(SIZE // 4 - 1, c.np.int32))))
+case("copy-typed-dtypes-differ", "Stream.copy", "int32 dst, float32 src",
+     "TypeError",
+     lambda c: c.stream.copy(c.a.view(c.np.int32), c.b.view(c.np.float32)))
+case("graph-copy-typed-dtypes-differ", "Graph.copy",
+     "int32 dst, float32 src", "TypeError",
+     lambda c: c.hrx.Graph(c.device).copy(c.a.view(c.np.int32),
+                                          c.b.view(c.np.float32)))
+case("graph-fill-typed-wide", "Graph.fill",
+     "value 5 in an int32 view (not one repeated byte)",
+     "InvalidArgumentError",
+     lambda c: c.hrx.Graph(c.device).fill(c.a.view(c.np.int32), 5))
+for _id, _dtype, _value, _text, _raises in [
+        ("float-into-int", "int32", 1.5, "1.5 into int32", "TypeError"),
+        ("bool-into-int", "int32", True, "True into int32", "TypeError"),
+        ("int-into-bool", "bool", 1, "1 into bool", "TypeError"),
+        ("complex-into-float", "float32", 1j, "1j into float32",
+         "TypeError"),
+        ("str-into-float", "float32", "1", '"1" into float32', "TypeError"),
+        ("none-into-complex", "complex64", None, "None into complex64",
+         "TypeError"),
+        ("int8-overflow", "int8", 128, "128 into int8", "OutOfRangeError"),
+        ("uint8-negative", "uint8", -1, "-1 into uint8", "OutOfRangeError"),
+        ("uint64-overflow", "uint64", 2**64, "2**64 into uint64",
+         "OutOfRangeError"),
+        ("float16-overflow", "float16", 70000.0, "70000.0 into float16",
+         "OutOfRangeError"),
+        ("float32-overflow", "float32", 1e39, "1e39 into float32",
+         "OutOfRangeError")]:
+    case(f"fill-typed-{_id}", "Stream.fill", _text, _raises,
+         lambda c, t=_dtype, v=_value: c.stream.fill(c.a.view(t), v))
+
 # -------------------------------------------------------- events, streams
 
 case("wait-event-none", "Stream.wait_event", "event None", "TypeError",
@@ -850,6 +1022,11 @@ for _fn, _what, _call in [
         ("Buffer.nbytes", "closed Buffer", lambda c: c.closed_buffer.nbytes),
         ("len(Buffer)", "closed Buffer", lambda c: len(c.closed_buffer)),
         ("Buffer.offset", "closed Buffer", lambda c: c.closed_buffer.offset),
+        ("Buffer.dtype", "closed Buffer", lambda c: c.closed_buffer.dtype),
+        ("Buffer.shape", "closed Buffer", lambda c: c.closed_buffer.shape),
+        ("Buffer.size", "closed Buffer", lambda c: c.closed_buffer.size),
+        ("Buffer.itemsize", "closed Buffer",
+         lambda c: c.closed_buffer.itemsize),
         ("Buffer.allocation_size", "closed Buffer",
          lambda c: c.closed_buffer.allocation_size),
         ("Buffer.device", "closed Buffer", lambda c: c.closed_buffer.device),

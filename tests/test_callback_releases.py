@@ -109,6 +109,7 @@ CHILD = textwrap.dedent(r"""
             return g.launch(t)
         return {
             "allocate": lambda: stream.allocate(64),
+            "to_device": lambda: stream.to_device(np.arange(4.0)),
             "copy": lambda: stream.copy(b, a),
             "copy_peer": lambda: stream.copy_peer(far, a),
             "fill": lambda: stream.fill(b, 2),
@@ -182,6 +183,9 @@ CHILD = textwrap.dedent(r"""
             "stream": lambda: dev.stream().close(),
             "pool_stats": dev.pool_stats,
             "allocate": lambda: dev.allocate(64),
+            "empty": lambda: dev.empty((2, 2), np.float32),
+            "zeros": lambda: dev.zeros(4, np.int32),
+            "asarray": lambda: dev.asarray(np.arange(4.0)),
             "compile": lambda: dev.compile(source, "hrx_bench_tiny").close(),
             "load_kernel": lambda: dev.load_kernel(
                 kern.image, "hrx_bench_tiny").close(),
@@ -202,6 +206,11 @@ CHILD = textwrap.dedent(r"""
         "Buffer": {
             "__new__": lambda: hrx.Buffer(),
             "slice": lambda: a.slice(8, 8),
+            "view": lambda: a.view(np.float32),
+            "dtype": lambda: a.dtype,
+            "shape": lambda: a.shape,
+            "size": lambda: a.size,
+            "itemsize": lambda: a.itemsize,
             "close": lambda: dev.allocate(64).close(),
             "__enter__": lambda: dev.allocate(64).__enter__().close(),
             "__exit__": lambda: dev.allocate(64).__exit__(None, None, None),
