@@ -42,6 +42,25 @@ def test_cupy_sees_and_writes_hrx_memory_without_a_copy(device):
     assert int(through_dlpack.sum()) == 9 * 1024   # the array keeps it alive
 
 
+def test_cupy_sees_typed_views_with_their_dtype_and_shape(device):
+    import numpy as np
+    stream = device.stream()
+    grid = device.asarray(np.arange(12, dtype=np.float32).reshape(3, 4))
+    through_dlpack = cupy.from_dlpack(grid)
+    assert through_dlpack.dtype == cupy.float32
+    assert through_dlpack.shape == (3, 4)
+    rows = cupy.asarray(grid[1:3])                 # the CUDA Array Interface
+    assert rows.dtype == cupy.float32 and rows.shape == (2, 4)
+    assert rows.data.ptr == through_dlpack.data.ptr + 16
+    assert grid.__cuda_array_interface__["typestr"] == "<f4"
+    assert float(rows.sum()) == float(sum(range(4, 12)))
+    through_dlpack *= 2                             # CuPy writes, hrx reads
+    cupy.cuda.runtime.deviceSynchronize()
+    assert (stream.read(grid).wait() == 2 * np.arange(12).reshape(3, 4)).all()
+    flags = cupy.from_dlpack(device.zeros(5, np.bool_))
+    assert flags.dtype == cupy.bool_ and not bool(flags.any())
+
+
 def test_dlpack_orders_the_consumer_stream_without_blocking_the_host(device):
     """The consumer's stream waits for hrx's queued work on the device: the
     export returns while that work still runs, and CuPy reads the end

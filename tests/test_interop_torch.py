@@ -45,6 +45,21 @@ def test_torch_sees_hrx_memory_without_a_copy(device):
     assert int(tensor.sum()) == 9 * 1024   # the tensor keeps the memory alive
 
 
+def test_torch_sees_typed_views_with_their_dtype_and_shape(device):
+    import numpy as np
+    stream = device.stream()
+    grid = device.asarray(np.arange(12, dtype=np.int32).reshape(3, 4))
+    tensor = torch.from_dlpack(grid)
+    assert tensor.device.type == "cuda" and tensor.dtype == torch.int32
+    assert tensor.shape == (3, 4)
+    assert int(torch.from_dlpack(grid[2:]).sum()) == 8 + 9 + 10 + 11
+    half = torch.from_dlpack(device.zeros((2, 2), np.float16))
+    assert half.dtype == torch.float16 and half.shape == (2, 2)
+    tensor.add_(1)
+    torch.cuda.synchronize()
+    assert (stream.read(grid).wait() == np.arange(1, 13).reshape(3, 4)).all()
+
+
 def test_torch_kernel_on_an_hrx_stream_ordered_with_events(device):
     a, b = device.stream(), device.stream()
     src, dst = device.allocate(NBYTES), device.allocate(NBYTES)

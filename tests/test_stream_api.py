@@ -127,6 +127,9 @@ def test_cuda_protocols_only_on_nvidia(device, stream):
         assert cai["version"] == 3 and cai["shape"] == (16,)
         assert cai["typestr"] == "|u1" and cai["strides"] is None
         assert cai["stream"] == 1
+        typed = buffer.view("float32", (2, 2)).__cuda_array_interface__
+        assert typed["typestr"] == "<f4" and typed["shape"] == (2, 2)
+        assert typed["data"] == cai["data"] and typed["strides"] is None
         return
     assert not hasattr(stream, "__cuda_stream__")
     assert not hasattr(buffer, "__cuda_array_interface__")
