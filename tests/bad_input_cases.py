@@ -802,6 +802,8 @@ for _id, _call, _text, _raises in [
         ("dtype-str", lambda c: c.device.empty(4, "U3"), 'dtype "U3"',
          "TypeError"),
         ("no-dtype", lambda c: c.device.empty(4), "no dtype", "TypeError"),
+        ("dtype-none", lambda c: c.device.empty(4, None),
+         "dtype None (numpy would read float64)", "TypeError"),
         ("huge", lambda c: c.device.empty(2**60, c.np.float64),
          "2**60 float64 elements (more than any device)",
          "OutOfMemoryError"),

@@ -280,6 +280,24 @@ def test_fill_writes_a_typed_value(device, stream, dtype, value):
     assert (around[16 + view.nbytes:] == 0xAB).all()
 
 
+@pytest.mark.parametrize("dtype, count", [
+    (np.float32, 100_003), (np.complex128, 70_001), (np.int16, 3 << 16),
+])
+def test_a_wide_fill_covers_a_large_view_exactly(device, stream, dtype,
+                                                 count):
+    """A value that is not one repeated byte is uploaded once and doubled
+    by device copies: every element, and nothing beyond the view."""
+    itemsize = np.dtype(dtype).itemsize
+    buf = device.allocate((count + 4) * itemsize)
+    stream.fill(buf, 0x5A)
+    view = buf[2 * itemsize:(count + 2) * itemsize].view(dtype)
+    stream.fill(view, 7)
+    assert (stream.read(view).wait() == 7).all()
+    raw = stream.read(buf).wait()
+    assert (raw[:2 * itemsize] == 0x5A).all()
+    assert (raw[(count + 2) * itemsize:] == 0x5A).all()
+
+
 @pytest.mark.parametrize("dtype, value, error", [
     (np.int8, 128, hrx.OutOfRangeError), (np.uint8, -1, hrx.OutOfRangeError),
     (np.uint64, 2**64, hrx.OutOfRangeError),

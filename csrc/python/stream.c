@@ -167,14 +167,14 @@ static PyObject* hrx_py_stream_copy_peer(PyObject* self, PyObject* const* args,
 
 /* fill(dst, value, /): a byte of an untyped view, an element of a typed
  * one (typed_view.h); a pattern wider than one repeated byte is written by
- * an upload of it repeated. */
+ * an upload and device copies (hrx_py_typed_fill_wide). */
 static PyObject* hrx_py_stream_fill(PyObject* self, PyObject* const* args,
                                     Py_ssize_t nargs) {
   if (hrx_py_arg_count("fill(dst, value)", nargs, 2) < 0) return NULL;
   PyObject *dst = args[0], *byte_object = args[1];
   hrx_py_state_t* state = hrx_py_state_from_type(Py_TYPE(self));
   hrx_py_buffer_type_t type;
-  uint8_t pattern[HRX_PY_DTYPE_MAX_ITEMSIZE] = {0};
+  uint8_t pattern[HRX_PY_DTYPE_MAX_ITEMSIZE] = {0};  /* width bytes */
   size_t width = 1;
   if (hrx_py_buffer_type(state, dst, &type) && type.dtype.kind) {
     if (hrx_py_typed_fill_value(state, dst, byte_object, pattern, &width) <
@@ -194,23 +194,20 @@ static PyObject* hrx_py_stream_fill(PyObject* self, PyObject* const* args,
     }
     pattern[0] = (uint8_t)byte;
   }
-  void* repeated = NULL;
   if (!hrx_py_pattern_is_one_byte(pattern, width)) {
-    repeated = hrx_py_pattern_repeat(pattern, width, type.nbytes);
-    if (!repeated) return NULL;
+    if (hrx_py_typed_fill_wide(state, self, dst, pattern, width) < 0) {
+      return NULL;
+    }
+    Py_RETURN_NONE;
   }
-  hrx_py_submission_t s = {.kind = repeated ? HRX_PY_SUBMIT_UPLOAD
-                                            : HRX_PY_SUBMIT_FILL,
-                           .byte = pattern[0],
-                           .data = repeated,
-                           .length = repeated ? type.nbytes : 0};
+  hrx_py_submission_t s = {.kind = HRX_PY_SUBMIT_FILL, .byte = pattern[0]};
   s.stream = hrx_py_stream_unwrap(state, self);
-  bool ok = s.stream && hrx_py_buffer_view_borrowed(state, dst,
-                                                    "fill destination",
-                                                    &s.dst) == 0;
-  ok = ok && hrx_py_submit(state, &s) == 0;
-  PyMem_RawFree(repeated);
-  if (!ok) return NULL;
+  if (!s.stream ||
+      hrx_py_buffer_view_borrowed(state, dst, "fill destination", &s.dst) <
+          0) {
+    return NULL;
+  }
+  if (hrx_py_submit(state, &s) < 0) return NULL;
   Py_RETURN_NONE;
 }
 

@@ -6,6 +6,8 @@
 
 #include "buffer.h"
 #include "readback.h"
+#include "stream.h"
+#include "submit.h"
 
 /* DLPack type codes (dlpack.h's DLDataTypeCode). */
 enum {
@@ -606,28 +608,49 @@ int hrx_py_typed_fill_value(hrx_py_state_t* state, PyObject* dst,
   return 0;
 }
 
-void* hrx_py_pattern_repeat(const uint8_t* pattern, size_t width,
-                            uint64_t nbytes) {
-  if (nbytes > (uint64_t)PY_SSIZE_T_MAX) {
+int hrx_py_typed_fill_wide(hrx_py_state_t* state, PyObject* stream,
+                           PyObject* dst, const uint8_t* pattern,
+                           size_t width) {
+  hrx_py_buffer_type_t type;
+  hrx_py_buffer_type(state, dst, &type);
+  uint64_t nbytes = type.nbytes;
+  /* The first part: whole elements, small enough to keep the GIL. */
+  uint64_t first = HRX_PY_UPLOAD_KEEP_GIL_BYTES / width * width;
+  if (first > nbytes) first = nbytes;
+  uint8_t* host = PyMem_Malloc(first ? (size_t)first : 1);
+  if (!host) {
     PyErr_NoMemory();
-    return NULL;
+    return -1;
   }
-  uint8_t* memory = PyMem_RawMalloc(nbytes ? (size_t)nbytes : 1);
-  if (!memory) {
-    PyErr_NoMemory();
-    return NULL;
+  for (uint64_t at = 0; at < first; at += width) memcpy(host + at, pattern, width);
+  hrx_py_submission_t upload = {.kind = HRX_PY_SUBMIT_UPLOAD,
+                                .data = host,
+                                .length = first};
+  upload.stream = hrx_py_stream_unwrap(state, stream);
+  bool ok = upload.stream && hrx_py_buffer_view_borrowed(
+                                 state, dst, "fill destination",
+                                 &upload.dst) == 0;
+  if (ok) {
+    upload.dst.length = first;
+    ok = hrx_py_submit(state, &upload) == 0;
   }
-  size_t filled = width < nbytes ? width : (size_t)nbytes;
-  memcpy(memory, pattern, filled);
-  /* Doubling copies; large fills let other threads run meanwhile. */
-  Py_BEGIN_ALLOW_THREADS
-  while (filled < nbytes) {
-    size_t step = filled < nbytes - filled ? filled : (size_t)(nbytes - filled);
-    memcpy(memory + filled, memory, step);
+  PyMem_Free(host);
+  for (uint64_t filled = first; ok && filled < nbytes;) {
+    uint64_t step = filled < nbytes - filled ? filled : nbytes - filled;
+    hrx_py_submission_t copy = {.kind = HRX_PY_SUBMIT_COPY};
+    copy.stream = hrx_py_stream_unwrap(state, stream);
+    ok = copy.stream && hrx_py_buffer_view_borrowed(state, dst,
+                                                    "fill destination",
+                                                    &copy.dst) == 0;
+    if (!ok) break;
+    copy.src = copy.dst;
+    copy.src.length = step;
+    copy.dst.offset += filled;
+    copy.dst.length = step;
+    ok = hrx_py_submit(state, &copy) == 0;
     filled += step;
   }
-  Py_END_ALLOW_THREADS
-  return memory;
+  return ok ? 0 : -1;
 }
 
 /* ------------------------------------------------------------- reads */
@@ -654,6 +677,12 @@ PyObject* hrx_py_typed_readback(hrx_py_state_t* state, PyObject* readback,
 PyObject* hrx_py_typed_empty(hrx_py_state_t* state, PyObject* device,
                              PyObject* shape, PyObject* dtype) {
   hrx_py_dtype_t type;
+  /* numpy.dtype(None) is float64; a buffer's dtype is never implied. */
+  if (dtype == Py_None) {
+    PyErr_SetString(PyExc_TypeError,
+                    "dtype must be given (e.g. numpy.float32), not None");
+    return NULL;
+  }
   if (hrx_py_dtype_convert(state, dtype, "dtype", &type) < 0) return NULL;
   PyObject* extents = NULL;
   uint64_t nbytes = 0;

@@ -107,12 +107,17 @@ int hrx_py_typed_fill_value(hrx_py_state_t* state, PyObject* dst,
  * it. */
 bool hrx_py_pattern_is_one_byte(const uint8_t* pattern, size_t width);
 
-/* `nbytes` bytes of host memory holding `pattern` (`width` bytes, which
- * divides nbytes) repeated, from PyMem_RawMalloc (free with
- * PyMem_RawFree); NULL with MemoryError. A fill of a pattern wider than
- * one repeated byte uploads it: the core's fills write bytes. */
-void* hrx_py_pattern_repeat(const uint8_t* pattern, size_t width,
-                            uint64_t nbytes);
+/* Stream.fill of `dst` (an hrx.Buffer) with a pattern wider than one
+ * repeated byte (the core's fills write bytes): the pattern repeated over
+ * the view's first part (at most HRX_PY_UPLOAD_KEEP_GIL_BYTES) is
+ * uploaded, then copies on the device double the filled part until the
+ * view is full; all on `stream` (an hrx.Stream), in its order. The
+ * handles are checked before each submission (another thread may close
+ * them between two: then the fill stops there with the closed error). 0,
+ * or -1 with an exception set. */
+int hrx_py_typed_fill_wide(hrx_py_state_t* state, PyObject* stream,
+                           PyObject* dst, const uint8_t* pattern,
+                           size_t width);
 
 /* Device.empty(shape, dtype): a new typed buffer of `device` (a Device
  * handle) covering shape's elements, uninitialized. */
