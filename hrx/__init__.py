@@ -8,7 +8,10 @@ tunes the pool's size.
     stream = device.stream()              # pool queue, round-robin
     buf = device.allocate(1 << 20)
     stream.fill(buf, 7)
-    print(stream.read(buf[:16]).wait())
+    print(stream.read(buf[:16]).wait())   # bytes (uint8)
+    x = device.asarray(numpy.arange(1024, dtype=numpy.float32))
+    stream.fill(x[512:], 1.5)             # typed: elements, float32 values
+    print(stream.read(x[510:514]).wait())
 
 The C extension ``hrx._hrx`` holds every rule; this package re-exports it
 and adds Python helpers.
