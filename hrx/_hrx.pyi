@@ -723,7 +723,7 @@ class Graph:
         self, dst: Buffer, byte: int, *, after: Iterable[GraphNode] = ()
     ) -> GraphNode:
         """Sets every byte of dst to byte (0..255); for a typed dst, byte is
-        an element value whose bytes must all be equal (0, -1)."""
+        an element value whose bytes must all be equal (0; -1 when signed)."""
 
     def kernel(
         self,

@@ -551,7 +551,7 @@ static PyMethodDef hrx_py_graph_methods[] = {
      "Record setting every byte of dst to byte (0..255), after the nodes in "
      "after; return its GraphNode. For a typed dst, byte is an element "
      "value (as Stream.fill takes) whose bytes must all be equal (0, or -1 "
-     "in an integer view)."},
+     "in a signed integer view)."},
     {"kernel", (PyCFunction)(void (*)(void))hrx_py_graph_kernel,
      METH_FASTCALL | METH_KEYWORDS,
      "kernel($self, /, kernel, grid, block, args=(), shared=0, *, "
