@@ -4,7 +4,8 @@ for testing the sweep without a device: ``sweep(..., python=...)`` and
 that runs this file with the child's own arguments
 (``-P -m hrx.bench run|describe ...``), parsed by hrx-bench's own parser.
 
-``describe`` prints a fake device's info. ``run`` behaves as the environment
+``describe`` prints a fake device's info. ``run --only-workload`` prints a
+workload-only line with synthetic rounds (fastest at 4 queues and more). ``run`` behaves as the environment
 variable HRX_BENCH_FAKE says for its (queues, repeat): a comma-separated
 list of ``MODE``, ``Q=MODE`` or ``Q/R=MODE`` (the most specific entry wins;
 unset means ``ok``). If HRX_BENCH_FAKE_PIDFILE is set, each run first
@@ -29,11 +30,13 @@ import signal
 import sys
 import time
 from pathlib import Path
-from typing import Any, Dict, List
+from typing import Any, Dict, List, Optional, Tuple
 
 from hrx.bench.cli import _sizes, build_parser
 from hrx.bench.config import BenchConfig, check_size_rule, preset_name, resolve_rule
+from hrx.bench.drivers import WORKLOAD_ONLY
 from hrx.bench.record import build_record, dumps_line
+from hrx.bench.workload import build_workload_record, summarize_workload
 
 __all__ = ["ENV", "MODES", "mode_for", "fake_python"]
 
@@ -99,8 +102,23 @@ def _synthetic_line(queues: int, repeat: int, driver: str, config: BenchConfig,
         extra={"batching": None if driver == "raw" else bool(batching), "size_rule": size_rule})
 
 
+def _synthetic_workload_line(queues: int, repeat: int, config: BenchConfig, batching: bool,
+                             name: str, streams: int) -> Dict[str, Any]:
+    """A workload-only line whose rounds take 8 ms / min(queues, 4) plus
+    1 % per repeat, and 0.1 ms per sample more each."""
+    base = 8_000_000 / min(queues, 4) * (1.0 + 0.01 * repeat)
+    rounds = [int(base) + 100_000 * i for i in range(config.samples)]
+    line = _synthetic_line(queues, repeat, "native", config)
+    return build_workload_record(
+        summarize_workload(name, streams, rounds), queues=queues, repeat=repeat,
+        warmup=config.warmup, batching=bool(batching), target="fake", backend="fake",
+        hrx_version=None, git_commit=None, git_dirty=None, timestamp=line["timestamp"],
+        environment=line["environment"], memory=line["memory"])
+
+
 def behave(spec: str, queues: int, repeat: int, driver: str, config: BenchConfig,
-           batching: bool = True, size_rule: str = "auto") -> str:
+           batching: bool = True, size_rule: str = "auto",
+           workload: Optional[Tuple[str, int]] = None) -> str:
     """Acts out the mode for (queues, repeat): returns the line to print for
     ok/slow/garbage; exits, hangs or signals itself for the others."""
     mode = mode_for(spec, queues, repeat)
@@ -111,6 +129,10 @@ def behave(spec: str, queues: int, repeat: int, driver: str, config: BenchConfig
     if mode == "slow":
         time.sleep(float(os.environ.get("HRX_BENCH_FAKE_SLEEP", "1")))
     if mode in ("ok", "slow"):
+        if driver == WORKLOAD_ONLY:
+            assert workload is not None
+            return dumps_line(_synthetic_workload_line(queues, repeat, config, batching,
+                                                       *workload))
         return dumps_line(_synthetic_line(queues, repeat, driver, config, batching, size_rule))
     if mode == "garbage":
         return "this is not JSON"
@@ -161,8 +183,10 @@ def main(argv: List[str]) -> int:
         return 2
     rule = check_size_rule(args.preset, args.quick)
     config = resolve_rule(rule, "fake", dict(_sizes(args), samples=args.samples))
-    text = behave(os.environ.get(ENV, "ok"), args.queues, args.repeat, args.driver, config,
-                  batching=args.batching, size_rule=rule)
+    driver = WORKLOAD_ONLY if args.only_workload else (args.driver or "native")
+    text = behave(os.environ.get(ENV, "ok"), args.queues, args.repeat, driver, config,
+                  batching=args.batching, size_rule=rule,
+                  workload=(args.workload, args.workload_streams) if args.workload else None)
     sys.stdout.write(text + "\n")
     return 0
 
