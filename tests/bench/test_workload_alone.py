@@ -256,3 +256,17 @@ def test_run_in_process_takes_the_workload_alone():
     assert calls == [3, 3, 3] and is_workload_only(line) and schema_errors(line) == []
     with pytest.raises(WorkloadError, match="pass workload="):
         run(1, 2, backend="host", driver="workload")
+
+
+def test_html_dataframe_and_plot_of_the_workload_alone():
+    lines = [_line(q, r, [ms + 0.1 * r] * 3) for q, ms in ((1, 10.0), (4, 5.0)) for r in (1, 2)]
+    results = Results(lines)
+    html = results._repr_html_()
+    assert "Workload round, ms" in html and "Recommended default: 4 queues." in html
+    pandas = pytest.importorskip("pandas")
+    frame = results.to_dataframe()
+    assert isinstance(frame, pandas.DataFrame)
+    assert list(frame.columns[-2:]) == ["Workload round, ms", "Workload p95, ms"]
+    pytest.importorskip("matplotlib")
+    figure = results.plot()
+    assert len([axis for axis in figure.axes if axis.has_data()]) == 2
