@@ -99,3 +99,15 @@ def test_policy_change_names_the_holders_too(fresh):
     else:
         raise AssertionError("BusyError expected")
     """)
+
+
+def test_the_docstrings_say_what_close_and_with_do():
+    """A handle's close() drops that handle only; `with stream:` closes the
+    stream and makes no current stream (what a CuPy user might expect)."""
+    import hrx
+
+    close = hrx.Device.close.__doc__
+    assert "Drop this handle only" in close and "keep working" in close
+    assert "closes the stream when the block ends" in hrx.Stream.__doc__
+    assert 'does not make it a "current stream"' in hrx.Stream.__doc__
+    assert "names what still holds the live device" in hrx.Device.set_stream_queue_count.__doc__
