@@ -469,9 +469,10 @@ def last_error_line(text: str) -> str:
 
 
 def header_lines(info: Mapping[str, Any], config: BenchConfig, rule: str, steps: int,
-                 path: str) -> List[str]:
+                 path: str, alone: Optional[str] = None) -> List[str]:
     """What the sweep prints first: the device, its runtime, why that
-    backend, the sizes and why, and the plan."""
+    backend, the sizes and why (or, for the workload ``alone``, its
+    rounds), and the plan."""
     backend = str(info.get("backend"))
     why = {"auto": f"the size rule for the {backend} backend"
                    + (" (a CPU device; the reference preset gives the reference sizes)"
@@ -483,7 +484,9 @@ def header_lines(info: Mapping[str, Any], config: BenchConfig, rule: str, steps:
         f"target {info.get('target')})",
         f"Runtime: {info.get('runtime')}",
         f"Backend chosen by: {selection_summary(str(info.get('selection') or 'not reported'))}",
-        f"Sizes: {preset_name(config)}, {describe_sizes(config)}; {why}",
+        (f"Sizes: {preset_name(config)}, {describe_sizes(config)}; {why}" if alone is None
+         else f"Rounds: {alone} alone, {config.warmup} warm-up + {config.samples} timed "
+              f"per run; none of the benchmark's cases"),
         f"Runs: {steps}, each in a fresh process, one after another; results: {path}",
     ]
 
@@ -586,7 +589,8 @@ def sweep(
     runs = sum(len(group) for group in rounds)
     named = len(devices) > 1 or concurrent_devices
     display = Progress(runs, repeats, enabled=progress)
-    display.header(header_lines(info, config, rule, runs, path)
+    display.header(header_lines(info, config, rule, runs, path,
+                                alone=workload if only_workload else None)
                    + _devices_line(devices, concurrent_devices))
 
     def command_of(step: Step) -> List[str]:

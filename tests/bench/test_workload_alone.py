@@ -126,6 +126,15 @@ def test_sweep_workload_with_fake_children(tmp_path, monkeypatch):
     assert len(resumed.records) == 9 and len(out.read_text().splitlines()) == 9
 
 
+def test_the_header_names_the_rounds_not_the_case_sizes(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(ROOT)
+    sweep_workload(COPY, (1,), repeats=1, samples=2, warmup=1,
+                   output=str(tmp_path / "h.jsonl"), python=FAKE_PYTHON)
+    err = capsys.readouterr().err
+    assert f"Rounds: {COPY} alone, 1 warm-up + 2 timed per run" in err
+    assert "Sizes:" not in err
+
+
 def test_a_failed_workload_run_is_an_error_line(tmp_path, monkeypatch):
     monkeypatch.chdir(ROOT)
     monkeypatch.setenv("HRX_BENCH_FAKE", "ok,4/1=crash")
