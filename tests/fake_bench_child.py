@@ -4,8 +4,7 @@ for testing the sweep without a device: ``sweep(..., python=...)`` and
 that runs this file with the child's own arguments
 (``-P -m hrx.bench run|describe ...``), parsed by hrx-bench's own parser.
 
-``describe`` prints a fake device's info. ``run --only-workload`` prints a
-workload-only line with synthetic rounds (fastest at 4 queues and more). ``run`` behaves as the environment
+``describe`` prints a fake device's info. ``run`` behaves as the environment
 variable HRX_BENCH_FAKE says for its (queues, repeat): a comma-separated
 list of ``MODE``, ``Q=MODE`` or ``Q/R=MODE`` (the most specific entry wins;
 unset means ``ok``). If HRX_BENCH_FAKE_PIDFILE is set, each run first
@@ -21,6 +20,9 @@ outlives the sweep).
   orphan   start a grandchild that keeps stdout and stderr open and sleeps
            for an hour (its pid goes to stderr), then hang
   garbage  print a line that is not JSON and exit 0
+
+With ``--only-workload``, ok and slow print a workload-only line whose
+synthetic rounds are fastest from 4 queues on.
 """
 from __future__ import annotations
 

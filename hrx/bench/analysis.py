@@ -47,8 +47,9 @@ from typing import Dict, List, Mapping, Optional
 
 from .table import COLUMNS, Column, Group, Row, format_range, format_value, markdown_table
 
-__all__ = ["RULE", "WORKLOAD_RULE", "is_workload_group", "Change", "Recommendation", "overlap", "adjacent_changes", "recommend",
-           "format_ranges", "format_changes", "format_group_analysis", "queues_text"]
+__all__ = ["RULE", "WORKLOAD_RULE", "is_workload_group", "Change", "Recommendation", "overlap",
+           "adjacent_changes", "recommend", "format_ranges", "format_changes",
+           "format_group_analysis", "queues_text"]
 
 RULE = ("the smallest queue count whose {threads}-thread throughput is within run-to-run "
         "variation of the best (its min-max range overlaps the range of the count with the "

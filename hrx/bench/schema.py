@@ -17,7 +17,8 @@ from .drivers import WORKLOAD_ONLY
 from .record import PROBE_RAW_KEYS, PROBE_SUMMARY_KEYS, RAW_KEYS, REFERENCE_KEYS, summarize
 from .stats import median, p95
 
-__all__ = ["RESULT_SCHEMA", "WORKLOAD_RESULT_SCHEMA", "ERROR_SCHEMA", "is_workload_only", "SchemaError", "validate", "schema_errors",
+__all__ = ["RESULT_SCHEMA", "WORKLOAD_RESULT_SCHEMA", "ERROR_SCHEMA", "is_workload_only",
+           "SchemaError", "validate", "schema_errors",
            "is_error_line"]
 
 _INT = {"type": "integer", "minimum": 0}

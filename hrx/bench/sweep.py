@@ -64,7 +64,8 @@ from .drivers import WORKLOAD_ONLY
 from .workload import DEFAULT_STREAMS, WorkloadError, check_importable, importable_spec
 
 __all__ = ["REFERENCE_QUEUES", "REFERENCE_ORDERS", "orders", "plan", "Step", "child_command",
-           "run_child", "sweep", "sweep_workload", "default_output", "STDERR_TAIL_CHARS", "ResultsFileError",
+           "run_child", "sweep", "sweep_workload", "default_output", "STDERR_TAIL_CHARS",
+           "ResultsFileError",
            "SweepError", "describe_command", "describe_device", "header_lines",
            "selection_summary",
            "last_error_line"]

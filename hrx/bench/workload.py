@@ -55,10 +55,11 @@ fresh processes, orders, repeats, ranges and recommendation. Its line (the
 "workload-only line", schema.WORKLOAD_RESULT_SCHEMA) holds ``queues``,
 ``repeat``, ``driver`` ("workload"), ``batching``, ``samples``, ``warmup``,
 ``streams``, ``target``, ``backend``, the provenance keys, ``sizes``
-(``warmup`` and ``samples``), ``environment`` (its memcpy probe of one block only, not of
-the bulk case's copies), ``memory`` and ``workload`` as above. Its table has the two workload columns only, and the
-recommendation applies RULE with the median round in place of the
-throughput and the round p95 as the only guard (analysis.WORKLOAD_RULE).
+(``warmup`` and ``samples``), ``environment`` (its memcpy probe of one
+block only, not of the bulk case's copies), ``memory`` and ``workload`` as
+above. Its table has the two workload columns only, and the recommendation
+applies RULE with the median round in place of the throughput and the
+round p95 as the only guard (analysis.WORKLOAD_RULE).
 
 Errors: a SPEC without ``:``, a module that cannot be imported, a missing or
 non-callable function are ``WorkloadError`` (a ValueError) raised before any
@@ -79,7 +80,8 @@ from .drivers import WORKLOAD_ONLY
 from .stats import median, p95
 
 __all__ = ["WorkloadError", "WorkloadStreams", "DEFAULT_STREAMS", "load_workload",
-           "resolve_workload", "check_importable", "importable_spec", "callable_name", "run_workload",
+           "resolve_workload", "check_importable", "importable_spec", "callable_name",
+           "run_workload",
            "build_workload_record", "summarize_workload"]
 
 DEFAULT_STREAMS = 16
