@@ -274,7 +274,10 @@ class Device:
         """Another handle on the same live device."""
 
     def close(self) -> None:
-        """Drops this handle (idempotent)."""
+        """Drops this handle only (idempotent): other handles, streams,
+        buffers, events, graphs and kernels of the device keep working, and
+        the live device (pool size, queues, settings) goes once nothing of
+        it is left."""
 
     def __enter__(self) -> Self: ...
     def __exit__(
@@ -288,7 +291,8 @@ class Device:
 
     def set_stream_queue_count(self, n: int, /) -> None:
         """Pool size, 1..MAX_STREAM_QUEUE_COUNT, before the first pool queue
-        exists (BusyError after, unless n is the current value)."""
+        exists (BusyError after, unless n is the current value; its message
+        counts what still holds the live device)."""
 
     def set_batching(self, enabled: bool, /) -> None:
         """Submission batching on or off for the live device (all handles);
@@ -386,7 +390,11 @@ class Device:
 class Stream:
     """An ordered stream of device work on one pool queue, assigned
     round-robin for the stream's life. Not instantiable: use Device.stream()
-    or Stream.open()."""
+    or Stream.open().
+
+    ``with stream:`` closes the stream when the block ends; it does not make
+    it a "current stream" as ``with cupy.cuda.Stream():`` does (hrx has no
+    current stream: every call names its stream)."""
 
     def __new__(cls, *args: Any, **kwargs: Any) -> NoReturn:
         """Refuses with a TypeError that says how to get a stream."""

@@ -1459,6 +1459,28 @@ case("bench-kernel-source-int", "_hrx.bench_kernel_source", "language 1",
      "TypeError", lambda c: c.hrx._hrx.bench_kernel_source(1))
 
 
+# ------------------------------------------------- hrx.bench: your workload
+# Refused in the calling process before any child starts or any device is
+# opened (WorkloadError, SweepError: ValueErrors of hrx.bench).
+
+case("bench-sweep-workload-lambda", "bench.sweep_workload",
+     "a lambda (not importable by a fresh process)", "WorkloadError",
+     lambda c: c.hrx.bench.sweep_workload(lambda device, streams: None, (1, 2),
+                                          progress=False))
+case("bench-sweep-workload-int", "bench.sweep_workload", "workload 42",
+     "WorkloadError", lambda c: c.hrx.bench.sweep_workload(42, (1, 2), progress=False))
+case("bench-sweep-only-workload-driver", "bench.sweep",
+     'only_workload=True with driver="raw"', "SweepError",
+     lambda c: c.hrx.bench.sweep((1, 2), workload="w.py:f", only_workload=True,
+                                 driver="raw", progress=False))
+case("bench-sweep-only-workload-none", "bench.sweep",
+     "only_workload=True without a workload", "WorkloadError",
+     lambda c: c.hrx.bench.sweep((1, 2), only_workload=True, progress=False))
+case("bench-run-workload-driver-alone", "bench.run",
+     'driver="workload" without a workload', "WorkloadError",
+     lambda c: c.hrx.bench.run(1, driver="workload"))
+
+
 # ------------------------------------------------------------ the document
 
 def markdown() -> str:
@@ -1482,8 +1504,9 @@ def markdown() -> str:
         "outside the pool (same code as `Stream`, its own native queue). Hierarchy: `InvalidArgumentError` is also",
         "a `ValueError`; `OutOfRangeError` also an `IndexError` and a",
         "`ValueError`; `OutOfMemoryError` a `MemoryError`;",
-        "`FailedPreconditionError` a `RuntimeError`. `SIZE` is "
-        f"{SIZE}.",
+        "`FailedPreconditionError` a `RuntimeError`; `WorkloadError` and",
+        "`SweepError` (of `hrx.bench`, the `bench.*` rows) are `ValueError`s.",
+        f"`SIZE` is {SIZE}.",
         "",
         f"The catalogue has {len(CASES)} rows over "
         f"{len({c.function for c in CASES})} calls, properties and `with` "

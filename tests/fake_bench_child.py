@@ -20,6 +20,9 @@ outlives the sweep).
   orphan   start a grandchild that keeps stdout and stderr open and sleeps
            for an hour (its pid goes to stderr), then hang
   garbage  print a line that is not JSON and exit 0
+
+With ``--only-workload``, ok and slow print a workload-only line whose
+synthetic rounds are fastest from 4 queues on.
 """
 from __future__ import annotations
 
@@ -29,11 +32,13 @@ import signal
 import sys
 import time
 from pathlib import Path
-from typing import Any, Dict, List
+from typing import Any, Dict, List, Optional, Tuple
 
 from hrx.bench.cli import _sizes, build_parser
 from hrx.bench.config import BenchConfig, check_size_rule, preset_name, resolve_rule
+from hrx.bench.drivers import WORKLOAD_ONLY
 from hrx.bench.record import build_record, dumps_line
+from hrx.bench.workload import build_workload_record, summarize_workload
 
 __all__ = ["ENV", "MODES", "mode_for", "fake_python"]
 
@@ -99,8 +104,23 @@ def _synthetic_line(queues: int, repeat: int, driver: str, config: BenchConfig,
         extra={"batching": None if driver == "raw" else bool(batching), "size_rule": size_rule})
 
 
+def _synthetic_workload_line(queues: int, repeat: int, config: BenchConfig, batching: bool,
+                             name: str, streams: int) -> Dict[str, Any]:
+    """A workload-only line whose rounds take 8 ms / min(queues, 4) plus
+    1 % per repeat, and 0.1 ms per sample more each."""
+    base = 8_000_000 / min(queues, 4) * (1.0 + 0.01 * repeat)
+    rounds = [int(base) + 100_000 * i for i in range(config.samples)]
+    line = _synthetic_line(queues, repeat, "native", config)
+    return build_workload_record(
+        summarize_workload(name, streams, rounds), queues=queues, repeat=repeat,
+        warmup=config.warmup, batching=bool(batching), target="fake", backend="fake",
+        hrx_version=None, git_commit=None, git_dirty=None, timestamp=line["timestamp"],
+        environment=line["environment"], memory=line["memory"])
+
+
 def behave(spec: str, queues: int, repeat: int, driver: str, config: BenchConfig,
-           batching: bool = True, size_rule: str = "auto") -> str:
+           batching: bool = True, size_rule: str = "auto",
+           workload: Optional[Tuple[str, int]] = None) -> str:
     """Acts out the mode for (queues, repeat): returns the line to print for
     ok/slow/garbage; exits, hangs or signals itself for the others."""
     mode = mode_for(spec, queues, repeat)
@@ -111,6 +131,10 @@ def behave(spec: str, queues: int, repeat: int, driver: str, config: BenchConfig
     if mode == "slow":
         time.sleep(float(os.environ.get("HRX_BENCH_FAKE_SLEEP", "1")))
     if mode in ("ok", "slow"):
+        if driver == WORKLOAD_ONLY:
+            assert workload is not None
+            return dumps_line(_synthetic_workload_line(queues, repeat, config, batching,
+                                                       *workload))
         return dumps_line(_synthetic_line(queues, repeat, driver, config, batching, size_rule))
     if mode == "garbage":
         return "this is not JSON"
@@ -161,8 +185,10 @@ def main(argv: List[str]) -> int:
         return 2
     rule = check_size_rule(args.preset, args.quick)
     config = resolve_rule(rule, "fake", dict(_sizes(args), samples=args.samples))
-    text = behave(os.environ.get(ENV, "ok"), args.queues, args.repeat, args.driver, config,
-                  batching=args.batching, size_rule=rule)
+    driver = WORKLOAD_ONLY if args.only_workload else (args.driver or "native")
+    text = behave(os.environ.get(ENV, "ok"), args.queues, args.repeat, driver, config,
+                  batching=args.batching, size_rule=rule,
+                  workload=(args.workload, args.workload_streams) if args.workload else None)
     sys.stdout.write(text + "\n")
     return 0
 

@@ -34,7 +34,17 @@ SIZE = catalogue.SIZE
 
 
 def exception_class(name: str) -> type[BaseException]:
-    return getattr(hrx, name, None) or getattr(builtins, name)
+    """hrx's exception `name`, else hrx.bench's (WorkloadError,
+    SweepError), else the builtin."""
+    import importlib
+
+    homes = [hrx] + [importlib.import_module(f"hrx.bench.{module}")
+                     for module in ("workload", "sweep")]
+    for home in homes:
+        found = getattr(home, name, None)
+        if isinstance(found, type) and issubclass(found, BaseException):
+            return found
+    return getattr(builtins, name)
 
 
 class Context:

@@ -99,7 +99,8 @@ def test_the_sweep_cell_names_the_device_and_shows_the_table(executed):
     assert html.count("<tr>") == 1 + 2          # the header and queue counts 1 and 2
     assert "<pre>" not in html and "Recommended default" in html
     written = list(work.glob("queue-counts-*.jsonl"))
-    written = [path for path in written if "workload" not in path.name]
+    written = [path for path in written
+               if "workload" not in path.name and "alone" not in path.name]
     assert len(written) == 1
     assert len(written[0].read_text().splitlines()) == 2 * REPEATS
 
@@ -127,6 +128,28 @@ def test_a_notebook_workload_runs_in_process_and_the_sweep_explains_the_file_pat
     lines = [json.loads(text) for text in
              next(work.glob("queue-counts-*-workload.jsonl")).read_text().splitlines()]
     assert [line["workload"]["name"] for line in lines] == [f"{work / 'workload.py'}:copy_round"] * 2 * REPEATS
+
+
+def test_the_workload_alone_sweep_cell(executed):
+    notebook, work = executed
+    cell = _cell(notebook, "alone = hrx.bench.sweep_workload(")
+    html = _data(cell, "text/html")
+    assert html.count("<tr>") == 1 + 2 and "Workload round, ms" in html
+    assert "Mcommands/s" not in html and "Recommended default" in html
+    lines = [json.loads(text) for text in
+             next(work.glob("queue-counts-*-alone.jsonl")).read_text().splitlines()]
+    assert [line["driver"] for line in lines] == ["workload"] * 2 * REPEATS
+    assert {line["workload"]["name"] for line in lines} == {"workload:copy_round"}
+    assert all("small_commands_per_second" not in line for line in lines)
+
+
+def test_the_pool_size_change_cells(executed):
+    notebook, _ = executed
+    refused = _text(_cell(notebook, "buffers = [device.allocate(1 << 10)"), "stream", "stdout")
+    assert "held by: 1 device handle, 1 stream, 2 buffers. " in refused
+    assert "gc.collect()" in refused
+    changed = _text(_cell(notebook, "device.set_stream_queue_count(4)"), "stream", "stdout")
+    assert changed == "pool size now: 4\n"
 
 
 def test_the_table_the_dataframe_and_the_plot_agree(executed):

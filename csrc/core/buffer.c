@@ -41,7 +41,7 @@ hrx_status_t hrx_buffer_allocate(hrx_device_t* device, uint64_t size,
   atomic_init(&buffer->ref_count, 1);
   buffer->size = size;
   buffer->device = device;
-  hrx_device_retain(device);
+  hrx_device_retain_holder(device, HRX_DEVICE_HOLDER_BUFFER);
   *out_buffer = buffer;
   return NULL;
 }
@@ -68,7 +68,7 @@ void hrx_buffer_release(hrx_buffer_t* buffer) {
   /* Held transfers may name it: they go out first (pacing.h). */
   hrx_pacer_wait_idle(hrx_device_pacer(buffer->device), NULL, NULL);
   backend->vtable->memory.free(backend, buffer->ptr);
-  hrx_device_release(buffer->device);
+  hrx_device_release_holder(buffer->device, HRX_DEVICE_HOLDER_BUFFER);
   free(buffer);
 }
 

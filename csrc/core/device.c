@@ -25,14 +25,23 @@ hrx_status_t hrx_device_open(const char* backend_name, int index,
   return hrx_live_device_open(backend, index, selection, out_device);
 }
 
-static void hrx_device_release_object(void* device) {
-  hrx_device_release(device);
+/* Releases one reference whose holder was already counted out; deferred
+ * where the entry check says so (it then runs again on the cleanup
+ * thread). */
+static void hrx_device_release_reference(void* device) {
+  if (hrx_entry_release(device, hrx_device_release_reference, device)) return;
+  hrx_live_device_release(device);
+}
+
+void hrx_device_release_holder(hrx_device_t* device,
+                               hrx_device_holder_t holder) {
+  if (!device) return;
+  hrx_device_uncount_holder(device, holder);
+  hrx_device_release_reference(device);
 }
 
 void hrx_device_release(hrx_device_t* device) {
-  if (!device) return;
-  if (hrx_entry_release(device, hrx_device_release_object, device)) return;
-  hrx_live_device_release(device);
+  hrx_device_release_holder(device, HRX_DEVICE_HOLDER_HANDLE);
 }
 
 hrx_status_t hrx_device_query_free_memory(hrx_device_t* device,
@@ -91,18 +100,38 @@ hrx_status_t hrx_device_synchronize(hrx_device_t* device,
       hrx_failure_list_take_all(hrx_device_failures(device)), status);
 }
 
+/* A pool setting refused after first use (BUSY) gains what keeps the live
+ * device alive and how to let it go; other statuses pass unchanged. */
+static hrx_status_t hrx_device_explain_busy(hrx_device_t* device,
+                                            hrx_status_t status) {
+  if (!status || hrx_status_code(status) != HRX_STATUS_BUSY) return status;
+  char holders[512];
+  hrx_device_describe_holders(device, holders, sizeof(holders));
+  hrx_status_t explained = hrx_make_status(
+      HRX_STATUS_BUSY,
+      "%s. The live device is held by: %s. To start afresh, close or drop "
+      "every one of them (close() streams and device handles, del the "
+      "others and every variable that refers to them, gc.collect() for "
+      "reference cycles), then open the device again",
+      hrx_status_message(status), holders);
+  hrx_status_free(status);
+  return explained;
+}
+
 hrx_status_t hrx_device_set_stream_queue_count(hrx_device_t* device,
                                                int64_t count) {
   HRX_RETURN_IF_ERROR(hrx_entry_check(device, HRX_ENTRY_QUERY,
                                       "setting the stream queue count"));
-  return hrx_queue_pool_set_count(hrx_device_pool(device), count);
+  return hrx_device_explain_busy(
+      device, hrx_queue_pool_set_count(hrx_device_pool(device), count));
 }
 
 hrx_status_t hrx_device_set_stream_queue_policy(hrx_device_t* device,
                                                 int policy) {
   HRX_RETURN_IF_ERROR(hrx_entry_check(device, HRX_ENTRY_QUERY,
                                       "setting the stream queue policy"));
-  return hrx_queue_pool_set_policy(hrx_device_pool(device), policy);
+  return hrx_device_explain_busy(
+      device, hrx_queue_pool_set_policy(hrx_device_pool(device), policy));
 }
 
 hrx_status_t hrx_device_query_pool_stats(hrx_device_t* device,

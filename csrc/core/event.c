@@ -39,7 +39,7 @@ static hrx_status_t hrx_event_create_with(hrx_device_t* device, bool timing,
   atomic_init(&event->ref_count, 1);
   event->device = device;
   event->timing = timing;
-  hrx_device_retain(device);
+  hrx_device_retain_holder(device, HRX_DEVICE_HOLDER_EVENT);
   *out_event = event;
   return NULL;
 }
@@ -95,7 +95,7 @@ void hrx_event_release(hrx_event_t* event) {
   }
   hrx_backend_device_t* backend = hrx_device_backend(event->device);
   backend->vtable->event.destroy(backend, event->native);
-  hrx_device_release(event->device);
+  hrx_device_release_holder(event->device, HRX_DEVICE_HOLDER_EVENT);
   free(event);
 }
 

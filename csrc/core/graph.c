@@ -84,7 +84,7 @@ hrx_status_t hrx_graph_create(hrx_device_t* device, hrx_graph_t** out_graph) {
   atomic_init(&graph->sealed, false);
   pthread_mutex_init(&graph->mutex, NULL);
   graph->device = device;
-  hrx_device_retain(device);
+  hrx_device_retain_holder(device, HRX_DEVICE_HOLDER_GRAPH);
   *out_graph = graph;
   return NULL;
 }
@@ -127,7 +127,7 @@ void hrx_graph_release(hrx_graph_t* graph) {
   free(graph->nodes);
   free(graph->order);
   pthread_mutex_destroy(&graph->mutex);
-  hrx_device_release(graph->device);
+  hrx_device_release_holder(graph->device, HRX_DEVICE_HOLDER_GRAPH);
   free(graph);
 }
 

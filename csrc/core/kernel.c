@@ -104,7 +104,7 @@ static hrx_status_t hrx_kernel_wrap(hrx_device_t* device,
   kernel->device = device;
   kernel->module = module;
   kernel->origin = origin;
-  hrx_device_retain(device);
+  hrx_device_retain_holder(device, HRX_DEVICE_HOLDER_KERNEL);
   *out_kernel = kernel;
   return NULL;
 }
@@ -195,7 +195,7 @@ void hrx_kernel_release(hrx_kernel_t* kernel) {
   hrx_kernel_module_release(kernel->module);
   hrx_device_t* device = kernel->device;
   free(kernel);
-  hrx_device_release(device);
+  hrx_device_release_holder(device, HRX_DEVICE_HOLDER_KERNEL);
 }
 
 hrx_device_t* hrx_kernel_device(const hrx_kernel_t* kernel) {

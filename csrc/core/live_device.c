@@ -25,6 +25,9 @@
 
 struct hrx_device_s {
   int ref_count;                   /* guarded by hrx_registry_mutex */
+  int holders[HRX_DEVICE_HOLDER_COUNT]; /* references by holder kind; the
+                                      rest of ref_count are releases not yet
+                                      run; guarded by hrx_registry_mutex */
   struct hrx_device_s* next;       /* registry list; guarded likewise */
   hrx_cleanup_t* cleanup;          /* owned: deferred releases, staging
                                       warm-up (cleanup.h) */
@@ -122,6 +125,7 @@ static hrx_status_t hrx_device_create(const hrx_backend_t* backend_type,
     return hrx_make_status(HRX_STATUS_OUT_OF_MEMORY, "cannot allocate device");
   }
   device->ref_count = 1;
+  device->holders[HRX_DEVICE_HOLDER_HANDLE] = 1;
   atomic_init(&device->commands, 0);
   hrx_failure_list_initialize(&device->failures);
   device->backend_type = backend_type;
@@ -222,6 +226,7 @@ hrx_status_t hrx_live_device_open(const hrx_backend_t* backend, int index,
   hrx_device_t* device = hrx_registry_find_locked(backend, index);
   if (device) {
     device->ref_count++;
+    device->holders[HRX_DEVICE_HOLDER_HANDLE]++;
   } else {
     /* Opening under the registry lock keeps one live device per key. */
     status = hrx_device_create(backend, index, selection, &device);
@@ -250,10 +255,53 @@ void hrx_device_stream_created(hrx_device_t* device) {
 }
 
 void hrx_device_retain(hrx_device_t* device) {
+  hrx_device_retain_holder(device, HRX_DEVICE_HOLDER_HANDLE);
+}
+
+void hrx_device_retain_holder(hrx_device_t* device,
+                              hrx_device_holder_t holder) {
   if (!device) return;
   pthread_mutex_lock(&hrx_registry_mutex);
   device->ref_count++;
+  device->holders[holder]++;
   pthread_mutex_unlock(&hrx_registry_mutex);
+}
+
+void hrx_device_uncount_holder(hrx_device_t* device,
+                               hrx_device_holder_t holder) {
+  pthread_mutex_lock(&hrx_registry_mutex);
+  device->holders[holder]--;
+  pthread_mutex_unlock(&hrx_registry_mutex);
+}
+
+void hrx_device_describe_holders(hrx_device_t* device, char* text,
+                                 size_t capacity) {
+  static const char* const names[HRX_DEVICE_HOLDER_COUNT][2] = {
+      {"device handle", "device handles"}, {"stream", "streams"},
+      {"buffer", "buffers"},               {"event", "events"},
+      {"graph", "graphs"},                 {"kernel", "kernels"},
+      {"pending read", "pending reads"}};
+  int counts[HRX_DEVICE_HOLDER_COUNT];
+  pthread_mutex_lock(&hrx_registry_mutex);
+  int pending = device->ref_count;
+  for (int i = 0; i < HRX_DEVICE_HOLDER_COUNT; ++i) {
+    counts[i] = device->holders[i];
+    pending -= counts[i];
+  }
+  pthread_mutex_unlock(&hrx_registry_mutex);
+  size_t used = 0;
+  text[0] = '\0';
+  for (int i = 0; i <= HRX_DEVICE_HOLDER_COUNT; ++i) {
+    int count = i < HRX_DEVICE_HOLDER_COUNT ? counts[i] : pending;
+    if (count <= 0 || used >= capacity) continue;
+    const char* name = i < HRX_DEVICE_HOLDER_COUNT
+                           ? names[i][count != 1]
+                           : (count == 1 ? "release not yet run"
+                                         : "releases not yet run");
+    int n = snprintf(text + used, capacity - used, "%s%d %s",
+                     used ? ", " : "", count, name);
+    if (n > 0) used += (size_t)n;
+  }
 }
 
 

@@ -20,6 +20,21 @@
 extern "C" {
 #endif
 
+/* What holds a reference to a live device. Each holder kind is counted, so
+ * that a refusal that depends on the device being alive (a pool setting
+ * after first use) can say what keeps it alive. */
+typedef enum hrx_device_holder_e {
+  HRX_DEVICE_HOLDER_HANDLE = 0, /* hrx_device_open/retain: the caller's
+                                   handles (and calls in progress) */
+  HRX_DEVICE_HOLDER_STREAM,
+  HRX_DEVICE_HOLDER_BUFFER,
+  HRX_DEVICE_HOLDER_EVENT,
+  HRX_DEVICE_HOLDER_GRAPH,
+  HRX_DEVICE_HOLDER_KERNEL,
+  HRX_DEVICE_HOLDER_READBACK,
+  HRX_DEVICE_HOLDER_COUNT
+} hrx_device_holder_t;
+
 /* The live device of `backend` and `index`, a new reference: the one that
  * exists, or a new one opened with the driver (`selection` says how the
  * backend was chosen, device_info's `selection`). */
@@ -27,8 +42,28 @@ hrx_status_t hrx_live_device_open(const hrx_backend_t* backend, int index,
                                   const char* selection,
                                   hrx_device_t** out_device);
 /* Drops a reference (hrx_device_release made its entry checks); the last
- * one tears the device down, on the cleanup thread in non-blocking mode. */
+ * one tears the device down, on the cleanup thread in non-blocking mode.
+ * The holder was already uncounted (hrx_device_release_holder). */
 void hrx_live_device_release(hrx_device_t* device);
+
+/* A reference held by an object of kind `holder` (thread-safe); the object
+ * gives it back with hrx_device_release_holder (device.c), which counts the
+ * holder out at once and releases the reference as hrx_device_release
+ * does. hrx_device_open and hrx_device_retain count a handle. */
+void hrx_device_retain_holder(hrx_device_t* device, hrx_device_holder_t holder);
+void hrx_device_release_holder(hrx_device_t* device,
+                               hrx_device_holder_t holder);
+/* Counts one holder of kind `holder` out (thread-safe); the reference
+ * stays until hrx_live_device_release. */
+void hrx_device_uncount_holder(hrx_device_t* device,
+                               hrx_device_holder_t holder);
+/* What holds the device now, in words, into text (always terminated): e.g.
+ * "2 device handles, 1 stream, 3 buffers", each kind with a count above
+ * zero, in the order of hrx_device_holder_t, then "N releases not yet run"
+ * for references whose holders are gone but whose release is deferred.
+ * Thread-safe; a snapshot. */
+void hrx_device_describe_holders(hrx_device_t* device, char* text,
+                                 size_t capacity);
 
 /* The device's queue pool (borrowed; lives as long as the device). */
 hrx_queue_pool_t* hrx_device_pool(hrx_device_t* device);

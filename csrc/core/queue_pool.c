@@ -101,7 +101,7 @@ hrx_status_t hrx_queue_pool_set_count(hrx_queue_pool_t* pool, int64_t count) {
           HRX_STATUS_BUSY,
           "stream queue count is %d and cannot change to %lld: the device's "
           "pool queues were already created (set it before the first stream; "
-          "it resets only when every handle of the device is gone)",
+          "it resets only when nothing holds the live device any more)",
           pool->count, (long long)count);
     } else {
       pool->count = (int)count;
@@ -135,7 +135,7 @@ hrx_status_t hrx_queue_pool_set_policy(hrx_queue_pool_t* pool, int policy) {
           HRX_STATUS_BUSY,
           "stream queue policy is %s and cannot change to %s: the device's "
           "pool queues were already created (set it before the first stream; "
-          "it resets only when every handle of the device is gone)",
+          "it resets only when nothing holds the live device any more)",
           hrx_queue_policy_name(pool->policy), hrx_queue_policy_name(policy));
     } else {
       pool->policy = (hrx_queue_policy_t)policy;

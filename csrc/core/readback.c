@@ -134,7 +134,7 @@ static hrx_status_t hrx_stream_read_to(hrx_stream_t* stream, hrx_view_t src,
    * was counted when it was held). */
   if (!readback->transfer) hrx_device_count_commands(device, 1);
   readback->device = device;
-  hrx_device_retain(device);
+  hrx_device_retain_holder(device, HRX_DEVICE_HOLDER_READBACK);
   *out_readback = readback;
   return NULL;
 }
@@ -185,7 +185,7 @@ static void hrx_readback_free(hrx_readback_t* readback, bool complete) {
   hrx_paced_transfer_release(readback->transfer);
   if (readback->into) pthread_mutex_destroy(&readback->into_mutex);
   free(readback);
-  hrx_device_release(device);
+  hrx_device_release_holder(device, HRX_DEVICE_HOLDER_READBACK);
 }
 
 static void hrx_readback_release_object(void* readback) {

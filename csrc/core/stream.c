@@ -123,7 +123,7 @@ hrx_status_t hrx_stream_create_with_options(hrx_device_t* device,
   stream->queue = stream->pool_queue->native;
   stream->queue_index = stream->pool_queue->slot;
   hrx_stream_start(stream);
-  hrx_device_retain(device);
+  hrx_device_retain_holder(device, HRX_DEVICE_HOLDER_STREAM);
   hrx_device_stream_created(device);
   *out_stream = stream;
   return NULL;
@@ -155,7 +155,7 @@ hrx_status_t hrx_stream_create_dedicated(hrx_device_t* device,
   stream->queue_index = -1;
   hrx_stream_start(stream);
   hrx_queue_pool_fabric_added(hrx_device_pool(device));
-  hrx_device_retain(device);
+  hrx_device_retain_holder(device, HRX_DEVICE_HOLDER_STREAM);
   hrx_device_stream_created(device);
   *out_stream = stream;
   return NULL;
@@ -204,7 +204,7 @@ void hrx_stream_release_checked(hrx_stream_t* stream,
   }
   hrx_device_t* device = stream->device;
   hrx_stream_free(stream, true);
-  hrx_device_release(device);
+  hrx_device_release_holder(device, HRX_DEVICE_HOLDER_STREAM);
 }
 
 void hrx_stream_release(hrx_stream_t* stream) {

@@ -699,12 +699,16 @@ static PyMethodDef hrx_py_device_methods[] = {
      "clone($self, /)\n--\n\n"
      "Return another handle on the same live device."},
     HRX_PY_HANDLE_METHODS(hrx_py_device,
-                          "Drop this handle; the live device goes once "
-                          "nothing of it is left."),
+                          "Drop this handle only: other handles, streams, "
+                          "buffers, events, graphs and kernels of the device "
+                          "keep working, and the live device (its pool "
+                          "size, queues and settings) goes once nothing of "
+                          "it is left."),
     {"set_stream_queue_count", hrx_py_device_set_stream_queue_count, METH_O,
      "set_stream_queue_count($self, n, /)\n--\n\n"
      "Set the pool size, 1..MAX_STREAM_QUEUE_COUNT, before the first pool "
-     "queue is created (BusyError after, unless n is the current value)."},
+     "queue is created (BusyError after, unless n is the current value; it "
+     "names what still holds the live device)."},
     {"set_batching", hrx_py_device_set_batching, METH_O,
      "set_batching($self, enabled, /)\n--\n\n"
      "Turn submission batching on or off for the live device (all its "

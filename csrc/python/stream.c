@@ -686,7 +686,11 @@ static PyType_Slot hrx_py_stream_slots[] = {
     {Py_tp_doc, "An ordered stream of device work on one native queue of the "
                 "device's pool, assigned by the queue policy (round-robin "
                 "unless set otherwise) for the stream's life. Not created "
-                "directly: use Device.stream() or Stream.open()."},
+                "directly: use Device.stream() or Stream.open().\n\n"
+                "`with stream:` closes the stream when the block ends; it "
+                "does not make it a \"current stream\" as `with "
+                "cupy.cuda.Stream():` does (hrx has no current stream: "
+                "every call names its stream)."},
     {Py_tp_dealloc, hrx_py_stream_dealloc},
     {Py_tp_traverse, hrx_py_traverse_type},
     {Py_tp_methods, hrx_py_stream_methods},

@@ -27,6 +27,14 @@ latency, another decisively better loaded latency), only the idle guard is
 applied and the conflict is reported: idle latency is what every small
 interactive command pays; loaded latency is reported in the table.
 
+A group that measured one queue count only gets no recommendation: there
+is nothing to compare it with (the report says so and how to sweep more).
+"Only one count is left" (the others failed) still chooses it.
+
+Your workload alone (``--only-workload``; WORKLOAD_RULE): the same rule
+with the median workload round (lower is better) in place of the
+throughput, and the workload round p95 as the only latency guard.
+
 On reference/gfx1151.jsonl the rule picks 8, the reference's default:
 16 has the best median (1.972), 8's range (1.506–2.178) overlaps 16's
 (1.970–2.252) but 4's (1.239–1.919) does not, and 16's idle p95
@@ -39,8 +47,9 @@ from typing import Dict, List, Mapping, Optional
 
 from .table import COLUMNS, Column, Group, Row, format_range, format_value, markdown_table
 
-__all__ = ["RULE", "Change", "Recommendation", "overlap", "adjacent_changes", "recommend",
-           "format_ranges", "format_changes", "format_group_analysis", "queues_text"]
+__all__ = ["RULE", "WORKLOAD_RULE", "is_workload_group", "Change", "Recommendation", "overlap",
+           "adjacent_changes", "recommend", "format_ranges", "format_changes",
+           "format_group_analysis", "queues_text"]
 
 RULE = ("the smallest queue count whose {threads}-thread throughput is within run-to-run "
         "variation of the best (its min-max range overlaps the range of the count with the "
@@ -49,9 +58,17 @@ RULE = ("the smallest queue count whose {threads}-thread throughput is within ru
         "lowest median); ties go to fewer queues; if the two latency guards conflict, only "
         "the idle one applies; counts with a failed run are left out")
 
+WORKLOAD_RULE = ("the smallest queue count whose median workload round is within run-to-run "
+                 "variation of the fastest (its min-max range overlaps the range of the count "
+                 "with the lowest median) and whose workload p95 does not jump beyond "
+                 "variation of the other such counts (its range does not lie entirely above "
+                 "the range of the one with the lowest median); ties go to fewer queues; "
+                 "counts with a failed run are left out")
+
 _LATENCY_GUARDS = ("idle_p95", "loaded_p95")
 _THROUGHPUT = "threads"
 _WORKLOAD = "workload"
+_WORKLOAD_GUARDS = ("workload_p95",)
 
 
 def overlap(a: Row, b: Row, key: str) -> bool:
@@ -96,9 +113,13 @@ class Recommendation:
     reasons: List[str] = field(default_factory=list)
     candidates: List[int] = field(default_factory=list)
     dropped: Dict[int, str] = field(default_factory=dict)
+    # Why there is nothing to choose between (one queue count measured);
+    # "" otherwise.
+    nothing_to_compare: str = ""
 
     def __str__(self) -> str:
         head = (f"Recommended default: {queues_text(self.queues)}." if self.queues is not None
+                else f"No recommendation: {self.nothing_to_compare}" if self.nothing_to_compare
                 else "No recommendation: no successful runs.")
         return "\n".join([head, f"Rule: {self.rule}."] + [f"- {reason}" for reason in self.reasons])
 
@@ -140,11 +161,28 @@ def _workload_reason(group: Group, rows: List[Row], chosen: Row) -> str:
             f"{', '.join(str(q) for q in near)}; the chosen {chosen.queues} is {verdict}")
 
 
+def is_workload_group(group: Group) -> bool:
+    """Whether the group holds runs of the user's workload alone (its only
+    columns are the workload's)."""
+    return all(column.key != _THROUGHPUT for column in group.columns) and any(
+        column.key == _WORKLOAD for column in group.columns)
+
+
 def recommend(group: Group, failures: Optional[Mapping[int, int]] = None) -> Recommendation:
-    """Applies RULE (see the module docstring) to a group's rows.
-    ``failures`` maps a queue count to its number of failed runs."""
-    rule = RULE.format(threads=group.threads)
+    """Applies RULE (see the module docstring) to a group's rows, or
+    WORKLOAD_RULE to a group of the workload alone. ``failures`` maps a
+    queue count to its number of failed runs. A group of one queue count
+    gets no recommendation (``queues`` None, ``nothing_to_compare`` says
+    why)."""
+    alone = is_workload_group(group)
+    rule = WORKLOAD_RULE if alone else RULE.format(threads=group.threads)
     rows = group.rows
+    if len(rows) == 1 and not any(q != rows[0].queues for q in (failures or {})):
+        only = queues_text(rows[0].queues)
+        return Recommendation(None, rule, [
+            f"only {only} measured: sweep two or more queue counts to compare (e.g. "
+            f"queues=(1, 4, 16), or --queues 1,4,16)"],
+            nothing_to_compare=f"only {only} measured, nothing to compare it with.")
     reasons: List[str] = []
     failed = {q: n for q, n in (failures or {}).items() if n}
     if failed:
@@ -163,15 +201,27 @@ def recommend(group: Group, failures: Optional[Mapping[int, int]] = None) -> Rec
     if max(row.runs for row in rows) == 1:
         reasons.append("one run per queue count: run-to-run variation is unknown, so any "
                        "difference counts; repeat the sweep before relying on this")
-    best = max(rows, key=lambda row: (row.median(_THROUGHPUT), -row.queues))
-    candidates = [row for row in rows if overlap(row, best, _THROUGHPUT)]
-    reasons.append(
-        f"best median {group.threads}-thread throughput: {queues_text(best.queues)} "
-        f"({format_value(COLUMNS[1], best.median(_THROUGHPUT))} Mcommands/s, range "
-        f"{_range(group, best, _THROUGHPUT)}); within its variation: "
-        + ", ".join(str(row.queues) for row in candidates))
-    dropped = {key: _latency_guard(group, candidates, key) for key in _LATENCY_GUARDS}
-    for key in _LATENCY_GUARDS:
+    if alone:
+        best = min(rows, key=lambda row: (row.median(_WORKLOAD), row.queues))
+        candidates = [row for row in rows if overlap(row, best, _WORKLOAD)]
+        column = next(c for c in group.columns if c.key == _WORKLOAD)
+        reasons.append(
+            f"fastest median workload round: {queues_text(best.queues)} "
+            f"({format_value(column, best.median(_WORKLOAD))} ms, range "
+            f"{_range(group, best, _WORKLOAD)}); within its variation: "
+            + ", ".join(str(row.queues) for row in candidates))
+        guards = _WORKLOAD_GUARDS
+    else:
+        best = max(rows, key=lambda row: (row.median(_THROUGHPUT), -row.queues))
+        candidates = [row for row in rows if overlap(row, best, _THROUGHPUT)]
+        reasons.append(
+            f"best median {group.threads}-thread throughput: {queues_text(best.queues)} "
+            f"({format_value(COLUMNS[1], best.median(_THROUGHPUT))} Mcommands/s, range "
+            f"{_range(group, best, _THROUGHPUT)}); within its variation: "
+            + ", ".join(str(row.queues) for row in candidates))
+        guards = _LATENCY_GUARDS
+    dropped = {key: _latency_guard(group, candidates, key) for key in guards}
+    for key in guards:
         for queues, why in dropped[key].items():
             reasons.append(f"dropped {queues}: {why}")
     kept = [row for row in candidates if all(row.queues not in dropped[k] for k in dropped)]
@@ -183,10 +233,10 @@ def recommend(group: Group, failures: Optional[Mapping[int, int]] = None) -> Rec
     chosen = min(kept, key=lambda row: row.queues)
     reasons.append(f"chosen: {chosen.queues}, the fewest queues left "
                    f"({', '.join(str(row.queues) for row in kept)})")
-    if any(column.key == _WORKLOAD for column in group.columns):
+    if not alone and any(column.key == _WORKLOAD for column in group.columns):
         reasons.append(_workload_reason(group, rows, chosen))
     merged: Dict[int, str] = {}
-    for key in _LATENCY_GUARDS:
+    for key in guards:
         for queues, why in dropped[key].items():
             merged.setdefault(queues, why)
     return Recommendation(chosen.queues, rule, reasons, [row.queues for row in candidates], merged)

@@ -19,7 +19,7 @@ from typing import Any, Dict, List, Optional, Sequence
 
 from .compare import BATCHING_OFF
 from .config import DEFAULT, QUICK, SIZE_FIELDS, SIZE_RULES
-from .drivers import DRIVERS
+from .drivers import DRIVERS, WORKLOAD_ONLY
 from .workload import DEFAULT_STREAMS, WorkloadError
 
 SPLITS = ("connections",)
@@ -32,7 +32,8 @@ The queue-pool benchmark: how many native queues the stream pool should have.
 
   hrx-bench run QUEUES [SAMPLES]    one run in this process; one JSON line on stdout
   hrx-bench sweep                   every (queue count, repeat) in a fresh process
-                                    (--workload module:function adds your own work)
+                                    (--workload module:function adds your own work;
+                                    --only-workload times it alone)
   hrx-bench describe                the device a run opens, and why that backend
   hrx-bench table FILE...           the table, ranges, decisive differences, default
   hrx-bench compare FILE...         one driver's medians divided by a baseline's
@@ -134,6 +135,9 @@ def _add_workload_options(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--workload", metavar="SPEC", help="the workload to run")
     group.add_argument("--workload-streams", type=_positive, default=DEFAULT_STREAMS,
                        metavar="N", help=f"pool streams handed to it (default {DEFAULT_STREAMS})")
+    group.add_argument("--only-workload", action="store_true",
+                       help="time the workload alone: none of the driver's cases, only "
+                            "--warmup + SAMPLES rounds of it (lines name driver 'workload')")
 
 
 def _add_size_options(parser: argparse.ArgumentParser) -> None:
@@ -151,7 +155,16 @@ def _add_size_options(parser: argparse.ArgumentParser) -> None:
             continue
         kind = parse_size if name.endswith("bytes") else _positive
         group.add_argument("--" + name.replace("_", "-"), type=kind, metavar="N",
-                           help=f"default {getattr(DEFAULT, name)}")
+                           help=_size_default(name))
+
+
+def _size_default(name: str) -> str:
+    """The default of one size option: one value where both presets agree,
+    else the value of each (the size rule picks the preset by backend)."""
+    reference, quick = getattr(DEFAULT, name), getattr(QUICK, name)
+    if reference == quick:
+        return f"default {reference}"
+    return f"default {reference} on a GPU, {quick} on the host backend (--preset auto)"
 
 
 def _sizes(args: argparse.Namespace) -> Dict[str, Optional[int]]:
@@ -171,7 +184,7 @@ def build_parser() -> argparse.ArgumentParser:
                           f"also --samples N")
     run.add_argument("--samples", type=_positive, dest="samples_option", metavar="N",
                      help="the same as SAMPLES")
-    run.add_argument("--driver", choices=DRIVERS, default="native",
+    run.add_argument("--driver", choices=DRIVERS, default=None,
                      help="native: the timed loops in C through the public C API (default); "
                           "raw: the same loops straight on the backend's native queues, "
                           "without hrx's stream layer; python: through the Python API")
@@ -187,7 +200,7 @@ def build_parser() -> argparse.ArgumentParser:
                        help="comma-separated pool sizes (default 1,2,4,8,16)")
     sweep.add_argument("--repeats", type=_positive, default=3, help="(default 3)")
     sweep.add_argument("--samples", type=_positive, help=f"(default {DEFAULT.samples})")
-    sweep.add_argument("--driver", type=_driver_list, default=["native"],
+    sweep.add_argument("--driver", type=_driver_list, default=None,
                        help="one or more of native,raw,python, comma-separated (default native)")
     sweep.add_argument("--batching", type=_batching_list, default=[True], metavar="on,off",
                        help="batching settings to run each driver with but raw, "
@@ -258,6 +271,17 @@ def _command_run(args: argparse.Namespace) -> int:
         sys.stderr.write(f"hrx-bench run: {error}\n")
         return 2
     samples = args.samples_option or args.samples
+    driver = args.driver or "native"
+    if args.only_workload:
+        if not args.workload:
+            sys.stderr.write("hrx-bench run: --only-workload times your workload alone; "
+                             "give it with --workload SPEC\n")
+            return 2
+        if args.driver is not None:
+            sys.stderr.write("hrx-bench run: --only-workload runs no driver's cases; leave "
+                             "--driver out\n")
+            return 2
+        driver = WORKLOAD_ONLY
     if args.samples_option and args.samples and args.samples_option != args.samples:
         sys.stderr.write(f"hrx-bench run: SAMPLES {args.samples} and --samples "
                          f"{args.samples_option} disagree; give one\n")
@@ -271,7 +295,7 @@ def _command_run(args: argparse.Namespace) -> int:
         from .runner import run
 
         text = dumps_line(run(args.queues, samples, backend=args.backend,
-                              device=args.device, driver=args.driver,
+                              device=args.device, driver=driver,
                               batching=args.batching, repeat=args.repeat, preset=rule,
                               sizes=_sizes(args),
                               workload=args.workload,
@@ -345,7 +369,8 @@ def _command_sweep(args: argparse.Namespace) -> int:
                         quick=args.quick, preset=args.preset, sizes=_sizes(args),
                         timeout=args.timeout or None, resume=args.resume, append=args.append,
                         progress=not args.no_progress, python=args.python,
-                        workload=args.workload, workload_streams=args.workload_streams)
+                        workload=args.workload, workload_streams=args.workload_streams,
+                        only_workload=args.only_workload)
     except SweepError as error:
         sys.stderr.write(f"hrx-bench sweep: {error.cli}\n")
         return 2

@@ -5,6 +5,11 @@ native  the timed loops in C through hrx's own streams (``hrx._hrx.bench_run``);
 raw     the same loops in C straight on the backend's native queues, mapped as
         the pool would map them; the baseline for what the stream layer costs.
 python  the same cases through the public Python API (python_driver.py).
+
+``workload`` (WORKLOAD_ONLY) is no driver of the cases: a run under that name
+runs none of them, only the user's workload (workload.py), and its line has
+the shape of workload.py's "workload-only line". Lines and plans name it
+where they name a driver, so the sweep, resume and the table treat it as one.
 """
 from __future__ import annotations
 
@@ -12,9 +17,12 @@ from typing import Any, Dict, Literal
 
 from .config import BenchConfig
 
-__all__ = ["DRIVERS", "run_driver"]
+__all__ = ["DRIVERS", "WORKLOAD_ONLY", "run_driver"]
 
 DRIVERS = ("native", "raw", "python")
+
+WORKLOAD_ONLY = "workload"
+"""The driver name of a run of the user's workload alone (no built-in case)."""
 
 
 def run_driver(name: str, device: Any, queues: int, config: BenchConfig) -> Dict[str, Any]:

@@ -9,7 +9,9 @@ from .drivers import run_driver
 from .memory import MemoryProbe
 from .provenance import hrx_version, source_commit, utc_timestamp
 from .record import build_record
-from .workload import DEFAULT_STREAMS, resolve_workload, run_workload
+from .drivers import WORKLOAD_ONLY
+from .workload import (DEFAULT_STREAMS, WorkloadError, build_workload_record, resolve_workload,
+                       run_workload)
 
 __all__ = ["run"]
 
@@ -50,8 +52,17 @@ def run(
     of this process such as one defined in a notebook; see workload.py) adds
     the user's own rounds after the driver's cases, on ``workload_streams``
     pool streams; it is loaded before the device is opened, so a bad name
-    fails before any work."""
+    fails before any work.
+
+    ``driver="workload"`` (drivers.WORKLOAD_ONLY) runs the workload alone,
+    none of the driver's cases: ``config.warmup`` + ``config.samples``
+    rounds, and the line is a workload-only line (workload.py); it needs
+    ``workload``."""
     import hrx
+
+    if driver == WORKLOAD_ONLY and workload is None:
+        raise WorkloadError("driver 'workload' runs your workload alone: pass workload=... "
+                            "(module:function, file.py:function or a function)")
 
     rule = check_size_rule(preset, quick)
     overrides = dict(sizes or {}, samples=samples)
@@ -66,6 +77,10 @@ def run(
     if config is None:
         config = resolve_rule(rule, str(info["backend"]), overrides)
     probe = MemoryProbe(handle)
+    if driver == WORKLOAD_ONLY:
+        return _workload_only(handle, info, probe, config, queues=queues, repeat=repeat,
+                              batching=bool(batching), timestamp=timestamp, name=workload,
+                              function=function, streams=workload_streams)
     result = run_driver(driver, handle, queues, config)
     workload_line = None
     if function is not None:
@@ -97,3 +112,21 @@ def run(
         preset=preset_name(config),
         extra=extra,
     )
+
+
+def _workload_only(handle: Any, info: Mapping[str, Any], probe: MemoryProbe,
+                   config: BenchConfig, *, queues: int, repeat: int, batching: bool,
+                   timestamp: str, name: str, function: Any, streams: int) -> Dict[str, Any]:
+    """The workload-only line: the user's rounds on an opened device whose
+    pool is ``queues``."""
+    rounds = run_workload(name, handle, streams=streams, warmup=config.warmup,
+                          samples=config.samples, function=function)
+    memory = probe.finish()
+    connections = dict(handle.pool_stats()["connections"])
+    commit, dirty = source_commit()
+    return build_workload_record(
+        rounds, queues=queues, repeat=repeat, warmup=config.warmup, batching=batching,
+        target=str(info["target"]), backend=str(info["backend"]),
+        hrx_version=hrx_version(), git_commit=commit, git_dirty=dirty, timestamp=timestamp,
+        environment=environment.collect(info, config.bulk_bytes, connections=connections),
+        memory=memory)

@@ -13,10 +13,12 @@ import re
 from typing import Any, Dict, List, Mapping, Optional
 
 from . import contention
+from .drivers import WORKLOAD_ONLY
 from .record import PROBE_RAW_KEYS, PROBE_SUMMARY_KEYS, RAW_KEYS, REFERENCE_KEYS, summarize
 from .stats import median, p95
 
-__all__ = ["RESULT_SCHEMA", "ERROR_SCHEMA", "SchemaError", "validate", "schema_errors",
+__all__ = ["RESULT_SCHEMA", "WORKLOAD_RESULT_SCHEMA", "ERROR_SCHEMA", "is_workload_only",
+           "SchemaError", "validate", "schema_errors",
            "is_error_line"]
 
 _INT = {"type": "integer", "minimum": 0}
@@ -27,6 +29,7 @@ _OPT_INT = {"type": ["integer", "null"], "minimum": 0}
 _OPT_STR = {"type": ["string", "null"]}
 _TIMESTAMP = {"type": "string", "pattern": r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$"}
 _DRIVER = {"type": "string", "enum": ["native", "raw", "python"]}
+_ANY_DRIVER = {"type": "string", "enum": ["native", "raw", "python", WORKLOAD_ONLY]}
 
 _SUMMARY_PROPERTIES: Dict[str, Any] = {
     "bulk_batch_median_ms": _POS_NUM, "bulk_batch_p95_ms": _POS_NUM,
@@ -156,6 +159,36 @@ RESULT_SCHEMA: Dict[str, Any] = {
     },
 }
 
+WORKLOAD_RESULT_SCHEMA: Dict[str, Any] = {
+    "$schema": "https://json-schema.org/draft/2020-12/schema",
+    "title": "hrx benchmark workload-only line (the user's workload alone)",
+    "type": "object",
+    "required": ["queues", "repeat", "driver", "batching", "samples", "warmup", "streams",
+                 "target", "backend", "hrx_version", "git_commit", "timestamp", "sizes",
+                 "environment", "memory", "workload"],
+    "properties": {
+        "queues": _POS_INT, "repeat": _POS_INT, "samples": _POS_INT, "warmup": _INT,
+        "streams": _POS_INT,
+        "driver": {"const": WORKLOAD_ONLY},
+        "batching": {"type": ["boolean", "null"]},
+        "target": {"type": "string", "minLength": 1},
+        "backend": {"type": "string", "minLength": 1},
+        "hrx_version": _OPT_STR,
+        "git_commit": RESULT_SCHEMA["properties"]["git_commit"],
+        "git_dirty": {"type": ["boolean", "null"]},
+        "committed_in": RESULT_SCHEMA["properties"]["committed_in"],
+        "device": _INT,
+        "concurrent_devices": _POS_INT,
+        "timestamp": _TIMESTAMP,
+        "sizes": {"type": "object", "required": ["warmup", "samples"],
+                  "properties": {"warmup": _INT, "samples": _POS_INT}},
+        "environment": _ENVIRONMENT,
+        "memory": _MEMORY,
+        "workload": _WORKLOAD,
+    },
+}
+"""A line of ``--only-workload`` (workload.py, "Your workload alone")."""
+
 ERROR_SCHEMA: Dict[str, Any] = {
     "$schema": "https://json-schema.org/draft/2020-12/schema",
     "title": "hrx benchmark error line (a run that produced no result)",
@@ -163,7 +196,7 @@ ERROR_SCHEMA: Dict[str, Any] = {
     "required": ["error", "queues", "repeat", "driver", "returncode", "stderr_tail", "timestamp"],
     "properties": {
         "error": {"type": "string", "minLength": 1},
-        "queues": _POS_INT, "repeat": _POS_INT, "driver": _DRIVER,
+        "queues": _POS_INT, "repeat": _POS_INT, "driver": _ANY_DRIVER,
         "batching": {"type": ["boolean", "null"]},
         "returncode": {"type": ["integer", "null"]},
         "stderr_tail": {"type": "string"},
@@ -188,6 +221,17 @@ class SchemaError(ValueError):
 def is_error_line(line: Mapping[str, Any]) -> bool:
     """True for the record of a run that failed (it has an ``error`` key)."""
     return "error" in line
+
+
+def is_workload_only(line: Mapping[str, Any]) -> bool:
+    """True for the line of a run of the user's workload alone."""
+    return line.get("driver") == WORKLOAD_ONLY and not is_error_line(line)
+
+
+def _schema_of(line: Mapping[str, Any]) -> Mapping[str, Any]:
+    if is_error_line(line):
+        return ERROR_SCHEMA
+    return WORKLOAD_RESULT_SCHEMA if is_workload_only(line) else RESULT_SCHEMA
 
 
 _TYPES = {
@@ -257,7 +301,31 @@ def _jsonschema_errors(line: Mapping[str, Any], schema: Mapping[str, Any]) -> Op
             for error in validator.iter_errors(line)]
 
 
+def _workload_errors(workload: Mapping[str, Any], samples: int) -> List[str]:
+    """A workload object's rounds against the samples and its summary."""
+    rounds = workload["round_ns"]
+    if len(rounds) != samples:
+        return [f"workload.round_ns has {len(rounds)} entries, expected {samples} "
+                f"(sizes.samples)"]
+    return [f"workload.{key} is {workload[key]!r} but workload.round_ns gives {value!r}"
+            for key, value in (("round_median_ms", median(rounds) / 1e6),
+                               ("round_p95_ms", p95(rounds) / 1e6))
+            if not math.isclose(float(workload[key]), value, rel_tol=1e-9, abs_tol=1e-12)]
+
+
+def _workload_only_errors(line: Mapping[str, Any]) -> List[str]:
+    sizes, workload = line["sizes"], line["workload"]
+    errors = [f"{key} is {line[key]} but {where} is {value}"
+              for key, where, value in (("samples", "sizes.samples", sizes["samples"]),
+                                        ("warmup", "sizes.warmup", sizes["warmup"]),
+                                        ("streams", "workload.streams", workload["streams"]))
+              if line[key] != value]
+    return errors or _workload_errors(workload, sizes["samples"])
+
+
 def _consistency_errors(line: Mapping[str, Any]) -> List[str]:
+    if is_workload_only(line):
+        return _workload_only_errors(line)
     sizes, raw = line["sizes"], line["raw"]
     errors = [f"{key} is {line[key]} but sizes.{size} is {sizes[size]}"
               for key, size in (("streams", "lanes"), ("samples", "samples"), ("warmup", "warmup"))
@@ -279,16 +347,7 @@ def _consistency_errors(line: Mapping[str, Any]) -> List[str]:
             errors.append(f"{key} is {line[key]!r} but the raw samples give {value!r}")
     workload = line.get("workload")
     if workload is not None:
-        rounds = workload["round_ns"]
-        if len(rounds) != sizes["samples"]:
-            errors.append(f"workload.round_ns has {len(rounds)} entries, expected "
-                          f"{sizes['samples']} (sizes.samples)")
-        else:
-            for key, value in (("round_median_ms", median(rounds) / 1e6),
-                               ("round_p95_ms", p95(rounds) / 1e6)):
-                if not math.isclose(float(workload[key]), value, rel_tol=1e-9, abs_tol=1e-12):
-                    errors.append(f"workload.{key} is {workload[key]!r} but "
-                                  f"workload.round_ns gives {value!r}")
+        errors += _workload_errors(workload, sizes["samples"])
     return errors
 
 
@@ -296,7 +355,7 @@ def schema_errors(line: Mapping[str, Any], *, use_jsonschema: Optional[bool] = N
     """Every problem of a result or error line; [] when it is valid.
     use_jsonschema: True requires the jsonschema package, False forces the
     built-in checker, None uses jsonschema when it is installed."""
-    schema = ERROR_SCHEMA if is_error_line(line) else RESULT_SCHEMA
+    schema = _schema_of(line)
     errors: Optional[List[str]] = None
     if use_jsonschema is not False:
         errors = _jsonschema_errors(line, schema)

@@ -60,10 +60,12 @@ from .progress import Progress
 from .provenance import package_root, utc_timestamp
 from .results import Results, failure_reason
 from .schema import is_error_line, schema_errors
-from .workload import DEFAULT_STREAMS, check_importable
+from .drivers import WORKLOAD_ONLY
+from .workload import DEFAULT_STREAMS, WorkloadError, check_importable, importable_spec
 
 __all__ = ["REFERENCE_QUEUES", "REFERENCE_ORDERS", "orders", "plan", "Step", "child_command",
-           "run_child", "sweep", "default_output", "STDERR_TAIL_CHARS", "ResultsFileError",
+           "run_child", "sweep", "sweep_workload", "default_output", "STDERR_TAIL_CHARS",
+           "ResultsFileError",
            "SweepError", "describe_command", "describe_device", "header_lines",
            "selection_summary",
            "last_error_line"]
@@ -152,7 +154,7 @@ def plan(queues: Iterable[int], repeats: int, drivers: Sequence[str],
     if repeats < 1:
         raise ValueError("repeats must be >= 1")
     for driver in drivers:
-        if driver not in DRIVERS:
+        if driver not in DRIVERS and not (driver == WORKLOAD_ONLY and len(drivers) == 1):
             raise ValueError(f"unknown driver {driver!r}; choose from {', '.join(DRIVERS)}")
     if not batchings:
         raise ValueError("batching needs at least one setting")
@@ -175,14 +177,17 @@ def child_command(step: Step, config: BenchConfig, *, backend: Optional[str], de
     (``size_rule``). ``-P`` keeps the working directory off ``sys.path``: run from
     a source checkout, the child must still import the same (built) hrx as
     the parent, which ``_child_env`` puts first on PYTHONPATH."""
+    alone = step.driver == WORKLOAD_ONLY
     command = [python, "-P", "-m", "hrx.bench", "run", str(step.queues), str(config.samples),
-               "--repeat", str(step.repeat), "--driver", step.driver, "--device", str(device),
-               "--batching", "on" if step.batching else "off", "--preset", preset]
+               "--repeat", str(step.repeat)]
+    command += ["--only-workload"] if alone else ["--driver", step.driver]
+    command += ["--device", str(device), "--batching", "on" if step.batching else "off",
+                "--preset", preset]
     if backend:
         command += ["--backend", backend]
     if workload is not None:
         command += ["--workload", workload, "--workload-streams", str(workload_streams)]
-    for name in SIZE_FIELDS:
+    for name in (("warmup",) if alone else SIZE_FIELDS):
         if name != "samples":
             command += ["--" + name.replace("_", "-"), str(getattr(config, name))]
     return command
@@ -465,9 +470,10 @@ def last_error_line(text: str) -> str:
 
 
 def header_lines(info: Mapping[str, Any], config: BenchConfig, rule: str, steps: int,
-                 path: str) -> List[str]:
+                 path: str, alone: Optional[str] = None) -> List[str]:
     """What the sweep prints first: the device, its runtime, why that
-    backend, the sizes and why, and the plan."""
+    backend, the sizes and why (or, for the workload ``alone``, its
+    rounds), and the plan."""
     backend = str(info.get("backend"))
     why = {"auto": f"the size rule for the {backend} backend"
                    + (" (a CPU device; the reference preset gives the reference sizes)"
@@ -479,7 +485,9 @@ def header_lines(info: Mapping[str, Any], config: BenchConfig, rule: str, steps:
         f"target {info.get('target')})",
         f"Runtime: {info.get('runtime')}",
         f"Backend chosen by: {selection_summary(str(info.get('selection') or 'not reported'))}",
-        f"Sizes: {preset_name(config)}, {describe_sizes(config)}; {why}",
+        (f"Sizes: {preset_name(config)}, {describe_sizes(config)}; {why}" if alone is None
+         else f"Rounds: {alone} alone, {config.warmup} warm-up + {config.samples} timed "
+              f"per run; none of the benchmark's cases"),
         f"Runs: {steps}, each in a fresh process, one after another; results: {path}",
     ]
 
@@ -489,7 +497,7 @@ def sweep(
     repeats: int = 3,
     samples: Optional[int] = None,
     *,
-    driver: Any = "native",
+    driver: Any = None,
     batching: Any = True,
     backend: Optional[str] = None,
     device: Any = 0,
@@ -505,12 +513,15 @@ def sweep(
     python: str = sys.executable,
     workload: Optional[str] = None,
     workload_streams: int = DEFAULT_STREAMS,
+    only_workload: bool = False,
+    workload_path: Optional[str] = None,
 ) -> Results:
     """Runs the sweep and returns the Results of its own runs: the lines
     this call wrote, plus with ``resume`` the lines of the steps it skipped.
 
     queues, repeats: the plan (see ``plan`` and the module docstring).
-    driver: a name or a list of names ("native", "raw", "python").
+    driver: a name or a list of names ("native", "raw", "python"; default
+    native).
     batching: True, False or a list of them; each driver but raw runs with
     each setting (hrx.Device.open(batching=...)).
     preset ("auto": the size rule of config.py, quick sizes on the host
@@ -528,10 +539,29 @@ def sweep(
     module docstring; concurrent_devices needs device="all").
     progress: the header and progress display on stderr. workload: a SPEC
     (``file.py:function`` or ``module:function``) that a fresh process can
-    import. Raises SweepError (a ValueError) before any run for a bad
-    output, backend or device, WorkloadError for a bad workload,
+    import, or a function at the top level of a module file
+    (workload.importable_spec). only_workload: run the workload alone in each child, none of
+    the driver's cases (driver "workload"; see sweep_workload, which is the
+    way to call it); it needs ``workload`` and no ``driver``.
+    workload_path: the directory the children import the workload from
+    (default: the working directory). Raises SweepError (a ValueError)
+    before any run for a bad output, backend or device, WorkloadError for
+    a bad workload,
     KeyboardInterrupt after killing the running child, and
     ResultsFileError when the output file cannot take a line."""
+    if workload is not None and not isinstance(workload, str):
+        workload, workload_path = importable_spec(workload)
+    if only_workload:
+        if workload is None:
+            raise WorkloadError("only_workload=True times your workload alone: pass "
+                                "workload='module:function' (or use sweep_workload)")
+        if driver is not None:
+            raise SweepError(f"only_workload=True runs no driver's cases; leave driver out "
+                             f"(got {driver!r})",
+                             cli="--only-workload runs no driver's cases; leave --driver out")
+        driver = WORKLOAD_ONLY
+    elif driver is None:
+        driver = "native"
     drivers = [driver] if isinstance(driver, str) else list(driver)
     batchings = [batching] if isinstance(batching, bool) else list(batching)
     rule = check_size_rule(preset, quick)
@@ -543,7 +573,7 @@ def sweep(
                 or workload_streams < 1:
             raise ValueError(f"workload_streams must be an int >= 1, got {workload_streams!r}")
         check_importable(workload)   # children inherit the working directory
-        extra_path = os.getcwd()
+        extra_path = workload_path or os.getcwd()
     steps = plan(queues, repeats, drivers, batchings)
     every = _all_devices(device, concurrent_devices)
     path = _choose_output(output, resume, append)
@@ -560,7 +590,8 @@ def sweep(
     runs = sum(len(group) for group in rounds)
     named = len(devices) > 1 or concurrent_devices
     display = Progress(runs, repeats, enabled=progress)
-    display.header(header_lines(info, config, rule, runs, path)
+    display.header(header_lines(info, config, rule, runs, path,
+                                alone=workload if only_workload else None)
                    + _devices_line(devices, concurrent_devices))
 
     def command_of(step: Step) -> List[str]:
@@ -597,6 +628,49 @@ def sweep(
     finally:
         display.close()
     return Results(own, sources=[path])
+
+
+def sweep_workload(
+    workload: Any,
+    queue_counts: Iterable[int] = (1, 4, 16),
+    repeats: int = 3,
+    samples: Optional[int] = None,
+    *,
+    warmup: Optional[int] = None,
+    streams: int = DEFAULT_STREAMS,
+    batching: Any = True,
+    backend: Optional[str] = None,
+    device: Any = 0,
+    concurrent_devices: bool = False,
+    output: Optional[str] = None,
+    timeout: Optional[float] = 600.0,
+    resume: bool = False,
+    append: bool = False,
+    progress: bool = True,
+    python: str = sys.executable,
+) -> Results:
+    """Times your workload ALONE (none of the built-in cases) at each queue
+    count, each (queue count, repeat) in a fresh process, in the sweep's
+    orders, and returns the Results of its own runs: ``.table()`` (median
+    round and p95 per queue count, run-to-run ranges, which differences are
+    decisive) and ``.recommend()`` (analysis.WORKLOAD_RULE).
+
+    workload: ``module:function``, ``file.py:function``, or a function at
+    the top level of an importable module file (``from my_workload import
+    my_round``), called as ``function(device, streams)`` once per round
+    (workload.py). A function defined in the notebook itself, a lambda or a
+    nested function cannot reach the fresh processes: WorkloadError says to
+    put it in a module (``%%writefile my_workload.py``).
+    samples, warmup: timed and untimed rounds per process (default 15 and
+    3). streams: pool streams handed to the workload. The other arguments
+    are sweep()'s. Raises as sweep() does."""
+    spec, path = importable_spec(workload)
+    sizes = {"warmup": warmup} if warmup is not None else None
+    return sweep(queue_counts, repeats, samples, batching=batching, backend=backend,
+                 device=device, concurrent_devices=concurrent_devices, output=output,
+                 sizes=sizes, timeout=timeout, resume=resume, append=append,
+                 progress=progress, python=python, workload=spec, workload_streams=streams,
+                 only_workload=True, workload_path=path)
 
 
 def _all_devices(device: Any, concurrent_devices: bool) -> bool:

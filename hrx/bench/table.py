@@ -26,7 +26,8 @@ from typing import (
     Union,
 )
 
-from .schema import is_error_line
+from .drivers import WORKLOAD_ONLY
+from .schema import is_error_line, is_workload_only
 from .stats import run_median
 
 __all__ = ["Column", "COLUMNS", "WORKLOAD_COLUMNS", "columns_of", "PROBE_COLUMNS", "has_probes",
@@ -72,8 +73,12 @@ median and p95 of its timed rounds, in ms (lower is better)."""
 
 
 def columns_of(lines: Iterable[Mapping[str, Any]]) -> Tuple[Column, ...]:
-    """COLUMNS, plus WORKLOAD_COLUMNS when every line ran a workload."""
+    """COLUMNS, plus WORKLOAD_COLUMNS when every line ran a workload;
+    WORKLOAD_COLUMNS alone when every line ran the workload alone
+    (``--only-workload``)."""
     items = list(lines)
+    if items and all(is_workload_only(line) for line in items):
+        return WORKLOAD_COLUMNS
     if items and all(isinstance(line.get("workload"), dict) for line in items):
         return COLUMNS + WORKLOAD_COLUMNS
     return COLUMNS
@@ -175,7 +180,9 @@ class GroupKey:
     def label(self) -> str:
         """"target / backend / driver", "batching on/off" where it applies,
         plus the preset unless it is the default."""
-        parts = [self.target] + [part for part in (self.backend, self.driver) if part]
+        alone = self.driver == WORKLOAD_ONLY
+        parts = [self.target] + [part for part in (self.backend, self.driver)
+                                 if part and part != WORKLOAD_ONLY]
         text = " / ".join(parts)
         if self.device is not None:
             text += f", device {self.device}"
@@ -192,7 +199,7 @@ class GroupKey:
         elif preset and preset != "default":
             text += f" ({preset} sizes)"
         if self.workload:
-            text += f" + workload {self.workload}"
+            text += (": workload alone " if alone else " + workload ") + self.workload
         return text
 
 

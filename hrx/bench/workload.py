@@ -44,6 +44,23 @@ object and a function of ``__main__`` (a notebook's or script's own) with a
 WorkloadError that says to put the function in a file and pass
 ``file.py:function``.
 
+Your workload alone
+-------------------
+``hrx-bench run|sweep --workload SPEC --only-workload`` and
+``hrx.bench.sweep_workload(function_or_spec, ...)`` run the workload
+without the driver's cases (driver name ``workload``): a child only opens
+the device, sets the pool size and times ``warmup`` + ``samples`` rounds, so
+a run lasts about as long as the rounds themselves. The sweep keeps its
+fresh processes, orders, repeats, ranges and recommendation. Its line (the
+"workload-only line", schema.WORKLOAD_RESULT_SCHEMA) holds ``queues``,
+``repeat``, ``driver`` ("workload"), ``batching``, ``samples``, ``warmup``,
+``streams``, ``target``, ``backend``, the provenance keys, ``sizes``
+(``warmup`` and ``samples``), ``environment`` (its memcpy probe of one
+block only, not of the bulk case's copies), ``memory`` and ``workload`` as
+above. Its table has the two workload columns only, and the recommendation
+applies RULE with the median round in place of the throughput and the
+round p95 as the only guard (analysis.WORKLOAD_RULE).
+
 Errors: a SPEC without ``:``, a module that cannot be imported, a missing or
 non-callable function are ``WorkloadError`` (a ValueError) raised before any
 work is done (the sweep checks it in the parent before starting children).
@@ -57,12 +74,15 @@ import importlib.util
 import os
 import sys
 import time
-from typing import Any, Callable, Dict, List, Optional
+from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple
 
+from .drivers import WORKLOAD_ONLY
 from .stats import median, p95
 
 __all__ = ["WorkloadError", "WorkloadStreams", "DEFAULT_STREAMS", "load_workload",
-           "resolve_workload", "check_importable", "callable_name", "run_workload", "summarize_workload"]
+           "resolve_workload", "check_importable", "importable_spec", "callable_name",
+           "run_workload",
+           "build_workload_record", "summarize_workload"]
 
 DEFAULT_STREAMS = 16
 """Streams handed to a workload unless ``streams`` says otherwise."""
@@ -139,22 +159,58 @@ def load_workload(spec: str) -> Callable[[Any, List[Any]], Any]:
 
 def check_importable(workload: Any) -> Callable[[Any, List[Any]], Any]:
     """The function a sweep's children will import: ``workload`` must be a
-    SPEC whose function a fresh process can import. Raises WorkloadError
-    for a function object, a function of ``__main__``, and as
-    load_workload."""
+    SPEC whose function a fresh process can import, or a function that
+    importable_spec names. Raises WorkloadError for a function of
+    ``__main__``, a lambda or nested function, and as load_workload."""
     advice = ("a sweep runs each queue count in a fresh Python process, which cannot "
               "import a function defined in this notebook or script; write it to a file "
               "(e.g. with %%writefile my_workload.py) and pass "
               "workload='my_workload.py:function_name', or use hrx.bench.run(queues, "
               "workload=function) to time it in this process")
     if not isinstance(workload, str):
-        if callable(workload):
-            raise WorkloadError(f"workload {callable_name(workload)}: {advice}")
-        _split(workload)
+        workload = importable_spec(workload)[0]
     function = load_workload(workload)
     if _split(workload)[0] == "__main__" or getattr(function, "__module__", None) == "__main__":
         raise WorkloadError(f"workload {workload!r} is defined in __main__: {advice}")
     return function
+
+
+def importable_spec(workload: Any) -> Tuple[str, Optional[str]]:
+    """(SPEC, directory) for a workload that fresh processes must import:
+    a SPEC string is returned as it is (directory None: the working
+    directory, which children share); a function is named
+    ``module:function`` when its module is a file that a fresh process can
+    import (directory: the one to put on the child's path). Raises
+    WorkloadError for a lambda, a nested function, a function of
+    ``__main__`` (a notebook's own) and anything not callable, saying to put
+    the function in a module."""
+    if isinstance(workload, str):
+        return workload, None
+    if not callable(workload):
+        raise WorkloadError(f"a workload is 'module:function', 'file.py:function' or a "
+                            f"function, not {type(workload).__name__}")
+    name = callable_name(workload)
+    module_name = getattr(workload, "__module__", None) or ""
+    qualname = getattr(workload, "__qualname__", "") or ""
+    module = sys.modules.get(module_name)
+    path = getattr(module, "__file__", None) if module is not None else None
+    where = ("it is defined in this notebook or script (__main__)" if module_name == "__main__"
+             else "it is a lambda or defined inside another function"
+             if not qualname.isidentifier()
+             else f"its module {module_name!r} is not a file" if not path
+             else "")
+    if where:
+        raise WorkloadError(
+            f"workload {name}: {where}, and each queue count runs in a fresh Python process "
+            f"that imports the workload by name; put the function at the top level of a "
+            f"module (e.g. a cell starting with %%writefile my_workload.py, then "
+            f"'from my_workload import function_name') and pass the function or "
+            f"'my_workload.py:function_name'")
+    root = os.path.dirname(os.path.abspath(path))
+    depth = module_name.count(".") + (os.path.basename(path).startswith("__init__.") and 1)
+    for _ in range(depth):
+        root = os.path.dirname(root)
+    return f"{module_name}:{qualname}", root
 
 
 def callable_name(function: Callable[..., Any]) -> str:
@@ -201,6 +257,26 @@ def run_workload(spec: str, device: Any, *, streams: int = DEFAULT_STREAMS, warm
     for stream in lanes:
         stream.close()
     return summarize_workload(spec, streams, durations)
+
+
+def build_workload_record(workload: Mapping[str, Any], *, queues: int, repeat: int,
+                          warmup: int, batching: Optional[bool], target: str, backend: str,
+                          hrx_version: Optional[str], git_commit: Optional[str],
+                          git_dirty: Optional[bool], timestamp: str,
+                          environment: Mapping[str, Any],
+                          memory: Mapping[str, Any]) -> Dict[str, Any]:
+    """The workload-only line of a run (see "Your workload alone"): the
+    ``workload`` object of run_workload and what the run was."""
+    samples = len(workload["round_ns"])
+    return {
+        "queues": int(queues), "repeat": int(repeat), "driver": WORKLOAD_ONLY,
+        "batching": batching, "samples": samples, "warmup": int(warmup),
+        "streams": int(workload["streams"]), "target": target, "backend": backend,
+        "hrx_version": hrx_version, "git_commit": git_commit, "git_dirty": git_dirty,
+        "timestamp": timestamp, "sizes": {"warmup": int(warmup), "samples": samples},
+        "environment": dict(environment), "memory": dict(memory),
+        "workload": dict(workload),
+    }
 
 
 def summarize_workload(name: str, streams: int, round_ns: List[int]) -> Dict[str, Any]:

@@ -129,10 +129,23 @@ def test_single_run_warns_that_variation_is_unknown():
     assert "variation is unknown" in advice.reasons[0]
 
 
-def test_one_queue_count_only():
+def test_one_queue_count_measured_has_nothing_to_recommend():
     advice = recommend(_group({8: [(1.0, 4), (1.1, 4)]}))
+    assert advice.queues is None and advice.candidates == []
+    assert str(advice).splitlines()[0] == ("No recommendation: only 8 queues measured, "
+                                           "nothing to compare it with.")
+    assert "sweep two or more queue counts" in advice.reasons[0]
+    text = Results([summary_line(8, r) for r in (1, 2, 3)]).table()
+    assert "Recommended default" not in text and "No recommendation: only 8 queues" in text
+
+
+def test_one_queue_count_left_after_failures_is_chosen():
+    lines = [summary_line(8, r) for r in (1, 2, 3)]
+    lines.append({"error": "crashed", "queues": 4, "repeat": 1, "driver": None,
+                  "returncode": 1, "stderr_tail": "", "timestamp": "2026-01-01T00:00:00Z"})
+    advice = Results(lines).recommend()
     assert advice.queues == 8
-    assert advice.reasons == ["only one queue count is left to choose from"]
+    assert advice.reasons[-1] == "only one queue count is left to choose from"
 
 
 def test_counts_with_failed_runs_are_left_out():
@@ -154,7 +167,7 @@ def test_results_recommend_needs_a_group_when_several():
     results = Results(lines)
     with pytest.raises(ValueError, match="2 groups"):
         results.recommend()
-    assert results.recommend(group="b").queues == 1
+    assert results.recommend(group="b").queues is None   # one count: nothing to compare
 
 
 def test_html_rendering_has_table_and_recommendation():

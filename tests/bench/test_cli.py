@@ -84,6 +84,20 @@ def test_every_option_of_every_command_says_what_it_does():
                 assert action.help, (name, action.option_strings)
 
 
+def test_size_defaults_name_each_preset_where_they_differ():
+    """--bulk-bytes differs between the presets the size rule picks from:
+    its help gives both; --warmup is the same in both: one value."""
+    from hrx.bench.config import DEFAULT, QUICK
+
+    for name in ("run", "sweep"):
+        command = build_parser().parse_args(["table", "x"]).commands[name]
+        helps = {action.dest: action.help for action in command._actions}
+        assert helps["bulk_bytes"] == (f"default {DEFAULT.bulk_bytes} on a GPU, "
+                                       f"{QUICK.bulk_bytes} on the host backend "
+                                       f"(--preset auto)")
+        assert helps["warmup"] == f"default {DEFAULT.warmup}"
+
+
 def test_run_takes_samples_as_an_option_too():
     args = build_parser().parse_args(["run", "2", "--samples", "3"])
     assert (args.queues, args.samples_option) == (2, 3)

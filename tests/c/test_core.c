@@ -59,12 +59,22 @@ static void test_pool_contract(int n) {
   CHECK_OK(hrx_device_set_stream_queue_count(device, n));
   CHECK_CODE(hrx_device_set_stream_queue_count(device, n + 1),
              HRX_STATUS_BUSY, "cannot change");
+  /* The refusal names what holds the live device: two handles, the pool
+   * streams and the one outside the pool, a buffer. */
+  char holders[96];
+  hrx_buffer_t* held = NULL;
+  CHECK_OK(hrx_buffer_allocate(device, 16, &held));
+  snprintf(holders, sizeof(holders),
+           "held by: 2 device handles, %d streams, 1 buffer. ", count + 1);
+  CHECK_CODE(hrx_device_set_stream_queue_count(device, n + 1),
+             HRX_STATUS_BUSY, holders);
+  hrx_buffer_release(held);
   CHECK_CODE(hrx_device_set_stream_queue_count(device, 0),
              HRX_STATUS_INVALID_ARGUMENT, NULL);
   for (int k = 0; k < count; ++k) hrx_stream_release(streams[k]);
   hrx_stream_release(fabric);
   CHECK_CODE(hrx_device_set_stream_queue_count(device, n + 1),
-             HRX_STATUS_BUSY, NULL);
+             HRX_STATUS_BUSY, "held by: 2 device handles. ");
   hrx_device_release(again);
   hrx_device_release(device);
   /* Every handle gone: a fresh live device at the default. */
