@@ -224,6 +224,41 @@ int hrx_kernel_param_sizes(const hrx_kernel_t* kernel,
   return info->param_count;
 }
 
+const hrx_kernel_attributes_t* hrx_kernel_attributes(
+    const hrx_kernel_t* kernel) {
+  return &kernel->module->info;
+}
+
+const char* hrx_kernel_param_type_name(int kind, uint32_t size, char* out,
+                                       size_t capacity) {
+  unsigned bits = 8u * size;
+  switch (kind) {
+    case HRX_KERNEL_PARAM_POINTER:
+      snprintf(out, capacity, "pointer");
+      break;
+    case HRX_KERNEL_PARAM_SIGNED:
+      snprintf(out, capacity, "int%u", bits);
+      break;
+    case HRX_KERNEL_PARAM_UNSIGNED:
+      snprintf(out, capacity, "uint%u", bits);
+      break;
+    case HRX_KERNEL_PARAM_INTEGER:
+      snprintf(out, capacity, "int%u/uint%u%s", bits, bits,
+               size == sizeof(void*) ? "/pointer" : "");
+      break;
+    case HRX_KERNEL_PARAM_FLOAT:
+      snprintf(out, capacity, "float%u", bits);
+      break;
+    case HRX_KERNEL_PARAM_BOOL:
+      snprintf(out, capacity, "bool");
+      break;
+    default:
+      snprintf(out, capacity, "unknown");
+      break;
+  }
+  return out;
+}
+
 hrx_kernel_origin_t hrx_kernel_origin(const hrx_kernel_t* kernel) {
   return kernel->origin;
 }
@@ -373,6 +408,23 @@ hrx_status_t hrx_kernel_prepare_launch(hrx_kernel_t* kernel,
       snprintf(role, sizeof(role), "argument %zu", i);
       HRX_RETURN_IF_ERROR(hrx_view_check(device, arg->view, role, holder,
                                          rule));
+      int kind = kinfo->param_count >= 0 && i < (size_t)kinfo->param_count
+                     ? kinfo->param_kind[i]
+                     : HRX_KERNEL_PARAM_UNKNOWN;
+      if (kind != HRX_KERNEL_PARAM_UNKNOWN &&
+          kind != HRX_KERNEL_PARAM_POINTER &&
+          kind != HRX_KERNEL_PARAM_INTEGER) {
+        char type[32];
+        const char* pname = kinfo->param_name[i];
+        return hrx_make_status(
+            HRX_STATUS_INVALID_ARGUMENT,
+            "argument %zu is a buffer (a pointer); parameter %zu%s%s%s of "
+            "kernel '%s' is %s",
+            i, i, pname ? " '" : "", pname ? pname : "", pname ? "'" : "",
+            name,
+            hrx_kernel_param_type_name(kind, kinfo->param_size[i], type,
+                                       sizeof(type)));
+      }
       out->pointers[i] = hrx_view_pointer(arg->view);
       out->values[i] = &out->pointers[i];
       size = (uint32_t)sizeof(void*);

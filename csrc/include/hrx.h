@@ -725,6 +725,33 @@ const char* hrx_kernel_name(const hrx_kernel_t* kernel);
 void hrx_kernel_image(const hrx_kernel_t* kernel, const void** out_image,
                       size_t* out_size);
 
+/* What a kernel parameter is, where the compiler's record of the kernel
+ * says (hrx_kernel_attributes_t.param_kind). A launch from Python converts
+ * and checks each argument by it (docs/kernels.md, "Arguments"); the C API
+ * passes bytes and checks only that a VIEW goes to a parameter that may
+ * hold a pointer (POINTER, INTEGER or UNKNOWN). */
+typedef enum hrx_kernel_param_kind_e {
+  /* Not recorded (a struct by value, a typedef hrx does not know, every
+   * parameter of a kernel whose types are unknown): only its size is. */
+  HRX_KERNEL_PARAM_UNKNOWN = 0,
+  HRX_KERNEL_PARAM_POINTER = 1,
+  HRX_KERNEL_PARAM_SIGNED = 2,    /* a signed integer of its size */
+  HRX_KERNEL_PARAM_UNSIGNED = 3,  /* an unsigned integer of its size */
+  /* An integer whose signedness is not recorded, or a pointer where it is
+   * pointer-sized: PTX's .u and .b types, which NVRTC writes for C's
+   * signed ints and for pointers alike. */
+  HRX_KERNEL_PARAM_INTEGER = 4,
+  HRX_KERNEL_PARAM_FLOAT = 5,     /* an IEEE binary float of its size */
+  HRX_KERNEL_PARAM_BOOL = 6,      /* C's _Bool / C++'s bool */
+} hrx_kernel_param_kind_t;
+
+/* A parameter's type as messages and Kernel.params name it, into `out`
+ * (`capacity` bytes, 32 are always enough): "pointer", "int32", "uint8",
+ * "int32/uint32" (INTEGER; "int64/uint64/pointer" at 8 bytes), "float32",
+ * "bool", "unknown". Returns `out`. */
+const char* hrx_kernel_param_type_name(int kind, uint32_t size, char* out,
+                                       size_t capacity);
+
 /* A kernel as its module describes it. */
 typedef struct hrx_kernel_attributes_s {
   /* The parameters' count, and each one's byte offset and size in the
@@ -735,6 +762,14 @@ typedef struct hrx_kernel_attributes_s {
   int param_count;
   uint32_t param_offset[HRX_KERNEL_MAX_ARGS];
   uint32_t param_size[HRX_KERNEL_MAX_ARGS];
+  /* Each parameter's kind (an hrx_kernel_param_kind_t; all UNKNOWN where
+   * the types are not recorded: hrx_kernel_query_attributes' callers see
+   * the host backend's from the kernel's declaration, and NVIDIA's from the
+   * PTX of kernels hrx compiled, docs/kernels.md), and its name where the
+   * declaration is read (host), else NULL (borrowed: valid while the
+   * kernel is). */
+  uint8_t param_kind[HRX_KERNEL_MAX_ARGS];
+  const char* param_name[HRX_KERNEL_MAX_ARGS];
   /* The most threads one block of this kernel may have. */
   uint32_t max_threads_per_block;
   /* Shared memory the kernel declares statically, and the most dynamic
@@ -748,6 +783,10 @@ void hrx_kernel_query_attributes(const hrx_kernel_t* kernel,
  * valid while the kernel is; NULL when the count is -1). */
 int hrx_kernel_param_sizes(const hrx_kernel_t* kernel,
                            const uint32_t** out_sizes);
+/* The attributes themselves, without a copy (borrowed; valid while the
+ * kernel is). */
+const hrx_kernel_attributes_t* hrx_kernel_attributes(
+    const hrx_kernel_t* kernel);
 
 /* Where the kernel's module came from. */
 typedef enum hrx_kernel_origin_e {
@@ -817,7 +856,8 @@ static inline hrx_kernel_arg_t hrx_kernel_arg_view(hrx_view_t view) {
  *   HRX_KERNEL_MAX_ARG_BYTES bytes together; a VALUE is 1 byte or more
  *   with a value; a VIEW as described above;
  * - where the kernel's param_count is known, exactly that many arguments,
- *   each of its parameter's size.
+ *   each of its parameter's size; a VIEW only for a parameter that may hold
+ *   a pointer (param_kind POINTER, INTEGER or UNKNOWN).
  * Non-blocking mode: like a copy (WOULD_BLOCK when the queue is full). */
 hrx_status_t hrx_stream_launch(hrx_stream_t* stream, hrx_kernel_t* kernel,
                                const hrx_launch_config_t* config,

@@ -274,6 +274,9 @@ static int hrx_py_module_traverse(PyObject* module, visitproc visit,
   Py_VISIT(state->numpy_number);
   Py_VISIT(state->numpy_bool);
   Py_VISIT(state->numpy_void);
+  Py_VISIT(state->numpy_signed);
+  Py_VISIT(state->numpy_unsigned);
+  Py_VISIT(state->numpy_floating);
   for (int i = 0; i <= HRX_STATUS_DEVICE_ERROR; ++i) Py_VISIT(state->errors[i]);
   return 0;
 }
@@ -293,6 +296,9 @@ static int hrx_py_module_clear(PyObject* module) {
   Py_CLEAR(state->numpy_number);
   Py_CLEAR(state->numpy_bool);
   Py_CLEAR(state->numpy_void);
+  Py_CLEAR(state->numpy_signed);
+  Py_CLEAR(state->numpy_unsigned);
+  Py_CLEAR(state->numpy_floating);
   for (int i = 0; i <= HRX_STATUS_DEVICE_ERROR; ++i) Py_CLEAR(state->errors[i]);
   return 0;
 }

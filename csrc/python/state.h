@@ -28,6 +28,11 @@ typedef struct hrx_py_state_s {
   PyObject* numpy_number;
   PyObject* numpy_bool;
   PyObject* numpy_void;
+  /* numpy.signedinteger, numpy.unsignedinteger and numpy.floating, with
+   * the three above (the kinds a typed parameter takes). */
+  PyObject* numpy_signed;
+  PyObject* numpy_unsigned;
+  PyObject* numpy_floating;
   /* Exceptions, indexed by hrx_status_code_t (index 0 is hrx.Error). */
   PyObject* errors[HRX_STATUS_DEVICE_ERROR + 1];
 } hrx_py_state_t;
