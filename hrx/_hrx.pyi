@@ -111,6 +111,14 @@ class _KernelAttributes(TypedDict):
     static_shared_bytes: int
     max_dynamic_shared_bytes: int
 
+class _KernelParam(TypedDict):
+    name: str | None  # None where the declaration is not read
+    # "pointer", "int32", "uint8", "int32/uint32" (signedness not
+    # recorded; "int64/uint64/pointer" at pointer size), "float32", "bool",
+    # "unknown" (only the size is checked)
+    type: str
+    size: int
+
 class _CudaArray(Protocol):
     @property
     def __cuda_array_interface__(self) -> dict[str, Any]: ...
@@ -744,6 +752,11 @@ class Kernel:
 
     @property
     def attributes(self) -> _KernelAttributes: ...
+    @property
+    def params(self) -> tuple[_KernelParam, ...] | None:
+        """Each parameter's name, type and size; None where the runtime
+        cannot tell the parameters."""
+
     @property
     def origin(self) -> Literal["compiled", "memory cache", "disk cache", "image"]:
         """Where the module came from."""

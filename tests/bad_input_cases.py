@@ -22,6 +22,11 @@ from typing import Any, Callable
 
 SIZE = 256          # bytes in the context's buffers a, b and foreign
 FOREIGN = "second_device"
+# The kernels' parameter types are recorded (the host backend; NVIDIA, for
+# kernels hrx compiled): the case is skipped where they are not.
+TYPED = "typed_params"
+# ... and pointer parameters are told from integers (the host backend).
+TYPED_POINTERS = "typed_pointers"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -1117,12 +1122,51 @@ case("launch-int-does-not-fit", "Stream.launch",
      "2**32 for an unsigned int parameter", "InvalidArgumentError",
      lambda c: _launch(c, args=(c.a, 2**32)))
 case("launch-numpy-size", "Stream.launch",
-     "numpy.int64 for a 4-byte parameter", "InvalidArgumentError",
+     "numpy.int64 for a 4-byte parameter", "TypeError",
      lambda c: _launch(c, args=(c.a, c.np.int64(1))))
-case("launch-float-size", "Stream.launch",
-     "a float for a 1-byte parameter", "InvalidArgumentError",
+case("launch-float-for-int", "Stream.launch",
+     "a float for a 1-byte integer parameter", "TypeError",
      lambda c: c.stream.launch(_kernel(c, "record"), 1, 1,
-                               (c.a, 1.0, 0, 0, 0, 0.0, 0.0, 0, 0)))
+                               (c.a, 1.0, 0, 0, 0, 0.0, 0.0, 0, 0)),
+     needs=(TYPED,))
+case("launch-float-for-unsigned", "Stream.launch",
+     "1024.0 for an unsigned int parameter", "TypeError",
+     lambda c: _launch(c, args=(c.a, 1024.0)), needs=(TYPED,))
+case("launch-numpy-float-for-int", "Stream.launch",
+     "numpy.float32 for an unsigned int parameter", "TypeError",
+     lambda c: _launch(c, args=(c.a, c.np.float32(1))), needs=(TYPED,))
+case("launch-numpy-int-for-float", "Stream.launch",
+     "numpy.int32 for a float parameter", "TypeError",
+     lambda c: c.stream.launch(_kernel(c, "saxpy"), 1, 1,
+                               (c.a, c.b, c.np.int32(2), 1)),
+     needs=(TYPED,))
+case("launch-numpy-float64-for-float", "Stream.launch",
+     "numpy.float64 for a float parameter", "TypeError",
+     lambda c: c.stream.launch(_kernel(c, "saxpy"), 1, 1,
+                               (c.a, c.b, c.np.float64(2), 1)),
+     needs=(TYPED,))
+case("launch-bool-for-int", "Stream.launch",
+     "True for an unsigned int parameter", "TypeError",
+     lambda c: _launch(c, args=(c.a, True)), needs=(TYPED,))
+case("launch-numpy-bool-for-float", "Stream.launch",
+     "numpy.bool_ for a float parameter", "TypeError",
+     lambda c: c.stream.launch(_kernel(c, "saxpy"), 1, 1,
+                               (c.a, c.b, c.np.bool_(True), 1)),
+     needs=(TYPED,))
+case("launch-buffer-for-int", "Stream.launch",
+     "a buffer for an unsigned int parameter", "TypeError",
+     lambda c: _launch(c, args=(c.a, c.b)), needs=(TYPED,))
+case("launch-int-too-large-for-float", "Stream.launch",
+     "10**40 for a float parameter", "InvalidArgumentError",
+     lambda c: c.stream.launch(_kernel(c, "saxpy"), 1, 1,
+                               (c.a, c.b, 10**40, 1)),
+     needs=(TYPED,))
+case("launch-int-for-pointer", "Stream.launch",
+     "the int 5 for a pointer parameter", "TypeError",
+     lambda c: _launch(c, args=(5, 1)), needs=(TYPED_POINTERS,))
+case("launch-negative-for-unsigned", "Stream.launch",
+     "-1 for an unsigned int parameter", "InvalidArgumentError",
+     lambda c: _launch(c, args=(c.a, -1)), needs=(TYPED_POINTERS,))
 case("launch-no-block", "Stream.launch", "kernel and grid only",
      "TypeError", lambda c: c.stream.launch(_kernel(c), 1))
 case("launch-unknown-keyword", "Stream.launch", "keyword threads=",
@@ -1197,6 +1241,10 @@ case("graph-kernel-arg-foreign", "Graph.kernel",
      "a buffer of another device", "InvalidArgumentError",
      lambda c: _graph(c).kernel(_kernel(c), 1, 1, (c.foreign, 1)),
      needs=(FOREIGN,))
+case("graph-kernel-float-for-int", "Graph.kernel",
+     "a float for an unsigned int parameter", "TypeError",
+     lambda c: _graph(c).kernel(_kernel(c), 1, 1, (c.a, 1.5)),
+     needs=(TYPED,))
 case("graph-kernel-closed", "Graph.kernel", "closed Kernel",
      "FailedPreconditionError",
      lambda c: _graph(c).kernel(_closed_kernel(c), 1, 1, (c.a, 1)))
@@ -1299,6 +1347,11 @@ def markdown() -> str:
         "and any output buffer are unchanged, and that the exception's type",
         "is exactly the one listed. Rows that need a prepared object (a",
         "launched graph, a completion) make it before the snapshot.",
+        "Rows marked *(types recorded)* run where the backend records the",
+        "kernels' parameter types (the host backend; NVIDIA, for kernels hrx",
+        "compiled) and *(pointers recorded)* only where it tells pointers",
+        "from integers (the host backend); elsewhere they are skipped",
+        "([kernels.md](kernels.md#arguments)).",
         "`fabric.Queue.*` rows run on a queue",
         "outside the pool (same code as `Stream`, its own native queue). Hierarchy: `InvalidArgumentError` is also",
         "a `ValueError`; `OutOfRangeError` also an `IndexError` and a",
@@ -1324,6 +1377,10 @@ def markdown() -> str:
         for c in cases:
             raised = f"`{c.raises}`"
             argument = c.argument.replace("|", "\\|")
+            if TYPED_POINTERS in c.needs:
+                argument += " *(pointers recorded)*"
+            elif TYPED in c.needs:
+                argument += " *(types recorded)*"
             lines.append(f"| `{c.function}` | {argument} | {raised} | "
                          f"{c.checked()} |")
     lines += ["", f"{len(CASES)} cases.", ""]

@@ -246,11 +246,12 @@ static const char* hrx_py_numpy_hint(const hrx_py_param_t* param,
       PyOS_snprintf(buffer, capacity, "a bool or numpy.bool_");
       break;
     case HRX_KERNEL_PARAM_POINTER:
-      PyOS_snprintf(buffer, capacity, "a buffer or view, a device array, or "
-                    "an address as numpy.uintp");
+      PyOS_snprintf(buffer, capacity, "a buffer or view, a device array, 0 "
+                    "(null), or an address as numpy.uintp");
       break;
     default:
-      PyOS_snprintf(buffer, capacity, "a value of its size");
+      PyOS_snprintf(buffer, capacity, "a numpy scalar of %u bytes",
+                    param->size);
       break;
   }
   return buffer;
@@ -285,11 +286,14 @@ static bool hrx_py_takes_pointer(const hrx_py_param_t* param) {
           param->size == sizeof(void*));
 }
 
-/* A numpy scalar of `size` bytes whose kind is `numpy_kind` ('b', 'i',
- * 'u', 'f', or 0 for another) against a typed parameter. */
+/* Whether a numpy scalar of `size` bytes whose kind is `numpy_kind` ('b',
+ * 'i', 'u', 'f', or 0 for another) goes to the parameter: of its size
+ * where that is known, and of its kind where that is. */
 static bool hrx_py_numpy_fits(const hrx_py_param_t* param, char numpy_kind,
                               uint32_t size) {
-  if (param->kind == HRX_KERNEL_PARAM_UNKNOWN) return true;
+  if (param->kind == HRX_KERNEL_PARAM_UNKNOWN) {
+    return param->size == 0 || size == param->size;
+  }
   if (numpy_kind == 'b') return size == 1 && hrx_py_takes_bool(param);
   if (size != param->size) return false;
   switch (param->kind) {
@@ -481,10 +485,15 @@ int hrx_py_launch_convert(hrx_py_state_t* state, PyObject* kernel_object,
                  !PyBool_Check(item) && hrx_py_is_numpy_scalar(state, item);
     if (PyLong_Check(item) && !PyBool_Check(item) && !numpy) {
       if (param->kind == HRX_KERNEL_PARAM_POINTER) {
-        /* Most likely a slip (a size for a buffer): an address is passed
-         * on purpose as numpy.uintp. */
-        hrx_py_launch_mismatch(i, item, param, HRX_PY_PARAM(i));
-        goto done;
+        /* 0 is the null pointer; another int is most likely a slip (a
+         * size for a buffer): an address is passed on purpose as
+         * numpy.uintp. */
+        int sign = PyObject_RichCompareBool(item, Py_False, Py_NE);
+        if (sign < 0) goto done;
+        if (sign) {
+          hrx_py_launch_mismatch(i, item, param, HRX_PY_PARAM(i));
+          goto done;
+        }
       }
       if (param->kind == HRX_KERNEL_PARAM_FLOAT) {
         /* An int for a float parameter: its value, converted. */
