@@ -28,7 +28,10 @@ void hrx_kernel_module_release(hrx_kernel_module_t* module) {
   if (module->native) {
     module->backend->vtable->kernel.module_unload(module->backend, module->native);
   }
-  free(module->name);
+  for (size_t i = 0; module->kernels && i < module->kernel_count; ++i) {
+    free(module->kernels[i].name);
+  }
+  free(module->kernels);
   free(module->image);
   free(module->cache_path);
   free(module->cache_note);
@@ -36,38 +39,58 @@ void hrx_kernel_module_release(hrx_kernel_module_t* module) {
   free(module);
 }
 
+const hrx_kernel_entry_t* hrx_kernel_module_find(
+    const hrx_kernel_module_t* module, const char* name) {
+  for (size_t i = 0; i < module->kernel_count; ++i) {
+    if (strcmp(module->kernels[i].name, name) == 0) return &module->kernels[i];
+  }
+  return NULL;
+}
+
 /* Loads `image` (taken: owned by the module on success and on failure)
- * and looks `name` up in it. */
+ * and looks up each of names[0..name_count) in it. */
 static hrx_status_t hrx_kernel_module_load(hrx_backend_device_t* backend,
                                            void* image, size_t size,
-                                           const char* name,
+                                           const char* const* names,
+                                           size_t name_count,
                                            hrx_kernel_module_t** out_module) {
   hrx_kernel_module_t* module = calloc(1, sizeof(*module));
-  char* copied_name = module ? strdup(name) : NULL;
-  if (!module || !copied_name) {
+  hrx_kernel_entry_t* kernels =
+      module ? calloc(name_count ? name_count : 1, sizeof(*kernels)) : NULL;
+  if (!module || !kernels) {
     free(module);
+    free(kernels);
     free(image);
     return hrx_make_status(HRX_STATUS_OUT_OF_MEMORY,
                            "cannot allocate a kernel module");
   }
   atomic_init(&module->ref_count, 1);
   module->backend = backend;
-  module->name = copied_name;
+  module->kernels = kernels;
   module->image = image;
   module->image_size = size;
   const hrx_backend_vtable_t* vtable = backend->vtable;
   hrx_status_t status =
       vtable->kernel.module_load(backend, image, size, &module->native);
-  if (!status) {
-    status = vtable->kernel.module_get_kernel(backend, module->native, name,
-                                       &module->kernel, &module->info);
-  }
-  if (!status && module->info.param_count > HRX_KERNEL_MAX_ARGS) {
-    status = hrx_make_status(HRX_STATUS_INVALID_ARGUMENT,
-                             "kernel '%s' has %d parameters; a launch passes "
-                             "at most %d",
-                             name, module->info.param_count,
-                             HRX_KERNEL_MAX_ARGS);
+  for (size_t i = 0; !status && i < name_count; ++i) {
+    hrx_kernel_entry_t* entry = &kernels[i];
+    entry->name = strdup(names[i]);
+    if (!entry->name) {
+      status = hrx_make_status(HRX_STATUS_OUT_OF_MEMORY,
+                               "cannot allocate a kernel module");
+      break;
+    }
+    module->kernel_count = i + 1;
+    status = vtable->kernel.module_get_kernel(backend, module->native,
+                                              names[i], &entry->kernel,
+                                              &entry->info);
+    if (!status && entry->info.param_count > HRX_KERNEL_MAX_ARGS) {
+      status = hrx_make_status(HRX_STATUS_INVALID_ARGUMENT,
+                               "kernel '%s' has %d parameters; a launch "
+                               "passes at most %d",
+                               names[i], entry->info.param_count,
+                               HRX_KERNEL_MAX_ARGS);
+    }
   }
   if (status) {
     hrx_kernel_module_release(module);
@@ -87,7 +110,8 @@ hrx_status_t hrx_kernel_module_from_image(hrx_backend_device_t* backend,
                            "cannot copy a kernel image of %zu bytes", size);
   }
   memcpy(copy, image, size);
-  return hrx_kernel_module_load(backend, copy, size, name, out_module);
+  const char* names[1] = {name};
+  return hrx_kernel_module_load(backend, copy, size, names, 1, out_module);
 }
 
 /* ---------------------------------------------------------------- keys */
@@ -126,16 +150,25 @@ static void hrx_key_add_text(hrx_key_t* key, const char* text) {
   hrx_key_add(key, text, strlen(text));
 }
 
-/* (name, options, source): what a module of one device depends on. */
-static void hrx_key_add_request(hrx_key_t* key, const char* source,
-                                const char* name, const char* const* options,
-                                size_t option_count) {
-  hrx_key_add_text(key, name);
+/* (options, source): what a module of one device depends on besides the
+ * names it was compiled for (the memory cache's key). */
+static void hrx_key_add_build(hrx_key_t* key, const char* source,
+                              const char* const* options,
+                              size_t option_count) {
   char count[32];
   snprintf(count, sizeof(count), "%zu", option_count);
   hrx_key_add_text(key, count);
   for (size_t i = 0; i < option_count; ++i) hrx_key_add_text(key, options[i]);
   hrx_key_add_text(key, source);
+}
+
+/* The names the module is compiled for (the disk key adds them). */
+static void hrx_key_add_names(hrx_key_t* key, const char* const* names,
+                              size_t name_count) {
+  char count[32];
+  snprintf(count, sizeof(count), "%zu", name_count);
+  hrx_key_add_text(key, count);
+  for (size_t i = 0; i < name_count; ++i) hrx_key_add_text(key, names[i]);
 }
 
 /* ---------------------------------------------------------------- cache */
@@ -162,13 +195,20 @@ void hrx_kernel_cache_destroy(hrx_kernel_cache_t* cache) {
   free(cache);
 }
 
-/* The cached module of the key, retained, or NULL. */
+/* A cached module of the key that has every name, retained, or NULL. */
 static hrx_kernel_module_t* hrx_kernel_cache_find_locked(
     hrx_kernel_cache_t* cache, uint64_t hash, const void* key,
-    size_t key_size) {
+    size_t key_size, const char* const* names, size_t name_count) {
   for (hrx_kernel_module_t* m = cache->modules; m; m = m->next) {
-    if (m->hash == hash && m->key_size == key_size &&
-        memcmp(m->key, key, key_size) == 0) {
+    if (m->hash != hash || m->key_size != key_size ||
+        memcmp(m->key, key, key_size) != 0) {
+      continue;
+    }
+    bool all = true;
+    for (size_t i = 0; all && i < name_count; ++i) {
+      all = hrx_kernel_module_find(m, names[i]) != NULL;
+    }
+    if (all) {
       hrx_kernel_module_retain(m);
       return m;
     }
@@ -192,7 +232,7 @@ static char* hrx_note_join(char* first, char* second) {
  * entry was there but not used). */
 static hrx_kernel_module_t* hrx_kernel_cache_read_disk(
     hrx_backend_device_t* backend, const char* dir, const hrx_key_t* key,
-    const char* name, char** inout_note) {
+    const char* const* names, size_t name_count, char** inout_note) {
   void* image = NULL;
   size_t size = 0;
   char* path = NULL;
@@ -204,8 +244,8 @@ static hrx_kernel_module_t* hrx_kernel_cache_read_disk(
     return NULL;
   }
   hrx_kernel_module_t* module = NULL;
-  hrx_status_t status =
-      hrx_kernel_module_load(backend, image, size, name, &module);
+  hrx_status_t status = hrx_kernel_module_load(backend, image, size, names,
+                                               name_count, &module);
   if (status) {
     /* A whole entry the runtime refuses (e.g. a runtime that changed under
      * an unchanged compiler): compiled again and rewritten. */
@@ -224,47 +264,51 @@ static hrx_kernel_module_t* hrx_kernel_cache_read_disk(
   return module;
 }
 
-/* Compiles and loads; the image is the backend's. */
+/* Compiles once for every name and loads; the image is the backend's. */
 static hrx_status_t hrx_kernel_cache_compile(hrx_backend_device_t* backend,
                                              const char* source,
-                                             const char* name,
+                                             const char* const* names,
+                                             size_t name_count,
                                              const char* const* options,
                                              size_t option_count,
                                              hrx_kernel_module_t** out) {
   void* image = NULL;
   size_t size = 0;
-  const char* names[1] = {name};
   HRX_RETURN_IF_ERROR(backend->vtable->kernel.compile(
-      backend, source, names, 1, options, option_count, &image, &size));
-  hrx_status_t status = hrx_kernel_module_load(backend, image, size, name, out);
+      backend, source, names, name_count, options, option_count, &image,
+      &size));
+  hrx_status_t status =
+      hrx_kernel_module_load(backend, image, size, names, name_count, out);
   if (status) {
-    return hrx_status_annotate(status, "the compiled kernel '%s' did not "
-                               "load", name);
+    return hrx_status_annotate(status, "the compiled kernel '%s'%s did not "
+                               "load", names[0],
+                               name_count > 1 ? " and the others" : "");
   }
   return NULL;
 }
 
 hrx_status_t hrx_kernel_cache_get(hrx_kernel_cache_t* cache,
                                   hrx_backend_device_t* backend,
-                                  const char* source, const char* name,
+                                  const char* source,
+                                  const char* const* names, size_t name_count,
                                   const char* const* options,
                                   size_t option_count,
                                   hrx_kernel_module_t** out_module,
                                   hrx_kernel_origin_t* out_origin) {
-  hrx_key_t request = {0};
-  hrx_key_add_request(&request, source, name, options, option_count);
-  if (request.failed) {
-    free(request.bytes);
+  hrx_key_t build = {0};
+  hrx_key_add_build(&build, source, options, option_count);
+  if (build.failed) {
+    free(build.bytes);
     return hrx_make_status(HRX_STATUS_OUT_OF_MEMORY,
                            "cannot build the kernel cache key");
   }
-  uint64_t hash = hrx_kernel_hash(request.bytes, request.size, 0);
+  uint64_t hash = hrx_kernel_hash(build.bytes, build.size, 0);
   pthread_mutex_lock(&cache->mutex);
-  hrx_kernel_module_t* module =
-      hrx_kernel_cache_find_locked(cache, hash, request.bytes, request.size);
+  hrx_kernel_module_t* module = hrx_kernel_cache_find_locked(
+      cache, hash, build.bytes, build.size, names, name_count);
   pthread_mutex_unlock(&cache->mutex);
   if (module) {
-    free(request.bytes);
+    free(build.bytes);
     *out_module = module;
     *out_origin = HRX_KERNEL_ORIGIN_MEMORY_CACHE;
     return NULL;
@@ -277,25 +321,28 @@ hrx_status_t hrx_kernel_cache_get(hrx_kernel_cache_t* cache,
   char* note = NULL;
   if (!status) status = hrx_kernel_disk_cache_dir(&dir, &note);
   if (status) {
-    free(request.bytes);
+    free(build.bytes);
     return status;
   }
-  /* The disk key: a version tag, the toolchain, then the request. */
+  /* The disk key: a version tag, the toolchain, then the names, options
+   * and source. */
   hrx_key_t key = {0};
-  hrx_key_add_text(&key, "hrx kernel cache key 1");
+  hrx_key_add_text(&key, "hrx kernel cache key 2");
   hrx_key_add_text(&key, toolchain.language);
   hrx_key_add_text(&key, toolchain.compiler);
   hrx_key_add_text(&key, toolchain.target);
   hrx_key_add_text(&key, toolchain.image_format);
-  hrx_key_add(&key, (const char*)request.bytes, request.size);
+  hrx_key_add_names(&key, names, name_count);
+  hrx_key_add(&key, (const char*)build.bytes, build.size);
   hrx_kernel_origin_t origin = HRX_KERNEL_ORIGIN_DISK_CACHE;
   if (dir && !key.failed) {
-    module = hrx_kernel_cache_read_disk(backend, dir, &key, name, &note);
+    module = hrx_kernel_cache_read_disk(backend, dir, &key, names, name_count,
+                                        &note);
   }
   if (!module) {
     origin = HRX_KERNEL_ORIGIN_COMPILED;
-    status = hrx_kernel_cache_compile(backend, source, name, options,
-                                      option_count, &module);
+    status = hrx_kernel_cache_compile(backend, source, names, name_count,
+                                      options, option_count, &module);
     if (!status && dir && !key.failed) {
       char* path = NULL;
       char* written = NULL;
@@ -309,17 +356,17 @@ hrx_status_t hrx_kernel_cache_get(hrx_kernel_cache_t* cache,
   free(key.bytes);
   if (status) {
     free(note);
-    free(request.bytes);
+    free(build.bytes);
     return status;
   }
   module->cache_note = note;
   module->hash = hash;
-  module->key = request.bytes;
-  module->key_size = request.size;
+  module->key = build.bytes;
+  module->key_size = build.size;
 
   pthread_mutex_lock(&cache->mutex);
-  hrx_kernel_module_t* raced =
-      hrx_kernel_cache_find_locked(cache, hash, module->key, module->key_size);
+  hrx_kernel_module_t* raced = hrx_kernel_cache_find_locked(
+      cache, hash, module->key, module->key_size, names, name_count);
   if (!raced) {
     hrx_kernel_module_retain(module);  /* the cache's reference */
     module->next = cache->modules;

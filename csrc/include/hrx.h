@@ -649,10 +649,10 @@ hrx_status_t hrx_stream_query(hrx_stream_t* stream, bool* out_done);
  * "hip" through hiprtc on the hip backend. A backend without kernels
  * refuses every call below with UNAVAILABLE.
  *
- * Cache: a compile is looked up first among the kernels the live device
- * compiled before (same source, options and name: the same module, no
- * compiler run), then in the disk cache (see hrx_device_compile_kernel),
- * and only then compiled. */
+ * Cache: a compile is looked up first among the modules the live device
+ * compiled before (same source and options, a module that has the name:
+ * the same module, no compiler run), then in the disk cache (see
+ * hrx_device_compile_kernel), and only then compiled. */
 typedef struct hrx_kernel_s hrx_kernel_t;
 
 /* The most arguments one launch passes, and the most bytes of argument
@@ -690,7 +690,7 @@ hrx_status_t hrx_device_query_kernel_compiler(hrx_device_t* device,
  * INVALID_ARGUMENT naming it.
  *
  * Caching (see above). The disk cache holds one file per (source, options,
- * name, compiler) in $HRX_KERNEL_CACHE_DIR, else $XDG_CACHE_HOME/hrx/kernels,
+ * names, compiler) in $HRX_KERNEL_CACHE_DIR, else $XDG_CACHE_HOME/hrx/kernels,
  * else ~/.cache/hrx/kernels; HRX_KERNEL_CACHE=0 turns it off. An entry
  * carries its whole key and a checksum of its image: a corrupt, truncated
  * or foreign entry is never loaded, but compiled again and rewritten. An
@@ -703,6 +703,22 @@ hrx_status_t hrx_device_compile_kernel(hrx_device_t* device,
                                        const char* const* options,
                                        size_t option_count,
                                        hrx_kernel_t** out_kernel);
+/* Compiles `source` once and looks up each kernel of names[0..name_count)
+ * in it (1 to HRX_KERNEL_MAX_MODULE_NAMES distinct names, each as
+ * hrx_device_compile_kernel's `name`): out_kernels[i] is names[i]'s, all of
+ * one module (a module of the source and options cached with these names
+ * is reused, and hrx_device_compile_kernel of one of them finds it too).
+ * Errors as hrx_device_compile_kernel's, and a name given twice is
+ * INVALID_ARGUMENT; on failure no kernel is made. Blocks while the compiler
+ * runs. */
+#define HRX_KERNEL_MAX_MODULE_NAMES 1024
+hrx_status_t hrx_device_compile_kernels(hrx_device_t* device,
+                                        const char* source,
+                                        const char* const* names,
+                                        size_t name_count,
+                                        const char* const* options,
+                                        size_t option_count,
+                                        hrx_kernel_t** out_kernels);
 /* Loads the kernel `name` from an image in the device's image format (the
  * bytes of hrx_kernel_image, or an image built offline: PTX or cubin on
  * NVIDIA, a code object on AMD, a shared object hrx compiled on the host

@@ -22,6 +22,7 @@ typedef struct hrx_py_state_s {
   PyTypeObject* graph_node_type;
   PyTypeObject* completion_type;
   PyTypeObject* kernel_type;
+  PyTypeObject* kernel_module_type;  /* hrx.Module */
   /* numpy.number, numpy.bool_ and numpy.void, imported at the first
    * kernel argument that needs them (NULL before; Py_None when numpy is
    * missing). */

@@ -521,6 +521,78 @@ static void test_memory_cache(hrx_device_t* device) {
   hrx_kernel_release(second);
 }
 
+/* One compile of a source gives each named kernel, of one module; a
+ * compile of one of the names then finds that module. */
+static void test_module(hrx_device_t* device) {
+  static const char source[] =
+      "__global__ void first(int* out) { out[0] = 1; }\n"
+      "__global__ void second(float* out, float a) { out[0] = a; }\n";
+  const char* names[2] = {"first", "second"};
+  hrx_kernel_t* kernels[2] = {NULL, NULL};
+  CHECK_OK(hrx_device_compile_kernels(device, source, names, 2, NULL, 0,
+                                      kernels));
+  if (!kernels[0] || !kernels[1]) return;
+  CHECK(strcmp(hrx_kernel_name(kernels[0]), "first") == 0);
+  CHECK(strcmp(hrx_kernel_name(kernels[1]), "second") == 0);
+  CHECK(hrx_kernel_origin(kernels[1]) == hrx_kernel_origin(kernels[0]));
+  const void *a, *b;
+  size_t na, nb;
+  hrx_kernel_image(kernels[0], &a, &na);
+  hrx_kernel_image(kernels[1], &b, &nb);
+  CHECK(a == b);  /* one module */
+  hrx_kernel_t* again = compile(device, source, "second");
+  if (again) {
+    CHECK(hrx_kernel_origin(again) == HRX_KERNEL_ORIGIN_MEMORY_CACHE);
+    const void* c;
+    size_t nc;
+    hrx_kernel_image(again, &c, &nc);
+    CHECK(c == a);
+    hrx_kernel_release(again);
+  }
+  /* The parameters' kinds and names, from the declarations. */
+  const hrx_kernel_attributes_t* attributes =
+      hrx_kernel_attributes(kernels[1]);
+  CHECK(attributes->param_count == 2);
+  CHECK(attributes->param_kind[0] == HRX_KERNEL_PARAM_POINTER);
+  CHECK(attributes->param_kind[1] == HRX_KERNEL_PARAM_FLOAT);
+  CHECK(attributes->param_name[1] &&
+        strcmp(attributes->param_name[1], "a") == 0);
+  char type[32];
+  CHECK(strcmp(hrx_kernel_param_type_name(HRX_KERNEL_PARAM_INTEGER, 8, type,
+                                          sizeof(type)),
+               "int64/uint64/pointer") == 0);
+  /* A view goes only to a parameter that may hold a pointer. */
+  hrx_stream_t* stream = NULL;
+  hrx_buffer_t* buffer = NULL;
+  CHECK_OK(hrx_stream_create(device, &stream));
+  CHECK_OK(hrx_buffer_allocate(device, 64, &buffer));
+  if (stream && buffer) {
+    hrx_launch_config_t config = config_1d(1, 1);
+    hrx_kernel_arg_t args[2] = {hrx_kernel_arg_view(whole(buffer)),
+                                hrx_kernel_arg_view(whole(buffer))};
+    hrx_status_t status =
+        hrx_stream_launch(stream, kernels[1], &config, args, 2);
+    CHECK(status && hrx_status_code(status) == HRX_STATUS_INVALID_ARGUMENT &&
+          strstr(hrx_status_message(status), "parameter 1 'a'") &&
+          strstr(hrx_status_message(status), "float32"));
+    hrx_status_free(status);
+  }
+  hrx_buffer_release(buffer);
+  hrx_stream_release(stream);
+  /* Every name once. */
+  const char* twice[2] = {"first", "first"};
+  hrx_kernel_t* none[2] = {NULL, NULL};
+  CHECK_CODE(hrx_device_compile_kernels(device, source, twice, 2, NULL, 0,
+                                        none),
+             HRX_STATUS_INVALID_ARGUMENT, "given twice");
+  CHECK_CODE(hrx_device_compile_kernels(device, source, names, 0, NULL, 0,
+                                        none),
+             HRX_STATUS_INVALID_ARGUMENT, "0 kernel names");
+  CHECK(!none[0] && !none[1]);
+  hrx_kernel_release(kernels[0]);
+  hrx_kernel_release(kernels[1]);
+}
+
 static void flip_byte_near_end(const char* path) {
   FILE* file = fopen(path, "r+b");
   if (!file) return;
@@ -911,6 +983,7 @@ int main(void) {
     test_missing_compiler(device);
     test_images(device, dir);
     test_memory_cache(device);
+    test_module(device);
     test_graph(device);
     test_lifetimes(device);
     test_bench_kernels(device);
