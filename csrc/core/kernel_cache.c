@@ -114,6 +114,112 @@ hrx_status_t hrx_kernel_module_from_image(hrx_backend_device_t* backend,
   return hrx_kernel_module_load(backend, copy, size, names, 1, out_module);
 }
 
+void hrx_kernel_attributes_apply_record(
+    hrx_kernel_attributes_t* info, const hrx_kernel_param_record_t* record) {
+  if (record->count < 0 || record->count > HRX_KERNEL_MAX_ARGS) return;
+  for (int i = 0; i < info->param_count; ++i) {
+    if (info->param_kind[i] != HRX_KERNEL_PARAM_UNKNOWN) return;
+  }
+  if (info->param_count < 0) {
+    info->param_count = record->count;
+    for (int i = 0; i < record->count; ++i) {
+      info->param_size[i] = record->size[i];
+      info->param_offset[i] = record->offset[i];
+    }
+  } else if (info->param_count != record->count) {
+    return;
+  }
+  for (int i = 0; i < record->count; ++i) {
+    if (info->param_size[i] != record->size[i]) return;
+  }
+  for (int i = 0; i < record->count; ++i) {
+    info->param_kind[i] = record->kind[i] <= HRX_KERNEL_PARAM_BOOL
+                              ? record->kind[i]
+                              : HRX_KERNEL_PARAM_UNKNOWN;
+  }
+}
+
+/* ------------------------------------------------------------- payload */
+
+/* A disk entry holds the compile's parameter records, then the image:
+ *   "HRXPREC1", the record count (u32), per record its parameter count
+ *   (i32, -1 for none) and per parameter kind (u8), size and offset (u32);
+ *   then the image's bytes to the end (integers little-endian). */
+static const char hrx_payload_tag[8] = {'H', 'R', 'X', 'P', 'R', 'E', 'C', '1'};
+
+static void hrx_payload_put32(unsigned char** at, uint32_t value) {
+  for (int i = 0; i < 4; ++i) *(*at)++ = (unsigned char)(value >> (8 * i));
+}
+
+static uint32_t hrx_payload_get32(const unsigned char* at) {
+  return (uint32_t)at[0] | (uint32_t)at[1] << 8 | (uint32_t)at[2] << 16 |
+         (uint32_t)at[3] << 24;
+}
+
+bool hrx_kernel_payload_make(const hrx_kernel_param_record_t* records,
+                             size_t record_count, const void* image,
+                             size_t image_size, void** out_payload,
+                             size_t* out_size) {
+  size_t size = sizeof(hrx_payload_tag) + 4 + image_size;
+  for (size_t r = 0; r < record_count; ++r) {
+    int count = records[r].count > 0 ? records[r].count : 0;
+    size += 4 + (size_t)count * 9;
+  }
+  unsigned char* payload = malloc(size ? size : 1);
+  if (!payload) return false;
+  unsigned char* at = payload;
+  memcpy(at, hrx_payload_tag, sizeof(hrx_payload_tag));
+  at += sizeof(hrx_payload_tag);
+  hrx_payload_put32(&at, (uint32_t)record_count);
+  for (size_t r = 0; r < record_count; ++r) {
+    const hrx_kernel_param_record_t* record = &records[r];
+    int count = record->count >= 0 && record->count <= HRX_KERNEL_MAX_ARGS
+                    ? record->count
+                    : -1;
+    hrx_payload_put32(&at, (uint32_t)count);
+    for (int i = 0; i < count; ++i) {
+      *at++ = record->kind[i];
+      hrx_payload_put32(&at, record->size[i]);
+      hrx_payload_put32(&at, record->offset[i]);
+    }
+  }
+  memcpy(at, image, image_size);
+  *out_payload = payload;
+  *out_size = (size_t)(at - payload) + image_size;
+  return true;
+}
+
+bool hrx_kernel_payload_split(const void* payload, size_t size,
+                              size_t record_count,
+                              hrx_kernel_param_record_t* records,
+                              size_t* out_image_offset) {
+  const unsigned char* bytes = payload;
+  size_t at = sizeof(hrx_payload_tag) + 4;
+  if (size < at || memcmp(bytes, hrx_payload_tag, sizeof(hrx_payload_tag)) ||
+      hrx_payload_get32(bytes + sizeof(hrx_payload_tag)) != record_count) {
+    return false;
+  }
+  for (size_t r = 0; r < record_count; ++r) {
+    if (size - at < 4) return false;
+    int32_t count = (int32_t)hrx_payload_get32(bytes + at);
+    at += 4;
+    if (count < -1 || count > HRX_KERNEL_MAX_ARGS ||
+        (count > 0 && (size - at) / 9 < (size_t)count)) {
+      return false;
+    }
+    records[r].count = count;
+    for (int i = 0; i < count; ++i) {
+      records[r].kind[i] = bytes[at];
+      records[r].size[i] = hrx_payload_get32(bytes + at + 1);
+      records[r].offset[i] = hrx_payload_get32(bytes + at + 5);
+      at += 9;
+    }
+  }
+  if (at >= size) return false;  /* no image */
+  *out_image_offset = at;
+  return true;
+}
+
 /* ---------------------------------------------------------------- keys */
 
 typedef struct {
@@ -243,6 +349,32 @@ static hrx_kernel_module_t* hrx_kernel_cache_read_disk(
     *inout_note = hrx_note_join(*inout_note, note);
     return NULL;
   }
+  hrx_kernel_param_record_t* records =
+      calloc(name_count ? name_count : 1, sizeof(*records));
+  size_t offset = 0;
+  void* bare = NULL;
+  if (records && hrx_kernel_payload_split(image, size, name_count, records,
+                                          &offset)) {
+    bare = malloc(size - offset);
+    if (bare) memcpy(bare, (unsigned char*)image + offset, size - offset);
+  }
+  free(image);
+  if (!bare) {
+    /* A whole entry (its checksum matched) whose records do not read: one
+     * of another layout; compiled again and rewritten. */
+    size_t n = strlen(path) + 96;
+    note = malloc(n);
+    if (note) {
+      snprintf(note, n, "the cache entry %s has no parameter records hrx "
+               "can read; compiled again", path);
+    }
+    free(path);
+    free(records);
+    *inout_note = hrx_note_join(*inout_note, note);
+    return NULL;
+  }
+  image = bare;
+  size -= offset;
   hrx_kernel_module_t* module = NULL;
   hrx_status_t status = hrx_kernel_module_load(backend, image, size, names,
                                                name_count, &module);
@@ -257,32 +389,41 @@ static hrx_kernel_module_t* hrx_kernel_cache_read_disk(
     }
     hrx_status_free(status);
     free(path);
+    free(records);
     *inout_note = hrx_note_join(*inout_note, note);
     return NULL;
   }
+  for (size_t i = 0; i < name_count; ++i) {
+    hrx_kernel_attributes_apply_record(&module->kernels[i].info, &records[i]);
+  }
+  free(records);
   module->cache_path = path;
   return module;
 }
 
-/* Compiles once for every name and loads; the image is the backend's. */
-static hrx_status_t hrx_kernel_cache_compile(hrx_backend_device_t* backend,
-                                             const char* source,
-                                             const char* const* names,
-                                             size_t name_count,
-                                             const char* const* options,
-                                             size_t option_count,
-                                             hrx_kernel_module_t** out) {
+/* Compiles once for every name and loads; the image is the backend's, and
+ * what the compiler recorded of the parameters goes into `records`
+ * (name_count entries) and the kernels' attributes. */
+static hrx_status_t hrx_kernel_cache_compile(
+    hrx_backend_device_t* backend, const char* source,
+    const char* const* names, size_t name_count, const char* const* options,
+    size_t option_count, hrx_kernel_param_record_t* records,
+    hrx_kernel_module_t** out) {
   void* image = NULL;
   size_t size = 0;
+  for (size_t i = 0; i < name_count; ++i) records[i].count = -1;
   HRX_RETURN_IF_ERROR(backend->vtable->kernel.compile(
       backend, source, names, name_count, options, option_count, &image,
-      &size));
+      &size, records));
   hrx_status_t status =
       hrx_kernel_module_load(backend, image, size, names, name_count, out);
   if (status) {
     return hrx_status_annotate(status, "the compiled kernel '%s'%s did not "
                                "load", names[0],
                                name_count > 1 ? " and the others" : "");
+  }
+  for (size_t i = 0; i < name_count; ++i) {
+    hrx_kernel_attributes_apply_record(&(*out)->kernels[i].info, &records[i]);
   }
   return NULL;
 }
@@ -327,7 +468,7 @@ hrx_status_t hrx_kernel_cache_get(hrx_kernel_cache_t* cache,
   /* The disk key: a version tag, the toolchain, then the names, options
    * and source. */
   hrx_key_t key = {0};
-  hrx_key_add_text(&key, "hrx kernel cache key 2");
+  hrx_key_add_text(&key, "hrx kernel cache key 3");
   hrx_key_add_text(&key, toolchain.language);
   hrx_key_add_text(&key, toolchain.compiler);
   hrx_key_add_text(&key, toolchain.target);
@@ -341,16 +482,33 @@ hrx_status_t hrx_kernel_cache_get(hrx_kernel_cache_t* cache,
   }
   if (!module) {
     origin = HRX_KERNEL_ORIGIN_COMPILED;
-    status = hrx_kernel_cache_compile(backend, source, names, name_count,
-                                      options, option_count, &module);
+    hrx_kernel_param_record_t* records =
+        calloc(name_count ? name_count : 1, sizeof(*records));
+    status = records ? hrx_kernel_cache_compile(backend, source, names,
+                                                name_count, options,
+                                                option_count, records, &module)
+                     : hrx_make_status(HRX_STATUS_OUT_OF_MEMORY,
+                                       "cannot allocate the parameter "
+                                       "records of %zu kernels",
+                                       name_count);
+    void* payload = NULL;
+    size_t payload_size = 0;
     if (!status && dir && !key.failed) {
       char* path = NULL;
       char* written = NULL;
-      hrx_kernel_disk_cache_write(dir, key.bytes, key.size, module->image,
-                                  module->image_size, &path, &written);
+      if (hrx_kernel_payload_make(records, name_count, module->image,
+                                  module->image_size, &payload,
+                                  &payload_size)) {
+        hrx_kernel_disk_cache_write(dir, key.bytes, key.size, payload,
+                                    payload_size, &path, &written);
+      } else {
+        written = strdup("not cached: out of memory for the cache entry");
+      }
       module->cache_path = path;
       note = hrx_note_join(note, written);
     }
+    free(payload);
+    free(records);
   }
   free(dir);
   free(key.bytes);

@@ -16,7 +16,9 @@
  * lookup, so one compile of a module gives every kernel it names. A miss
  * looks in the disk cache (kernel_disk_cache.h), keyed by that, the names
  * and the backend's toolchain, and only then compiles (once for all the
- * names), writing the disk entry. Two threads missing on the same key may
+ * names), writing the disk entry: the image with what the compiler
+ * recorded of the kernels' parameters (hal/kernel.h), which a cubin does
+ * not keep. Two threads missing on the same key may
  * both compile; the first to finish is kept.
  *
  * Thread-safe. */
@@ -24,10 +26,12 @@
 #define HRX_CORE_KERNEL_CACHE_H_
 
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include "hal/device.h"
+#include "hal/kernel.h"
 #include "hrx.h"
 
 /* One kernel of a module. */
@@ -67,6 +71,29 @@ hrx_status_t hrx_kernel_module_from_image(hrx_backend_device_t* backend,
                                           const void* image, size_t size,
                                           const char* name,
                                           hrx_kernel_module_t** out_module);
+
+/* Fills `info` (what module_get_kernel told) from what the compiler
+ * recorded (hal/kernel.h) where the kinds are all unknown: the kinds
+ * where the counts and sizes agree, and the count, sizes and offsets too
+ * where the count is unknown (-1). A record of count -1, or one that
+ * disagrees, changes nothing. */
+void hrx_kernel_attributes_apply_record(
+    hrx_kernel_attributes_t* info, const hrx_kernel_param_record_t* record);
+
+/* A disk cache entry's image is the compile's parameter records of the
+ * module's kernels, then the module's image (kernel_cache.c says the
+ * layout). make: *out_payload malloc'ed, false when out of memory. split:
+ * reads `record_count` records into `records` and the image's offset into
+ * *out_image_offset; false for bytes of another layout or count, or no
+ * image after them. */
+bool hrx_kernel_payload_make(const hrx_kernel_param_record_t* records,
+                             size_t record_count, const void* image,
+                             size_t image_size, void** out_payload,
+                             size_t* out_size);
+bool hrx_kernel_payload_split(const void* payload, size_t size,
+                              size_t record_count,
+                              hrx_kernel_param_record_t* records,
+                              size_t* out_image_offset);
 
 typedef struct hrx_kernel_cache_s hrx_kernel_cache_t;
 

@@ -55,6 +55,16 @@ static const char kPtx[] =
     "{\n"
     "\tret;\n"
     "}\n"
+    "\t// .globl\tnewer\n"
+    "// PTX of newer versions marks pointers (NVRTC 13, compute_121).\n"
+    ".visible .entry newer(\n"
+    "\t.param .u64 .ptr .align 1 newer_param_0,\n"
+    "\t.param .u8 newer_param_1,\n"
+    "\t.param .u64 .ptr .align 1 newer_param_2\n"
+    ")\n"
+    "{\n"
+    "\tret;\n"
+    "}\n"
     "\t// .globl\t_Z7mangledPfi\n"
     ".visible .entry _Z7mangledPfi(\n"
     "\t.param .u64 _Z7mangledPfi_param_0, /* a comment */\n"
@@ -118,6 +128,18 @@ static void test_every_type(void) {
   }
 }
 
+static void test_marked_pointers(void) {
+  hrx_ptx_params_t p;
+  CHECK(hrx_hip_ptx_params(kPtx, sizeof(kPtx), "newer", &p));
+  CHECK(p.count == 3);
+  CHECK(p.kind[0] == HRX_KERNEL_PARAM_POINTER && p.size[0] == 8 &&
+        p.offset[0] == 0);
+  CHECK(p.kind[1] == HRX_KERNEL_PARAM_INTEGER && p.size[1] == 1 &&
+        p.offset[1] == 8);
+  /* A pointer at the pointer's alignment, not the pointee's (.align 1). */
+  CHECK(p.kind[2] == HRX_KERNEL_PARAM_POINTER && p.offset[2] == 16);
+}
+
 static void test_names(void) {
   hrx_ptx_params_t p;
   CHECK(hrx_hip_ptx_params(kPtx, sizeof(kPtx), "_Z7mangledPfi", &p));
@@ -172,6 +194,7 @@ static void test_unreadable_declarations(void) {
 int main(void) {
   test_saxpy();
   test_every_type();
+  test_marked_pointers();
   test_names();
   test_unreadable_declarations();
   printf("%d passed, %d failed\n", hrx_test_passed, hrx_test_failed);

@@ -18,6 +18,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/kernel_cache.h"
 #include "core/live_device.h"
 #include "hrx.h"
 
@@ -593,6 +594,89 @@ static void test_module(hrx_device_t* device) {
   hrx_kernel_release(kernels[1]);
 }
 
+/* What a compiler records of the parameters (hal/kernel.h: NVIDIA's PTX)
+ * fills the attributes where the module left the kinds unknown, and
+ * survives the disk cache's payload. */
+static void test_param_records(void) {
+  hrx_kernel_param_record_t record = {.count = 3};
+  uint8_t kinds[3] = {HRX_KERNEL_PARAM_POINTER, HRX_KERNEL_PARAM_FLOAT,
+                      HRX_KERNEL_PARAM_INTEGER};
+  uint32_t sizes[3] = {8, 4, 4};
+  uint32_t offsets[3] = {0, 8, 12};
+  for (int i = 0; i < 3; ++i) {
+    record.kind[i] = kinds[i];
+    record.size[i] = sizes[i];
+    record.offset[i] = offsets[i];
+  }
+  /* Sizes unknown (CUDA before 12.4): the record gives all. */
+  hrx_kernel_attributes_t info;
+  memset(&info, 0, sizeof(info));
+  info.param_count = -1;
+  hrx_kernel_attributes_apply_record(&info, &record);
+  CHECK(info.param_count == 3 && info.param_size[1] == 4 &&
+        info.param_offset[2] == 12 &&
+        info.param_kind[1] == HRX_KERNEL_PARAM_FLOAT);
+  /* Sizes known and equal: the kinds. */
+  memset(&info, 0, sizeof(info));
+  info.param_count = 3;
+  info.param_size[0] = 8;
+  info.param_size[1] = 4;
+  info.param_size[2] = 4;
+  hrx_kernel_attributes_apply_record(&info, &record);
+  CHECK(info.param_kind[0] == HRX_KERNEL_PARAM_POINTER &&
+        info.param_kind[2] == HRX_KERNEL_PARAM_INTEGER);
+  /* Sizes that disagree, another count, or no record: nothing. */
+  hrx_kernel_attributes_t before;
+  memset(&info, 0, sizeof(info));
+  info.param_count = 3;
+  info.param_size[0] = 8;
+  info.param_size[1] = 8;
+  info.param_size[2] = 4;
+  before = info;
+  hrx_kernel_attributes_apply_record(&info, &record);
+  CHECK(memcmp(&info, &before, sizeof(info)) == 0);
+  info.param_count = 2;
+  before = info;
+  hrx_kernel_attributes_apply_record(&info, &record);
+  CHECK(memcmp(&info, &before, sizeof(info)) == 0);
+  hrx_kernel_param_record_t none = {.count = -1};
+  info.param_count = -1;
+  before = info;
+  hrx_kernel_attributes_apply_record(&info, &none);
+  CHECK(memcmp(&info, &before, sizeof(info)) == 0);
+  /* Kinds the module told are kept. */
+  memset(&info, 0, sizeof(info));
+  info.param_count = 3;
+  info.param_size[0] = 8;
+  info.param_size[1] = 4;
+  info.param_size[2] = 4;
+  info.param_kind[2] = HRX_KERNEL_PARAM_SIGNED;
+  hrx_kernel_attributes_apply_record(&info, &record);
+  CHECK(info.param_kind[0] == HRX_KERNEL_PARAM_UNKNOWN &&
+        info.param_kind[2] == HRX_KERNEL_PARAM_SIGNED);
+
+  /* The payload: records, then the image, read back whole. */
+  hrx_kernel_param_record_t records[2] = {record, none};
+  const char image[] = "an image";
+  void* payload = NULL;
+  size_t size = 0;
+  CHECK(hrx_kernel_payload_make(records, 2, image, sizeof(image), &payload,
+                                &size));
+  hrx_kernel_param_record_t read[2];
+  size_t offset = 0;
+  CHECK(payload && hrx_kernel_payload_split(payload, size, 2, read, &offset));
+  CHECK(size - offset == sizeof(image) &&
+        memcmp((char*)payload + offset, image, sizeof(image)) == 0);
+  CHECK(read[0].count == 3 && read[1].count == -1 &&
+        read[0].kind[1] == HRX_KERNEL_PARAM_FLOAT && read[0].size[2] == 4 &&
+        read[0].offset[2] == 12);
+  /* Another record count, cut bytes, a bare image: not read. */
+  CHECK(!hrx_kernel_payload_split(payload, size, 1, read, &offset));
+  CHECK(!hrx_kernel_payload_split(payload, 20, 2, read, &offset));
+  CHECK(!hrx_kernel_payload_split(image, sizeof(image), 2, read, &offset));
+  free(payload);
+}
+
 static void flip_byte_near_end(const char* path) {
   FILE* file = fopen(path, "r+b");
   if (!file) return;
@@ -994,6 +1078,7 @@ int main(void) {
   test_nonblocking_launch();
   test_nonblocking_release();
   test_disk_cache(dir);
+  test_param_records();
   char command[256];
   snprintf(command, sizeof(command), "rm -rf %s", dir);
   if (system(command) != 0) fprintf(stderr, "could not remove %s\n", dir);

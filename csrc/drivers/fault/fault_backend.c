@@ -642,11 +642,12 @@ static hrx_status_t hrx_fault_kernel_toolchain(hrx_backend_device_t* base,
 static hrx_status_t hrx_fault_kernel_compile(
     hrx_backend_device_t* base, const char* source, const char* const* names,
     size_t name_count, const char* const* options, size_t option_count,
-    void** out_image, size_t* out_size) {
+    void** out_image, size_t* out_size,
+    hrx_kernel_param_record_t* out_params) {
   atomic_fetch_add(&hrx_fault_kernel_compiles, 1);
   return HRX_INNER_VT(base)->kernel.compile(HRX_INNER(base), source, names,
                                             name_count, options, option_count,
-                                            out_image, out_size);
+                                            out_image, out_size, out_params);
 }
 
 static hrx_status_t hrx_fault_module_load(hrx_backend_device_t* base,

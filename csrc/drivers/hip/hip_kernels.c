@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "hip_dynamic.h"
+#include "hip_ptx_params.h"
 #include "hip_rtc.h"
 
 static bool hrx_hip_kernels_amd(void) {
@@ -42,7 +43,8 @@ hrx_status_t hrx_hip_kernel_compile(const char* platform,
                                     size_t name_count,
                                     const char* const* options,
                                     size_t option_count, void** out_image,
-                                    size_t* out_size) {
+                                    size_t* out_size,
+                                    hrx_kernel_param_record_t* out_params) {
   hrx_rtc_plan_t plan;
   HRX_RETURN_IF_ERROR(
       hrx_hip_rtc_plan(platform, runtime_library, target, true, &plan));
@@ -52,9 +54,18 @@ hrx_status_t hrx_hip_kernel_compile(const char* platform,
            name_count ? names[0] : "kernels", plan.amd ? ".hip" : ".cu");
   char* image = NULL;
   size_t size = 0;
-  HRX_RETURN_IF_ERROR(hrx_hip_rtc_compile(&plan, source, program_name,
-                                          options, option_count, names,
-                                          name_count, &image, &size));
+  char* ptx = NULL;
+  size_t ptx_size = 0;
+  HRX_RETURN_IF_ERROR(hrx_hip_rtc_compile(
+      &plan, source, program_name, options, option_count, names, name_count,
+      &image, &size, out_params ? &ptx : NULL, &ptx_size));
+  for (size_t i = 0; ptx && i < name_count; ++i) {
+    hrx_ptx_params_t params;
+    if (hrx_hip_ptx_params(ptx, ptx_size, names[i], &params)) {
+      out_params[i] = params;
+    }
+  }
+  free(ptx);
   *out_image = image;
   *out_size = size;
   return NULL;

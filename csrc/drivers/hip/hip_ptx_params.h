@@ -20,15 +20,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "hrx.h"
+#include "hal/kernel.h"
 
-/* What the PTX says of one entry's parameters. */
-typedef struct hrx_ptx_params_s {
-  int count;  /* at most HRX_KERNEL_MAX_ARGS */
-  uint8_t kind[HRX_KERNEL_MAX_ARGS];  /* hrx_kernel_param_kind_t */
-  uint32_t size[HRX_KERNEL_MAX_ARGS];
-  uint32_t offset[HRX_KERNEL_MAX_ARGS];
-} hrx_ptx_params_t;
+/* What the PTX says of one entry's parameters: the record hal/kernel.h's
+ * compile hands the core. */
+typedef hrx_kernel_param_record_t hrx_ptx_params_t;
 
 /* Finds the entry `name` (".entry name(") in `ptx` (`length` bytes, need
  * not end in NUL) and describes its parameters into *out. False, *out
