@@ -1029,6 +1029,18 @@ def _kernel(c, name="add_one", device=None):
     return kernel_sources.compile_kernel(device or c.device, name)
 
 
+def _module_source():
+    """add_one and saxpy of tests/kernel_sources.py in one source."""
+    import kernel_sources
+    return "".join(kernel_sources.EXTERN_C + kernel_sources.SOURCES[n]
+                   for n in ("add_one", "saxpy"))
+
+
+def _module(c):
+    """A module of add_one and saxpy for the context's device."""
+    return c.device.compile_module(_module_source(), ["add_one", "saxpy"])
+
+
 def _closed_kernel(c):
     k = _kernel(c)
     k.close()
@@ -1208,6 +1220,38 @@ case("compile-option-empty", "Device.compile", 'options [""]',
 case("compile-closed-device", "Device.compile", "closed Device handle",
      "FailedPreconditionError",
      lambda c: c.closed_device.compile("void k(void) {}", "k"))
+case("compile-module-names-str", "Device.compile_module",
+     'names "add_one" (one string)', "TypeError",
+     lambda c: c.device.compile_module(_module_source(), "add_one"))
+case("compile-module-names-int", "Device.compile_module", "names [1]",
+     "TypeError", lambda c: c.device.compile_module(_module_source(), [1]))
+case("compile-module-names-empty", "Device.compile_module", "names []",
+     "InvalidArgumentError",
+     lambda c: c.device.compile_module(_module_source(), []))
+case("compile-module-name-twice", "Device.compile_module",
+     'names ["add_one", "add_one"]', "InvalidArgumentError",
+     lambda c: c.device.compile_module(_module_source(),
+                                       ["add_one", "add_one"]))
+case("compile-module-name-missing", "Device.compile_module",
+     "a name the source does not define", "InvalidArgumentError",
+     lambda c: c.device.compile_module(_module_source(),
+                                       ["add_one", "other"]))
+case("compile-module-too-many", "Device.compile_module",
+     "KERNEL_MAX_MODULE_NAMES + 1 names", "InvalidArgumentError",
+     lambda c: c.device.compile_module(
+         _module_source(),
+         [f"k{i}" for i in range(c.hrx.KERNEL_MAX_MODULE_NAMES + 1)]))
+case("compile-module-closed-device", "Device.compile_module",
+     "closed Device handle", "FailedPreconditionError",
+     lambda c: c.closed_device.compile_module(_module_source(), ["add_one"]))
+case("module-get-missing", "Module.get", "a name not compiled", "KeyError",
+     lambda c: _module(c).get("other"))
+case("module-get-int", "Module.get", "name 1", "TypeError",
+     lambda c: _module(c).get(1))
+case("module-subscript-missing", "Module[name]", "a name not compiled",
+     "KeyError", lambda c: _module(c)["other"])
+case("module-direct", "Module()", "instantiated directly", "TypeError",
+     lambda c: c.hrx.Module())
 case("load-kernel-str", "Device.load_kernel", 'image "x" (str)',
      "TypeError", lambda c: c.device.load_kernel("x", "k"))
 case("load-kernel-empty", "Device.load_kernel", 'image b""',
