@@ -105,6 +105,23 @@ typedef struct {
   uint32_t size;  /* 0 where not known */
 } hrx_py_param_t;
 
+/* The name of parameter i where the kernel records it (borrowed from the
+ * kernel, looked up afresh: valid until Python code next runs), or NULL
+ * (untyped, unnamed, or the kernel was closed by an argument's code). */
+static const char* hrx_py_launch_param_name(hrx_py_state_t* state,
+                                            PyObject* kernel_object,
+                                            bool typed, Py_ssize_t i) {
+  if (!typed) return NULL;
+  PyObject* type = NULL;
+  PyObject* value = NULL;
+  PyObject* traceback = NULL;
+  PyErr_Fetch(&type, &value, &traceback);
+  hrx_kernel_t* kernel = hrx_py_kernel_unwrap(state, kernel_object);
+  if (!kernel) PyErr_Clear();
+  PyErr_Restore(type, value, traceback);
+  return kernel ? hrx_kernel_attributes(kernel)->param_name[i] : NULL;
+}
+
 /* "parameter 2 'a' of kernel 'saxpy' (float32)", or without the name and
  * type where they are not known. */
 static const char* hrx_py_param_text(char* buffer, size_t capacity,
@@ -120,6 +137,27 @@ static const char* hrx_py_param_text(char* buffer, size_t capacity,
                 i, param_name ? " '" : "", param_name ? param_name : "",
                 param_name ? "'" : "", kernel, type);
   return buffer;
+}
+
+/* A launch's parameters, and their description for messages, made only
+ * when a message needs it (formatting costs more than converting). */
+typedef struct {
+  hrx_py_state_t* state;
+  PyObject* kernel_object;
+  bool typed;          /* the kinds are the kernel's */
+  const char* kernel;  /* its name (a copy once an argument's code ran) */
+  hrx_py_param_t param[HRX_KERNEL_MAX_ARGS];
+  char text[HRX_KERNEL_MAX_NAME * 2 + 96];
+} hrx_py_params_t;
+
+/* Parameter i described (hrx_py_param_text) in params->text. */
+static const char* hrx_py_param_describe(hrx_py_params_t* params,
+                                         Py_ssize_t i) {
+  return hrx_py_param_text(
+      params->text, sizeof(params->text), i,
+      hrx_py_launch_param_name(params->state, params->kernel_object,
+                               params->typed, i),
+      params->kernel, &params->param[i]);
 }
 
 /* The range of Python ints a parameter takes: [low, high] (low <= 0). */
@@ -152,15 +190,15 @@ static void hrx_py_int_range(const hrx_py_param_t* param, uint32_t size,
  * complement, within the parameter's range (hrx_py_int_range). */
 static int hrx_py_launch_int(hrx_py_state_t* state, PyObject* item,
                              Py_ssize_t i, uint32_t size,
-                             const hrx_py_param_t* param,
-                             const char* param_text,
+                             hrx_py_params_t* params,
                              hrx_py_kernel_value_t* out) {
+  const hrx_py_param_t* param = &params->param[i];
   if (size != 1 && size != 2 && size != 4 && size != 8) {
     PyErr_Format(state->errors[HRX_STATUS_INVALID_ARGUMENT],
                  "argument %zd is an int; %s is %u bytes, which no int fills "
                  "(an int fills a 1, 2, 4 or 8-byte parameter); pass a numpy "
                  "scalar of its type",
-                 i, param_text, size);
+                 i, hrx_py_param_describe(params, i), size);
     return -1;
   }
   long long low = 0;
@@ -187,7 +225,7 @@ static int hrx_py_launch_int(hrx_py_state_t* state, PyObject* item,
     PyErr_Format(state->errors[HRX_STATUS_INVALID_ARGUMENT],
                  "argument %zd (int %R) is out of range for %s: it takes %lld "
                  "to %llu",
-                 i, item, param_text, low, high);
+                 i, item, hrx_py_param_describe(params, i), low, high);
     return -1;
   }
   for (uint32_t b = 0; b < size; ++b) {
@@ -199,7 +237,7 @@ static int hrx_py_launch_int(hrx_py_state_t* state, PyObject* item,
 /* A double into a float parameter of `size` bytes (2, 4 or 8). */
 static int hrx_py_launch_float(hrx_py_state_t* state, double number,
                                PyObject* item, Py_ssize_t i, uint32_t size,
-                               const char* param_text,
+                               hrx_py_params_t* params,
                                hrx_py_kernel_value_t* out) {
   if (size == 8) {
     memcpy(out->bytes, &number, 8);
@@ -219,7 +257,8 @@ static int hrx_py_launch_float(hrx_py_state_t* state, double number,
                "argument %zd is %s; %s is %u bytes (a float fills a 4-byte "
                "float or an 8-byte double parameter); pass a numpy scalar "
                "of its type",
-               i, PyLong_Check(item) ? "an int" : "a float", param_text, size);
+               i, PyLong_Check(item) ? "an int" : "a float",
+               hrx_py_param_describe(params, i), size);
   return -1;
 }
 
@@ -259,13 +298,12 @@ static const char* hrx_py_numpy_hint(const hrx_py_param_t* param,
 
 /* TypeError: the argument is not of a kind the parameter takes. */
 static int hrx_py_launch_mismatch(Py_ssize_t i, PyObject* item,
-                                  const hrx_py_param_t* param,
-                                  const char* param_text) {
+                                  hrx_py_params_t* params) {
   char hint[96];
   PyErr_Format(PyExc_TypeError,
                "argument %zd (%.60s) does not match %s; pass %s",
-               i, Py_TYPE(item)->tp_name, param_text,
-               hrx_py_numpy_hint(param, hint, sizeof(hint)));
+               i, Py_TYPE(item)->tp_name, hrx_py_param_describe(params, i),
+               hrx_py_numpy_hint(&params->param[i], hint, sizeof(hint)));
   return -1;
 }
 
@@ -373,23 +411,6 @@ static int hrx_py_launch_cuda_array(hrx_py_state_t* state, PyObject* item,
   return PyErr_Occurred() ? -1 : 0;
 }
 
-/* The name of parameter i where the kernel records it (borrowed from the
- * kernel, looked up afresh: valid until Python code next runs), or NULL
- * (untyped, unnamed, or the kernel was closed by an argument's code). */
-static const char* hrx_py_launch_param_name(hrx_py_state_t* state,
-                                            PyObject* kernel_object,
-                                            bool typed, Py_ssize_t i) {
-  if (!typed) return NULL;
-  PyObject* type = NULL;
-  PyObject* value = NULL;
-  PyObject* traceback = NULL;
-  PyErr_Fetch(&type, &value, &traceback);
-  hrx_kernel_t* kernel = hrx_py_kernel_unwrap(state, kernel_object);
-  if (!kernel) PyErr_Clear();
-  PyErr_Restore(type, value, traceback);
-  return kernel ? hrx_kernel_attributes(kernel)->param_name[i] : NULL;
-}
-
 int hrx_py_launch_convert(hrx_py_state_t* state, PyObject* kernel_object,
                           PyObject* grid, PyObject* block, PyObject* args,
                           PyObject* shared, hrx_py_launch_device_fn device_of,
@@ -445,37 +466,33 @@ int hrx_py_launch_convert(hrx_py_state_t* state, PyObject* kernel_object,
   /* Typed only where the count matches: otherwise the core names the
    * count, and no argument is judged against the wrong parameter. */
   bool typed = params_known >= 0 && count == params_known;
-  hrx_py_param_t params[HRX_KERNEL_MAX_ARGS];
+  hrx_py_params_t params;
+  params.state = state;
+  params.kernel_object = kernel_object;
+  params.typed = typed;
   for (Py_ssize_t i = 0; i < count; ++i) {
-    params[i].size = i < params_known ? attributes->param_size[i] : 0;
-    params[i].kind = typed ? attributes->param_kind[i]
-                           : HRX_KERNEL_PARAM_UNKNOWN;
+    params.param[i].size = i < params_known ? attributes->param_size[i] : 0;
+    params.param[i].kind = typed ? attributes->param_kind[i]
+                                 : HRX_KERNEL_PARAM_UNKNOWN;
   }
   /* The kernel's name for messages; copied before a foreign array's code
    * runs (it could close the kernel). */
   const char* name = hrx_kernel_name(kernel);
+  params.kernel = name;
   char name_copy[HRX_KERNEL_MAX_NAME + 1];
   bool ran_python = false;
   hrx_py_launch_device_t device = {.known = false};
-  char param_text[HRX_KERNEL_MAX_NAME * 2 + 96];
-  /* Parameter i described for a message; its name is looked up again (the
-   * kernel may have been closed meanwhile: then it is left out). */
-#define HRX_PY_PARAM(i)                                                     \
-  hrx_py_param_text(param_text, sizeof(param_text), (i),                    \
-                    hrx_py_launch_param_name(state, kernel_object, typed,   \
-                                             (i)),                          \
-                    name, &params[(i)])
   /* Values first (they may run Python code), buffers after. */
   for (Py_ssize_t i = 0; i < count; ++i) {
     PyObject* item = items[i];
-    const hrx_py_param_t* param = &params[i];
+    const hrx_py_param_t* param = &params.param[i];
     hrx_kernel_arg_t* arg = &out->args[i];
     hrx_py_kernel_value_t* value = &out->values[i];
     arg->kind = HRX_KERNEL_ARG_VALUE;
     arg->value = value;
     if (PyObject_TypeCheck(item, state->buffer_type)) {
       if (!hrx_py_takes_pointer(param)) {
-        hrx_py_launch_mismatch(i, item, param, HRX_PY_PARAM(i));
+        hrx_py_launch_mismatch(i, item, &params);
         goto done;
       }
       arg->kind = HRX_KERNEL_ARG_VIEW;
@@ -491,7 +508,7 @@ int hrx_py_launch_convert(hrx_py_state_t* state, PyObject* kernel_object,
         int sign = PyObject_RichCompareBool(item, Py_False, Py_NE);
         if (sign < 0) goto done;
         if (sign) {
-          hrx_py_launch_mismatch(i, item, param, HRX_PY_PARAM(i));
+          hrx_py_launch_mismatch(i, item, &params);
           goto done;
         }
       }
@@ -507,19 +524,18 @@ int hrx_py_launch_convert(hrx_py_state_t* state, PyObject* kernel_object,
         if (!fits) {
           PyErr_Format(state->errors[HRX_STATUS_INVALID_ARGUMENT],
                        "argument %zd (int %R) is out of range for %s",
-                       i, item, HRX_PY_PARAM(i));
+                       i, item, hrx_py_param_describe(&params, i));
           goto done;
         }
         arg->size = param->size;
         if (hrx_py_launch_float(state, number, item, i, arg->size,
-                                HRX_PY_PARAM(i), value) < 0) {
+                                &params, value) < 0) {
           goto done;
         }
         continue;
       }
       arg->size = param->size ? param->size : 8;
-      if (hrx_py_launch_int(state, item, i, arg->size, param,
-                            HRX_PY_PARAM(i), value) < 0) {
+      if (hrx_py_launch_int(state, item, i, arg->size, &params, value) < 0) {
         goto done;
       }
       continue;
@@ -527,24 +543,23 @@ int hrx_py_launch_convert(hrx_py_state_t* state, PyObject* kernel_object,
     if (PyFloat_Check(item) && !numpy) {
       if (param->kind != HRX_KERNEL_PARAM_UNKNOWN &&
           param->kind != HRX_KERNEL_PARAM_FLOAT) {
-        hrx_py_launch_mismatch(i, item, param, HRX_PY_PARAM(i));
+        hrx_py_launch_mismatch(i, item, &params);
         goto done;
       }
       arg->size = param->size ? param->size : 8;
       if (hrx_py_launch_float(state, PyFloat_AS_DOUBLE(item), item, i,
-                              arg->size, HRX_PY_PARAM(i), value) < 0) {
+                              arg->size, &params, value) < 0) {
         goto done;
       }
       continue;
     }
     if (PyBool_Check(item)) {
       if (!hrx_py_takes_bool(param)) {
-        hrx_py_launch_mismatch(i, item, param, HRX_PY_PARAM(i));
+        hrx_py_launch_mismatch(i, item, &params);
         goto done;
       }
       arg->size = param->size ? param->size : 1;
-      if (hrx_py_launch_int(state, item, i, arg->size, param,
-                            HRX_PY_PARAM(i), value) < 0) {
+      if (hrx_py_launch_int(state, item, i, arg->size, &params, value) < 0) {
         goto done;
       }
       continue;
@@ -579,7 +594,7 @@ int hrx_py_launch_convert(hrx_py_state_t* state, PyObject* kernel_object,
         numpy_kind = 'f';
       }
       if (!hrx_py_numpy_fits(param, numpy_kind, arg->size)) {
-        hrx_py_launch_mismatch(i, item, param, HRX_PY_PARAM(i));
+        hrx_py_launch_mismatch(i, item, &params);
         goto done;
       }
       continue;
@@ -588,12 +603,13 @@ int hrx_py_launch_convert(hrx_py_state_t* state, PyObject* kernel_object,
     bool dlpack = !cuda && PyObject_HasAttrString(item, "__dlpack__");
     if (cuda || dlpack) {
       if (!hrx_py_takes_pointer(param)) {
-        hrx_py_launch_mismatch(i, item, param, HRX_PY_PARAM(i));
+        hrx_py_launch_mismatch(i, item, &params);
         goto done;
       }
       if (!ran_python) {
         PyOS_snprintf(name_copy, sizeof(name_copy), "%s", name);
         name = name_copy;
+        params.kernel = name;
       }
       ran_python = true;
       void* pointer = NULL;
@@ -616,7 +632,6 @@ int hrx_py_launch_convert(hrx_py_state_t* state, PyObject* kernel_object,
                  role);
     goto done;
   }
-#undef HRX_PY_PARAM
   /* No Python code runs from here: borrow the handles. */
   if (ran_python) {
     kernel = hrx_py_kernel_unwrap(state, kernel_object);
