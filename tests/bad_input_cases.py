@@ -25,7 +25,8 @@ FOREIGN = "second_device"
 # The kernels' parameter types are recorded (the host backend; NVIDIA, for
 # kernels hrx compiled): the case is skipped where they are not.
 TYPED = "typed_params"
-# ... and pointer parameters are told from integers (the host backend).
+# ... and pointers are told from integers and unsigned from signed ones
+# (the host backend; PTX records neither for every kernel).
 TYPED_POINTERS = "typed_pointers"
 
 
@@ -1393,8 +1394,9 @@ def markdown() -> str:
         "launched graph, a completion) make it before the snapshot.",
         "Rows marked *(types recorded)* run where the backend records the",
         "kernels' parameter types (the host backend; NVIDIA, for kernels hrx",
-        "compiled) and *(pointers recorded)* only where it tells pointers",
-        "from integers (the host backend); elsewhere they are skipped",
+        "compiled) and *(pointers recorded)* only where it also tells",
+        "pointers from integers and unsigned from signed ones (the host",
+        "backend); elsewhere they are skipped",
         "([kernels.md](kernels.md#arguments)).",
         "`fabric.Queue.*` rows run on a queue",
         "outside the pool (same code as `Stream`, its own native queue). Hierarchy: `InvalidArgumentError` is also",
