@@ -114,8 +114,11 @@ def test_a_closed_kernel_leaves_the_others_running(device, stream):
     stream.fill(b, 1)
     stream.launch(m["add_one"], 1, 64, (b, np.uint32(64)))
     assert set(stream.read(b).wait()) == {2}
+    # Dropping the module object keeps the kernels taken from it working.
+    add_one = m["add_one"]
     del m
-    # A launch's kernel keeps the module loaded.
+    stream.launch(add_one, 1, 64, (b, np.uint32(64)))
+    assert set(stream.read(b).wait()) == {3}
 
 
 @pytest.mark.parametrize("names, error, match", [
