@@ -111,7 +111,17 @@ hrx_status_t hrx_kernel_module_from_image(hrx_backend_device_t* backend,
   }
   memcpy(copy, image, size);
   const char* names[1] = {name};
-  return hrx_kernel_module_load(backend, copy, size, names, 1, out_module);
+  HRX_RETURN_IF_ERROR(
+      hrx_kernel_module_load(backend, copy, size, names, 1, out_module));
+  if (backend->vtable->kernel.describe_image) {
+    hrx_kernel_param_record_t record;
+    record.count = -1;
+    backend->vtable->kernel.describe_image(backend, image, size, names, 1,
+                                           &record);
+    hrx_kernel_attributes_apply_record(&(*out_module)->kernels[0].info,
+                                       &record);
+  }
+  return NULL;
 }
 
 void hrx_kernel_attributes_apply_record(

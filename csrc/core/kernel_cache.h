@@ -66,7 +66,9 @@ const hrx_kernel_entry_t* hrx_kernel_module_find(
     const hrx_kernel_module_t* module, const char* name);
 
 /* A module of an image (hrx_device_load_kernel): not cached. Copies the
- * image. One reference. */
+ * image. What the image records of the kernel's parameters (hal/kernel.h,
+ * describe_image) fills its attributes as a compile's record would. One
+ * reference. */
 hrx_status_t hrx_kernel_module_from_image(hrx_backend_device_t* backend,
                                           const void* image, size_t size,
                                           const char* name,

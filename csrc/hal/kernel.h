@@ -41,7 +41,7 @@ typedef struct hrx_kernel_param_record_s {
 } hrx_kernel_param_record_t;
 
 /* The first six: all, or none (NULL where the driver runs no kernels, and
- * the core refuses them with UNAVAILABLE). The last two are optional. */
+ * the core refuses them with UNAVAILABLE). The last three are optional. */
 typedef struct hrx_hal_kernel_vtable_s {
   /* Describes the compiler compile() would use, without compiling
    * (written into the kernel cache key, named in messages); UNAVAILABLE
@@ -109,6 +109,16 @@ typedef struct hrx_hal_kernel_vtable_s {
    * the user has not said (HRX_BATCH_LAUNCHES unset, core/batching.h).
    * False where the runtime's graph updates are not trusted yet. */
   bool (*launch_batch_by_default)(hrx_backend_device_t* device);
+  /* Optional (NULL: loaded images record nothing). What an image the user
+   * loads (module_load's bytes) records of its kernels' parameters beyond
+   * what the loaded module tells, as compile()'s out_params: out_params[i]
+   * for names[i], each with count -1 on entry, left as it is where the
+   * image records nothing (NVIDIA: a PTX image's types; a cubin has none).
+   * Reads only the bytes: never fails, never blocks. */
+  void (*describe_image)(hrx_backend_device_t* device, const void* image,
+                         size_t size, const char* const* names,
+                         size_t name_count,
+                         hrx_kernel_param_record_t* out_params);
 } hrx_hal_kernel_vtable_t;
 
 #endif /* HRX_HAL_KERNEL_H_ */

@@ -1,13 +1,14 @@
 /* The PTX parameter reader (csrc/drivers/hip/hip_ptx_params.h) against
  * PTX text as NVRTC writes it: each type's kind and size, offsets by
  * alignment, .ptr parameters, structs by value (.align N .b8 name[N]),
- * entries without parameters, comments, mangled and look-alike names, and
- * the declarations it must not guess at. Needs no GPU and no library.
+ * entries without parameters, comments, mangled and look-alike names, the
+ * declarations it must not guess at, and which loaded images are read. Needs no GPU and no library.
  * Prints "N passed, M failed" last and exits non-zero on any failure. */
 #include <stdio.h>
 #include <string.h>
 
 #include "check.h"
+#include "drivers/hip/hip_kernels.h"
 #include "drivers/hip/hip_ptx_params.h"
 
 static const char kPtx[] =
@@ -191,12 +192,36 @@ static void test_unreadable_declarations(void) {
   CHECK(!hrx_hip_ptx_params(many, strlen(many), "k", &p));
 }
 
+/* describe_image: a PTX image loaded on NVIDIA records its types; a cubin,
+ * a fatbin, or any image on AMD records none. */
+static void test_images(void) {
+  const char* names[2] = {"saxpy", "missing"};
+  hrx_kernel_param_record_t records[2];
+  records[0].count = records[1].count = -1;
+  hrx_hip_kernel_describe_image("nvidia", kPtx, sizeof(kPtx), names, 2,
+                                records);
+  CHECK(records[0].count == 4 && records[1].count == -1);
+  CHECK(records[0].kind[2] == HRX_KERNEL_PARAM_FLOAT);
+  static const unsigned char elf[] = {0x7f, 'E', 'L', 'F', 2, 1, 1, 0};
+  static const unsigned char fatbin[] = {0x50, 0xed, 0x55, 0xba, 1, 0, 0, 0};
+  records[0].count = -1;
+  hrx_hip_kernel_describe_image("nvidia", elf, sizeof(elf), names, 1,
+                                records);
+  CHECK(records[0].count == -1);
+  hrx_hip_kernel_describe_image("nvidia", fatbin, sizeof(fatbin), names, 1,
+                                records);
+  CHECK(records[0].count == -1);
+  hrx_hip_kernel_describe_image("amd", kPtx, sizeof(kPtx), names, 1, records);
+  CHECK(records[0].count == -1);
+}
+
 int main(void) {
   test_saxpy();
   test_every_type();
   test_marked_pointers();
   test_names();
   test_unreadable_declarations();
+  test_images();
   printf("%d passed, %d failed\n", hrx_test_passed, hrx_test_failed);
   return hrx_test_failed ? 1 : 0;
 }

@@ -691,6 +691,14 @@ static hrx_status_t hrx_fault_kernel_launch_batch(
   return hrx_fault_batch(base, queue, commands, count, out_published, true);
 }
 
+static void hrx_fault_kernel_describe_image(
+    hrx_backend_device_t* base, const void* image, size_t size,
+    const char* const* names, size_t name_count,
+    hrx_kernel_param_record_t* out_params) {
+  HRX_INNER_VT(base)->kernel.describe_image(HRX_INNER(base), image, size,
+                                            names, name_count, out_params);
+}
+
 static bool hrx_fault_kernel_launch_batch_by_default(
     hrx_backend_device_t* base) {
   hrx_backend_device_t* inner = HRX_INNER(base);
@@ -769,6 +777,7 @@ static const hrx_backend_vtable_t hrx_fault_vtable = {
         .launch = hrx_fault_kernel_launch,
         .launch_batch = hrx_fault_kernel_launch_batch,
         .launch_batch_by_default = hrx_fault_kernel_launch_batch_by_default,
+        .describe_image = hrx_fault_kernel_describe_image,
     },
 };
 
@@ -810,6 +819,9 @@ hrx_status_t hrx_fault_wrap(const char* spec, hrx_backend_device_t* inner,
     device->vtable.kernel.module_unload = NULL;
     device->vtable.kernel.module_get_kernel = NULL;
     device->vtable.kernel.launch = NULL;
+  }
+  if (!device->vtable.kernel.launch || !inner->vtable->kernel.describe_image) {
+    device->vtable.kernel.describe_image = NULL;
   }
   if (!device->vtable.kernel.launch || !inner->vtable->kernel.launch_batch) {
     device->vtable.kernel.launch_batch = NULL;

@@ -71,6 +71,27 @@ hrx_status_t hrx_hip_kernel_compile(const char* platform,
   return NULL;
 }
 
+void hrx_hip_kernel_describe_image(const char* platform, const void* image,
+                                   size_t size, const char* const* names,
+                                   size_t name_count,
+                                   hrx_kernel_param_record_t* out_params) {
+  if (strcmp(platform, "nvidia") != 0 || !image || size < 4) return;
+  /* An ELF cubin ("\x7fELF") or a fatbin (magic 0xba55ed50, little-endian)
+   * records no types. */
+  const unsigned char* bytes = image;
+  if (memcmp(bytes, "\x7f" "ELF", 4) == 0 ||
+      (bytes[0] == 0x50 && bytes[1] == 0xed && bytes[2] == 0x55 &&
+       bytes[3] == 0xba)) {
+    return;
+  }
+  for (size_t i = 0; i < name_count; ++i) {
+    hrx_ptx_params_t params;
+    if (hrx_hip_ptx_params(image, size, names[i], &params)) {
+      out_params[i] = params;
+    }
+  }
+}
+
 /* --------------------------------------------------------------- modules */
 
 static hrx_hip_library_t hrx_hip_library_of(hrx_native_module_t* module) {

@@ -57,6 +57,15 @@ hrx_status_t hrx_hip_kernel_compile(const char* platform,
                                     size_t* out_size,
                                     hrx_kernel_param_record_t* out_params);
 
+/* hal/kernel.h's describe_image on `platform` ("nvidia", "amd"): on
+ * NVIDIA, where the image is PTX (text, not an ELF cubin or a fatbin), each
+ * out_params[i] is read from its entry names[i] (hip_ptx_params.h) where
+ * that is readable; otherwise nothing is written. Pure: needs no runtime. */
+void hrx_hip_kernel_describe_image(const char* platform, const void* image,
+                                   size_t size, const char* const* names,
+                                   size_t name_count,
+                                   hrx_kernel_param_record_t* out_params);
+
 /* Loads an image (cubin, PTX or fatbin on NVIDIA; a code object on AMD;
  * copied first, so `image` need not be NUL-terminated) and, on NVIDIA,
  * loads it into the current context (through the driver's
