@@ -779,9 +779,9 @@ typedef struct hrx_kernel_attributes_s {
   uint32_t param_offset[HRX_KERNEL_MAX_ARGS];
   uint32_t param_size[HRX_KERNEL_MAX_ARGS];
   /* Each parameter's kind (an hrx_kernel_param_kind_t; all UNKNOWN where
-   * the types are not recorded: hrx_kernel_query_attributes' callers see
-   * the host backend's from the kernel's declaration, and NVIDIA's from the
-   * PTX of kernels hrx compiled, docs/kernels.md), and its name where the
+   * the types are not recorded: the host backend records them from the
+   * kernel's declaration, NVIDIA from the PTX of kernels hrx compiled or
+   * of a PTX image loaded, docs/kernels.md), and its name where the
    * declaration is read (host), else NULL (borrowed: valid while the
    * kernel is). */
   uint8_t param_kind[HRX_KERNEL_MAX_ARGS];
