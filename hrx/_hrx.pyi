@@ -8,7 +8,7 @@ stub-only helpers (typed dicts, type variables).
 
 import builtins
 from types import TracebackType
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any, Final, Literal, NoReturn, Protocol, TypedDict, TypeVar, final
 
 import numpy
@@ -27,6 +27,7 @@ MAX_RESERVED_QUEUES: Final = 64
 KERNEL_MAX_ARGS: Final = 128
 """The most arguments one kernel launch passes."""
 KERNEL_MAX_ARG_BYTES: Final = 4096
+KERNEL_MAX_MODULE_NAMES: Final = 1024
 """The most bytes of argument values one kernel launch passes."""
 
 # ------------------------------------------------------------ stub-only types
@@ -110,6 +111,14 @@ class _KernelAttributes(TypedDict):
     max_threads_per_block: int
     static_shared_bytes: int
     max_dynamic_shared_bytes: int
+
+class _KernelParam(TypedDict):
+    name: str | None  # None where the declaration is not read
+    # "pointer", "int32", "uint8", "int32/uint32" (signedness not
+    # recorded; "int64/uint64/pointer" at pointer size), "float32", "bool",
+    # "unknown" (only the size is checked)
+    type: str
+    size: int
 
 class _CudaArray(Protocol):
     @property
@@ -350,6 +359,12 @@ class Device:
     ) -> Kernel:
         """Compiles source (cached in memory and on disk) and returns its
         kernel `name`; options pass through to the compiler."""
+
+    def compile_module(
+        self, source: str, names: Iterable[str], *, options: Iterable[str] = ()
+    ) -> Module:
+        """Compiles source once and returns its kernels `names` as a
+        Module; cached like compile()."""
 
     def load_kernel(self, image: _BufferProtocol | bytes, name: str) -> Kernel:
         """The kernel `name` of an image (Kernel.image, or built offline)."""
@@ -816,6 +831,11 @@ class Kernel:
     @property
     def attributes(self) -> _KernelAttributes: ...
     @property
+    def params(self) -> tuple[_KernelParam, ...] | None:
+        """Each parameter's name, type and size; None where the runtime
+        cannot tell the parameters."""
+
+    @property
     def origin(self) -> Literal["compiled", "memory cache", "disk cache", "image"]:
         """Where the module came from."""
 
@@ -829,6 +849,25 @@ class Kernel:
 
     @property
     def closed(self) -> bool: ...
+
+@final
+class Module:
+    """The kernels of one compile of a source (Device.compile_module): a
+    read-only mapping from each name to its Kernel."""
+
+    def __new__(cls, *args: Any, **kwargs: Any) -> NoReturn:
+        """Refuses: get one from Device.compile_module."""
+
+    def get(self, name: str, /) -> Kernel:
+        """The kernel `name`; KeyError for a name not compiled."""
+
+    def __getitem__(self, key: str, /) -> Kernel: ...
+    def __contains__(self, key: object, /) -> bool: ...
+    def __len__(self) -> int: ...
+    def __iter__(self) -> Iterator[str]: ...
+    @property
+    def names(self) -> tuple[str, ...]:
+        """The kernels' names, in the order compiled."""
 
 @final
 class Completion:

@@ -22,6 +22,12 @@ from typing import Any, Callable
 
 SIZE = 256          # bytes in the context's buffers a, b and foreign
 FOREIGN = "second_device"
+# The kernels' parameter types are recorded (the host backend; NVIDIA, for
+# kernels hrx compiled): the case is skipped where they are not.
+TYPED = "typed_params"
+# ... and pointers are told from integers and unsigned from signed ones
+# (the host backend; PTX records neither for every kernel).
+TYPED_POINTERS = "typed_pointers"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -1203,6 +1209,18 @@ def _kernel(c, name="add_one", device=None):
     return kernel_sources.compile_kernel(device or c.device, name)
 
 
+def _module_source():
+    """add_one and saxpy of tests/kernel_sources.py in one source."""
+    import kernel_sources
+    return "".join(kernel_sources.EXTERN_C + kernel_sources.SOURCES[n]
+                   for n in ("add_one", "saxpy"))
+
+
+def _module(c):
+    """A module of add_one and saxpy for the context's device."""
+    return c.device.compile_module(_module_source(), ["add_one", "saxpy"])
+
+
 def _closed_kernel(c):
     k = _kernel(c)
     k.close()
@@ -1296,12 +1314,51 @@ case("launch-int-does-not-fit", "Stream.launch",
      "2**32 for an unsigned int parameter", "InvalidArgumentError",
      lambda c: _launch(c, args=(c.a, 2**32)))
 case("launch-numpy-size", "Stream.launch",
-     "numpy.int64 for a 4-byte parameter", "InvalidArgumentError",
+     "numpy.int64 for a 4-byte parameter", "TypeError",
      lambda c: _launch(c, args=(c.a, c.np.int64(1))))
-case("launch-float-size", "Stream.launch",
-     "a float for a 1-byte parameter", "InvalidArgumentError",
+case("launch-float-for-int", "Stream.launch",
+     "a float for a 1-byte integer parameter", "TypeError",
      lambda c: c.stream.launch(_kernel(c, "record"), 1, 1,
-                               (c.a, 1.0, 0, 0, 0, 0.0, 0.0, 0, 0)))
+                               (c.a, 1.0, 0, 0, 0, 0.0, 0.0, 0, 0)),
+     needs=(TYPED,))
+case("launch-float-for-unsigned", "Stream.launch",
+     "1024.0 for an unsigned int parameter", "TypeError",
+     lambda c: _launch(c, args=(c.a, 1024.0)), needs=(TYPED,))
+case("launch-numpy-float-for-int", "Stream.launch",
+     "numpy.float32 for an unsigned int parameter", "TypeError",
+     lambda c: _launch(c, args=(c.a, c.np.float32(1))), needs=(TYPED,))
+case("launch-numpy-int-for-float", "Stream.launch",
+     "numpy.int32 for a float parameter", "TypeError",
+     lambda c: c.stream.launch(_kernel(c, "saxpy"), 1, 1,
+                               (c.a, c.b, c.np.int32(2), 1)),
+     needs=(TYPED,))
+case("launch-numpy-float64-for-float", "Stream.launch",
+     "numpy.float64 for a float parameter", "TypeError",
+     lambda c: c.stream.launch(_kernel(c, "saxpy"), 1, 1,
+                               (c.a, c.b, c.np.float64(2), 1)),
+     needs=(TYPED,))
+case("launch-bool-for-int", "Stream.launch",
+     "True for an unsigned int parameter", "TypeError",
+     lambda c: _launch(c, args=(c.a, True)), needs=(TYPED,))
+case("launch-numpy-bool-for-float", "Stream.launch",
+     "numpy.bool_ for a float parameter", "TypeError",
+     lambda c: c.stream.launch(_kernel(c, "saxpy"), 1, 1,
+                               (c.a, c.b, c.np.bool_(True), 1)),
+     needs=(TYPED,))
+case("launch-buffer-for-int", "Stream.launch",
+     "a buffer for an unsigned int parameter", "TypeError",
+     lambda c: _launch(c, args=(c.a, c.b)), needs=(TYPED,))
+case("launch-int-too-large-for-float", "Stream.launch",
+     "10**40 for a float parameter", "InvalidArgumentError",
+     lambda c: c.stream.launch(_kernel(c, "saxpy"), 1, 1,
+                               (c.a, c.b, 10**40, 1)),
+     needs=(TYPED,))
+case("launch-int-for-pointer", "Stream.launch",
+     "the int 5 for a pointer parameter", "TypeError",
+     lambda c: _launch(c, args=(5, 1)), needs=(TYPED_POINTERS,))
+case("launch-negative-for-unsigned", "Stream.launch",
+     "-1 for an unsigned int parameter", "InvalidArgumentError",
+     lambda c: _launch(c, args=(c.a, -1)), needs=(TYPED_POINTERS,))
 case("launch-no-block", "Stream.launch", "kernel and grid only",
      "TypeError", lambda c: c.stream.launch(_kernel(c), 1))
 case("launch-unknown-keyword", "Stream.launch", "keyword threads=",
@@ -1343,6 +1400,38 @@ case("compile-option-empty", "Device.compile", 'options [""]',
 case("compile-closed-device", "Device.compile", "closed Device handle",
      "FailedPreconditionError",
      lambda c: c.closed_device.compile("void k(void) {}", "k"))
+case("compile-module-names-str", "Device.compile_module",
+     'names "add_one" (one string)', "TypeError",
+     lambda c: c.device.compile_module(_module_source(), "add_one"))
+case("compile-module-names-int", "Device.compile_module", "names [1]",
+     "TypeError", lambda c: c.device.compile_module(_module_source(), [1]))
+case("compile-module-names-empty", "Device.compile_module", "names []",
+     "InvalidArgumentError",
+     lambda c: c.device.compile_module(_module_source(), []))
+case("compile-module-name-twice", "Device.compile_module",
+     'names ["add_one", "add_one"]', "InvalidArgumentError",
+     lambda c: c.device.compile_module(_module_source(),
+                                       ["add_one", "add_one"]))
+case("compile-module-name-missing", "Device.compile_module",
+     "a name the source does not define", "InvalidArgumentError",
+     lambda c: c.device.compile_module(_module_source(),
+                                       ["add_one", "other"]))
+case("compile-module-too-many", "Device.compile_module",
+     "KERNEL_MAX_MODULE_NAMES + 1 names", "InvalidArgumentError",
+     lambda c: c.device.compile_module(
+         _module_source(),
+         [f"k{i}" for i in range(c.hrx.KERNEL_MAX_MODULE_NAMES + 1)]))
+case("compile-module-closed-device", "Device.compile_module",
+     "closed Device handle", "FailedPreconditionError",
+     lambda c: c.closed_device.compile_module(_module_source(), ["add_one"]))
+case("module-get-missing", "Module.get", "a name not compiled", "KeyError",
+     lambda c: _module(c).get("other"))
+case("module-get-int", "Module.get", "name 1", "TypeError",
+     lambda c: _module(c).get(1))
+case("module-subscript-missing", "Module[name]", "a name not compiled",
+     "KeyError", lambda c: _module(c)["other"])
+case("module-direct", "Module()", "instantiated directly", "TypeError",
+     lambda c: c.hrx.Module())
 case("load-kernel-str", "Device.load_kernel", 'image "x" (str)',
      "TypeError", lambda c: c.device.load_kernel("x", "k"))
 case("load-kernel-empty", "Device.load_kernel", 'image b""',
@@ -1376,6 +1465,10 @@ case("graph-kernel-arg-foreign", "Graph.kernel",
      "a buffer of another device", "InvalidArgumentError",
      lambda c: _graph(c).kernel(_kernel(c), 1, 1, (c.foreign, 1)),
      needs=(FOREIGN,))
+case("graph-kernel-float-for-int", "Graph.kernel",
+     "a float for an unsigned int parameter", "TypeError",
+     lambda c: _graph(c).kernel(_kernel(c), 1, 1, (c.a, 1.5)),
+     needs=(TYPED,))
 case("graph-kernel-closed", "Graph.kernel", "closed Kernel",
      "FailedPreconditionError",
      lambda c: _graph(c).kernel(_closed_kernel(c), 1, 1, (c.a, 1)))
@@ -1500,6 +1593,12 @@ def markdown() -> str:
         "and any output buffer are unchanged, and that the exception's type",
         "is exactly the one listed. Rows that need a prepared object (a",
         "launched graph, a completion) make it before the snapshot.",
+        "Rows marked *(types recorded)* run where the backend records the",
+        "kernels' parameter types (the host backend; NVIDIA, for kernels hrx",
+        "compiled) and *(pointers recorded)* only where it also tells",
+        "pointers from integers and unsigned from signed ones (the host",
+        "backend); elsewhere they are skipped",
+        "([kernels.md](kernels.md#arguments)).",
         "`fabric.Queue.*` rows run on a queue",
         "outside the pool (same code as `Stream`, its own native queue). Hierarchy: `InvalidArgumentError` is also",
         "a `ValueError`; `OutOfRangeError` also an `IndexError` and a",
@@ -1526,6 +1625,10 @@ def markdown() -> str:
         for c in cases:
             raised = f"`{c.raises}`"
             argument = c.argument.replace("|", "\\|")
+            if TYPED_POINTERS in c.needs:
+                argument += " *(pointers recorded)*"
+            elif TYPED in c.needs:
+                argument += " *(types recorded)*"
             lines.append(f"| `{c.function}` | {argument} | {raised} | "
                          f"{c.checked()} |")
     lines += ["", f"{len(CASES)} cases.", ""]

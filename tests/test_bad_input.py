@@ -147,6 +147,16 @@ class Context:
 @pytest.fixture
 def context(request, backend, device):
     case = request.node.callspec.params["case"]
+    if catalogue.TYPED in case.needs or catalogue.TYPED_POINTERS in case.needs:
+        import kernel_sources
+        params = kernel_sources.compile_kernel(device, "add_one").params
+        if not params or params[1]["type"] == "unknown":
+            pytest.skip("the backend does not record parameter types")
+        if (catalogue.TYPED_POINTERS in case.needs and
+                (params[0]["type"], params[1]["type"]) != ("pointer",
+                                                           "uint32")):
+            pytest.skip("the backend does not tell pointers from integers "
+                        "and unsigned from signed ones")
     second = (request.getfixturevalue("second_device")
               if catalogue.FOREIGN in case.needs else None)
     ctx = Context(backend, device, second)

@@ -30,6 +30,7 @@ struct hrx_kernel_s {
   atomic_int ref_count;
   hrx_device_t* device;          /* retained */
   hrx_kernel_module_t* module;   /* retained */
+  const hrx_kernel_entry_t* entry;  /* borrowed from module */
   hrx_kernel_origin_t origin;
 };
 
@@ -90,8 +91,11 @@ static hrx_status_t hrx_kernel_check_name(const char* name) {
       name, length > 64 ? "..." : "", HRX_KERNEL_MAX_NAME);
 }
 
+/* A kernel of `module` (the caller's reference, taken on success and on
+ * failure). */
 static hrx_status_t hrx_kernel_wrap(hrx_device_t* device,
                                     hrx_kernel_module_t* module,
+                                    const hrx_kernel_entry_t* entry,
                                     hrx_kernel_origin_t origin,
                                     hrx_kernel_t** out_kernel) {
   hrx_kernel_t* kernel = calloc(1, sizeof(*kernel));
@@ -103,18 +107,21 @@ static hrx_status_t hrx_kernel_wrap(hrx_device_t* device,
   atomic_init(&kernel->ref_count, 1);
   kernel->device = device;
   kernel->module = module;
+  kernel->entry = entry;
   kernel->origin = origin;
   hrx_device_retain_holder(device, HRX_DEVICE_HOLDER_KERNEL);
   *out_kernel = kernel;
   return NULL;
 }
 
-hrx_status_t hrx_device_compile_kernel(hrx_device_t* device,
-                                       const char* source, const char* name,
-                                       const char* const* options,
-                                       size_t option_count,
-                                       hrx_kernel_t** out_kernel) {
-  if (!device || !out_kernel) {
+hrx_status_t hrx_device_compile_kernels(hrx_device_t* device,
+                                        const char* source,
+                                        const char* const* names,
+                                        size_t name_count,
+                                        const char* const* options,
+                                        size_t option_count,
+                                        hrx_kernel_t** out_kernels) {
+  if (!device || !out_kernels) {
     return hrx_make_status(HRX_STATUS_INVALID_ARGUMENT,
                            "a device and an output are required");
   }
@@ -123,7 +130,24 @@ hrx_status_t hrx_device_compile_kernel(hrx_device_t* device,
                            "kernel source is %s; pass the source text",
                            source ? "empty" : "NULL");
   }
-  HRX_RETURN_IF_ERROR(hrx_kernel_check_name(name));
+  if (name_count == 0 || name_count > HRX_KERNEL_MAX_MODULE_NAMES ||
+      !names) {
+    return hrx_make_status(HRX_STATUS_INVALID_ARGUMENT,
+                           "%zu kernel names%s; a compile takes 1 to %d",
+                           name_count, names ? "" : " (no list)",
+                           HRX_KERNEL_MAX_MODULE_NAMES);
+  }
+  for (size_t i = 0; i < name_count; ++i) {
+    HRX_RETURN_IF_ERROR(hrx_kernel_check_name(names[i]));
+    for (size_t j = 0; j < i; ++j) {
+      if (strcmp(names[i], names[j]) == 0) {
+        return hrx_make_status(HRX_STATUS_INVALID_ARGUMENT,
+                               "kernel name '%s' is given twice (names %zu "
+                               "and %zu); name each kernel once",
+                               names[i], j, i);
+      }
+    }
+  }
   if (option_count > HRX_KERNEL_MAX_OPTIONS) {
     return hrx_make_status(HRX_STATUS_INVALID_ARGUMENT,
                            "%zu compiler options; at most %d", option_count,
@@ -149,8 +173,31 @@ hrx_status_t hrx_device_compile_kernel(hrx_device_t* device,
   hrx_kernel_origin_t origin = HRX_KERNEL_ORIGIN_COMPILED;
   HRX_RETURN_IF_ERROR(hrx_kernel_cache_get(
       hrx_device_kernel_cache(device), hrx_device_backend(device), source,
-      name, options, option_count, &module, &origin));
-  return hrx_kernel_wrap(device, module, origin, out_kernel);
+      names, name_count, options, option_count, &module, &origin));
+  hrx_status_t status = NULL;
+  size_t made = 0;
+  for (; made < name_count && !status; ++made) {
+    hrx_kernel_module_retain(module);  /* the kernel's */
+    status = hrx_kernel_wrap(device, module,
+                             hrx_kernel_module_find(module, names[made]),
+                             origin, &out_kernels[made]);
+  }
+  hrx_kernel_module_release(module);  /* the cache_get's */
+  if (status) {
+    for (size_t i = 0; i + 1 < made; ++i) hrx_kernel_release(out_kernels[i]);
+    return status;
+  }
+  return NULL;
+}
+
+hrx_status_t hrx_device_compile_kernel(hrx_device_t* device,
+                                       const char* source, const char* name,
+                                       const char* const* options,
+                                       size_t option_count,
+                                       hrx_kernel_t** out_kernel) {
+  const char* names[1] = {name};
+  return hrx_device_compile_kernels(device, source, names, 1, options,
+                                    option_count, out_kernel);
 }
 
 hrx_status_t hrx_device_load_kernel(hrx_device_t* device, const void* image,
@@ -172,7 +219,8 @@ hrx_status_t hrx_device_load_kernel(hrx_device_t* device, const void* image,
   hrx_kernel_module_t* module = NULL;
   HRX_RETURN_IF_ERROR(hrx_kernel_module_from_image(
       hrx_device_backend(device), image, size, name, &module));
-  return hrx_kernel_wrap(device, module, HRX_KERNEL_ORIGIN_IMAGE, out_kernel);
+  return hrx_kernel_wrap(device, module, &module->kernels[0],
+                         HRX_KERNEL_ORIGIN_IMAGE, out_kernel);
 }
 
 void hrx_kernel_retain(hrx_kernel_t* kernel) {
@@ -203,7 +251,7 @@ hrx_device_t* hrx_kernel_device(const hrx_kernel_t* kernel) {
 }
 
 const char* hrx_kernel_name(const hrx_kernel_t* kernel) {
-  return kernel->module->name;
+  return kernel->entry->name;
 }
 
 void hrx_kernel_image(const hrx_kernel_t* kernel, const void** out_image,
@@ -214,14 +262,49 @@ void hrx_kernel_image(const hrx_kernel_t* kernel, const void** out_image,
 
 void hrx_kernel_query_attributes(const hrx_kernel_t* kernel,
                                  hrx_kernel_attributes_t* out) {
-  *out = kernel->module->info;
+  *out = kernel->entry->info;
 }
 
 int hrx_kernel_param_sizes(const hrx_kernel_t* kernel,
                            const uint32_t** out_sizes) {
-  const hrx_kernel_attributes_t* info = &kernel->module->info;
+  const hrx_kernel_attributes_t* info = &kernel->entry->info;
   *out_sizes = info->param_count >= 0 ? info->param_size : NULL;
   return info->param_count;
+}
+
+const hrx_kernel_attributes_t* hrx_kernel_attributes(
+    const hrx_kernel_t* kernel) {
+  return &kernel->entry->info;
+}
+
+const char* hrx_kernel_param_type_name(int kind, uint32_t size, char* out,
+                                       size_t capacity) {
+  unsigned bits = 8u * size;
+  switch (kind) {
+    case HRX_KERNEL_PARAM_POINTER:
+      snprintf(out, capacity, "pointer");
+      break;
+    case HRX_KERNEL_PARAM_SIGNED:
+      snprintf(out, capacity, "int%u", bits);
+      break;
+    case HRX_KERNEL_PARAM_UNSIGNED:
+      snprintf(out, capacity, "uint%u", bits);
+      break;
+    case HRX_KERNEL_PARAM_INTEGER:
+      snprintf(out, capacity, "int%u/uint%u%s", bits, bits,
+               size == sizeof(void*) ? "/pointer" : "");
+      break;
+    case HRX_KERNEL_PARAM_FLOAT:
+      snprintf(out, capacity, "float%u", bits);
+      break;
+    case HRX_KERNEL_PARAM_BOOL:
+      snprintf(out, capacity, "bool");
+      break;
+    default:
+      snprintf(out, capacity, "unknown");
+      break;
+  }
+  return out;
 }
 
 hrx_kernel_origin_t hrx_kernel_origin(const hrx_kernel_t* kernel) {
@@ -250,7 +333,7 @@ const char* hrx_kernel_cache_note(const hrx_kernel_t* kernel) {
 }
 
 hrx_native_kernel_t* hrx_kernel_native(const hrx_kernel_t* kernel) {
-  return kernel->module->kernel;
+  return kernel->entry->kernel;
 }
 
 /* ---------------------------------------------------------------- launch */
@@ -286,7 +369,7 @@ static hrx_status_t hrx_kernel_check_dims(const hrx_kernel_t* kernel,
   }
   uint64_t threads = (uint64_t)config->block[0] * config->block[1] *
                      config->block[2];
-  const hrx_kernel_attributes_t* kinfo = &kernel->module->info;
+  const hrx_kernel_attributes_t* kinfo = &kernel->entry->info;
   if (threads > info->max_threads_per_block) {
     return hrx_make_status(
         HRX_STATUS_INVALID_ARGUMENT,
@@ -302,7 +385,7 @@ static hrx_status_t hrx_kernel_check_dims(const hrx_kernel_t* kernel,
         "a block of %u x %u x %u = %llu threads; kernel '%s' allows at most "
         "%u threads per block (its max_threads_per_block)",
         config->block[0], config->block[1], config->block[2],
-        (unsigned long long)threads, kernel->module->name,
+        (unsigned long long)threads, kernel->entry->name,
         kinfo->max_threads_per_block);
   }
   if (config->shared_bytes > kinfo->max_dynamic_shared_bytes) {
@@ -310,7 +393,7 @@ static hrx_status_t hrx_kernel_check_dims(const hrx_kernel_t* kernel,
         HRX_STATUS_INVALID_ARGUMENT,
         "%llu bytes of dynamic shared memory; kernel '%s' allows at most "
         "%llu (its max_dynamic_shared_bytes)",
-        (unsigned long long)config->shared_bytes, kernel->module->name,
+        (unsigned long long)config->shared_bytes, kernel->entry->name,
         (unsigned long long)kinfo->max_dynamic_shared_bytes);
   }
   if (config->shared_bytes + kinfo->static_shared_bytes >
@@ -320,7 +403,7 @@ static hrx_status_t hrx_kernel_check_dims(const hrx_kernel_t* kernel,
         "%llu bytes of dynamic shared memory and kernel '%s''s %llu static "
         "bytes; device %s:%d allows at most %llu per block "
         "(max_shared_bytes_per_block)",
-        (unsigned long long)config->shared_bytes, kernel->module->name,
+        (unsigned long long)config->shared_bytes, kernel->entry->name,
         (unsigned long long)kinfo->static_shared_bytes, info->backend,
         info->index, (unsigned long long)info->max_shared_bytes_per_block);
   }
@@ -347,8 +430,8 @@ hrx_status_t hrx_kernel_prepare_launch(hrx_kernel_t* kernel,
       "device)"));
   HRX_RETURN_IF_ERROR(
       hrx_kernel_check_dims(kernel, hrx_device_info(device), config));
-  const hrx_kernel_attributes_t* kinfo = &kernel->module->info;
-  const char* name = kernel->module->name;
+  const hrx_kernel_attributes_t* kinfo = &kernel->entry->info;
+  const char* name = kernel->entry->name;
   if (arg_count > HRX_KERNEL_MAX_ARGS) {
     return hrx_make_status(HRX_STATUS_INVALID_ARGUMENT,
                            "%zu arguments; a launch passes at most %d",
@@ -373,6 +456,23 @@ hrx_status_t hrx_kernel_prepare_launch(hrx_kernel_t* kernel,
       snprintf(role, sizeof(role), "argument %zu", i);
       HRX_RETURN_IF_ERROR(hrx_view_check(device, arg->view, role, holder,
                                          rule));
+      int kind = kinfo->param_count >= 0 && i < (size_t)kinfo->param_count
+                     ? kinfo->param_kind[i]
+                     : HRX_KERNEL_PARAM_UNKNOWN;
+      if (kind != HRX_KERNEL_PARAM_UNKNOWN &&
+          kind != HRX_KERNEL_PARAM_POINTER &&
+          kind != HRX_KERNEL_PARAM_INTEGER) {
+        char type[32];
+        const char* pname = kinfo->param_name[i];
+        return hrx_make_status(
+            HRX_STATUS_INVALID_ARGUMENT,
+            "argument %zu is a buffer (a pointer); parameter %zu%s%s%s of "
+            "kernel '%s' is %s",
+            i, i, pname ? " '" : "", pname ? pname : "", pname ? "'" : "",
+            name,
+            hrx_kernel_param_type_name(kind, kinfo->param_size[i], type,
+                                       sizeof(type)));
+      }
       out->pointers[i] = hrx_view_pointer(arg->view);
       out->values[i] = &out->pointers[i];
       size = (uint32_t)sizeof(void*);

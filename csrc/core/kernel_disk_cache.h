@@ -10,7 +10,7 @@
  *   "HRXKCACH" (8 bytes), format version (u32), 0 (u32), key bytes (u64),
  *   image bytes (u64), the image's checksum (u64), the key, the image
  * (integers little-endian). The key is the whole of what the image depends
- * on (source, options, kernel name, compiler, target, image format), so a
+ * on (source, options, kernel names, compiler, target, image format), so a
  * file of another key under the same name (a hash collision, a foreign
  * file), of another format version, truncated or extended, or whose image
  * does not match its checksum is never used: the caller compiles again and

@@ -27,8 +27,21 @@ typedef struct hrx_kernel_launch_s {
   const uint32_t* arg_sizes;
 } hrx_kernel_launch_t;
 
+/* What a compile records of one kernel's parameters beyond what the loaded
+ * module tells (NVIDIA: the types in the PTX NVRTC produced, which a cubin
+ * does not keep). The core keeps it with the module and its disk cache
+ * entry and fills the kernel's attributes from it where module_get_kernel
+ * left the kinds unknown (the count, sizes and offsets too where those are
+ * unknown). */
+typedef struct hrx_kernel_param_record_s {
+  int count;  /* -1: nothing recorded; else at most HRX_KERNEL_MAX_ARGS */
+  uint8_t kind[HRX_KERNEL_MAX_ARGS];  /* hrx_kernel_param_kind_t */
+  uint32_t size[HRX_KERNEL_MAX_ARGS];
+  uint32_t offset[HRX_KERNEL_MAX_ARGS];
+} hrx_kernel_param_record_t;
+
 /* The first six: all, or none (NULL where the driver runs no kernels, and
- * the core refuses them with UNAVAILABLE). The last two are optional. */
+ * the core refuses them with UNAVAILABLE). The last three are optional. */
 typedef struct hrx_hal_kernel_vtable_s {
   /* Describes the compiler compile() would use, without compiling
    * (written into the kernel cache key, named in messages); UNAVAILABLE
@@ -41,12 +54,15 @@ typedef struct hrx_hal_kernel_vtable_s {
    * that defines at least the kernels in names[0..name_count) (the names
    * the caller will look up; a driver may generate per-kernel code from
    * them). A source the compiler rejects is INVALID_ARGUMENT whose message
-   * carries the compiler's own log. May block for as long as the compiler
-   * runs. */
+   * carries the compiler's own log. out_params[i] (name_count entries,
+   * each with count -1 on entry) is what the compiler records of names[i]'s
+   * parameters, where it records more than the module will tell (left as
+   * it is otherwise). May block for as long as the compiler runs. */
   hrx_status_t (*compile)(hrx_backend_device_t* device, const char* source,
                           const char* const* names, size_t name_count,
                           const char* const* options, size_t option_count,
-                          void** out_image, size_t* out_size);
+                          void** out_image, size_t* out_size,
+                          hrx_kernel_param_record_t* out_params);
   /* Loads an image (a compile() image, or one the user built offline in the
    * toolchain's image_format; the driver keeps no pointer into `image`). An
    * image the runtime cannot load (corrupt, of another architecture or
@@ -93,6 +109,16 @@ typedef struct hrx_hal_kernel_vtable_s {
    * the user has not said (HRX_BATCH_LAUNCHES unset, core/batching.h).
    * False where the runtime's graph updates are not trusted yet. */
   bool (*launch_batch_by_default)(hrx_backend_device_t* device);
+  /* Optional (NULL: loaded images record nothing). What an image the user
+   * loads (module_load's bytes) records of its kernels' parameters beyond
+   * what the loaded module tells, as compile()'s out_params: out_params[i]
+   * for names[i], each with count -1 on entry, left as it is where the
+   * image records nothing (NVIDIA: a PTX image's types; a cubin has none).
+   * Reads only the bytes: never fails, never blocks. */
+  void (*describe_image)(hrx_backend_device_t* device, const void* image,
+                         size_t size, const char* const* names,
+                         size_t name_count,
+                         hrx_kernel_param_record_t* out_params);
 } hrx_hal_kernel_vtable_t;
 
 #endif /* HRX_HAL_KERNEL_H_ */

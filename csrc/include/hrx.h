@@ -649,10 +649,10 @@ hrx_status_t hrx_stream_query(hrx_stream_t* stream, bool* out_done);
  * "hip" through hiprtc on the hip backend. A backend without kernels
  * refuses every call below with UNAVAILABLE.
  *
- * Cache: a compile is looked up first among the kernels the live device
- * compiled before (same source, options and name: the same module, no
- * compiler run), then in the disk cache (see hrx_device_compile_kernel),
- * and only then compiled. */
+ * Cache: a compile is looked up first among the modules the live device
+ * compiled before (same source and options, a module that has the name:
+ * the same module, no compiler run), then in the disk cache (see
+ * hrx_device_compile_kernel), and only then compiled. */
 typedef struct hrx_kernel_s hrx_kernel_t;
 
 /* The most arguments one launch passes, and the most bytes of argument
@@ -690,7 +690,7 @@ hrx_status_t hrx_device_query_kernel_compiler(hrx_device_t* device,
  * INVALID_ARGUMENT naming it.
  *
  * Caching (see above). The disk cache holds one file per (source, options,
- * name, compiler) in $HRX_KERNEL_CACHE_DIR, else $XDG_CACHE_HOME/hrx/kernels,
+ * names, compiler) in $HRX_KERNEL_CACHE_DIR, else $XDG_CACHE_HOME/hrx/kernels,
  * else ~/.cache/hrx/kernels; HRX_KERNEL_CACHE=0 turns it off. An entry
  * carries its whole key and a checksum of its image: a corrupt, truncated
  * or foreign entry is never loaded, but compiled again and rewritten. An
@@ -703,6 +703,22 @@ hrx_status_t hrx_device_compile_kernel(hrx_device_t* device,
                                        const char* const* options,
                                        size_t option_count,
                                        hrx_kernel_t** out_kernel);
+/* Compiles `source` once and looks up each kernel of names[0..name_count)
+ * in it (1 to HRX_KERNEL_MAX_MODULE_NAMES distinct names, each as
+ * hrx_device_compile_kernel's `name`): out_kernels[i] is names[i]'s, all of
+ * one module (a module of the source and options cached with these names
+ * is reused, and hrx_device_compile_kernel of one of them finds it too).
+ * Errors as hrx_device_compile_kernel's, and a name given twice is
+ * INVALID_ARGUMENT; on failure no kernel is made. Blocks while the compiler
+ * runs. */
+#define HRX_KERNEL_MAX_MODULE_NAMES 1024
+hrx_status_t hrx_device_compile_kernels(hrx_device_t* device,
+                                        const char* source,
+                                        const char* const* names,
+                                        size_t name_count,
+                                        const char* const* options,
+                                        size_t option_count,
+                                        hrx_kernel_t** out_kernels);
 /* Loads the kernel `name` from an image in the device's image format (the
  * bytes of hrx_kernel_image, or an image built offline: PTX or cubin on
  * NVIDIA, a code object on AMD, a shared object hrx compiled on the host
@@ -725,6 +741,33 @@ const char* hrx_kernel_name(const hrx_kernel_t* kernel);
 void hrx_kernel_image(const hrx_kernel_t* kernel, const void** out_image,
                       size_t* out_size);
 
+/* What a kernel parameter is, where the compiler's record of the kernel
+ * says (hrx_kernel_attributes_t.param_kind). A launch from Python converts
+ * and checks each argument by it (docs/kernels.md, "Arguments"); the C API
+ * passes bytes and checks only that a VIEW goes to a parameter that may
+ * hold a pointer (POINTER, INTEGER or UNKNOWN). */
+typedef enum hrx_kernel_param_kind_e {
+  /* Not recorded (a struct by value, a typedef hrx does not know, every
+   * parameter of a kernel whose types are unknown): only its size is. */
+  HRX_KERNEL_PARAM_UNKNOWN = 0,
+  HRX_KERNEL_PARAM_POINTER = 1,
+  HRX_KERNEL_PARAM_SIGNED = 2,    /* a signed integer of its size */
+  HRX_KERNEL_PARAM_UNSIGNED = 3,  /* an unsigned integer of its size */
+  /* An integer whose signedness is not recorded, or a pointer where it is
+   * pointer-sized: PTX's .u and .b types, which NVRTC writes for C's
+   * signed ints and for pointers alike. */
+  HRX_KERNEL_PARAM_INTEGER = 4,
+  HRX_KERNEL_PARAM_FLOAT = 5,     /* an IEEE binary float of its size */
+  HRX_KERNEL_PARAM_BOOL = 6,      /* C's _Bool / C++'s bool */
+} hrx_kernel_param_kind_t;
+
+/* A parameter's type as messages and Kernel.params name it, into `out`
+ * (`capacity` bytes, 32 are always enough): "pointer", "int32", "uint8",
+ * "int32/uint32" (INTEGER; "int64/uint64/pointer" at 8 bytes), "float32",
+ * "bool", "unknown". Returns `out`. */
+const char* hrx_kernel_param_type_name(int kind, uint32_t size, char* out,
+                                       size_t capacity);
+
 /* A kernel as its module describes it. */
 typedef struct hrx_kernel_attributes_s {
   /* The parameters' count, and each one's byte offset and size in the
@@ -735,6 +778,14 @@ typedef struct hrx_kernel_attributes_s {
   int param_count;
   uint32_t param_offset[HRX_KERNEL_MAX_ARGS];
   uint32_t param_size[HRX_KERNEL_MAX_ARGS];
+  /* Each parameter's kind (an hrx_kernel_param_kind_t; all UNKNOWN where
+   * the types are not recorded: the host backend records them from the
+   * kernel's declaration, NVIDIA from the PTX of kernels hrx compiled or
+   * of a PTX image loaded, docs/kernels.md), and its name where the
+   * declaration is read (host), else NULL (borrowed: valid while the
+   * kernel is). */
+  uint8_t param_kind[HRX_KERNEL_MAX_ARGS];
+  const char* param_name[HRX_KERNEL_MAX_ARGS];
   /* The most threads one block of this kernel may have. */
   uint32_t max_threads_per_block;
   /* Shared memory the kernel declares statically, and the most dynamic
@@ -748,6 +799,10 @@ void hrx_kernel_query_attributes(const hrx_kernel_t* kernel,
  * valid while the kernel is; NULL when the count is -1). */
 int hrx_kernel_param_sizes(const hrx_kernel_t* kernel,
                            const uint32_t** out_sizes);
+/* The attributes themselves, without a copy (borrowed; valid while the
+ * kernel is). */
+const hrx_kernel_attributes_t* hrx_kernel_attributes(
+    const hrx_kernel_t* kernel);
 
 /* Where the kernel's module came from. */
 typedef enum hrx_kernel_origin_e {
@@ -817,7 +872,8 @@ static inline hrx_kernel_arg_t hrx_kernel_arg_view(hrx_view_t view) {
  *   HRX_KERNEL_MAX_ARG_BYTES bytes together; a VALUE is 1 byte or more
  *   with a value; a VIEW as described above;
  * - where the kernel's param_count is known, exactly that many arguments,
- *   each of its parameter's size.
+ *   each of its parameter's size; a VIEW only for a parameter that may hold
+ *   a pointer (param_kind POINTER, INTEGER or UNKNOWN).
  * Non-blocking mode: like a copy (WOULD_BLOCK when the queue is full). */
 hrx_status_t hrx_stream_launch(hrx_stream_t* stream, hrx_kernel_t* kernel,
                                const hrx_launch_config_t* config,

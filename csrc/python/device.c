@@ -8,6 +8,7 @@
 #include "buffer.h"
 #include "device_handle.h"
 #include "kernel.h"
+#include "kernel_module.h"
 #include "property.h"
 #include "special.h"
 #include "stream.h"
@@ -561,6 +562,46 @@ static const char* hrx_py_text(hrx_py_state_t* state, PyObject* object,
   return text;
 }
 
+/* The compiler options of a compile: `given` (a sequence of str, or NULL
+ * for none) as C strings borrowed from its items, in *out_options
+ * (PyMem_Free it) with *out_sequence holding the items (Py_XDECREF it). */
+static int hrx_py_compile_options(hrx_py_state_t* state, PyObject* given,
+                                  PyObject** out_sequence,
+                                  const char*** out_options,
+                                  Py_ssize_t* out_count) {
+  PyObject* sequence = NULL;
+  Py_ssize_t count = 0;
+  if (given) {
+    if (PyUnicode_Check(given) || PyBytes_Check(given)) {
+      PyErr_SetString(PyExc_TypeError,
+                      "options must be a sequence of str (e.g. a list), not "
+                      "one string");
+      return -1;
+    }
+    sequence = PySequence_Fast(given, "options must be a sequence of str");
+    if (!sequence) return -1;
+    count = PySequence_Fast_GET_SIZE(sequence);
+  }
+  const char** options = PyMem_Calloc(count ? (size_t)count : 1,
+                                      sizeof(char*));
+  bool ok = options != NULL;
+  if (!ok) PyErr_NoMemory();
+  for (Py_ssize_t i = 0; ok && i < count; ++i) {
+    options[i] = hrx_py_text(state, PySequence_Fast_GET_ITEM(sequence, i),
+                             "each compiler option");
+    ok = options[i] != NULL;
+  }
+  if (!ok) {
+    PyMem_Free(options);
+    Py_XDECREF(sequence);
+    return -1;
+  }
+  *out_sequence = sequence;
+  *out_options = options;
+  *out_count = count;
+  return 0;
+}
+
 /* compile(source, name, *, options=()) */
 static PyObject* hrx_py_device_compile(PyObject* self, PyObject* const* args,
                                        Py_ssize_t nargs, PyObject* kwnames) {
@@ -576,28 +617,13 @@ static PyObject* hrx_py_device_compile(PyObject* self, PyObject* const* args,
       source ? hrx_py_text(state, given[1], "kernel name") : NULL;
   if (!name) return NULL;
   PyObject* sequence = NULL;
+  const char** options = NULL;
   Py_ssize_t count = 0;
-  if (given[2]) {
-    if (PyUnicode_Check(given[2]) || PyBytes_Check(given[2])) {
-      PyErr_SetString(PyExc_TypeError,
-                      "options must be a sequence of str (e.g. a list), not "
-                      "one string");
-      return NULL;
-    }
-    sequence = PySequence_Fast(given[2], "options must be a sequence of str");
-    if (!sequence) return NULL;
-    count = PySequence_Fast_GET_SIZE(sequence);
+  if (hrx_py_compile_options(state, given[2], &sequence, &options, &count) <
+      0) {
+    return NULL;
   }
-  const char** options = PyMem_Calloc(count ? (size_t)count : 1,
-                                      sizeof(char*));
-  bool ok = options != NULL;
-  if (!ok) PyErr_NoMemory();
-  for (Py_ssize_t i = 0; ok && i < count; ++i) {
-    options[i] = hrx_py_text(state, PySequence_Fast_GET_ITEM(sequence, i),
-                             "each compiler option");
-    ok = options[i] != NULL;
-  }
-  hrx_device_t* device = ok ? hrx_py_device_unwrap(state, self) : NULL;
+  hrx_device_t* device = hrx_py_device_unwrap(state, self);
   PyObject* result = NULL;
   if (device) {
     hrx_kernel_t* kernel = NULL;
@@ -613,6 +639,106 @@ static PyObject* hrx_py_device_compile(PyObject* self, PyObject* const* args,
   }
   PyMem_Free(options);
   Py_XDECREF(sequence);
+  return result;
+}
+
+static void hrx_py_device_kernel_release(void* kernel) {
+  hrx_kernel_release(kernel);
+}
+
+/* compile_module(source, names, *, options=()) */
+static PyObject* hrx_py_device_compile_module(PyObject* self,
+                                              PyObject* const* args,
+                                              Py_ssize_t nargs,
+                                              PyObject* kwnames) {
+  static const char* const keywords[] = {"source", "names", "options"};
+  PyObject* given[3];
+  if (hrx_py_arg_parse("compile_module", args, nargs, kwnames, keywords, 3, 2,
+                       2, given) < 0) {
+    return NULL;
+  }
+  hrx_py_state_t* state = hrx_py_state_from_type(Py_TYPE(self));
+  const char* source = hrx_py_text(state, given[0], "kernel source");
+  if (!source) return NULL;
+  if (PyUnicode_Check(given[1]) || PyBytes_Check(given[1])) {
+    PyErr_SetString(PyExc_TypeError,
+                    "names must be a sequence of str (e.g. a list), not one "
+                    "string; compile(source, name) compiles one kernel");
+    return NULL;
+  }
+  PyObject* name_items = PySequence_Fast(given[1],
+                                         "names must be a sequence of str");
+  if (!name_items) return NULL;
+  Py_ssize_t name_count = PySequence_Fast_GET_SIZE(name_items);
+  PyObject* sequence = NULL;
+  const char** options = NULL;
+  Py_ssize_t count = 0;
+  const char** names = NULL;
+  hrx_kernel_t** kernels = NULL;
+  PyObject** wrapped = NULL;
+  PyObject* result = NULL;
+  if (name_count > HRX_KERNEL_MAX_MODULE_NAMES) {
+    PyErr_Format(state->errors[HRX_STATUS_INVALID_ARGUMENT],
+                 "%zd kernel names; a compile takes 1 to %d", name_count,
+                 HRX_KERNEL_MAX_MODULE_NAMES);
+    goto done;
+  }
+  size_t slots = name_count ? (size_t)name_count : 1;
+  names = PyMem_Calloc(slots, sizeof(*names));
+  kernels = PyMem_Calloc(slots, sizeof(*kernels));
+  wrapped = PyMem_Calloc(slots, sizeof(*wrapped));
+  if (!names || !kernels || !wrapped) {
+    PyErr_NoMemory();
+    goto done;
+  }
+  for (Py_ssize_t i = 0; i < name_count; ++i) {
+    PyObject* item = PySequence_Fast_GET_ITEM(name_items, i);
+    if (!PyUnicode_Check(item)) {
+      PyErr_Format(PyExc_TypeError, "names must be str; name %zd is %.100s",
+                   i, Py_TYPE(item)->tp_name);
+      goto done;
+    }
+    names[i] = hrx_py_text(state, item, "kernel name");
+    if (!names[i]) goto done;
+  }
+  if (hrx_py_compile_options(state, given[2], &sequence, &options, &count) <
+      0) {
+    goto done;
+  }
+  hrx_device_t* device = hrx_py_device_unwrap(state, self);
+  if (!device) goto done;
+  hrx_status_t status;
+  hrx_device_retain(device); /* survives close() from another thread */
+  Py_BEGIN_ALLOW_THREADS
+  status = hrx_device_compile_kernels(device, source, names,
+                                      (size_t)name_count, options,
+                                      (size_t)count, kernels);
+  hrx_device_release(device);
+  Py_END_ALLOW_THREADS
+  if (status) {
+    hrx_py_raise(state, status);
+    goto done;
+  }
+  bool ok = true;
+  for (Py_ssize_t i = 0; i < name_count; ++i) {
+    /* Each wrap takes its kernel's reference, also on failure. */
+    wrapped[i] = ok ? hrx_py_kernel_wrap(state, kernels[i]) : NULL;
+    if (!ok) hrx_py_release_without_gil(hrx_py_device_kernel_release,
+                                        kernels[i]);
+    ok = ok && wrapped[i];
+  }
+  if (ok) {
+    result = hrx_py_kernel_module_make(
+        state, PySequence_Fast_ITEMS(name_items), wrapped, name_count);
+  }
+  for (Py_ssize_t i = 0; i < name_count; ++i) Py_XDECREF(wrapped[i]);
+done:
+  PyMem_Free(names);
+  PyMem_Free(kernels);
+  PyMem_Free(wrapped);
+  PyMem_Free(options);
+  Py_XDECREF(sequence);
+  Py_DECREF(name_items);
   return result;
 }
 
@@ -770,6 +896,16 @@ static PyMethodDef hrx_py_device_methods[] = {
      "is compiled once. A source the compiler rejects raises "
      "InvalidArgumentError with the compiler's log; no compiler raises "
      "UnavailableError. The GIL is released while compiling."},
+    {"compile_module",
+     (PyCFunction)(void (*)(void))hrx_py_device_compile_module,
+     METH_FASTCALL | METH_KEYWORDS,
+     "compile_module($self, source, names, *, options=())\n--\n\n"
+     "Compile `source` once and return an hrx.Module of its kernels "
+     "`names` (a sequence of 1 to hrx.KERNEL_MAX_MODULE_NAMES distinct "
+     "str): module[name] or module.get(name) is each one's hrx.Kernel. "
+     "Cached like compile(): a compile(source, name) of one of the names "
+     "with the same options then finds the module. Errors as compile()'s; "
+     "a name given twice raises InvalidArgumentError."},
     {"load_kernel", (PyCFunction)(void (*)(void))hrx_py_device_load_kernel,
      METH_FASTCALL | METH_KEYWORDS,
      "load_kernel($self, image, name)\n--\n\n"

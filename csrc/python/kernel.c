@@ -98,6 +98,30 @@ static PyObject* hrx_py_kernel_attributes(hrx_py_state_t* state,
                        (unsigned long long)a.max_dynamic_shared_bytes);
 }
 
+static PyObject* hrx_py_kernel_params(hrx_py_state_t* state, void* kernel) {
+  (void)state;
+  const hrx_kernel_attributes_t* a = hrx_kernel_attributes(kernel);
+  if (a->param_count < 0) Py_RETURN_NONE;
+  PyObject* tuple = PyTuple_New(a->param_count);
+  for (int i = 0; tuple && i < a->param_count; ++i) {
+    char type[32];
+    hrx_kernel_param_type_name(a->param_kind[i], a->param_size[i], type,
+                               sizeof(type));
+    PyObject* name = a->param_name[i] ? PyUnicode_FromString(a->param_name[i])
+                                      : Py_NewRef(Py_None);
+    PyObject* param =
+        name ? Py_BuildValue("{s:N,s:s,s:I}", "name", name, "type", type,
+                             "size", (unsigned int)a->param_size[i])
+             : NULL;
+    if (!param) {
+      Py_CLEAR(tuple);
+      break;
+    }
+    PyTuple_SET_ITEM(tuple, i, param);
+  }
+  return tuple;
+}
+
 static PyObject* hrx_py_kernel_origin(hrx_py_state_t* state, void* kernel) {
   (void)state;
   return PyUnicode_FromString(
@@ -168,6 +192,12 @@ static PyGetSetDef hrx_py_kernel_getset[] = {
                     "where the runtime cannot tell them), "
                     "max_threads_per_block, static_shared_bytes, "
                     "max_dynamic_shared_bytes"),
+    HRX_PY_PROPERTY("params", hrx_py_kernel_kind, hrx_py_kernel_params,
+                    "the parameters as a tuple of dicts: name (None where "
+                    "not recorded), type ('pointer', 'int32', 'uint8', "
+                    "'int32/uint32' where the signedness is not recorded, "
+                    "'float32', 'bool', 'unknown') and size in bytes; None "
+                    "where the runtime cannot tell the parameters"),
     HRX_PY_PROPERTY("origin", hrx_py_kernel_kind, hrx_py_kernel_origin,
                     "where the module came from: 'compiled', 'memory cache', "
                     "'disk cache' or 'image'"),

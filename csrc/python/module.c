@@ -11,6 +11,7 @@
 #include "graph.h"
 #include "host_threads.h"
 #include "kernel.h"
+#include "kernel_module.h"
 #include "readback.h"
 #include "special.h"
 #include "stream.h"
@@ -207,6 +208,8 @@ static const struct {
      false},
     {&hrx_py_graph_spec, "Graph", HRX_PY_FIELD(graph_type), -1, false},
     {&hrx_py_kernel_spec, "Kernel", HRX_PY_FIELD(kernel_type), -1, false},
+    {&hrx_py_kernel_module_spec, "Module", HRX_PY_FIELD(kernel_module_type),
+     -1, false},
 #undef HRX_PY_FIELD
 };
 
@@ -252,7 +255,9 @@ static int hrx_py_module_exec(PyObject* module) {
       PyModule_AddIntConstant(module, "KERNEL_MAX_ARGS",
                               HRX_KERNEL_MAX_ARGS) < 0 ||
       PyModule_AddIntConstant(module, "KERNEL_MAX_ARG_BYTES",
-                              HRX_KERNEL_MAX_ARG_BYTES) < 0) {
+                              HRX_KERNEL_MAX_ARG_BYTES) < 0 ||
+      PyModule_AddIntConstant(module, "KERNEL_MAX_MODULE_NAMES",
+                              HRX_KERNEL_MAX_MODULE_NAMES) < 0) {
     return -1;
   }
   return 0;
@@ -271,9 +276,13 @@ static int hrx_py_module_traverse(PyObject* module, visitproc visit,
   Py_VISIT(state->graph_node_type);
   Py_VISIT(state->completion_type);
   Py_VISIT(state->kernel_type);
+  Py_VISIT(state->kernel_module_type);
   Py_VISIT(state->numpy_number);
   Py_VISIT(state->numpy_bool);
   Py_VISIT(state->numpy_void);
+  Py_VISIT(state->numpy_signed);
+  Py_VISIT(state->numpy_unsigned);
+  Py_VISIT(state->numpy_floating);
   for (int i = 0; i <= HRX_STATUS_DEVICE_ERROR; ++i) Py_VISIT(state->errors[i]);
   return 0;
 }
@@ -290,9 +299,13 @@ static int hrx_py_module_clear(PyObject* module) {
   Py_CLEAR(state->graph_node_type);
   Py_CLEAR(state->completion_type);
   Py_CLEAR(state->kernel_type);
+  Py_CLEAR(state->kernel_module_type);
   Py_CLEAR(state->numpy_number);
   Py_CLEAR(state->numpy_bool);
   Py_CLEAR(state->numpy_void);
+  Py_CLEAR(state->numpy_signed);
+  Py_CLEAR(state->numpy_unsigned);
+  Py_CLEAR(state->numpy_floating);
   for (int i = 0; i <= HRX_STATUS_DEVICE_ERROR; ++i) Py_CLEAR(state->errors[i]);
   return 0;
 }

@@ -22,12 +22,18 @@ typedef struct hrx_py_state_s {
   PyTypeObject* graph_node_type;
   PyTypeObject* completion_type;
   PyTypeObject* kernel_type;
+  PyTypeObject* kernel_module_type;  /* hrx.Module */
   /* numpy.number, numpy.bool_ and numpy.void, imported at the first
    * kernel argument that needs them (NULL before; Py_None when numpy is
    * missing). */
   PyObject* numpy_number;
   PyObject* numpy_bool;
   PyObject* numpy_void;
+  /* numpy.signedinteger, numpy.unsignedinteger and numpy.floating, with
+   * the three above (the kinds a typed parameter takes). */
+  PyObject* numpy_signed;
+  PyObject* numpy_unsigned;
+  PyObject* numpy_floating;
   /* Exceptions, indexed by hrx_status_code_t (index 0 is hrx.Error). */
   PyObject* errors[HRX_STATUS_DEVICE_ERROR + 1];
 } hrx_py_state_t;

@@ -8,6 +8,7 @@
 #   make -f tests/c/hip.mk hip-compile-nvidia  # real NVRTC, no GPU
 #   make -f tests/c/hip.mk hip-load            # real libamdhip64, no GPU
 #   make -f tests/c/hip.mk hip-fake-cuda       # a stand-in libcudart
+#   make -f tests/c/hip.mk hip-ptx-params      # the PTX parameter reader
 #   make -f tests/c/hip.mk hip-device          # on a GPU machine
 #   make -f tests/c/hip.mk hip-device-build    # its program, no GPU needed
 #
@@ -50,8 +51,9 @@ HIP_TEST_LIBRARY_LOAD := $(HIP_BUILD)/test_hip_library_load
 HIP_TEST_RTC := $(HIP_BUILD)/test_hip_rtc
 HIP_TEST_FAKE_CUDART := $(HIP_BUILD)/test_hip_fake_cudart
 HIP_TEST_DEVICE := $(HIP_BUILD)/test_hip_device
+HIP_TEST_PTX_PARAMS := $(HIP_BUILD)/test_hip_ptx_params
 HIP_TEST_PROGRAMS := $(HIP_TEST_LIBRARY_LOAD) $(HIP_TEST_RTC) \
-  $(HIP_TEST_FAKE_CUDART) $(HIP_TEST_DEVICE)
+  $(HIP_TEST_FAKE_CUDART) $(HIP_TEST_DEVICE) $(HIP_TEST_PTX_PARAMS)
 HIP_TEST_SUPPORT := $(HIP_ROOT)/tests/c/hip_test_support.c
 # The stand-in libcudart (tests/c/fake_cudart.c), with and without the
 # runtime's parameter query.
@@ -62,7 +64,7 @@ HIP_FAKE_FLAGS := -std=c11 -Wall -Wextra -Werror -D_GNU_SOURCE -shared \
 
 .PHONY: hip-constants hip-constants-cuda hip-rtc-prototypes \
   hip-rtc-prototypes-nvrtc hip-load hip-fake-cuda hip-compile-nvidia \
-  hip-device hip-device-build
+  hip-device hip-device-build hip-ptx-params
 
 hip-constants:
 	$(CC) $(HIP_CHECK_FLAGS) -D__HIP_PLATFORM_AMD__ -isystem $(HIP_INCLUDE) \
@@ -107,6 +109,10 @@ hip-fake-cuda: $(HIP_TEST_FAKE_CUDART) $(HIP_FAKE_CUDART) \
     $(HIP_FAKE_CUDART_DRIVER)
 	$(HIP_TEST_FAKE_CUDART) fake-cuda $(HIP_FAKE_CUDART)
 	$(HIP_TEST_FAKE_CUDART) fake-cuda-driver $(HIP_FAKE_CUDART_DRIVER)
+
+# PTX text as NVRTC writes it; needs nothing installed.
+hip-ptx-params: $(HIP_TEST_PTX_PARAMS)
+	$(HIP_TEST_PTX_PARAMS)
 
 hip-load: $(HIP_TEST_LIBRARY_LOAD) $(HIP_TEST_RTC)
 	env -u HRX_PYTHON_SITE_DIRS $(HIP_TEST_LIBRARY_LOAD) \

@@ -347,8 +347,12 @@ static int exercise_kernels(device_fixture_t* f, hrx_native_queue_t* queue) {
   uint64_t t0 = now_ns();
   void* image = NULL;
   size_t size = 0;
+  hrx_kernel_param_record_t params[3];
+  for (int i = 0; i < 3; ++i) params[i].count = -1;
   CHECK_OK(vt->kernel.compile(f->device, kernel_source, kernel_names, 3,
-                              kernel_options, 3, &image, &size));
+                              kernel_options, 3, &image, &size, params));
+  printf("  parameter types of saxpy: %s\n",
+         params[0].count >= 0 ? "recorded" : "not recorded");
   uint64_t compile_ns = now_ns() - t0;
   hrx_native_module_t* module = NULL;
   t0 = now_ns();
@@ -515,7 +519,7 @@ static int exercise_kernels(device_fixture_t* f, hrx_native_queue_t* queue) {
   const char* k_name = "k";
   image = NULL;
   expect_failure(vt->kernel.compile(f->device, broken, &k_name, 1, NULL, 0,
-                                    &image, &size),
+                                    &image, &size, NULL),
                  HRX_STATUS_INVALID_ARGUMENT, "compile error", "*p = q", NULL);
   hrx_native_module_t* bad_module = NULL;
   static const char garbage[64] = "this is not a kernel image";
@@ -537,7 +541,7 @@ static int exercise_kernels(device_fixture_t* f, hrx_native_queue_t* queue) {
     image = NULL;
     CHECK_OK(hrx_hip_kernel_compile("nvidia", NULL, other, kernel_source,
                                     kernel_names, 1, kernel_options, 3, &image,
-                                    &size));
+                                    &size, NULL));
     expect_failure(vt->kernel.module_load(f->device, image, size, &bad_module),
                    HRX_STATUS_INVALID_ARGUMENT, "a foreign cubin",
                    "cannot load this image", NULL);
@@ -608,7 +612,7 @@ static int exercise_kernels(device_fixture_t* f, hrx_native_queue_t* queue) {
   CHECK_OK(vt->kernel.compile(f->device, hrx_bench_kernel_source("cuda"),
                               hrx_bench_kernel_symbols,
                               HRX_BENCH_KERNEL_COUNT, NULL, 0, &image,
-                              &size));
+                              &size, NULL));
   hrx_native_module_t* bench = NULL;
   CHECK_OK(vt->kernel.module_load(f->device, image, size, &bench));
   free(image);

@@ -133,10 +133,12 @@ static int scenario_fake_cuda(const char* library, bool driver_params) {
                  "HRX_RTC_LIBRARY", "/nonexistent/hrx-test/libnvrtc.so", NULL);
   void* image = NULL;
   size_t size = 0;
+  hrx_kernel_param_record_t record = {.count = -1};
   expect_failure(vt->kernel.compile(f->device, "x", kernel_names, 1, NULL, 0,
-                                    &image, &size),
+                                    &image, &size, &record),
                  HRX_STATUS_UNAVAILABLE, "compile without a compiler",
                  "HRX_RTC_LIBRARY", NULL);
+  CHECK(record.count == -1, "parameter record written on failure");
 
   hrx_native_queue_t* queue = NULL;
   CHECK_OK(create_queue(f, &queue));

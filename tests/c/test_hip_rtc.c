@@ -55,9 +55,36 @@ static int check_compile(const char* platform, const char* library,
 
   void* image = NULL;
   size_t size = 0;
+  hrx_kernel_param_record_t params[3];
+  for (int i = 0; i < 3; ++i) params[i].count = -1;
   CHECK_OK(hrx_hip_kernel_compile(platform, library, target, kernel_source,
                                   kernel_names, 3, kernel_options, 3, &image,
-                                  &size));
+                                  &size, params));
+  /* saxpy(float* y, const float* x, float a, int n) as the PTX records it:
+   * the int as .u32, the float as .f32, pointers as .u64 (with .ptr in
+   * newer PTX versions). Always where the image is PTX; beside a cubin
+   * only where this NVRTC keeps the PTX. */
+  if (strcmp(want_language, "cuda") == 0) {
+    printf("  %s: saxpy's parameter types %s\n", target,
+           params[0].count >= 0 ? "recorded from the PTX"
+                                : "not recorded (no PTX beside the cubin)");
+    if (strcmp(want_format, "ptx") == 0) {
+      CHECK(params[0].count == 4, "%s: saxpy's types not read from the PTX",
+            target);
+    }
+    if (params[0].count == 4) {
+      CHECK((params[0].kind[0] == HRX_KERNEL_PARAM_INTEGER ||
+             params[0].kind[0] == HRX_KERNEL_PARAM_POINTER) &&
+                params[0].size[0] == 8 &&
+                params[0].kind[2] == HRX_KERNEL_PARAM_FLOAT &&
+                params[0].size[2] == 4 &&
+                params[0].kind[3] == HRX_KERNEL_PARAM_INTEGER &&
+                params[0].size[3] == 4,
+            "%s: saxpy's parameter types", target);
+    }
+  } else {
+    CHECK(params[0].count == -1, "%s: hiprtc recorded types", target);
+  }
   bool elf = size > 4 && memcmp(image, "\x7f" "ELF", 4) == 0;
   if (strcmp(want_format, "ptx") == 0) {
     CHECK(!elf && strstr((const char*)image, ".entry saxpy") != NULL,
@@ -73,7 +100,7 @@ static int check_compile(const char* platform, const char* library,
                                   hrx_bench_kernel_source("cuda"),
                                   hrx_bench_kernel_symbols,
                                   HRX_BENCH_KERNEL_COUNT, NULL, 0, &image,
-                                  &size));
+                                  &size, NULL));
   CHECK(image && size > 4, "%s: empty benchmark kernels", target);
   printf("  %s: benchmark kernels, %zu bytes of %s\n", target, size,
          want_format);
@@ -83,35 +110,35 @@ static int check_compile(const char* platform, const char* library,
   image = NULL;
   expect_failure(hrx_hip_kernel_compile(platform, library, target,
                                         kernel_source, kernel_names, 3, NULL,
-                                        0, &image, &size),
+                                        0, &image, &size, NULL),
                  HRX_STATUS_INVALID_ARGUMENT, "compile error",
                  "options did not reach the compiler", "saxpy", NULL);
   CHECK(image == NULL, "image written on failure");
   const char* broken = "extern \"C\" __global__ void k(int* p) { *p = q; }\n";
   const char* k_name = "k";
   expect_failure(hrx_hip_kernel_compile(platform, library, target, broken,
-                                        &k_name, 1, NULL, 0, &image, &size),
+                                        &k_name, 1, NULL, 0, &image, &size, NULL),
                  HRX_STATUS_INVALID_ARGUMENT, "undefined identifier", "*p = q",
                  NULL);
   /* A kernel of C++ linkage cannot be looked up by its name. */
   const char* cpp_name = "cpp_linkage";
   expect_failure(hrx_hip_kernel_compile(platform, library, target,
                                         kernel_source, &cpp_name, 1,
-                                        kernel_options, 3, &image, &size),
+                                        kernel_options, 3, &image, &size, NULL),
                  HRX_STATUS_INVALID_ARGUMENT, "C++ kernel name", "cpp_linkage",
                  "extern \"C\"", NULL);
   /* A name the source does not define. */
   const char* missing = "no_such_kernel";
   expect_failure(hrx_hip_kernel_compile(platform, library, target,
                                         kernel_source, &missing, 1,
-                                        kernel_options, 3, &image, &size),
+                                        kernel_options, 3, &image, &size, NULL),
                  HRX_STATUS_INVALID_ARGUMENT, "missing kernel name",
                  "no_such_kernel", NULL);
   /* A bad option is the caller's too. */
   const char* bad_option = "--no-such-option-hrx";
   expect_failure(hrx_hip_kernel_compile(platform, library, target,
                                         kernel_source, kernel_names, 1,
-                                        &bad_option, 1, &image, &size),
+                                        &bad_option, 1, &image, &size, NULL),
                  HRX_STATUS_INVALID_ARGUMENT, "bad option", NULL);
   return 0;
 }
@@ -193,7 +220,7 @@ static int scenario_rtc_missing(const char* path) {
   size_t size = 0;
   expect_failure(hrx_hip_kernel_compile("amd", NULL, "gfx90a", kernel_source,
                                         kernel_names, 1, NULL, 0, &image,
-                                        &size),
+                                        &size, NULL),
                  HRX_STATUS_UNAVAILABLE, "compile", path, NULL);
   CHECK(image == NULL, "image written on failure");
   return 0;

@@ -18,6 +18,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/kernel_cache.h"
 #include "core/live_device.h"
 #include "hrx.h"
 
@@ -521,6 +522,161 @@ static void test_memory_cache(hrx_device_t* device) {
   hrx_kernel_release(second);
 }
 
+/* One compile of a source gives each named kernel, of one module; a
+ * compile of one of the names then finds that module. */
+static void test_module(hrx_device_t* device) {
+  static const char source[] =
+      "__global__ void first(int* out) { out[0] = 1; }\n"
+      "__global__ void second(float* out, float a) { out[0] = a; }\n";
+  const char* names[2] = {"first", "second"};
+  hrx_kernel_t* kernels[2] = {NULL, NULL};
+  CHECK_OK(hrx_device_compile_kernels(device, source, names, 2, NULL, 0,
+                                      kernels));
+  if (!kernels[0] || !kernels[1]) return;
+  CHECK(strcmp(hrx_kernel_name(kernels[0]), "first") == 0);
+  CHECK(strcmp(hrx_kernel_name(kernels[1]), "second") == 0);
+  CHECK(hrx_kernel_origin(kernels[1]) == hrx_kernel_origin(kernels[0]));
+  const void *a, *b;
+  size_t na, nb;
+  hrx_kernel_image(kernels[0], &a, &na);
+  hrx_kernel_image(kernels[1], &b, &nb);
+  CHECK(a == b);  /* one module */
+  hrx_kernel_t* again = compile(device, source, "second");
+  if (again) {
+    CHECK(hrx_kernel_origin(again) == HRX_KERNEL_ORIGIN_MEMORY_CACHE);
+    const void* c;
+    size_t nc;
+    hrx_kernel_image(again, &c, &nc);
+    CHECK(c == a);
+    hrx_kernel_release(again);
+  }
+  /* The parameters' kinds and names, from the declarations. */
+  const hrx_kernel_attributes_t* attributes =
+      hrx_kernel_attributes(kernels[1]);
+  CHECK(attributes->param_count == 2);
+  CHECK(attributes->param_kind[0] == HRX_KERNEL_PARAM_POINTER);
+  CHECK(attributes->param_kind[1] == HRX_KERNEL_PARAM_FLOAT);
+  CHECK(attributes->param_name[1] &&
+        strcmp(attributes->param_name[1], "a") == 0);
+  char type[32];
+  CHECK(strcmp(hrx_kernel_param_type_name(HRX_KERNEL_PARAM_INTEGER, 8, type,
+                                          sizeof(type)),
+               "int64/uint64/pointer") == 0);
+  /* A view goes only to a parameter that may hold a pointer. */
+  hrx_stream_t* stream = NULL;
+  hrx_buffer_t* buffer = NULL;
+  CHECK_OK(hrx_stream_create(device, &stream));
+  CHECK_OK(hrx_buffer_allocate(device, 64, &buffer));
+  if (stream && buffer) {
+    hrx_launch_config_t config = config_1d(1, 1);
+    hrx_kernel_arg_t args[2] = {hrx_kernel_arg_view(whole(buffer)),
+                                hrx_kernel_arg_view(whole(buffer))};
+    hrx_status_t status =
+        hrx_stream_launch(stream, kernels[1], &config, args, 2);
+    CHECK(status && hrx_status_code(status) == HRX_STATUS_INVALID_ARGUMENT &&
+          strstr(hrx_status_message(status), "parameter 1 'a'") &&
+          strstr(hrx_status_message(status), "float32"));
+    hrx_status_free(status);
+  }
+  hrx_buffer_release(buffer);
+  hrx_stream_release(stream);
+  /* Every name once. */
+  const char* twice[2] = {"first", "first"};
+  hrx_kernel_t* none[2] = {NULL, NULL};
+  CHECK_CODE(hrx_device_compile_kernels(device, source, twice, 2, NULL, 0,
+                                        none),
+             HRX_STATUS_INVALID_ARGUMENT, "given twice");
+  CHECK_CODE(hrx_device_compile_kernels(device, source, names, 0, NULL, 0,
+                                        none),
+             HRX_STATUS_INVALID_ARGUMENT, "0 kernel names");
+  CHECK(!none[0] && !none[1]);
+  hrx_kernel_release(kernels[0]);
+  hrx_kernel_release(kernels[1]);
+}
+
+/* What a compiler records of the parameters (hal/kernel.h: NVIDIA's PTX)
+ * fills the attributes where the module left the kinds unknown, and
+ * survives the disk cache's payload. */
+static void test_param_records(void) {
+  hrx_kernel_param_record_t record = {.count = 3};
+  uint8_t kinds[3] = {HRX_KERNEL_PARAM_POINTER, HRX_KERNEL_PARAM_FLOAT,
+                      HRX_KERNEL_PARAM_INTEGER};
+  uint32_t sizes[3] = {8, 4, 4};
+  uint32_t offsets[3] = {0, 8, 12};
+  for (int i = 0; i < 3; ++i) {
+    record.kind[i] = kinds[i];
+    record.size[i] = sizes[i];
+    record.offset[i] = offsets[i];
+  }
+  /* Sizes unknown (CUDA before 12.4): the record gives all. */
+  hrx_kernel_attributes_t info;
+  memset(&info, 0, sizeof(info));
+  info.param_count = -1;
+  hrx_kernel_attributes_apply_record(&info, &record);
+  CHECK(info.param_count == 3 && info.param_size[1] == 4 &&
+        info.param_offset[2] == 12 &&
+        info.param_kind[1] == HRX_KERNEL_PARAM_FLOAT);
+  /* Sizes known and equal: the kinds. */
+  memset(&info, 0, sizeof(info));
+  info.param_count = 3;
+  info.param_size[0] = 8;
+  info.param_size[1] = 4;
+  info.param_size[2] = 4;
+  hrx_kernel_attributes_apply_record(&info, &record);
+  CHECK(info.param_kind[0] == HRX_KERNEL_PARAM_POINTER &&
+        info.param_kind[2] == HRX_KERNEL_PARAM_INTEGER);
+  /* Sizes that disagree, another count, or no record: nothing. */
+  hrx_kernel_attributes_t before;
+  memset(&info, 0, sizeof(info));
+  info.param_count = 3;
+  info.param_size[0] = 8;
+  info.param_size[1] = 8;
+  info.param_size[2] = 4;
+  before = info;
+  hrx_kernel_attributes_apply_record(&info, &record);
+  CHECK(memcmp(&info, &before, sizeof(info)) == 0);
+  info.param_count = 2;
+  before = info;
+  hrx_kernel_attributes_apply_record(&info, &record);
+  CHECK(memcmp(&info, &before, sizeof(info)) == 0);
+  hrx_kernel_param_record_t none = {.count = -1};
+  info.param_count = -1;
+  before = info;
+  hrx_kernel_attributes_apply_record(&info, &none);
+  CHECK(memcmp(&info, &before, sizeof(info)) == 0);
+  /* Kinds the module told are kept. */
+  memset(&info, 0, sizeof(info));
+  info.param_count = 3;
+  info.param_size[0] = 8;
+  info.param_size[1] = 4;
+  info.param_size[2] = 4;
+  info.param_kind[2] = HRX_KERNEL_PARAM_SIGNED;
+  hrx_kernel_attributes_apply_record(&info, &record);
+  CHECK(info.param_kind[0] == HRX_KERNEL_PARAM_UNKNOWN &&
+        info.param_kind[2] == HRX_KERNEL_PARAM_SIGNED);
+
+  /* The payload: records, then the image, read back whole. */
+  hrx_kernel_param_record_t records[2] = {record, none};
+  const char image[] = "an image";
+  void* payload = NULL;
+  size_t size = 0;
+  CHECK(hrx_kernel_payload_make(records, 2, image, sizeof(image), &payload,
+                                &size));
+  hrx_kernel_param_record_t read[2];
+  size_t offset = 0;
+  CHECK(payload && hrx_kernel_payload_split(payload, size, 2, read, &offset));
+  CHECK(size - offset == sizeof(image) &&
+        memcmp((char*)payload + offset, image, sizeof(image)) == 0);
+  CHECK(read[0].count == 3 && read[1].count == -1 &&
+        read[0].kind[1] == HRX_KERNEL_PARAM_FLOAT && read[0].size[2] == 4 &&
+        read[0].offset[2] == 12);
+  /* Another record count, cut bytes, a bare image: not read. */
+  CHECK(!hrx_kernel_payload_split(payload, size, 1, read, &offset));
+  CHECK(!hrx_kernel_payload_split(payload, 20, 2, read, &offset));
+  CHECK(!hrx_kernel_payload_split(image, sizeof(image), 2, read, &offset));
+  free(payload);
+}
+
 static void flip_byte_near_end(const char* path) {
   FILE* file = fopen(path, "r+b");
   if (!file) return;
@@ -911,6 +1067,7 @@ int main(void) {
     test_missing_compiler(device);
     test_images(device, dir);
     test_memory_cache(device);
+    test_module(device);
     test_graph(device);
     test_lifetimes(device);
     test_bench_kernels(device);
@@ -921,6 +1078,7 @@ int main(void) {
   test_nonblocking_launch();
   test_nonblocking_release();
   test_disk_cache(dir);
+  test_param_records();
   char command[256];
   snprintf(command, sizeof(command), "rm -rf %s", dir);
   if (system(command) != 0) fprintf(stderr, "could not remove %s\n", dir);

@@ -642,11 +642,12 @@ static hrx_status_t hrx_fault_kernel_toolchain(hrx_backend_device_t* base,
 static hrx_status_t hrx_fault_kernel_compile(
     hrx_backend_device_t* base, const char* source, const char* const* names,
     size_t name_count, const char* const* options, size_t option_count,
-    void** out_image, size_t* out_size) {
+    void** out_image, size_t* out_size,
+    hrx_kernel_param_record_t* out_params) {
   atomic_fetch_add(&hrx_fault_kernel_compiles, 1);
   return HRX_INNER_VT(base)->kernel.compile(HRX_INNER(base), source, names,
                                             name_count, options, option_count,
-                                            out_image, out_size);
+                                            out_image, out_size, out_params);
 }
 
 static hrx_status_t hrx_fault_module_load(hrx_backend_device_t* base,
@@ -688,6 +689,14 @@ static hrx_status_t hrx_fault_kernel_launch_batch(
     const hrx_batch_command_t* commands, uint32_t count,
     uint32_t* out_published) {
   return hrx_fault_batch(base, queue, commands, count, out_published, true);
+}
+
+static void hrx_fault_kernel_describe_image(
+    hrx_backend_device_t* base, const void* image, size_t size,
+    const char* const* names, size_t name_count,
+    hrx_kernel_param_record_t* out_params) {
+  HRX_INNER_VT(base)->kernel.describe_image(HRX_INNER(base), image, size,
+                                            names, name_count, out_params);
 }
 
 static bool hrx_fault_kernel_launch_batch_by_default(
@@ -768,6 +777,7 @@ static const hrx_backend_vtable_t hrx_fault_vtable = {
         .launch = hrx_fault_kernel_launch,
         .launch_batch = hrx_fault_kernel_launch_batch,
         .launch_batch_by_default = hrx_fault_kernel_launch_batch_by_default,
+        .describe_image = hrx_fault_kernel_describe_image,
     },
 };
 
@@ -809,6 +819,9 @@ hrx_status_t hrx_fault_wrap(const char* spec, hrx_backend_device_t* inner,
     device->vtable.kernel.module_unload = NULL;
     device->vtable.kernel.module_get_kernel = NULL;
     device->vtable.kernel.launch = NULL;
+  }
+  if (!device->vtable.kernel.launch || !inner->vtable->kernel.describe_image) {
+    device->vtable.kernel.describe_image = NULL;
   }
   if (!device->vtable.kernel.launch || !inner->vtable->kernel.launch_batch) {
     device->vtable.kernel.launch_batch = NULL;

@@ -1127,11 +1127,12 @@ static hrx_status_t hrx_hip_kernel_toolchain_of(
 static hrx_status_t hrx_hip_kernel_compile_for(
     hrx_backend_device_t* base, const char* source, const char* const* names,
     size_t name_count, const char* const* options, size_t option_count,
-    void** out_image, size_t* out_size) {
+    void** out_image, size_t* out_size,
+    hrx_kernel_param_record_t* out_params) {
   return hrx_hip_kernel_compile(
       hrx_hip_rt.platform->id, hrx_hip_rt.library_name,
       hrx_hip_device_cast(base)->info.target, source, names, name_count,
-      options, option_count, out_image, out_size);
+      options, option_count, out_image, out_size, out_params);
 }
 
 static hrx_status_t hrx_hip_module_load_on(hrx_backend_device_t* base,
@@ -1206,6 +1207,15 @@ static bool hrx_hip_kernel_launch_batch_by_default(
   return hrx_hip_nvidia() && hrx_hip_launch_graphs_supported();
 }
 
+static void hrx_hip_kernel_describe_image_of(
+    hrx_backend_device_t* base, const void* image, size_t size,
+    const char* const* names, size_t name_count,
+    hrx_kernel_param_record_t* out_params) {
+  (void)base;
+  hrx_hip_kernel_describe_image(hrx_hip_rt.platform->id, image, size, names,
+                                name_count, out_params);
+}
+
 /* ---------------------------------------------------------------- tables */
 
 static const hrx_backend_vtable_t hrx_hip_vtable = {
@@ -1261,6 +1271,7 @@ static const hrx_backend_vtable_t hrx_hip_vtable = {
         .launch = hrx_hip_kernel_launch_on,
         .launch_batch = hrx_hip_kernel_launch_batch,
         .launch_batch_by_default = hrx_hip_kernel_launch_batch_by_default,
+        .describe_image = hrx_hip_kernel_describe_image_of,
     },
 };
 

@@ -242,7 +242,7 @@ hrx_status_t hrx_hip_batch_compile(const char* platform,
   const char* options[] = {"-O3"};
   HRX_RETURN_IF_ERROR(hrx_hip_rtc_compile(
       &plan, hrx_hip_batch_source, "hrx_batch.cu", options, plan.amd ? 1 : 0,
-      NULL, 0, out_image, out_size));
+      NULL, 0, out_image, out_size, NULL, NULL));
   const char* base = strrchr(plan.library, '/');
   snprintf(out_description, description_capacity, "%s from %.200s for %.40s",
            plan.amd ? "code object" : "PTX", base ? base + 1 : plan.library,

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "hip_dynamic.h"
+#include "hip_ptx_params.h"
 #include "hip_rtc.h"
 
 static bool hrx_hip_kernels_amd(void) {
@@ -42,7 +43,8 @@ hrx_status_t hrx_hip_kernel_compile(const char* platform,
                                     size_t name_count,
                                     const char* const* options,
                                     size_t option_count, void** out_image,
-                                    size_t* out_size) {
+                                    size_t* out_size,
+                                    hrx_kernel_param_record_t* out_params) {
   hrx_rtc_plan_t plan;
   HRX_RETURN_IF_ERROR(
       hrx_hip_rtc_plan(platform, runtime_library, target, true, &plan));
@@ -52,12 +54,42 @@ hrx_status_t hrx_hip_kernel_compile(const char* platform,
            name_count ? names[0] : "kernels", plan.amd ? ".hip" : ".cu");
   char* image = NULL;
   size_t size = 0;
-  HRX_RETURN_IF_ERROR(hrx_hip_rtc_compile(&plan, source, program_name,
-                                          options, option_count, names,
-                                          name_count, &image, &size));
+  char* ptx = NULL;
+  size_t ptx_size = 0;
+  HRX_RETURN_IF_ERROR(hrx_hip_rtc_compile(
+      &plan, source, program_name, options, option_count, names, name_count,
+      &image, &size, out_params ? &ptx : NULL, &ptx_size));
+  for (size_t i = 0; ptx && i < name_count; ++i) {
+    hrx_ptx_params_t params;
+    if (hrx_hip_ptx_params(ptx, ptx_size, names[i], &params)) {
+      out_params[i] = params;
+    }
+  }
+  free(ptx);
   *out_image = image;
   *out_size = size;
   return NULL;
+}
+
+void hrx_hip_kernel_describe_image(const char* platform, const void* image,
+                                   size_t size, const char* const* names,
+                                   size_t name_count,
+                                   hrx_kernel_param_record_t* out_params) {
+  if (strcmp(platform, "nvidia") != 0 || !image || size < 4) return;
+  /* An ELF cubin ("\x7fELF") or a fatbin (magic 0xba55ed50, little-endian)
+   * records no types. */
+  const unsigned char* bytes = image;
+  if (memcmp(bytes, "\x7f" "ELF", 4) == 0 ||
+      (bytes[0] == 0x50 && bytes[1] == 0xed && bytes[2] == 0x55 &&
+       bytes[3] == 0xba)) {
+    return;
+  }
+  for (size_t i = 0; i < name_count; ++i) {
+    hrx_ptx_params_t params;
+    if (hrx_hip_ptx_params(image, size, names[i], &params)) {
+      out_params[i] = params;
+    }
+  }
 }
 
 /* --------------------------------------------------------------- modules */

@@ -43,7 +43,10 @@ hrx_status_t hrx_hip_kernel_toolchain(const char* platform,
                                       const char* target,
                                       hrx_kernel_compiler_t* out_toolchain);
 
-/* hal/kernel.h's compile for `target`; needs no device. */
+/* hal/kernel.h's compile for `target`; needs no device. On NVIDIA each
+ * out_params[i] (may be NULL) is read from the PTX NVRTC produced
+ * (hip_ptx_params.h), where NVRTC gives the PTX and the entry's parameters
+ * are readable; left as it is otherwise (AMD: hiprtc gives no PTX). */
 hrx_status_t hrx_hip_kernel_compile(const char* platform,
                                     const char* runtime_library,
                                     const char* target, const char* source,
@@ -51,7 +54,17 @@ hrx_status_t hrx_hip_kernel_compile(const char* platform,
                                     size_t name_count,
                                     const char* const* options,
                                     size_t option_count, void** out_image,
-                                    size_t* out_size);
+                                    size_t* out_size,
+                                    hrx_kernel_param_record_t* out_params);
+
+/* hal/kernel.h's describe_image on `platform` ("nvidia", "amd"): on
+ * NVIDIA, where the image is PTX (text, not an ELF cubin or a fatbin), each
+ * out_params[i] is read from its entry names[i] (hip_ptx_params.h) where
+ * that is readable; otherwise nothing is written. Pure: needs no runtime. */
+void hrx_hip_kernel_describe_image(const char* platform, const void* image,
+                                   size_t size, const char* const* names,
+                                   size_t name_count,
+                                   hrx_kernel_param_record_t* out_params);
 
 /* Loads an image (cubin, PTX or fatbin on NVIDIA; a code object on AMD;
  * copied first, so `image` need not be NUL-terminated) and, on NVIDIA,

@@ -356,6 +356,24 @@ static hrx_status_t hrx_rtc_check_names(hrx_rtc_program_t program,
   return NULL;
 }
 
+/* NVIDIA: the PTX beside a cubin (nvrtcGetPTX, bound as GetCode), or NULL
+ * where this NVRTC keeps none for a real architecture. */
+static char* hrx_rtc_ptx(hrx_rtc_program_t program) {
+  size_t size = 0;
+  if (hrx_rtc.sym.GetCodeSize(program, &size) != HRX_RTC_SUCCESS ||
+      size == 0) {
+    return NULL;
+  }
+  char* ptx = malloc(size + 1);
+  if (!ptx) return NULL;
+  if (hrx_rtc.sym.GetCode(program, ptx) != HRX_RTC_SUCCESS) {
+    free(ptx);
+    return NULL;
+  }
+  ptx[size] = 0;
+  return ptx;
+}
+
 /* The failure of CompileProgram: the source or options, unless the
  * compiler itself could not work. */
 static hrx_status_t hrx_rtc_compile_failure(const hrx_rtc_plan_t* plan,
@@ -381,7 +399,9 @@ hrx_status_t hrx_hip_rtc_compile(const hrx_rtc_plan_t* plan,
                                  const char* const* options,
                                  size_t option_count,
                                  const char* const* names, size_t name_count,
-                                 char** out_image, size_t* out_size) {
+                                 char** out_image, size_t* out_size,
+                                 char** out_ptx, size_t* out_ptx_size) {
+  if (out_ptx) *out_ptx = NULL;
   HRX_RETURN_IF_ERROR(hrx_rtc_load(plan->amd, NULL));
   if (option_count > 4096) {
     return hrx_make_status(HRX_STATUS_INVALID_ARGUMENT,
@@ -450,6 +470,10 @@ hrx_status_t hrx_hip_rtc_compile(const hrx_rtc_plan_t* plan,
       image[size] = 0;
       *out_image = image;
       *out_size = size;
+      if (out_ptx && !plan->amd) {
+        *out_ptx = cubin ? hrx_rtc_ptx(program) : strdup(image);
+        *out_ptx_size = *out_ptx ? strlen(*out_ptx) : 0;
+      }
     }
   }
   hrx_rtc.sym.DestroyProgram(&program);

@@ -118,12 +118,17 @@ hrx_status_t hrx_hip_rtc_plan(const char* platform,
  * name expressions, each must compile to that very symbol (an extern "C"
  * kernel), else INVALID_ARGUMENT says so. A source or option the compiler
  * rejects is INVALID_ARGUMENT carrying the compiler's log (whole up to
- * 64 KiB, then cut with a note). */
+ * 64 KiB, then cut with a note). out_ptx (may be NULL): on NVIDIA the PTX
+ * of the compile (the image itself when that is PTX; for a cubin what
+ * nvrtcGetPTX gives beside it), malloc'ed and NUL-terminated,
+ * *out_ptx_size bytes; NULL where there is none (AMD, or an NVRTC that
+ * keeps no PTX beside a cubin): the compile still succeeds. */
 hrx_status_t hrx_hip_rtc_compile(const hrx_rtc_plan_t* plan,
                                  const char* source, const char* program_name,
                                  const char* const* options,
                                  size_t option_count,
                                  const char* const* names, size_t name_count,
-                                 char** out_image, size_t* out_size);
+                                 char** out_image, size_t* out_size,
+                                 char** out_ptx, size_t* out_ptx_size);
 
 #endif /* HRX_DRIVERS_HIP_HIP_RTC_H_ */

@@ -658,7 +658,11 @@ static hrx_status_t hrx_host_kernel_toolchain(hrx_backend_device_t* base,
 static hrx_status_t hrx_host_kernel_compile(
     hrx_backend_device_t* base, const char* source, const char* const* names,
     size_t name_count, const char* const* options, size_t option_count,
-    void** out_image, size_t* out_size) {
+    void** out_image, size_t* out_size,
+    hrx_kernel_param_record_t* out_params) {
+  /* The module records its kernels' parameters itself
+   * (host_kernel_module.h). */
+  (void)out_params;
   return hrx_host_compiler_compile(&hrx_host_device_cast(base)->compiler,
                                    source, names, name_count, options,
                                    option_count, out_image, out_size);

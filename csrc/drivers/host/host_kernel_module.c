@@ -280,6 +280,27 @@ static hrx_status_t hrx_host_module_check_layout(
   return NULL;
 }
 
+/* The parameters' kinds and names that the launcher recorded beside the
+ * layout (host_kernel_source.h); left UNKNOWN and NULL where the module
+ * has none. The names are one string per parameter, one after another. */
+static void hrx_host_module_describe_params(hrx_host_module_t* module,
+                                            const char* name,
+                                            unsigned count,
+                                            hrx_kernel_attributes_t* info) {
+  char symbol[HRX_KERNEL_MAX_NAME + 32];
+  snprintf(symbol, sizeof(symbol), "hrx_kernel_param_kinds__%s", name);
+  const unsigned char* kinds = dlsym(module->handle, symbol);
+  snprintf(symbol, sizeof(symbol), "hrx_kernel_param_names__%s", name);
+  const char* names = dlsym(module->handle, symbol);
+  if (!kinds || !names) return;
+  for (unsigned i = 0; i < count; ++i) {
+    info->param_kind[i] =
+        kinds[i] <= HRX_KERNEL_PARAM_BOOL ? kinds[i] : HRX_KERNEL_PARAM_UNKNOWN;
+    info->param_name[i] = names;
+    names += strlen(names) + 1;
+  }
+}
+
 hrx_status_t hrx_host_module_get_kernel(hrx_host_module_t* module,
                                         const char* name,
                                         hrx_host_kernel_t** out_kernel,
@@ -325,6 +346,8 @@ hrx_status_t hrx_host_module_get_kernel(hrx_host_module_t* module,
     out_info->param_offset[i] = layout->param_offset[i];
     out_info->param_size[i] = layout->param_size[i];
   }
+  hrx_host_module_describe_params(module, name, layout->param_count,
+                                  out_info);
   out_info->max_threads_per_block = HRX_HOST_MAX_THREADS_PER_BLOCK;
   out_info->static_shared_bytes = 0;
   out_info->max_dynamic_shared_bytes = HRX_HOST_MAX_SHARED_BYTES;

@@ -468,6 +468,104 @@ static void hrx_out_member(hrx_out_t* out, const char* text,
   hrx_out_append(out, ";\n", 2);
 }
 
+/* The parameter's kind (hrx_kernel_param_kind_t) from the words of its
+ * declaration; the compiler gives its size. Only C's arithmetic type words
+ * and the <stdint.h> / <stddef.h> names are read: anything else (a typedef
+ * of the source's, a struct or union, an attribute, long double, complex
+ * types) leaves it UNKNOWN, and then only its size is checked. */
+static int hrx_param_kind(const char* text, const hrx_token_t* tokens,
+                          const hrx_param_t* param) {
+  static const char* const qualifiers[] = {
+      "const", "volatile", "register", "restrict", "__restrict",
+      "__restrict__", "__const", "__const__", "__volatile", "__volatile__",
+      "__extension__",
+  };
+  static const struct {
+    const char* word;
+    int kind;
+  } named[] = {
+      {"int8_t", HRX_KERNEL_PARAM_SIGNED},
+      {"int16_t", HRX_KERNEL_PARAM_SIGNED},
+      {"int32_t", HRX_KERNEL_PARAM_SIGNED},
+      {"int64_t", HRX_KERNEL_PARAM_SIGNED},
+      {"intptr_t", HRX_KERNEL_PARAM_SIGNED},
+      {"intmax_t", HRX_KERNEL_PARAM_SIGNED},
+      {"ptrdiff_t", HRX_KERNEL_PARAM_SIGNED},
+      {"ssize_t", HRX_KERNEL_PARAM_SIGNED},
+      {"uint8_t", HRX_KERNEL_PARAM_UNSIGNED},
+      {"uint16_t", HRX_KERNEL_PARAM_UNSIGNED},
+      {"uint32_t", HRX_KERNEL_PARAM_UNSIGNED},
+      {"uint64_t", HRX_KERNEL_PARAM_UNSIGNED},
+      {"uintptr_t", HRX_KERNEL_PARAM_UNSIGNED},
+      {"uintmax_t", HRX_KERNEL_PARAM_UNSIGNED},
+      {"size_t", HRX_KERNEL_PARAM_UNSIGNED},
+  };
+  if (param->name.array || param->name.function) return HRX_KERNEL_PARAM_POINTER;
+  int is_signed = 0, is_unsigned = 0, is_char = 0, integer = 0, longs = 0;
+  int is_float = 0, is_double = 0, is_bool = 0, words = 0;
+  int named_kind = HRX_KERNEL_PARAM_UNKNOWN;
+  for (size_t i = param->begin; i < param->end; ++i) {
+    if (i == param->name.name) continue;
+    const hrx_token_t* token = &tokens[i];
+    if (hrx_is_punct(text, token, '*')) return HRX_KERNEL_PARAM_POINTER;
+    if (token->kind != HRX_TOKEN_IDENTIFIER) return HRX_KERNEL_PARAM_UNKNOWN;
+    bool qualifier = false;
+    for (size_t q = 0; q < sizeof(qualifiers) / sizeof(*qualifiers); ++q) {
+      qualifier = qualifier || hrx_token_is(text, token, qualifiers[q]);
+    }
+    if (qualifier) continue;
+    ++words;
+    if (hrx_token_is(text, token, "signed") ||
+        hrx_token_is(text, token, "__signed") ||
+        hrx_token_is(text, token, "__signed__")) {
+      is_signed = 1;
+    } else if (hrx_token_is(text, token, "unsigned")) {
+      is_unsigned = 1;
+    } else if (hrx_token_is(text, token, "char")) {
+      is_char = 1;
+    } else if (hrx_token_is(text, token, "short") ||
+               hrx_token_is(text, token, "int")) {
+      integer = 1;
+    } else if (hrx_token_is(text, token, "long")) {
+      ++longs;
+    } else if (hrx_token_is(text, token, "float")) {
+      is_float = 1;
+    } else if (hrx_token_is(text, token, "double")) {
+      is_double = 1;
+    } else if (hrx_token_is(text, token, "_Bool") ||
+               hrx_token_is(text, token, "bool")) {
+      is_bool = 1;
+    } else {
+      size_t n = 0;
+      while (n < sizeof(named) / sizeof(*named) &&
+             !hrx_token_is(text, token, named[n].word)) {
+        ++n;
+      }
+      if (n == sizeof(named) / sizeof(*named)) return HRX_KERNEL_PARAM_UNKNOWN;
+      named_kind = named[n].kind;
+    }
+  }
+  if (named_kind != HRX_KERNEL_PARAM_UNKNOWN) {
+    return words == 1 ? named_kind : HRX_KERNEL_PARAM_UNKNOWN;
+  }
+  if (is_bool || is_float || is_double) {
+    bool alone = words == is_bool + is_float + is_double;
+    if (!alone || is_bool + is_float + is_double != 1) {
+      return HRX_KERNEL_PARAM_UNKNOWN;  /* long double, mixtures */
+    }
+    return is_bool ? HRX_KERNEL_PARAM_BOOL : HRX_KERNEL_PARAM_FLOAT;
+  }
+  if (!(is_signed || is_unsigned || is_char || integer || longs) ||
+      (is_signed && is_unsigned)) {
+    return HRX_KERNEL_PARAM_UNKNOWN;
+  }
+  if (is_unsigned) return HRX_KERNEL_PARAM_UNSIGNED;
+  if (is_char && !is_signed) {
+    return (char)-1 < 0 ? HRX_KERNEL_PARAM_SIGNED : HRX_KERNEL_PARAM_UNSIGNED;
+  }
+  return HRX_KERNEL_PARAM_SIGNED;
+}
+
 static void hrx_out_kernel(hrx_out_t* out, const char* text,
                            const hrx_token_t* tokens, const char* name,
                            const hrx_param_t* params, size_t count) {
@@ -496,6 +594,26 @@ static void hrx_out_kernel(hrx_out_t* out, const char* text,
       }
       hrx_out_append(out, "};\n", 3);
     }
+    /* Each parameter's kind and name, for the backend's checks of a
+     * launch's arguments (optional symbols: an image without them has
+     * parameters of unknown kind). */
+    hrx_out_printf(out,
+                   "__attribute__((visibility(\"default\"))) const unsigned "
+                   "char hrx_kernel_param_kinds__%s[] = {",
+                   name);
+    for (size_t i = 0; i < count; ++i) {
+      hrx_out_printf(out, "%s%d", i ? ", " : "",
+                     hrx_param_kind(text, tokens, &params[i]));
+    }
+    hrx_out_printf(out,
+                   "};\n__attribute__((visibility(\"default\"))) const "
+                   "char hrx_kernel_param_names__%s[] = \"",
+                   name);
+    for (size_t i = 0; i < count; ++i) {
+      const hrx_token_t* id = &tokens[params[i].name.name];
+      hrx_out_printf(out, "%.*s\\0", (int)id->length, text + id->start);
+    }
+    hrx_out_append(out, "\";\n", 3);
   }
   hrx_out_printf(
       out,
