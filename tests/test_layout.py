@@ -237,7 +237,8 @@ BINDINGS_BOTTOM = {"state", "args", "handle", "device_handle", "property",
 BINDINGS_TYPES = {"device", "stream", "buffer", "event", "readback",
                   "graph", "completion", "kernel", "kernel_module"}
 # Type-layer units that are no Python type: what the types share.
-BINDINGS_TYPE_SUPPORT = {"dlpack", "host_memory", "launch"}
+BINDINGS_TYPE_SUPPORT = {"dlpack", "host_memory", "launch", "dtype",
+                         "typed_view", "typed_create"}
 # Module functions beside module.c (module.c's method table names them).
 BINDINGS_MODULE_FUNCTIONS = {"bench", "testing"}
 BINDINGS_TOP = {"module"}

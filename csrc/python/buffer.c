@@ -1,5 +1,5 @@
 /* hrx.Buffer: device memory, or a view (byte range) of it, untyped bytes
- * or typed (an element type and shape kept here: typed_view.h). Views
+ * or typed (an element type and shape kept here: dtype.h). Views
  * share the allocation; its memory is freed when the last open view and
  * the last command using it are gone. */
 #include "buffer.h"

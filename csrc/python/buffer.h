@@ -2,8 +2,8 @@
 #ifndef HRX_PYTHON_BUFFER_H_
 #define HRX_PYTHON_BUFFER_H_
 
+#include "dtype.h"
 #include "state.h"
-#include "typed_view.h"
 
 /* The type's spec; module.c creates the type (state->buffer_type). */
 extern PyType_Spec hrx_py_buffer_spec;

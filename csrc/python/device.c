@@ -12,7 +12,7 @@
 #include "property.h"
 #include "special.h"
 #include "stream.h"
-#include "typed_view.h"
+#include "typed_create.h"
 #include "wait.h"
 
 HRX_PY_HANDLE_FUNCTIONS(hrx_py_device, hrx_py_device_kind)

@@ -15,6 +15,7 @@
 #include "special.h"
 #include "stream.h"
 #include "submit.h"
+#include "typed_view.h"
 
 typedef struct {
   PyObject_HEAD

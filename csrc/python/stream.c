@@ -4,6 +4,8 @@
  * with the GIL released. */
 #include "stream.h"
 
+#include <string.h>
+
 #include "args.h"
 #include "buffer.h"
 #include "completion.h"
@@ -15,6 +17,7 @@
 #include "readback.h"
 #include "special.h"
 #include "submit.h"
+#include "typed_create.h"
 #include "typed_view.h"
 
 typedef struct {
@@ -165,9 +168,64 @@ static PyObject* hrx_py_stream_copy_peer(PyObject* self, PyObject* const* args,
                                  "copy_peer(dst, src)");
 }
 
+/* fill of `dst` (an hrx.Buffer) with a pattern wider than one repeated
+ * byte (the core's fills write bytes): the pattern repeated over the
+ * view's first part (at most HRX_PY_UPLOAD_KEEP_GIL_BYTES) is uploaded,
+ * then copies on the device double the filled part until the view is
+ * full; all on `stream` (an hrx.Stream), in its order. The handles are
+ * checked before each submission (another thread may close them between
+ * two: then the fill stops there with the closed error). 0, or -1 with an
+ * exception set. */
+static int hrx_py_stream_fill_wide(hrx_py_state_t* state, PyObject* stream,
+                                   PyObject* dst, const uint8_t* pattern,
+                                   size_t width) {
+  hrx_py_buffer_type_t type;
+  hrx_py_buffer_type(state, dst, &type);
+  uint64_t nbytes = type.nbytes;
+  /* The first part: whole elements, small enough to keep the GIL. */
+  uint64_t first = HRX_PY_UPLOAD_KEEP_GIL_BYTES / width * width;
+  if (first > nbytes) first = nbytes;
+  uint8_t* host = PyMem_Malloc(first ? (size_t)first : 1);
+  if (!host) {
+    PyErr_NoMemory();
+    return -1;
+  }
+  for (uint64_t at = 0; at < first; at += width) {
+    memcpy(host + at, pattern, width);
+  }
+  hrx_py_submission_t upload = {.kind = HRX_PY_SUBMIT_UPLOAD,
+                                .data = host,
+                                .length = first};
+  upload.stream = hrx_py_stream_unwrap(state, stream);
+  bool ok = upload.stream && hrx_py_buffer_view_borrowed(
+                                 state, dst, "fill destination",
+                                 &upload.dst) == 0;
+  if (ok) {
+    upload.dst.length = first;
+    ok = hrx_py_submit(state, &upload) == 0;
+  }
+  PyMem_Free(host);
+  for (uint64_t filled = first; ok && filled < nbytes;) {
+    uint64_t step = filled < nbytes - filled ? filled : nbytes - filled;
+    hrx_py_submission_t copy = {.kind = HRX_PY_SUBMIT_COPY};
+    copy.stream = hrx_py_stream_unwrap(state, stream);
+    ok = copy.stream && hrx_py_buffer_view_borrowed(state, dst,
+                                                    "fill destination",
+                                                    &copy.dst) == 0;
+    if (!ok) break;
+    copy.src = copy.dst;
+    copy.src.length = step;
+    copy.dst.offset += filled;
+    copy.dst.length = step;
+    ok = hrx_py_submit(state, &copy) == 0;
+    filled += step;
+  }
+  return ok ? 0 : -1;
+}
+
 /* fill(dst, value, /): a byte of an untyped view, an element of a typed
  * one (typed_view.h); a pattern wider than one repeated byte is written by
- * an upload and device copies (hrx_py_typed_fill_wide). */
+ * an upload and device copies (hrx_py_stream_fill_wide). */
 static PyObject* hrx_py_stream_fill(PyObject* self, PyObject* const* args,
                                     Py_ssize_t nargs) {
   if (hrx_py_arg_count("fill(dst, value)", nargs, 2) < 0) return NULL;
@@ -195,7 +253,7 @@ static PyObject* hrx_py_stream_fill(PyObject* self, PyObject* const* args,
     pattern[0] = (uint8_t)byte;
   }
   if (!hrx_py_pattern_is_one_byte(pattern, width)) {
-    if (hrx_py_typed_fill_wide(state, self, dst, pattern, width) < 0) {
+    if (hrx_py_stream_fill_wide(state, self, dst, pattern, width) < 0) {
       return NULL;
     }
     Py_RETURN_NONE;
