@@ -137,6 +137,8 @@ class Context:
 @pytest.fixture
 def context(request, backend, device):
     case = request.node.callspec.params["case"]
+    if catalogue.HOST_ONLY in case.needs and backend != "host":
+        pytest.skip("a refusal of the host backend's kernel compiler")
     second = (request.getfixturevalue("second_device")
               if catalogue.FOREIGN in case.needs else None)
     ctx = Context(backend, device, second)
