@@ -9,7 +9,11 @@
 #include <ucontext.h>
 #include <unistd.h>
 
-/* AddressSanitizer follows stack switches only when told of them. */
+/* AddressSanitizer follows stack switches only when told of them.
+ * ThreadSanitizer is not told: a block's fibers run on one OS thread and
+ * switch only at barriers, so to it they are that thread, never
+ * concurrent (its fiber API crashes in its dynamic thread-local storage
+ * interceptor when a fiber reads a kernel module's thread-local data). */
 #if defined(__SANITIZE_ADDRESS__)
 #define HRX_FIBERS_ASAN 1
 #elif defined(__has_feature)
@@ -44,6 +48,7 @@ typedef struct {
 
 static pthread_key_t hrx_host_fibers_key;
 static pthread_once_t hrx_host_fibers_once = PTHREAD_ONCE_INIT;
+
 
 static void hrx_host_fibers_free(void* value) {
   hrx_host_fibers_t* fibers = value;
