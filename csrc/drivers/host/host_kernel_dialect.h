@@ -17,6 +17,17 @@
  * Rewritten text keeps its lines (line breaks inside a rewritten span are
  * kept after it), so the compiler's messages name the source's lines.
  *
+ * Why a rewrite and not C++ (g++): host kernels are C, and existing ones
+ * rely on it (void* converting to any pointer, C's designated and compound
+ * initialisers, $HRX_HOST_CC naming a C compiler); compiling every source
+ * as C++ would change what they mean and need a second compiler to be
+ * found. CUDA sources, for their part, mostly use the C subset of C++;
+ * what they use beyond it is either a name hrx_kernel.h can give C (with
+ * _Generic for CUDA's overloaded atomics and statement expressions for
+ * min and max) or one of the two constructs above, which this pass finds
+ * on tokens and so cannot confuse with text in strings or comments (the
+ * preprocessor has removed comments).
+ *
  * It also tells whether the source (anything but hrx_kernel.h, by the line
  * markers) calls __syncthreads, and appends the module's marker
  * hrx_kernel_module_barriers with that answer (hrx_kernel.h, "launcher").
