@@ -109,6 +109,8 @@ __global__ void params(long long out[3], const int n, register char c,
      "__shfl_sync is a warp intrinsic"),
     ("__global__ void k(int* p) { p[0] = warpSize; }\n",
      "warpSize is a warp intrinsic"),
+    ("__global__ void k(int* p) { p[0] = __syncthreads_or(p[1]); }\n",
+     "__syncthreads_or is not supported by host kernels"),
     ("__global__ void k(float* p) { extern __shared__ float s[4]; }\n",
      "must read `extern __shared__ T name\\[\\];`"),
 ])

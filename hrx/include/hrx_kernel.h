@@ -50,8 +50,10 @@
  *                         on the types CUDA declares them for (relaxed
  *                         atomics: blocks run on several threads at once)
  *   min, max, math.h, __fdividef, __expf, rsqrtf, __ldg, ...
- * Warp intrinsics (__shfl_sync, __ballot_sync, warpSize, ...) refuse to
- * compile, naming the intrinsic: host blocks have no warps.
+ * Warp intrinsics (__shfl_sync, __ballot_sync, warpSize, ...) and the
+ * reducing barriers (__syncthreads_count, _and, _or) refuse to compile,
+ * naming themselves: host blocks have no warps. min and max are macros:
+ * a source that defines its own function of either name #undefs it first.
  *
  * Arguments are the kernel's parameters, passed by value as declared: a
  * buffer or view is a pointer to its first byte (a host address on this
@@ -311,6 +313,17 @@ HRX_KERNEL_NO_WARP(warpSize)
 #define __activemask(...) hrx_kernel_warp___activemask()
 #define __syncwarp(...) hrx_kernel_warp___syncwarp()
 #define warpSize (hrx_kernel_warp_warpSize())
+/* Barriers that also reduce a predicate: not given (only __syncthreads). */
+#define HRX_KERNEL_NO_REDUCING_BARRIER(name)                               \
+  int hrx_kernel_barrier_##name(void) __attribute__((error(                \
+      #name " is not supported by host kernels: use __syncthreads with a " \
+      "__shared__ counter and atomicAdd; see hrx_kernel.h")));
+HRX_KERNEL_NO_REDUCING_BARRIER(__syncthreads_count)
+HRX_KERNEL_NO_REDUCING_BARRIER(__syncthreads_and)
+HRX_KERNEL_NO_REDUCING_BARRIER(__syncthreads_or)
+#define __syncthreads_count(...) hrx_kernel_barrier___syncthreads_count()
+#define __syncthreads_and(...) hrx_kernel_barrier___syncthreads_and()
+#define __syncthreads_or(...) hrx_kernel_barrier___syncthreads_or()
 #endif
 #endif /* HRX_KERNEL_NO_CUDA_NAMES */
 
