@@ -1,14 +1,15 @@
 /* C tests of kernels on the host backend through the public API: compile
  * and launch (results checked), grids of 3-D blocks, blocks in parallel on
- * several engines, blocks with barriers (fibers), ordering with uploads, fills and copies (batching on
- * and off), the launcher's parameter handling (arrays, function pointers,
- * structs, qualifiers, no parameters), every launch check, images (saved
- * and loaded; foreign ones refused), the caches (memory, disk, corrupt and
- * foreign entries rebuilt, the cache off, an unwritable directory),
- * compile errors and a missing compiler, graphs with kernel nodes, an
- * injected launch failure, and lifetimes. Also run under ASan and TSan.
- * Kernels are compiled with the system C compiler. Prints "N passed, M
- * failed" last and exits non-zero on any failure. */
+ * several engines, blocks with barriers (fibers), ordering with uploads,
+ * fills and copies (batching on and off), the launcher's parameter
+ * handling (arrays, function pointers, structs, qualifiers, no
+ * parameters), every launch check, images (saved and loaded; foreign ones
+ * refused), the caches (memory, disk, corrupt and foreign entries rebuilt,
+ * the cache off, an unwritable directory), compile errors and a missing
+ * compiler, graphs with kernel nodes, an injected launch failure, and
+ * lifetimes. Also run under ASan and TSan. Kernels are compiled with the
+ * system C compiler. Prints "N passed, M failed" last and exits non-zero
+ * on any failure. */
 #include <errno.h>
 #include <sched.h>
 #include <stdatomic.h>
@@ -463,7 +464,8 @@ static void test_compile_errors(hrx_device_t* device) {
              HRX_STATUS_INVALID_ARGUMENT, "no-such-flag");
   CHECK_CODE(hrx_device_compile_kernel(
                  device,
-                 "__global__ void k(int* p) { p[0] = __ballot_sync(~0u, 1); }\n",
+                 "__global__ void k(int* p) {\n"
+                 "  p[0] = __ballot_sync(~0u, 1);\n}\n",
                  "k", NULL, 0, &kernel),
              HRX_STATUS_INVALID_ARGUMENT, "__ballot_sync is a warp intrinsic");
   CHECK(kernel == NULL);

@@ -203,7 +203,8 @@ bool hrx_host_fibers_run_block(hrx_kernel_thread_entry_t entry,
       fibers->current = i;
 #ifdef HRX_FIBERS_ASAN
       void* fake_stack = NULL;
-      __sanitizer_start_switch_fiber(&fake_stack, hrx_host_fiber_stack(fibers, i),
+      __sanitizer_start_switch_fiber(&fake_stack,
+                                     hrx_host_fiber_stack(fibers, i),
                                      hrx_host_fiber_stack_size(fibers));
 #endif
       swapcontext(&fibers->scheduler, &fibers->contexts[i]);
