@@ -29,6 +29,8 @@ TYPED = "typed_params"
 # (the host backend; PTX records neither for every kernel).
 TYPED_POINTERS = "typed_pointers"
 
+HOST_ONLY = "host_backend"   # a refusal of the host backend's kernel compiler
+
 
 @dataclasses.dataclass(frozen=True)
 class Case:
@@ -37,7 +39,9 @@ class Case:
     argument: str            # what is wrong with the arguments
     raises: str              # exception class required by the contract
     call: Callable[[Any], object]
-    needs: tuple[str, ...] = ()   # FOREIGN: a second device of the backend
+    # FOREIGN: a second device of the backend; HOST_ONLY: runs on the host
+    # backend only.
+    needs: tuple[str, ...] = ()
     # Makes what the call needs (a launched graph, a completion) before the
     # snapshot, so its own submissions are not counted against the call;
     # the call finds the result in c.prepared.
@@ -1389,6 +1393,19 @@ case("compile-name-missing", "Device.compile",
 case("compile-syntax-error", "Device.compile",
      "a source the compiler rejects", "InvalidArgumentError",
      lambda c: c.device.compile("this is not a kernel", "k"))
+case("compile-extern-shared-sized", "Device.compile",
+     "host backend: `extern __shared__ float s[4];` (a sized array)",
+     "InvalidArgumentError",
+     lambda c: c.device.compile(
+         "__global__ void k(float* p) {\n"
+         "  extern __shared__ float s[4];\n  p[0] = s[0];\n}\n", "k"),
+     needs=(HOST_ONLY,))
+case("compile-warp-intrinsic", "Device.compile",
+     "host backend: a warp intrinsic (`__shfl_sync`)", "InvalidArgumentError",
+     lambda c: c.device.compile(
+         "__global__ void k(int* p) { p[0] = __shfl_sync(~0u, p[0], 1); }\n",
+         "k"),
+     needs=(HOST_ONLY,))
 case("compile-options-str", "Device.compile", 'options "-O2" (one string)',
      "TypeError",
      lambda c: c.device.compile("void k(void) {}", "k", options="-O2"))

@@ -157,6 +157,9 @@ def context(request, backend, device):
                                                            "uint32")):
             pytest.skip("the backend does not tell pointers from integers "
                         "and unsigned from signed ones")
+
+    if catalogue.HOST_ONLY in case.needs and backend != "host":
+        pytest.skip("a refusal of the host backend's kernel compiler")
     second = (request.getfixturevalue("second_device")
               if catalogue.FOREIGN in case.needs else None)
     ctx = Context(backend, device, second)

@@ -1,7 +1,7 @@
 """Kernels on the host backend only (docs/kernels.md, "Host kernels"): the
 system C compiler and its log, a missing compiler, options, the launcher's
 handling of parameters, hrx_kernel.h (indices, the threads of a block one
-after another, dynamic shared memory, no barrier), images saved and
+after another, dynamic shared memory, warp intrinsics refused), images saved and
 loaded (foreign ones refused), a full queue, and a backend without
 kernels.
 """
@@ -105,7 +105,14 @@ __global__ void params(long long out[3], const int n, register char c,
     ("void k(a) int a; {}\n", "old-style"),
     ("void k(int);\n", "defines no kernel 'k'"),
     ("#define k(x) x\nint y = k(1);\n", "defines no kernel 'k'"),
-    ("__global__ void k(void) { __syncthreads(); }\n", "no barrier"),
+    ("__global__ void k(int* p) { p[0] = __shfl_sync(~0u, p[0], 1); }\n",
+     "__shfl_sync is a warp intrinsic"),
+    ("__global__ void k(int* p) { p[0] = warpSize; }\n",
+     "warpSize is a warp intrinsic"),
+    ("__global__ void k(int* p) { p[0] = __syncthreads_or(p[1]); }\n",
+     "__syncthreads_or is not supported by host kernels"),
+    ("__global__ void k(float* p) { extern __shared__ float s[4]; }\n",
+     "must read `extern __shared__ T name\\[\\];`"),
 ])
 def test_sources_the_launcher_refuses(host, source, part):
     with pytest.raises(hrx.InvalidArgumentError, match=part):

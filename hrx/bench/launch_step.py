@@ -23,8 +23,9 @@ then ``step_count`` adds 1 to a step counter in device memory (one thread):
 4 * reps + 1 launches, 21 by default. ``a(s) = (s mod 8 + 1) / 256``; the
 elementwise kernels get ``s`` by value and compute it. Every version runs
 the same source (``SOURCE``: CUDA or HIP C++ on a GPU, C on hrx's host
-backend, where a block's threads run one after another, so its last thread
-adds the shares instead of thread 0 after a barrier).
+backend, where a block's threads run one after another when the source
+has no barrier, so its last thread adds the shares instead of thread 0
+after a barrier, which would run the block's threads as fibers).
 
 ``StepPlan`` lists a step's launches for either API. Three ways of
 running it, each timing ``steps`` steps on one stream from one Python
@@ -74,8 +75,8 @@ extern "C" {
 #define STEP_BARRIER() __syncthreads()
 #define STEP_ADDS_SHARES(t) ((t) == 0u)
 #else
-/* hrx's host backend: a block's threads run one after another, so the
- * last one sees every share; there is no barrier. */
+/* hrx's host backend: without a barrier a block's threads run one after
+ * another (its fast path), so the last one sees every share. */
 #define STEP_SCRATCH(name) float* name = (float*)hrx_dynamic_shared
 #define STEP_BARRIER()
 #define STEP_ADDS_SHARES(t) ((t) == blockDim.x - 1u)

@@ -1,14 +1,15 @@
 /* C tests of kernels on the host backend through the public API: compile
  * and launch (results checked), grids of 3-D blocks, blocks in parallel on
- * several engines, ordering with uploads, fills and copies (batching on
- * and off), the launcher's parameter handling (arrays, function pointers,
- * structs, qualifiers, no parameters), every launch check, images (saved
- * and loaded; foreign ones refused), the caches (memory, disk, corrupt and
- * foreign entries rebuilt, the cache off, an unwritable directory),
- * compile errors and a missing compiler, graphs with kernel nodes, an
- * injected launch failure, and lifetimes. Also run under ASan and TSan.
- * Kernels are compiled with the system C compiler. Prints "N passed, M
- * failed" last and exits non-zero on any failure. */
+ * several engines, blocks with barriers (fibers), ordering with uploads,
+ * fills and copies (batching on and off), the launcher's parameter
+ * handling (arrays, function pointers, structs, qualifiers, no
+ * parameters), every launch check, images (saved and loaded; foreign ones
+ * refused), the caches (memory, disk, corrupt and foreign entries rebuilt,
+ * the cache off, an unwritable directory), compile errors and a missing
+ * compiler, graphs with kernel nodes, an injected launch failure, and
+ * lifetimes. Also run under ASan and TSan. Kernels are compiled with the
+ * system C compiler. Prints "N passed, M failed" last and exits non-zero
+ * on any failure. */
 #include <errno.h>
 #include <sched.h>
 #include <stdatomic.h>
@@ -186,6 +187,60 @@ static void test_parallel_blocks(hrx_device_t* device) {
   /* And every block ran its full time before the read. */
   CHECK(elapsed >= (uint64_t)ns * BLOCKS / 4);
   hrx_buffer_release(out);
+  hrx_stream_release(stream);
+  hrx_kernel_release(kernel);
+}
+
+/* A CUDA-style block reduction with barriers: its blocks run as fibers,
+ * many blocks at once on the four engines, each with its own shared
+ * memory (static and dynamic). */
+static const char kBlockSum[] =
+    "extern \"C\" __global__ void block_sum(const unsigned int* in,\n"
+    "                                       unsigned int* out) {\n"
+    "  extern __shared__ unsigned int partial[];\n"
+    "  __shared__ unsigned int total;\n"
+    "  unsigned int t = threadIdx.x;\n"
+    "  partial[t] = in[blockIdx.x * blockDim.x + t];\n"
+    "  if (t == 0) total = 0;\n"
+    "  __syncthreads();\n"
+    "  for (unsigned int half = blockDim.x / 2; half > 0; half >>= 1) {\n"
+    "    if (t < half) partial[t] += partial[t + half];\n"
+    "    __syncthreads();\n"
+    "  }\n"
+    "  atomicAdd(&total, partial[0] == 0 ? 0u : 1u);\n"
+    "  __syncthreads();\n"
+    "  if (t == 0) out[blockIdx.x] = partial[0] * 1000u + total;\n"
+    "}\n";
+
+static void test_barrier_blocks(hrx_device_t* device) {
+  hrx_kernel_t* kernel = compile(device, kBlockSum, "block_sum");
+  if (!kernel) return;
+  enum { BLOCKS = 64, THREADS = 128 };
+  static unsigned int in[BLOCKS * THREADS], out[BLOCKS];
+  for (int i = 0; i < BLOCKS * THREADS; ++i) in[i] = (unsigned)(i / THREADS);
+  hrx_stream_t* stream = NULL;
+  hrx_buffer_t *bin = NULL, *bout = NULL;
+  CHECK_OK(hrx_stream_create(device, &stream));
+  CHECK_OK(hrx_buffer_allocate(device, sizeof(in), &bin));
+  CHECK_OK(hrx_buffer_allocate(device, sizeof(out), &bout));
+  CHECK_OK(hrx_stream_upload(stream, whole(bin), in, sizeof(in)));
+  hrx_kernel_arg_t args[2] = {hrx_kernel_arg_view(whole(bin)),
+                              hrx_kernel_arg_view(whole(bout))};
+  hrx_launch_config_t config = config_1d(BLOCKS, THREADS);
+  config.shared_bytes = THREADS * sizeof(unsigned int);
+  for (int repeat = 0; repeat < 3; ++repeat) {
+    CHECK_OK(hrx_stream_launch(stream, kernel, &config, args, 2));
+  }
+  CHECK_OK(hrx_stream_read_blocking(stream, whole(bout), out, sizeof(out),
+                                    NULL, NULL));
+  int wrong = 0;
+  for (unsigned b = 0; b < BLOCKS; ++b) {
+    unsigned sum = b * THREADS;
+    wrong += out[b] != sum * 1000u + (sum ? THREADS : 0u);
+  }
+  CHECK(wrong == 0);
+  hrx_buffer_release(bin);
+  hrx_buffer_release(bout);
   hrx_stream_release(stream);
   hrx_kernel_release(kernel);
 }
@@ -409,9 +464,11 @@ static void test_compile_errors(hrx_device_t* device) {
                                        &kernel),
              HRX_STATUS_INVALID_ARGUMENT, "no-such-flag");
   CHECK_CODE(hrx_device_compile_kernel(
-                 device, "__global__ void k(void) { __syncthreads(); }\n",
+                 device,
+                 "__global__ void k(int* p) {\n"
+                 "  p[0] = __ballot_sync(~0u, 1);\n}\n",
                  "k", NULL, 0, &kernel),
-             HRX_STATUS_INVALID_ARGUMENT, "no barrier");
+             HRX_STATUS_INVALID_ARGUMENT, "__ballot_sync is a warp intrinsic");
   CHECK(kernel == NULL);
 }
 
@@ -1060,6 +1117,7 @@ int main(void) {
     test_saxpy(device, false);
     test_indices(device);
     test_parallel_blocks(device);
+    test_barrier_blocks(device);
     test_params(device);
     test_launch_checks(device, other);
     test_argument_bytes(device);

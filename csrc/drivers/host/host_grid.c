@@ -20,6 +20,7 @@
 
 #include "base/clock.h"
 #include "base/status.h"
+#include "host_fibers.h"
 
 struct hrx_host_grid_s {
   hrx_host_offer_t offer;          /* first: the engines' view of it */
@@ -27,6 +28,7 @@ struct hrx_host_grid_s {
   hrx_host_engines_t* engines;     /* borrowed; they outlive the grid */
   hrx_host_module_t* module;       /* retained: keeps `entry` mapped */
   hrx_kernel_entry_t entry;
+  hrx_kernel_thread_entry_t threads;  /* the fibers' entry, or NULL */
   hrx_dim3 grid_dim;
   hrx_dim3 block_dim;
   uint64_t shared_bytes;
@@ -143,6 +145,7 @@ hrx_status_t hrx_host_grid_create(hrx_host_engines_t* engines,
   grid->module = kernel->module;
   hrx_host_module_retain(kernel->module);
   grid->entry = layout->entry;
+  grid->threads = kernel->threads;
   grid->grid_dim = (hrx_dim3){launch->grid[0], launch->grid[1],
                               launch->grid[2]};
   grid->block_dim = (hrx_dim3){launch->block[0], launch->block[1],
@@ -212,7 +215,14 @@ static bool hrx_host_grid_run_one(hrx_host_grid_t* grid) {
     block.shared = hrx_host_scratch(grid->shared_bytes);
     if (!block.shared) abort();
   }
-  grid->entry(grid->params, &block);
+  if (!grid->threads) {
+    grid->entry(grid->params, &block);
+  } else if (!hrx_host_fibers_run_block(grid->threads, grid->params,
+                                        &block)) {
+    /* As for scratch memory above: an exhausted host (the core refuses
+     * blocks beyond the thread limit). */
+    abort();
+  }
   if (atomic_fetch_add_explicit(&grid->finished, 1, memory_order_acq_rel) +
           1 ==
       grid->blocks) {

@@ -18,6 +18,7 @@
 
 #include "base/environment.h"
 #include "base/status.h"
+#include "host_kernel_dialect.h"
 #include "host_kernel_header.h"
 #include "host_kernel_source.h"
 
@@ -449,7 +450,8 @@ hrx_status_t hrx_host_compiler_describe(hrx_host_compiler_t* compiler,
 
 /* -------------------------------------------------------------- compile */
 
-/* Appends the generated launcher to the preprocessed source. */
+/* Rewrites the preprocessed source's CUDA dialect into C
+ * (host_kernel_dialect.h) and appends the generated launcher. */
 static hrx_status_t hrx_host_append_launcher(hrx_host_workdir_t* work,
                                              const char* const* names,
                                              size_t name_count) {
@@ -460,14 +462,25 @@ static hrx_status_t hrx_host_append_launcher(hrx_host_workdir_t* work,
                            "cannot read the preprocessed kernel source %s",
                            work->preprocessed);
   }
-  char* launcher = NULL;
+  char* c_text = NULL;
+  size_t c_size = 0;
+  bool barriers = false;
   hrx_status_t status =
-      hrx_host_kernel_launcher(text, size, names, name_count, &launcher);
+      hrx_host_kernel_dialect(text, size, &c_text, &c_size, &barriers);
   free(text);
   if (status) return status;
-  FILE* file = fopen(work->preprocessed, "ab");
-  bool ok = file && fputs(launcher, file) >= 0;
+  char* launcher = NULL;
+  status = hrx_host_kernel_launcher(c_text, c_size, names, name_count,
+                                    &launcher);
+  if (status) {
+    free(c_text);
+    return status;
+  }
+  FILE* file = fopen(work->preprocessed, "wb");
+  bool ok = file && fwrite(c_text, 1, c_size, file) == c_size &&
+            fputs(launcher, file) >= 0;
   if (file && fclose(file) != 0) ok = false;
+  free(c_text);
   free(launcher);
   if (ok) return NULL;
   return hrx_make_status(HRX_STATUS_UNAVAILABLE,
@@ -524,6 +537,10 @@ hrx_status_t hrx_host_compiler_compile(hrx_host_compiler_t* compiler,
     hrx_host_argv_push(&argv, "-shared");
     hrx_host_argv_push(&argv, "-fPIC");
     hrx_host_argv_push(&argv, "-O2");
+    /* CUDA's `inline` (C++'s): a definition is emitted where a call is
+     * not inlined, instead of C99's missing external definition. Before
+     * the caller's options, which may say otherwise. */
+    hrx_host_argv_push(&argv, "-fgnu89-inline");
     hrx_host_argv_push(&argv, hrx_host_workdir_name(work.preprocessed));
     hrx_host_argv_push(&argv, "-o");
     hrx_host_argv_push(&argv, hrx_host_workdir_name(work.object));

@@ -24,6 +24,7 @@ struct hrx_host_module_s {
   atomic_int ref_count;
   void* handle;                  /* owned: dlopen */
   int fd;                        /* owned: the image's memory file, or -1 */
+  bool barriers;                 /* its source calls __syncthreads */
   pthread_mutex_t mutex;
   hrx_host_kernel_t* kernels;    /* owned; looked up so far; mutex */
 };
@@ -212,6 +213,15 @@ hrx_status_t hrx_host_module_load(const void* image, size_t size,
                            "again",
                            *abi, HRX_KERNEL_ABI);
   }
+  const unsigned int* barriers = dlsym(handle, "hrx_kernel_module_barriers");
+  if (!barriers || *barriers > 1) {
+    dlclose(handle);
+    if (fd >= 0) close(fd);
+    return hrx_make_status(HRX_STATUS_INVALID_ARGUMENT,
+                           "the image has hrx's module marker but no valid "
+                           "hrx_kernel_module_barriers marker%s",
+                           hrx_host_not_ours);
+  }
   hrx_host_module_t* module = calloc(1, sizeof(*module));
   if (!module) {
     dlclose(handle);
@@ -222,6 +232,7 @@ hrx_status_t hrx_host_module_load(const void* image, size_t size,
   atomic_init(&module->ref_count, 1);
   module->handle = handle;
   module->fd = fd;
+  module->barriers = *barriers != 0;
   pthread_mutex_init(&module->mutex, NULL);
   *out_module = module;
   return NULL;
@@ -323,6 +334,18 @@ hrx_status_t hrx_host_module_get_kernel(hrx_host_module_t* module,
     } else {
       status = hrx_host_module_check_layout(layout, name);
     }
+    const hrx_kernel_thread_entry_t* threads = NULL;
+    if (!status && module->barriers) {
+      snprintf(symbol, sizeof(symbol), "hrx_kernel_threads__%s", name);
+      threads = dlsym(module->handle, symbol);
+      if (!threads || !*threads) {
+        status = hrx_make_status(
+            HRX_STATUS_INVALID_ARGUMENT,
+            "kernel '%s' uses barriers but the module has no thread entry "
+            "for it (hrx_kernel_threads__%s); compile it again",
+            name, name);
+      }
+    }
     if (!status) {
       kernel = calloc(1, sizeof(*kernel) + length + 1);
       if (!kernel) {
@@ -331,6 +354,7 @@ hrx_status_t hrx_host_module_get_kernel(hrx_host_module_t* module,
       } else {
         kernel->module = module;
         kernel->layout = layout;
+        kernel->threads = threads ? *threads : NULL;
         memcpy(kernel->name, name, length + 1);
         kernel->next = module->kernels;
         module->kernels = kernel;

@@ -20,7 +20,8 @@
 #include "hrx_kernel.h"
 
 /* The host device's launch limits (hrx_device_info_t). A block's threads
- * run one after another, so these only keep host kernels within what GPUs
+ * run on one engine thread (one after another, or as fibers when the
+ * module uses barriers), so these only keep host kernels within what GPUs
  * allow (CUDA's limits): a launch that runs here runs there too. Dynamic
  * shared memory is a scratch area per engine thread. */
 #define HRX_HOST_MAX_THREADS_PER_BLOCK 1024u
@@ -38,6 +39,9 @@ typedef struct hrx_host_module_s hrx_host_module_t;
 typedef struct hrx_host_kernel_s {
   hrx_host_module_t* module;          /* borrowed: the owner */
   const hrx_kernel_layout_t* layout;  /* in the module's image */
+  /* The thread entry when the module's source uses barriers (its blocks
+   * run as fibers, host_fibers.h), else NULL (the layout's entry). */
+  hrx_kernel_thread_entry_t threads;
   struct hrx_host_kernel_s* next;     /* the module's list */
   char name[];
 } hrx_host_kernel_t;

@@ -9,26 +9,9 @@
 
 #include "base/status.h"
 #include "host_kernel_module.h"
+#include "host_kernel_tokens.h"
 
 /* ------------------------------------------------------------- tokens */
-
-typedef enum {
-  HRX_TOKEN_IDENTIFIER,
-  HRX_TOKEN_PUNCT,     /* one character, or "..." */
-  HRX_TOKEN_OTHER,     /* numbers, string and character literals */
-} hrx_token_kind_t;
-
-typedef struct {
-  hrx_token_kind_t kind;
-  size_t start;
-  size_t length;
-} hrx_token_t;
-
-typedef struct {
-  hrx_token_t* tokens;
-  size_t count;
-  size_t capacity;
-} hrx_tokens_t;
 
 static bool hrx_is_ident_start(char c) {
   return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' ||
@@ -52,10 +35,8 @@ static bool hrx_tokens_push(hrx_tokens_t* tokens, hrx_token_kind_t kind,
   return true;
 }
 
-/* Splits preprocessed C into tokens, dropping line markers and #pragma
- * lines (a '#' first on its line) and whitespace. */
-static hrx_status_t hrx_tokenize(const char* text, size_t length,
-                                 hrx_tokens_t* out) {
+hrx_status_t hrx_tokenize(const char* text, size_t length,
+                          hrx_tokens_t* out) {
   size_t i = 0;
   bool line_start = true;
   while (i < length) {
@@ -128,8 +109,8 @@ oom:
                          "cannot tokenize the kernel source");
 }
 
-static bool hrx_token_is(const char* text, const hrx_token_t* token,
-                         const char* spelling) {
+bool hrx_token_is(const char* text, const hrx_token_t* token,
+                  const char* spelling) {
   size_t n = strlen(spelling);
   return token->length == n && memcmp(text + token->start, spelling, n) == 0;
 }
@@ -566,6 +547,32 @@ static int hrx_param_kind(const char* text, const hrx_token_t* tokens,
   return HRX_KERNEL_PARAM_SIGNED;
 }
 
+/* The entries' view of the parameter block (hrx_p). */
+static void hrx_out_params(hrx_out_t* out, const char* name, size_t count) {
+  if (count) {
+    hrx_out_printf(out,
+                   "  const struct hrx_kernel_params__%s* hrx_p =\n"
+                   "      (const struct hrx_kernel_params__%s*)hrx_params;\n",
+                   name, name);
+  } else {
+    hrx_out_text(out, "  (void)hrx_params;\n");
+  }
+}
+
+/* The call of the kernel with the parameter block's members. */
+static void hrx_out_call(hrx_out_t* out, const char* text,
+                         const hrx_token_t* tokens, const char* name,
+                         const hrx_param_t* params, size_t count,
+                         const char* indent) {
+  hrx_out_printf(out, "%s%s(", indent, name);
+  for (size_t i = 0; i < count; ++i) {
+    const hrx_token_t* id = &tokens[params[i].name.name];
+    hrx_out_printf(out, "%shrx_p->%.*s", i ? ", " : "", (int)id->length,
+                   text + id->start);
+  }
+  hrx_out_text(out, ");\n");
+}
+
 static void hrx_out_kernel(hrx_out_t* out, const char* text,
                            const hrx_token_t* tokens, const char* name,
                            const hrx_param_t* params, size_t count) {
@@ -615,19 +622,39 @@ static void hrx_out_kernel(hrx_out_t* out, const char* text,
     }
     hrx_out_append(out, "\";\n", 3);
   }
+  /* The thread entry: one thread, on the fiber the backend made for it. */
+  hrx_out_printf(
+      out,
+      "static void hrx_kernel_thread__%s(const void* hrx_params,\n"
+      "    const hrx_kernel_block_t* hrx_block,\n"
+      "    const hrx_kernel_fiber_t* hrx_fiber) {\n",
+      name);
+  hrx_out_params(out, name, count);
+  hrx_out_text(out,
+               "  hrx_kernel_thread_t* hrx_t = &hrx_kernel_thread;\n"
+               "  hrx_t->block_idx = hrx_block->block_idx;\n"
+               "  hrx_t->block_dim = hrx_block->block_dim;\n"
+               "  hrx_t->grid_dim = hrx_block->grid_dim;\n"
+               "  hrx_t->shared = hrx_block->shared;\n"
+               "  hrx_t->barrier = hrx_fiber->barrier;\n"
+               "  hrx_t->scheduler = hrx_fiber->scheduler;\n"
+               "  hrx_t->thread_idx = hrx_fiber->thread_idx;\n"
+               "  hrx_kernel_block_begin(hrx_block->shared);\n");
+  hrx_out_call(out, text, tokens, name, params, count, "  ");
+  hrx_out_text(out, "}\n");
+  hrx_out_printf(
+      out,
+      "__attribute__((visibility(\"default\"))) const "
+      "hrx_kernel_thread_entry_t\n"
+      "    hrx_kernel_threads__%s = hrx_kernel_thread__%s;\n",
+      name, name);
+  /* The entry: every thread of a block, one after another. */
   hrx_out_printf(
       out,
       "static void hrx_kernel_entry__%s(const void* hrx_params,\n"
       "    const hrx_kernel_block_t* hrx_block) {\n",
       name);
-  if (count) {
-    hrx_out_printf(out,
-                   "  const struct hrx_kernel_params__%s* hrx_p =\n"
-                   "      (const struct hrx_kernel_params__%s*)hrx_params;\n",
-                   name, name);
-  } else {
-    hrx_out_text(out, "  (void)hrx_params;\n");
-  }
+  hrx_out_params(out, name, count);
   hrx_out_text(out,
                "  hrx_kernel_thread_t* hrx_t = &hrx_kernel_thread;\n"
                "  const hrx_dim3 hrx_dim = hrx_block->block_dim;\n"
@@ -635,6 +662,8 @@ static void hrx_out_kernel(hrx_out_t* out, const char* text,
                "  hrx_t->block_dim = hrx_dim;\n"
                "  hrx_t->grid_dim = hrx_block->grid_dim;\n"
                "  hrx_t->shared = hrx_block->shared;\n"
+               "  hrx_t->barrier = 0;\n"
+               "  hrx_kernel_block_begin(hrx_block->shared);\n"
                "  for (unsigned int hrx_z = 0; hrx_z < hrx_dim.z; ++hrx_z) {\n"
                "    for (unsigned int hrx_y = 0; hrx_y < hrx_dim.y; ++hrx_y) {\n"
                "      for (unsigned int hrx_x = 0; hrx_x < hrx_dim.x; ++hrx_x) "
@@ -642,13 +671,8 @@ static void hrx_out_kernel(hrx_out_t* out, const char* text,
                "        hrx_t->thread_idx.x = hrx_x;\n"
                "        hrx_t->thread_idx.y = hrx_y;\n"
                "        hrx_t->thread_idx.z = hrx_z;\n");
-  hrx_out_printf(out, "        %s(", name);
-  for (size_t i = 0; i < count; ++i) {
-    const hrx_token_t* id = &tokens[params[i].name.name];
-    hrx_out_printf(out, "%shrx_p->%.*s", i ? ", " : "", (int)id->length,
-                   text + id->start);
-  }
-  hrx_out_text(out, ");\n      }\n    }\n  }\n}\n");
+  hrx_out_call(out, text, tokens, name, params, count, "        ");
+  hrx_out_text(out, "      }\n    }\n  }\n}\n");
   if (count) {
     hrx_out_printf(
         out,

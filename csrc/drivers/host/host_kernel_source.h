@@ -12,8 +12,13 @@
  *   - an entry that runs the threads of one block: it sets the kernel's
  *     view of its launch (hrx_kernel.h) and calls the kernel with the
  *     struct's members, once per thread;
+ *   - a thread entry that runs one thread of a block on the fiber the
+ *     backend made for it (modules whose source uses barriers), under
+ *     hrx_kernel_threads__NAME;
  *   - the layout (offsets, sizes, the entry) under hrx_kernel_layout__NAME,
  *     and once the module marker hrx_kernel_module_abi.
+ * `preprocessed` has been through host_kernel_dialect.h's pass, which
+ * defines hrx_kernel_block_begin that both entries call.
  * The compiler does the C parsing: this only finds the parameter list and
  * each parameter's name, skipping string and character literals, line
  * markers and nested brackets. The generated code uses no macro (it is
