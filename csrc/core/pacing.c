@@ -45,6 +45,7 @@ hrx_paced_transfer_t* hrx_paced_transfer_create(void) {
   if (!transfer) return NULL;
   atomic_init(&transfer->ref_count, 1);
   atomic_init(&transfer->state, HRX_PACED_HELD);
+  atomic_init(&transfer->staged_bytes, UINT64_MAX);
   return transfer;
 }
 
@@ -346,6 +347,10 @@ void hrx_pacer_publish_locked(hrx_pacer_t* pacer, hrx_pace_entry_t* entry) {
     uint64_t offset = transfer->offset;
     uint64_t bytes = transfer->length - offset;
     if (bytes > chunk_bytes) bytes = chunk_bytes;
+    if (offset + bytes > atomic_load(&transfer->staged_bytes)) {
+      pthread_mutex_unlock(&pacer->mutex);
+      break;  /* its filler publishes it once the chunk is staged */
+    }
     if (lane->in_flight_bytes &&
         lane->in_flight_bytes + bytes > pacer->settings.window_bytes) {
       pthread_mutex_unlock(&pacer->mutex);

@@ -130,6 +130,11 @@ typedef struct hrx_paced_transfer_s {
   hrx_staging_block_t* block;    /* borrowed (read): its event is recorded
                                     after the last chunk; owned once
                                     adopted */
+  /* The prefix of `src` that may be published: all of it (UINT64_MAX, as
+   * created) except for an upload whose staging is still being filled
+   * (staged_transfer.h), which grows it and then publishes its entry.
+   * A chunk is published only once it lies inside. */
+  atomic_uint_fast64_t staged_bytes;
   /* The pacer's (its mutex): */
   uint64_t offset;               /* bytes published */
   atomic_int state;              /* hrx_paced_state_t */

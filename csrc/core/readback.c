@@ -19,6 +19,7 @@
 #include "base/nonblocking.h"
 #include "paced_submission.h"
 #include "pacing.h"
+#include "staged_transfer.h"
 #include "staging.h"
 #include "base/status.h"
 #include "stream.h"
@@ -39,7 +40,9 @@ struct hrx_readback_s {
 static void hrx_readback_fill_into(hrx_readback_t* readback) {
   pthread_mutex_lock(&readback->into_mutex);
   if (!readback->into_copied) {
-    memcpy(readback->into, readback->block->memory, readback->length);
+    hrx_staged_copy(hrx_device_staged_copier(readback->device),
+                    readback->into, readback->block->memory, readback->length,
+                    HRX_STAGED_COPY_DRAIN_PIECE_BYTES, NULL, NULL);
     readback->into_copied = true;
   }
   pthread_mutex_unlock(&readback->into_mutex);
@@ -221,6 +224,13 @@ uint64_t hrx_readback_length(const hrx_readback_t* readback) {
   return readback->length;
 }
 
+void hrx_readback_copy_out(const hrx_readback_t* readback,
+                           const uint8_t* bytes, void* out) {
+  hrx_staged_copy(hrx_device_staged_copier(readback->device), out, bytes,
+                  readback->length, HRX_STAGED_COPY_DRAIN_PIECE_BYTES, NULL,
+                  NULL);
+}
+
 hrx_status_t hrx_readback_query(hrx_readback_t* readback, bool* out_done) {
   HRX_RETURN_IF_ERROR(hrx_entry_check(readback->device, HRX_ENTRY_RUNTIME_QUERY,
                                       "querying a read"));
@@ -342,7 +352,7 @@ hrx_status_t hrx_stream_read_blocking(hrx_stream_t* stream, hrx_view_t src,
     hrx_readback_release_deferred(readback);
     return NULL;
   }
-  if (!status) memcpy(out, bytes, src.length);
+  if (!status) hrx_readback_copy_out(readback, bytes, out);
   hrx_readback_free(readback, status == NULL);
   return status;
 }

@@ -201,7 +201,20 @@ static PyObject* hrx_py_readback_wait(PyObject* self, PyObject* unused) {
     /* `read` is alive: only the last wait out (this one or a later one)
      * releases it. */
     Py_ssize_t length = (Py_ssize_t)hrx_readback_length(read);
-    PyObject* data = PyByteArray_FromStringAndSize((const char*)bytes, length);
+    PyObject* data = PyByteArray_FromStringAndSize(NULL, length);
+    if (data) {
+      char* into = PyByteArray_AS_STRING(data);
+      if ((uint64_t)length > HRX_PY_READ_COPY_KEEP_GIL_BYTES) {
+        /* Counted as a waiter: a close meanwhile keeps the bytes. */
+        ++readback->waiters;
+        Py_BEGIN_ALLOW_THREADS
+        hrx_readback_copy_out(read, bytes, into);
+        Py_END_ALLOW_THREADS
+        --readback->waiters;
+      } else {
+        memcpy(into, bytes, (size_t)length);
+      }
+    }
     PyObject* numpy = data ? PyImport_ImportModule("numpy") : NULL;
     if (numpy) {
       array = PyObject_CallMethod(numpy, "frombuffer", "Os", data, "uint8");
@@ -263,7 +276,7 @@ int hrx_py_readback_copy_out(hrx_py_state_t* state, hrx_readback_t* readback,
     uint64_t length = hrx_readback_length(readback);
     if (length > HRX_PY_READ_COPY_KEEP_GIL_BYTES) {
       Py_BEGIN_ALLOW_THREADS
-      memcpy(out, bytes, length);
+      hrx_readback_copy_out(readback, bytes, out);
       Py_END_ALLOW_THREADS
     } else {
       memcpy(out, bytes, length);
