@@ -21,6 +21,8 @@ SMALL = {"HRX_CHUNK_BYTES": str(CHUNK), "HRX_CHUNK_WINDOW_BYTES": str(2 * CHUNK)
 PIPELINED = dict(SMALL, HRX_STAGED_COPY_THREADS="3",
                  HRX_STAGED_COPY_MIN_BYTES=str(CHUNK))
 SINGLE = dict(SMALL, HRX_STAGED_COPY_THREADS="0")
+# Not paced: staged whole by the copy threads, then one upload.
+UNCHUNKED = dict(PIPELINED, HRX_CHUNKING="0")
 
 LIVE = """
 def live():
@@ -49,8 +51,8 @@ SIZES = [CHUNK - 1, CHUNK, CHUNK + 1, 2 * CHUNK - 1, 2 * CHUNK,
          2 * CHUNK + 1, 7 * CHUNK + 13, (5 << 20) + 3]
 
 
-@pytest.mark.parametrize("env", [PIPELINED, SINGLE],
-                         ids=["pipelined", "one-thread"])
+@pytest.mark.parametrize("env", [PIPELINED, UNCHUNKED, SINGLE],
+                         ids=["pipelined", "unchunked", "one-thread"])
 def test_staged_transfers_give_identical_bytes(fresh, env):
     out = fresh(f"""
         dev = hrx.Device.open(0, backend=backend)
@@ -80,7 +82,9 @@ def test_staged_transfers_give_identical_bytes(fresh, env):
     assert out.strip() == "ok"
 
 
-def test_the_callers_memory_may_be_reused_when_upload_returns(fresh):
+@pytest.mark.parametrize("env", [PIPELINED, UNCHUNKED],
+                         ids=["pipelined", "unchunked"])
+def test_the_callers_memory_may_be_reused_when_upload_returns(fresh, env):
     """The upload borrowed its source for the call only: overwriting it at
     once changes nothing on the device, even while chunks are held."""
     out = fresh("""
@@ -96,11 +100,13 @@ def test_the_callers_memory_may_be_reused_when_upload_returns(fresh):
         for i, d in enumerate(dsts):
             assert (s.read(d).wait() == i + 1).all(), i
         print("ok")
-    """, env=PIPELINED)
+    """, env=env)
     assert out.strip() == "ok"
 
 
-def test_staged_uploads_keep_their_place_in_the_stream(fresh):
+@pytest.mark.parametrize("env", [PIPELINED, UNCHUNKED],
+                         ids=["pipelined", "unchunked"])
+def test_staged_uploads_keep_their_place_in_the_stream(fresh, env):
     """Fills, copies, reads and uploads on one stream run in submission
     order around pipelined uploads, and an event recorded after them covers
     them."""
@@ -125,11 +131,13 @@ def test_staged_uploads_keep_their_place_in_the_stream(fresh):
         other.wait_event(ev)
         assert (other.read(b).wait() == 2).all()
         print("ok")
-    """, env=PIPELINED)
+    """, env=env)
     assert out.strip() == "ok"
 
 
-def test_copy_threads_start_with_the_first_large_copy(fresh):
+@pytest.mark.parametrize("env", [PIPELINED, UNCHUNKED],
+                         ids=["pipelined", "unchunked"])
+def test_copy_threads_start_with_the_first_large_copy(fresh, env):
     """Small transfers stay on the short path: no copy thread starts; the
     first transfer at the threshold starts HRX_STAGED_COPY_THREADS of
     them, and later ones reuse them."""
@@ -153,7 +161,7 @@ def test_copy_threads_start_with_the_first_large_copy(fresh):
             obj.close()
         assert live() == NOTHING, live()
         print("ok")
-    """, env=PIPELINED)
+    """, env=env)
     assert out.strip() == "ok"
 
 
@@ -190,6 +198,17 @@ FAILING_UPLOAD = LIVE + """
             obj.close()
         assert live() == NOTHING, live()
 """
+
+
+def test_an_unpaced_staged_upload_fails_like_the_drivers_upload(fresh):
+    """With chunking off a large upload is staged by the copy threads and
+    published as one upload: its failure reads as the driver's upload's."""
+    staged = fresh(FAILING_UPLOAD, env=dict(UNCHUNKED, HRX_FAULTS="upload:1"))
+    driver = fresh(FAILING_UPLOAD, env=dict(UNCHUNKED, HRX_FAULTS="upload:1",
+                                            HRX_STAGED_COPY_THREADS="0"))
+    assert staged == driver
+    assert "command 2 of this stream (upload of 393221 bytes) failed" in \
+        staged, staged
 
 
 def test_a_failure_mid_upload_reads_like_the_one_thread_path(fresh):

@@ -42,7 +42,7 @@ static void hrx_readback_fill_into(hrx_readback_t* readback) {
   if (!readback->into_copied) {
     hrx_staged_copy(hrx_device_staged_copier(readback->device),
                     readback->into, readback->block->memory, readback->length,
-                    HRX_STAGED_COPY_DRAIN_PIECE_BYTES, NULL, NULL);
+                    0, NULL, NULL);
     readback->into_copied = true;
   }
   pthread_mutex_unlock(&readback->into_mutex);
@@ -227,7 +227,7 @@ uint64_t hrx_readback_length(const hrx_readback_t* readback) {
 void hrx_readback_copy_out(const hrx_readback_t* readback,
                            const uint8_t* bytes, void* out) {
   hrx_staged_copy(hrx_device_staged_copier(readback->device), out, bytes,
-                  readback->length, HRX_STAGED_COPY_DRAIN_PIECE_BYTES, NULL,
+                  readback->length, 0, NULL,
                   NULL);
 }
 
