@@ -50,9 +50,12 @@
  * dropped. An upload's copy is made once, at the call, into a staging
  * block from the device's pool (staging.h), and each chunk is an
  * asynchronous copy from that block (the backend's upload_pinned): no
- * second host copy per chunk. Buffers are not retained: a buffer's release and device
- * synchronize wait until nothing is held (hrx_pacer_wait_idle), and the
- * backend's free then waits for the published chunks like for any work.
+ * second host copy per chunk. A large upload is held before its copy is
+ * made and its chunks published as the copy threads fill them
+ * (staged_transfer.h, the transfer's staged_bytes). Buffers are not
+ * retained: a buffer's release and device synchronize wait until nothing
+ * is held (hrx_pacer_wait_idle), and the backend's free then waits for the
+ * published chunks like for any work.
  *
  * Environment (read when a live device is created; environment.h):
  *   HRX_CHUNKING            1 on (default), 0 off
