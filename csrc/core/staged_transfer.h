@@ -21,8 +21,9 @@
  *   caller and the copy threads together.
  *
  * Threads: started with the first copy that uses them, ended when the
- * device is torn down. They only copy host memory and call the `ready`
- * callback; they never touch Python objects and never call a backend.
+ * device is torn down. They copy host memory and call the `ready`
+ * callback (a paced upload's publishes its staged chunks, as a pacer
+ * thread does); they never touch Python objects.
  * A copy takes pieces in order; several copies at once (many threads
  * uploading) share the threads, each caller working on its own copy too,
  * so none waits on another's pieces alone.
