@@ -137,10 +137,13 @@ def test_staged_uploads_keep_their_place_in_the_stream(fresh, env):
 
 @pytest.mark.parametrize("env", [PIPELINED, UNCHUNKED],
                          ids=["pipelined", "unchunked"])
-def test_copy_threads_start_with_the_first_large_copy(fresh, env):
+def test_copy_threads_start_with_the_first_large_copy(fresh, env, backend):
     """Small transfers stay on the short path: no copy thread starts; the
     first transfer at the threshold starts HRX_STAGED_COPY_THREADS of
     them, and later ones reuse them."""
+    if backend != "host":
+        pytest.skip("counts the process's threads: a GPU runtime starts its "
+                    "own")
     out = fresh(LIVE + """
         dev = hrx.Device.open(0, backend=backend)
         s = dev.stream()
@@ -156,7 +159,9 @@ def test_copy_threads_start_with_the_first_large_copy(fresh, env):
                                              # the pacer's)
         s.upload(big, np.full(n, 2, np.uint8))
         assert (s.read(big).wait() == 2).all()
-        assert threads() - before == started or threads() - before <= started + 1
+        # No more copy threads (the large read may start the pacer's
+        # thread of its direction).
+        assert threads() - before <= started + 1, (threads(), before, started)
         for obj in (s, small, big, dev):
             obj.close()
         assert live() == NOTHING, live()
@@ -165,7 +170,10 @@ def test_copy_threads_start_with_the_first_large_copy(fresh, env):
     assert out.strip() == "ok"
 
 
-def test_copy_threads_off_start_none(fresh):
+def test_copy_threads_off_start_none(fresh, backend):
+    if backend != "host":
+        pytest.skip("counts the process's threads: a GPU runtime starts its "
+                    "own")
     out = fresh(LIVE + """
         dev = hrx.Device.open(0, backend=backend)
         s = dev.stream()
