@@ -176,9 +176,9 @@ hrx_status_t hrx_paced_upload(hrx_publication_t* publication, void* dst,
   status = hrx_paced_submit(publication, transfer);
   if (!status && atomic_load(&transfer->state) == HRX_PACED_HELD) {
     hrx_paced_fill_t fill = {publication, transfer};
-    hrx_staged_copy(copier, transfer->source_block->memory, data, length,
-                    hrx_pacer_settings(hrx_device_pacer(publication->device))
-                        ->chunk_bytes,
+    /* Pieces of the copier's choice: a chunk goes once the pieces under
+     * it are copied. */
+    hrx_staged_copy(copier, transfer->source_block->memory, data, length, 0,
                     hrx_paced_fill_ready, &fill);
   }
   /* Dropped (the stream failed): not run, as unpaced; nothing to fill. */

@@ -10,9 +10,9 @@
  * copy with no threads, are one memcpy on the caller's thread, as before.
  *
  * - A paced upload (paced_submission.c) is held on its stream before its
- *   staging is filled; the copy is cut into pieces of one pacer chunk, and
- *   whenever the filled prefix grows, the transfer's staged_bytes grows
- *   with it and the stream's held chunks are published (pacing.h): the
+ *   staging is filled; the copy is cut into pieces, and whenever the
+ *   filled prefix grows, the transfer's staged_bytes grows with it and the
+ *   stream's held chunks that lie inside are published (pacing.h): the
  *   chunks' DMA overlaps the copy of the later pieces. The call returns
  *   once every byte was copied (the caller's memory is borrowed for the
  *   call, as before).
