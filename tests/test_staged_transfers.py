@@ -316,3 +316,43 @@ def test_malformed_staged_copy_variables_are_refused(fresh, name, value,
             print("ok")
     """, env={name: value})
     assert out.strip() == "ok"
+
+
+def test_threads_waiting_on_one_large_read_get_one_array(fresh):
+    """read().wait() copies a large read out without the GIL: threads that
+    wait on the same read at once all get its bytes (the first array made
+    is the readback's), and closing a read while another thread copies it
+    out does not take the bytes from under that copy."""
+    out = fresh("""
+        import threading
+        dev = hrx.Device.open(0, backend=backend)
+        s = dev.stream()
+        n = (4 << 20) + 3
+        a = dev.allocate(n)
+        data = np.random.default_rng(5).integers(0, 256, n, dtype=np.uint8)
+        s.upload(a, data)
+        for k in range(20):
+            r = s.read(a)
+            got = []
+            waiters = [threading.Thread(target=lambda: got.append(r.wait()))
+                       for _ in range(4)]
+            for w in waiters: w.start()
+            for w in waiters: w.join()
+            assert len(got) == 4 and all((g == data).all() for g in got)
+            assert r.wait() is r.wait()
+            r.close()
+            r2 = s.read(a)
+            late = []
+            def wait_late():
+                try:
+                    late.append(r2.wait())
+                except hrx.Error as e:   # closed before its wait began
+                    late.append(e)
+            t = threading.Thread(target=wait_late)
+            t.start(); r2.close(); t.join()
+            assert len(late) == 1
+            if isinstance(late[0], np.ndarray):
+                assert (late[0] == data).all()
+        print("ok")
+    """, env=PIPELINED)
+    assert out.strip() == "ok"

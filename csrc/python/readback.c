@@ -221,7 +221,14 @@ static PyObject* hrx_py_readback_wait(PyObject* self, PyObject* unused) {
     }
     Py_XDECREF(numpy);
     Py_XDECREF(data);
-    if (array && !readback->closing) readback->result = Py_NewRef(array);
+    if (array && readback->result) {
+      /* Another wait made it while this one copied without the GIL. */
+      PyObject* made = Py_NewRef(readback->result);
+      Py_DECREF(array);
+      array = made;
+    } else if (array && !readback->closing) {
+      readback->result = Py_NewRef(array);
+    }
   } else if (outcome == 0) {
     /* Dropping the handle must not wait for the read either. */
     readback->abandoned = true;
