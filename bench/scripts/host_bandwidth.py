@@ -45,7 +45,8 @@ others, not interleaved with them.
 
 Prints the provenance header (device, commit, the command with the HRX_*
 settings it was given), the table and the skipped rows; writes one JSON
-line per measurement to --output (if given). Exits with status 1 if a row
+line per measurement to --output (if given; `--output -` prints them after
+the table, as a committed record keeps them). Exits with status 1 if a row
 failed its check.
 """
 from __future__ import annotations
@@ -421,7 +422,8 @@ def main() -> int:
     parser.add_argument("--child-suffix", default=None,
                         help=argparse.SUPPRESS)
     parser.add_argument("--output", help="a file of JSON lines, one per "
-                                         "measurement")
+                                         "measurement; -: print them after "
+                                         "the table")
     args = parser.parse_args()
     sizes = [s for s in args.sizes
              if args.max_bytes is None or s <= args.max_bytes]
@@ -463,19 +465,21 @@ def main() -> int:
             failed["hrx, copy threads off"] = str(error)
             print(f"# FAILED {error}", file=sys.stderr)
     commit_text = commit + ("+modified" if dirty else "") if commit else None
-    if args.output:
+    lines = [json.dumps(dict(record, device=f"{info['backend']}:"
+                             f"{info['index']} {info['name']}",
+                             git_commit=commit_text)) for record in records]
+    if args.output and args.output != "-":
         with open(args.output, "w") as output:
-            for record in records:
-                record = dict(record, device=f"{info['backend']}:"
-                              f"{info['index']} {info['name']}",
-                              git_commit=commit_text)
-                output.write(json.dumps(record) + "\n")
+            output.writelines(line + "\n" for line in lines)
     for line in table(records):
         print(line)
     for name, reason in skipped.items():
         print(f"# skipped {name}: {reason}")
     for name, message in failed.items():
         print(f"# failed {name}: {message}")
+    if args.output == "-":
+        for line in lines:
+            print(line)
     return 1 if failed else 0
 
 

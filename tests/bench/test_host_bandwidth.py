@@ -89,6 +89,27 @@ def test_the_host_bandwidth_script_reports_every_row(backend, tmp_path):
             assert sorted(per_row[(name, size)]) == [0, 1], (name, size)
 
 
+def test_json_lines_can_follow_the_table(backend, tmp_path):
+    if backend != "host":
+        pytest.skip("host only")
+    env = dict(os.environ)
+    env.pop("HRX_PYTHON_SITE_DIRS", None)
+    result = subprocess.run(
+        [sys.executable, "-P", SCRIPT, "--backend", "host", "--sizes",
+         "65536", "--repeat", "1", "--target-bytes", "65536", "--output",
+         "-"], capture_output=True, text=True, timeout=120, env=env)
+    assert result.returncode == 0, result.stderr[-3000:]
+    lines = result.stdout.splitlines()
+    records = [json.loads(l) for l in lines if l.startswith("{")]
+    assert len(records) == len(HRX_PAGEABLE) + sum(
+        hasattr(__import__("hrx").Device, m) * 2
+        for m in ("empty_pinned", "pin"))
+    # The lines come last, after the table and the skipped rows.
+    first = next(i for i, l in enumerate(lines) if l.startswith("{"))
+    assert all(l.startswith("{") for l in lines[first:])
+    assert any(l.startswith("# skipped") for l in lines[:first])
+
+
 def test_bad_sizes_are_refused(backend, tmp_path):
     if backend != "host":
         pytest.skip("host only")
