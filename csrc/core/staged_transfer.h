@@ -42,7 +42,8 @@
 #define HRX_STAGED_COPY_DEFAULT_MIN_BYTES (8ull << 20)
 #define HRX_STAGED_COPY_MIN_MIN_BYTES (64ull << 10)
 #define HRX_STAGED_COPY_MAX_THREADS 64
-/* Default threads: half the online cores, at most this many. */
+/* Default threads: half the CPUs the process may run on, at most this
+ * many. */
 #define HRX_STAGED_COPY_DEFAULT_MAX_THREADS 8
 /* The piece a copy is cut into when its caller leaves it to the copier
  * (piece_bytes 0): this, or less for a copy that would not give every
@@ -58,7 +59,7 @@ typedef struct hrx_staged_copy_settings_s {
 } hrx_staged_copy_settings_t;
 
 /* $HRX_STAGED_COPY_THREADS (0 .. HRX_STAGED_COPY_MAX_THREADS; default half
- * the online cores, 1 .. HRX_STAGED_COPY_DEFAULT_MAX_THREADS) and
+ * the CPUs the process may run on, 1 .. HRX_STAGED_COPY_DEFAULT_MAX_THREADS) and
  * $HRX_STAGED_COPY_MIN_BYTES (HRX_STAGED_COPY_MIN_MIN_BYTES .. 2^40;
  * default HRX_STAGED_COPY_DEFAULT_MIN_BYTES): INVALID_ARGUMENT naming a
  * malformed one (out unchanged). */
