@@ -356,3 +356,65 @@ def test_threads_waiting_on_one_large_read_get_one_array(fresh):
         print("ok")
     """, env=PIPELINED)
     assert out.strip() == "ok"
+
+
+def test_a_failing_read_into_keeps_only_landed_chunks(fresh):
+    """read_into's wait copies a paced read's chunks into `out` as they
+    land; when a later chunk fails, the wait raises and `out` holds at most
+    the chunks before it, with their right bytes, and nothing after."""
+    out = fresh(LIVE + """
+        dev = hrx.Device.open(0, backend=backend)
+        s = dev.stream()
+        chunk = 65536
+        n = chunk * 6 + 5
+        a = dev.allocate(n)
+        s.upload(a, np.full(n, 4, np.uint8))
+        s.synchronize()
+        out = np.zeros(n, np.uint8)
+        try:
+            r = s.read_into(a, out)
+        except hrx.DeviceError as e:   # published by the call itself
+            m = str(e)
+        else:
+            m = message(r.wait)
+            r.close()
+        assert "injected fault: download call #4" in m, m
+        written = np.flatnonzero(out)
+        assert (out[written] == 4).all()
+        assert len(written) <= 3 * chunk, len(written)
+        assert (out[3 * chunk:] == 0).all()
+        print("ok")
+    """, env=dict(PIPELINED, HRX_FAULTS="download:4"))
+    assert out.strip() == "ok"
+
+
+def test_a_read_polled_while_another_thread_drains_it(fresh):
+    """One thread waits on a large paced read_into (draining its chunks as
+    they land) while others poll done(): `out` ends with every byte."""
+    out = fresh("""
+        import threading
+        dev = hrx.Device.open(0, backend=backend)
+        s = dev.stream()
+        n = 40 * 65536 + 9
+        a = dev.allocate(n)
+        data = np.random.default_rng(3).integers(0, 256, n, dtype=np.uint8)
+        s.upload(a, data)
+        for k in range(10):
+            out = np.zeros(n, np.uint8)
+            r = s.read_into(a, out)
+            stop = []
+            def poll():
+                while not stop:
+                    r.done()
+            pollers = [threading.Thread(target=poll) for _ in range(2)]
+            for p in pollers: p.start()
+            assert r.wait() is out
+            stop.append(1)
+            for p in pollers: p.join()
+            assert (out == data).all(), k
+            got = np.zeros(n + 7, np.uint8)
+            s.read_blocking(a, got)
+            assert (got[:n] == data).all() and (got[n:] == 0).all(), k
+        print("ok")
+    """, env=PIPELINED)
+    assert out.strip() == "ok"

@@ -34,10 +34,11 @@ PyTorch rows need their library and a GPU of the hip backend. A row that
 cannot run here is skipped with the reason, printed under the table.
 
 --single-thread-copies adds the hrx pageable rows once more from a child
-process with HRX_STAGED_COPY_THREADS=0 (the staged copies of large
-pageable transfers by one thread, as without the copy threads; docs/api.md,
-"Staged transfers"), labelled ", copy threads off"; those run after the
-others, not interleaved with them.
+process with HRX_STAGED_COPY_THREADS=0 (the staging copies of large
+pageable transfers made by the calling thread alone; a paced read is still
+copied out as its chunks land; docs/api.md, "Staged transfers"), labelled
+", copy threads off"; those run after the others, not interleaved with
+them.
 
     python3 -P bench/scripts/host_bandwidth.py --backend host --max-bytes 16777216
     python3 -P bench/scripts/host_bandwidth.py --backend hip \\

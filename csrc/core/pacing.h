@@ -138,6 +138,12 @@ typedef struct hrx_paced_transfer_s {
    * (staged_transfer.h), which grows it and then publishes its entry.
    * A chunk is published only once it lies inside. */
   atomic_uint_fast64_t staged_bytes;
+  /* A read's prefix of `dst` that the device has written: the end of its
+   * last chunk seen complete, in order, by the direction's thread; and
+   * whether a chunk's completion could not be confirmed (its wait failed:
+   * nothing after it lands). Waited for with hrx_pacer_wait_landed. */
+  atomic_uint_fast64_t landed_bytes;
+  atomic_bool landing_failed;
   /* The pacer's (its mutex): */
   uint64_t offset;               /* bytes published */
   atomic_int state;              /* hrx_paced_state_t */
@@ -247,6 +253,12 @@ bool hrx_pacer_wait_transfer(hrx_pacer_t* pacer,
                              hrx_paced_transfer_t* transfer,
                              const hrx_wait_hook_t* hook,
                              bool* out_interrupted);
+
+/* Waits until the read's landed_bytes exceed `above`, it was dropped, or
+ * its landing failed, in the hook's slices; false when interrupted. */
+bool hrx_pacer_wait_landed(hrx_pacer_t* pacer, hrx_paced_transfer_t* transfer,
+                           uint64_t above, const hrx_wait_hook_t* hook,
+                           bool* out_interrupted);
 
 /* For a readback released before its transfer was published: the transfer
  * takes over its staging block (given back, as pending, when the transfer's

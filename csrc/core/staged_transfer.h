@@ -18,7 +18,8 @@
  *   call, as before).
  * - A read's bytes are drained from its staging into the caller's memory
  *   (read_into, read_blocking, and a binding's copy out of a read) by the
- *   caller and the copy threads together.
+ *   caller and the copy threads together; a paced read's chunks as they
+ *   land (readback.c).
  *
  * Threads: started with the first copy that uses them, ended when the
  * device is torn down. They copy host memory and call the `ready`

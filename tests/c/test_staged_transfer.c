@@ -3,9 +3,10 @@
  * growing to the whole copy, serves several copies at once, and copies
  * alone when it does not apply; the settings' environment errors; and on
  * the host backend, pipelined uploads, reads and blocking reads from
- * several threads give the bytes back in each stream's order. Runs without
- * Python, also under ASan+UBSan and TSan. Prints "N passed, M failed"
- * last; non-zero exit on failure. */
+ * several threads give the bytes back in each stream's order, and a paced
+ * read drained by its wait beside a thread that queries it gives every
+ * byte. Runs without Python, also under ASan+UBSan and TSan. Prints
+ * "N passed, M failed" last; non-zero exit on failure. */
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -240,11 +241,75 @@ static void test_streams(void) {
   unsetenv("HRX_STAGED_COPY_MIN_BYTES");
 }
 
+typedef struct {
+  hrx_readback_t* read;
+  atomic_bool stop;
+  int failures;
+} poll_arg_t;
+
+static void* poll_thread(void* arg) {
+  poll_arg_t* a = arg;
+  while (!atomic_load(&a->stop)) {
+    bool done = false;
+    hrx_status_t status = hrx_readback_query(a->read, &done);
+    if (status) {
+      hrx_status_free(status);
+      a->failures++;
+    }
+  }
+  return NULL;
+}
+
+/* A paced read_into drained by its wait while another thread queries it
+ * (which may fill `into` itself once done): every byte, once. */
+static void test_drain_beside_queries(void) {
+  setenv("HRX_CHUNK_BYTES", "65536", 1);
+  setenv("HRX_CHUNK_WINDOW_BYTES", "131072", 1);
+  setenv("HRX_STAGED_COPY_THREADS", "2", 1);
+  setenv("HRX_STAGED_COPY_MIN_BYTES", "65536", 1);
+  hrx_device_t* device = NULL;
+  CHECK_OK(hrx_device_open("host", 0, &device));
+  hrx_stream_t* stream = NULL;
+  CHECK_OK(hrx_stream_create(device, &stream));
+  const uint64_t n = 65536 * 24 + 5;
+  uint8_t* data = malloc(n);
+  uint8_t* out = malloc(n);
+  fill_pattern(data, n, 9);
+  hrx_buffer_t* buffer = NULL;
+  CHECK_OK(hrx_buffer_allocate(device, n, &buffer));
+  CHECK_OK(hrx_stream_upload(stream, whole(buffer), data, n));
+  for (int round = 0; round < 6; ++round) {
+    memset(out, 0, n);
+    poll_arg_t poll = {.failures = 0};
+    atomic_init(&poll.stop, false);
+    CHECK_OK(hrx_stream_read_into(stream, whole(buffer), out, n, &poll.read));
+    pthread_t poller;
+    pthread_create(&poller, NULL, poll_thread, &poll);
+    const uint8_t* bytes = NULL;
+    CHECK_OK(hrx_readback_wait(poll.read, NULL, &bytes, NULL));
+    atomic_store(&poll.stop, true);
+    pthread_join(poller, NULL);
+    CHECK(poll.failures == 0);
+    CHECK(bytes == out && memcmp(out, data, n) == 0);
+    hrx_readback_release(poll.read);
+  }
+  hrx_buffer_release(buffer);
+  hrx_stream_release(stream);
+  hrx_device_release(device);
+  free(data);
+  free(out);
+  unsetenv("HRX_CHUNK_BYTES");
+  unsetenv("HRX_CHUNK_WINDOW_BYTES");
+  unsetenv("HRX_STAGED_COPY_THREADS");
+  unsetenv("HRX_STAGED_COPY_MIN_BYTES");
+}
+
 int main(void) {
   test_settings();
   test_copier();
   test_copies_at_once();
   test_streams();
+  test_drain_beside_queries();
   printf("%d passed, %d failed\n", hrx_test_passed, hrx_test_failed);
   return hrx_test_failed ? 1 : 0;
 }
