@@ -27,6 +27,11 @@
 #include "stream.h"
 #include "wait.h"
 
+/* A non-blocking wait copies at most this many bytes into caller memory:
+ * a larger copy is WOULD_BLOCK, so that a binding makes it with its lock
+ * released (and a paced read's blocking wait drains it as it lands). */
+#define HRX_READBACK_NONBLOCKING_COPY_MAX_BYTES (64u << 10)
+
 struct hrx_readback_s {
   hrx_device_t* device;          /* retained */
   hrx_staging_block_t* block;    /* owned until given back to the pool */
@@ -335,6 +340,13 @@ hrx_status_t hrx_readback_wait(hrx_readback_t* readback,
           backend, readback->block->event, 0, &done));
     }
     if (!done) return hrx_would_block("the read");
+    if (readback->into &&
+        readback->length > HRX_READBACK_NONBLOCKING_COPY_MAX_BYTES) {
+      pthread_mutex_lock(&readback->into_mutex);
+      bool copied = readback->into_copied;
+      pthread_mutex_unlock(&readback->into_mutex);
+      if (!copied) return hrx_would_block("a large read's copy into out");
+    }
   } else {
     HRX_RETURN_IF_ERROR(hrx_wait_native_event(
         backend, readback->block->event, hook, out_interrupted));
