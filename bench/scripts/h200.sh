@@ -52,6 +52,13 @@
 #                    through hrx, CuPy and a replayed CuPy graph; 5
 #                    interleaved repeats (kernel_launch_rate.py; about 2
 #                    minutes)
+#   host-bandwidth   host-to-device and device-to-host bandwidth, 64 KiB to
+#                    256 MiB: hrx from pageable (numpy) and pinned memory
+#                    (upload, read_into, read().wait()), the pageable rows
+#                    again with the copy threads off, beside CuPy and
+#                    PyTorch; 5 interleaved repeats; table in
+#                    host-bandwidth.txt, JSON lines in host-bandwidth.jsonl
+#                    (host_bandwidth.py; about 90 s)
 #   chunking         a 4 KiB high-priority probe behind 16 x 64 MiB reads
 #                    (then uploads) on a normal stream, chunking off against
 #                    chunk sizes 1-16 MiB x windows 1-4 chunks, a fresh
@@ -114,7 +121,7 @@ export PYTHONUNBUFFERED=1
 export PYTHONSAFEPATH=1   # import the installed hrx, not ./hrx (no extension there)
 STAGES="sweep-drivers sweep sweep-raw sweep-python connections connections-hrx workload submission-cost \
 quick-batching read-latency call-latency python-threads kernel-launch-rate \
-chunking conformance conformance-off \
+host-bandwidth chunking conformance conformance-off \
 selected before-after model-random load multi-gpu multi-gpu-sweep multi-gpu-concurrent"
 if [ $# -eq 0 ]; then
   echo "usage: bash bench/scripts/h200.sh STAGE [STAGE...]; stages: $STAGES" >&2
@@ -327,6 +334,11 @@ for stage in "$@"; do
         --launches 100000 --output "$OUT/kernel-launch-rate.json" \
         >"$OUT/kernel-launch-rate.txt"
       echo "exit status $?" ;;
+    host-bandwidth)
+      timeout 300 python3 -P bench/scripts/host_bandwidth.py --backend hip \
+        --max-bytes 268435456 --single-thread-copies \
+        --output "$OUT/host-bandwidth.jsonl" >"$OUT/host-bandwidth.txt"
+      echo "exit status $?"; grep -v '^{' "$OUT/host-bandwidth.txt" ;;
     conformance)  conformance ;;
     conformance-off) conformance_off ;;
     selected)     selected ;;

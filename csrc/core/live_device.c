@@ -34,6 +34,8 @@ struct hrx_device_s {
   hrx_failure_list_t failures;     /* streams holding an unraised
                                       failure (failure.h) */
   hrx_staging_pool_t* staging;     /* owned: read staging */
+  hrx_staged_copier_t* copier;     /* owned: pipelined host copies
+                                      (staged_transfer.h) */
   const hrx_backend_t* backend_type; /* static */
   int index;
   unsigned generation;             /* hrx_fork_current() at creation */
@@ -134,12 +136,15 @@ static hrx_status_t hrx_device_create(const hrx_backend_t* backend_type,
   /* The core's settings first: a malformed one fails the open before any
    * native work. */
   hrx_chunk_settings_t chunking;
+  hrx_staged_copy_settings_t staged_copy;
   uint64_t staging_cache_bytes = 0;
   hrx_status_t status = hrx_batch_settings_from_environment(&device->batch);
   if (!status) status = hrx_chunk_settings_from_environment(&chunking);
   if (!status) {
     status = hrx_staging_cache_bytes_from_environment(&staging_cache_bytes);
   }
+  if (!status) status = hrx_staged_copy_settings_from_environment(&staged_copy);
+  if (!status) status = hrx_staged_copier_create(&staged_copy, &device->copier);
   if (status) {
     free(device);
     return status;
@@ -154,6 +159,7 @@ static hrx_status_t hrx_device_create(const hrx_backend_t* backend_type,
     if (status) device->backend->vtable->destroy(device->backend);
   }
   if (status) {
+    hrx_staged_copier_destroy(device->copier);
     free(device);
     return status;
   }
@@ -196,6 +202,7 @@ static hrx_status_t hrx_device_create(const hrx_backend_t* backend_type,
   atomic_init(&device->staging_warm_queued, false);
   if (status) {
     device->backend->vtable->destroy(device->backend);
+    hrx_staged_copier_destroy(device->copier);
     free(device);
     return status;
   }
@@ -324,6 +331,8 @@ static void hrx_device_teardown(void* arg) {
   /* Every queue waited for its work: staging is no longer written, and no
    * launch of a cached module is left. */
   hrx_staging_pool_destroy(device->staging);
+  /* No call is in progress (they held references): no copy either. */
+  hrx_staged_copier_destroy(device->copier);
   hrx_kernel_cache_destroy(device->kernels);
   device->backend->vtable->destroy(device->backend);
   hrx_failure_list_deinitialize(&device->failures);
@@ -399,6 +408,10 @@ hrx_kernel_cache_t* hrx_device_kernel_cache(hrx_device_t* device) {
 
 hrx_staging_pool_t* hrx_device_staging(hrx_device_t* device) {
   return device->staging;
+}
+
+hrx_staged_copier_t* hrx_device_staged_copier(hrx_device_t* device) {
+  return device->copier;
 }
 
 bool hrx_device_callbacks_may_call_runtime(const hrx_device_t* device) {

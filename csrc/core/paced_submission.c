@@ -7,6 +7,7 @@
 #include "base/nonblocking.h"
 #include "base/status.h"
 #include "live_device.h"
+#include "staged_transfer.h"
 
 #define HRX_PUBLICATION_OF_PACE(e) \
   ((hrx_publication_t*)((char*)(e) - offsetof(hrx_publication_t, pace_entry)))
@@ -122,6 +123,25 @@ static hrx_status_t hrx_paced_submit(hrx_publication_t* publication,
 
 /* ---------------------------------------------------------- transfers */
 
+/* A pipelined upload's fill (staged_transfer.h): the filled prefix may be
+ * published. */
+typedef struct {
+  hrx_publication_t* publication;
+  hrx_paced_transfer_t* transfer;  /* the filler's reference */
+} hrx_paced_fill_t;
+
+static void hrx_paced_fill_ready(void* user_data, uint64_t ready_bytes) {
+  hrx_paced_fill_t* fill = user_data;
+  uint_fast64_t staged = atomic_load(&fill->transfer->staged_bytes);
+  while (staged < ready_bytes &&
+         !atomic_compare_exchange_weak(&fill->transfer->staged_bytes, &staged,
+                                       ready_bytes)) {
+  }
+  if (atomic_load(&fill->transfer->state) == HRX_PACED_HELD) {
+    hrx_paced_publish(&fill->publication->pace_entry);
+  }
+}
+
 hrx_status_t hrx_paced_upload(hrx_publication_t* publication, void* dst,
                               const void* data, uint64_t length) {
   hrx_paced_transfer_t* transfer = hrx_paced_transfer_create();
@@ -136,14 +156,34 @@ hrx_status_t hrx_paced_upload(hrx_publication_t* publication, void* dst,
     hrx_paced_transfer_release(transfer);
     return status;
   }
-  memcpy(transfer->source_block->memory, data, length);
   transfer->staging = staging;
   transfer->direction = HRX_PACE_TO_DEVICE;
   transfer->dst = dst;
   transfer->src = transfer->source_block->memory;
   transfer->length = length;
   transfer->what = "upload";
-  return hrx_paced_submit(publication, transfer);
+  hrx_staged_copier_t* copier =
+      hrx_device_staged_copier(publication->device);
+  if (!hrx_staged_copier_applies(copier, length)) {
+    memcpy(transfer->source_block->memory, data, length);
+    return hrx_paced_submit(publication, transfer);
+  }
+  /* Pipelined: held (in the stream's order) with nothing staged, then
+   * filled piece by piece, each chunk published once it is staged. The
+   * filler keeps a reference: the held list may drop its own. */
+  atomic_store(&transfer->staged_bytes, 0);
+  hrx_paced_transfer_retain(transfer);
+  status = hrx_paced_submit(publication, transfer);
+  if (!status && atomic_load(&transfer->state) == HRX_PACED_HELD) {
+    hrx_paced_fill_t fill = {publication, transfer};
+    /* Pieces of the copier's choice: a chunk goes once the pieces under
+     * it are copied. */
+    hrx_staged_copy(copier, transfer->source_block->memory, data, length, 0,
+                    hrx_paced_fill_ready, &fill);
+  }
+  /* Dropped (the stream failed): not run, as unpaced; nothing to fill. */
+  hrx_paced_transfer_release(transfer);
+  return status;
 }
 
 hrx_status_t hrx_paced_read(hrx_publication_t* publication, const void* src,

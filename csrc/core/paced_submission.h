@@ -39,7 +39,10 @@ hrx_status_t hrx_paced_would_block(void);
 
 /* An upload of `length` bytes from `data` (borrowed for the call: the
  * chunks read a copy of it in pooled staging, pinned on GPUs) to `dst`.
- * The caller passed the stream's entry. */
+ * When the device's copy threads apply (staged_transfer.h), it is held
+ * first and the copy is made by them and the caller, each chunk published
+ * once copied; the call returns after the whole copy. The caller passed
+ * the stream's entry. */
 hrx_status_t hrx_paced_upload(hrx_publication_t* publication, void* dst,
                               const void* data, uint64_t length);
 

@@ -45,6 +45,9 @@ hrx_paced_transfer_t* hrx_paced_transfer_create(void) {
   if (!transfer) return NULL;
   atomic_init(&transfer->ref_count, 1);
   atomic_init(&transfer->state, HRX_PACED_HELD);
+  atomic_init(&transfer->staged_bytes, UINT64_MAX);
+  atomic_init(&transfer->landed_bytes, 0);
+  atomic_init(&transfer->landing_failed, false);
   return transfer;
 }
 
@@ -75,6 +78,7 @@ void hrx_paced_transfer_release(hrx_paced_transfer_t* transfer) {
 typedef struct hrx_chunk_s {
   hrx_native_event_t* event;       /* owned; recorded after the chunk */
   uint64_t bytes;
+  uint64_t end;                    /* its end in its transfer */
   hrx_paced_transfer_t* transfer;  /* retained while in flight */
   struct hrx_chunk_s* next;
 } hrx_chunk_t;
@@ -346,6 +350,10 @@ void hrx_pacer_publish_locked(hrx_pacer_t* pacer, hrx_pace_entry_t* entry) {
     uint64_t offset = transfer->offset;
     uint64_t bytes = transfer->length - offset;
     if (bytes > chunk_bytes) bytes = chunk_bytes;
+    if (offset + bytes > atomic_load(&transfer->staged_bytes)) {
+      pthread_mutex_unlock(&pacer->mutex);
+      break;  /* its filler publishes it once the chunk is staged */
+    }
     if (lane->in_flight_bytes &&
         lane->in_flight_bytes + bytes > pacer->settings.window_bytes) {
       pthread_mutex_unlock(&pacer->mutex);
@@ -418,6 +426,7 @@ void hrx_pacer_publish_locked(hrx_pacer_t* pacer, hrx_pace_entry_t* entry) {
       break;
     }
     chunk->bytes = bytes;
+    chunk->end = offset + bytes;
     chunk->transfer = transfer;
     hrx_paced_transfer_retain(transfer);
     chunk->next = NULL;
@@ -483,9 +492,20 @@ static void* hrx_pace_main(void* arg) {
     pthread_mutex_unlock(&pacer->mutex);
     /* A failed wait leaves the chunk's fate to its queue's failure model:
      * the window only needs to know it no longer runs. */
-    hrx_status_free(
-        hrx_wait_native_event(pacer->backend, chunk->event, NULL, NULL));
+    hrx_status_t waited =
+        hrx_wait_native_event(pacer->backend, chunk->event, NULL, NULL);
     pthread_mutex_lock(&pacer->mutex);
+    if (chunk->transfer->direction == HRX_PACE_TO_HOST) {
+      /* A read's chunks complete in order: its landed prefix grows (a
+       * reader may drain it while later chunks run). */
+      if (waited) {
+        atomic_store(&chunk->transfer->landing_failed, true);
+      } else {
+        atomic_store(&chunk->transfer->landed_bytes, chunk->end);
+      }
+      pthread_cond_broadcast(&pacer->progress_cond);
+    }
+    hrx_status_free(waited);
     lane->head = chunk->next;
     if (!lane->head) lane->tail = NULL;
     lane->in_flight_bytes -= chunk->bytes;
@@ -508,9 +528,17 @@ typedef struct {
   hrx_pacer_t* pacer;
   hrx_pace_entry_t* entry;              /* or NULL: the whole device */
   hrx_paced_transfer_t* transfer;       /* or NULL */
+  bool landing;                         /* for the transfer's landed bytes */
+  uint64_t above;                       /* landing: beyond this */
 } hrx_pace_wait_t;
 
 static bool hrx_pace_wait_done_locked(const hrx_pace_wait_t* wait) {
+  if (wait->landing) {
+    const hrx_paced_transfer_t* t = wait->transfer;
+    return atomic_load(&t->landed_bytes) > wait->above ||
+           atomic_load(&t->landing_failed) ||
+           atomic_load(&t->state) == HRX_PACED_DROPPED;
+  }
   if (wait->transfer) {
     return atomic_load(&wait->transfer->state) != HRX_PACED_HELD;
   }
@@ -564,13 +592,13 @@ void hrx_pacer_wait_no_drainers(hrx_pacer_t* pacer, hrx_pace_entry_t* entry) {
 bool hrx_pacer_wait_drained(hrx_pacer_t* pacer, hrx_pace_entry_t* entry,
                             const hrx_wait_hook_t* hook,
                             bool* out_interrupted) {
-  hrx_pace_wait_t wait = {pacer, entry, NULL};
+  hrx_pace_wait_t wait = {pacer, entry, NULL, false, 0};
   return hrx_wait_sliced(hrx_pace_wait_for, &wait, hook, out_interrupted);
 }
 
 bool hrx_pacer_wait_idle(hrx_pacer_t* pacer, const hrx_wait_hook_t* hook,
                          bool* out_interrupted) {
-  hrx_pace_wait_t wait = {pacer, NULL, NULL};
+  hrx_pace_wait_t wait = {pacer, NULL, NULL, false, 0};
   return hrx_wait_sliced(hrx_pace_wait_for, &wait, hook, out_interrupted);
 }
 
@@ -579,7 +607,14 @@ bool hrx_pacer_wait_transfer(hrx_pacer_t* pacer,
                              const hrx_wait_hook_t* hook,
                              bool* out_interrupted) {
   if (atomic_load(&transfer->state) != HRX_PACED_HELD) return true;
-  hrx_pace_wait_t wait = {pacer, NULL, transfer};
+  hrx_pace_wait_t wait = {pacer, NULL, transfer, false, 0};
+  return hrx_wait_sliced(hrx_pace_wait_for, &wait, hook, out_interrupted);
+}
+
+bool hrx_pacer_wait_landed(hrx_pacer_t* pacer, hrx_paced_transfer_t* transfer,
+                           uint64_t above, const hrx_wait_hook_t* hook,
+                           bool* out_interrupted) {
+  hrx_pace_wait_t wait = {pacer, NULL, transfer, true, above};
   return hrx_wait_sliced(hrx_pace_wait_for, &wait, hook, out_interrupted);
 }
 

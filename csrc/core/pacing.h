@@ -50,9 +50,12 @@
  * dropped. An upload's copy is made once, at the call, into a staging
  * block from the device's pool (staging.h), and each chunk is an
  * asynchronous copy from that block (the backend's upload_pinned): no
- * second host copy per chunk. Buffers are not retained: a buffer's release and device
- * synchronize wait until nothing is held (hrx_pacer_wait_idle), and the
- * backend's free then waits for the published chunks like for any work.
+ * second host copy per chunk. A large upload is held before its copy is
+ * made and its chunks published as the copy threads fill them
+ * (staged_transfer.h, the transfer's staged_bytes). Buffers are not
+ * retained: a buffer's release and device synchronize wait until nothing
+ * is held (hrx_pacer_wait_idle), and the backend's free then waits for the
+ * published chunks like for any work.
  *
  * Environment (read when a live device is created; environment.h):
  *   HRX_CHUNKING            1 on (default), 0 off
@@ -130,6 +133,17 @@ typedef struct hrx_paced_transfer_s {
   hrx_staging_block_t* block;    /* borrowed (read): its event is recorded
                                     after the last chunk; owned once
                                     adopted */
+  /* The prefix of `src` that may be published: all of it (UINT64_MAX, as
+   * created) except for an upload whose staging is still being filled
+   * (staged_transfer.h), which grows it and then publishes its entry.
+   * A chunk is published only once it lies inside. */
+  atomic_uint_fast64_t staged_bytes;
+  /* A read's prefix of `dst` that the device has written: the end of its
+   * last chunk seen complete, in order, by the direction's thread; and
+   * whether a chunk's completion could not be confirmed (its wait failed:
+   * nothing after it lands). Waited for with hrx_pacer_wait_landed. */
+  atomic_uint_fast64_t landed_bytes;
+  atomic_bool landing_failed;
   /* The pacer's (its mutex): */
   uint64_t offset;               /* bytes published */
   atomic_int state;              /* hrx_paced_state_t */
@@ -239,6 +253,12 @@ bool hrx_pacer_wait_transfer(hrx_pacer_t* pacer,
                              hrx_paced_transfer_t* transfer,
                              const hrx_wait_hook_t* hook,
                              bool* out_interrupted);
+
+/* Waits until the read's landed_bytes exceed `above`, it was dropped, or
+ * its landing failed, in the hook's slices; false when interrupted. */
+bool hrx_pacer_wait_landed(hrx_pacer_t* pacer, hrx_paced_transfer_t* transfer,
+                           uint64_t above, const hrx_wait_hook_t* hook,
+                           bool* out_interrupted);
 
 /* For a readback released before its transfer was published: the transfer
  * takes over its staging block (given back, as pending, when the transfer's

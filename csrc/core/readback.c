@@ -8,7 +8,9 @@
  * chunk. Until then the readback is not done, and a wait first waits for
  * the last chunk to be published. A readback released before that gives
  * its block to the transfer, which returns it to the pool when the last
- * chunk completed. */
+ * chunk completed. A paced read into caller memory waited in blocking mode
+ * copies its chunks as they land (the transfer's landed_bytes), so the
+ * copy overlaps the later chunks. */
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,10 +21,16 @@
 #include "base/nonblocking.h"
 #include "paced_submission.h"
 #include "pacing.h"
+#include "staged_transfer.h"
 #include "staging.h"
 #include "base/status.h"
 #include "stream.h"
 #include "wait.h"
+
+/* A non-blocking wait copies at most this many bytes into caller memory:
+ * a larger copy is WOULD_BLOCK, so that a binding makes it with its lock
+ * released (and a paced read's blocking wait drains it as it lands). */
+#define HRX_READBACK_NONBLOCKING_COPY_MAX_BYTES (64u << 10)
 
 struct hrx_readback_s {
   hrx_device_t* device;          /* retained */
@@ -33,16 +41,64 @@ struct hrx_readback_s {
   uint8_t* into;
   pthread_mutex_t into_mutex;     /* with `into` */
   bool into_copied;               /* into_mutex */
+  uint64_t drained;               /* into_mutex: the prefix of `into`
+                                     already copied (a paced read drains
+                                     chunks as they land) */
 };
 
-/* Copies a complete read's bytes into `into`, once. */
+/* Copies [drained, upto) of the staging into `into` (into_mutex held). */
+static void hrx_readback_copy_into_locked(hrx_readback_t* readback,
+                                          uint64_t upto) {
+  if (upto <= readback->drained) return;
+  hrx_staged_copy(hrx_device_staged_copier(readback->device),
+                  readback->into + readback->drained,
+                  (const uint8_t*)readback->block->memory + readback->drained,
+                  upto - readback->drained, 0, NULL, NULL);
+  readback->drained = upto;
+}
+
+/* Copies a complete read's bytes into `into`, once (what a paced read's
+ * wait drained already is not copied again). */
 static void hrx_readback_fill_into(hrx_readback_t* readback) {
   pthread_mutex_lock(&readback->into_mutex);
   if (!readback->into_copied) {
-    memcpy(readback->into, readback->block->memory, readback->length);
+    hrx_readback_copy_into_locked(readback, readback->length);
     readback->into_copied = true;
   }
   pthread_mutex_unlock(&readback->into_mutex);
+}
+
+/* A paced read into caller memory, waited in blocking mode: the chunks
+ * that landed are copied into `into` (by the copy threads too, for a
+ * large prefix) while later ones run, so the copy overlaps the transfer.
+ * Returns once everything landed, or the read was dropped or its landing
+ * failed (the wait that follows reports it), or the hook interrupted it
+ * (*out_interrupted). The lock is not held while waiting: a query may
+ * fill `into` meanwhile. */
+static void hrx_readback_drain_landed(hrx_readback_t* readback,
+                                      const hrx_wait_hook_t* hook,
+                                      bool* out_interrupted) {
+  hrx_paced_transfer_t* transfer = readback->transfer;
+  hrx_pacer_t* pacer = hrx_device_pacer(readback->device);
+  for (;;) {
+    uint64_t landed = atomic_load(&transfer->landed_bytes);
+    pthread_mutex_lock(&readback->into_mutex);
+    bool finished = readback->into_copied;
+    if (!finished) {
+      hrx_readback_copy_into_locked(readback, landed);
+      finished = readback->drained == readback->length;
+    }
+    uint64_t drained = readback->drained;
+    pthread_mutex_unlock(&readback->into_mutex);
+    if (finished || atomic_load(&transfer->landing_failed) ||
+        atomic_load(&transfer->state) == HRX_PACED_DROPPED) {
+      return;
+    }
+    if (!hrx_pacer_wait_landed(pacer, transfer, drained, hook,
+                               out_interrupted)) {
+      return;
+    }
+  }
 }
 
 /* A paced read's failure (a chunk failed, or it was not run), copied for
@@ -221,6 +277,13 @@ uint64_t hrx_readback_length(const hrx_readback_t* readback) {
   return readback->length;
 }
 
+void hrx_readback_copy_out(const hrx_readback_t* readback,
+                           const uint8_t* bytes, void* out) {
+  hrx_staged_copy(hrx_device_staged_copier(readback->device), out, bytes,
+                  readback->length, 0, NULL,
+                  NULL);
+}
+
 hrx_status_t hrx_readback_query(hrx_readback_t* readback, bool* out_done) {
   HRX_RETURN_IF_ERROR(hrx_entry_check(readback->device, HRX_ENTRY_RUNTIME_QUERY,
                                       "querying a read"));
@@ -252,6 +315,10 @@ hrx_status_t hrx_readback_wait(hrx_readback_t* readback,
                                            "waiting for a read", &nonblocking));
   hrx_batch_thread_observed();
   hrx_backend_device_t* backend = hrx_device_backend(readback->device);
+  if (readback->transfer && readback->into && !nonblocking) {
+    hrx_readback_drain_landed(readback, hook, out_interrupted);
+    if (*out_interrupted) return NULL;
+  }
   if (readback->transfer) {
     if (atomic_load(&readback->transfer->state) == HRX_PACED_HELD) {
       if (nonblocking) return hrx_would_block("the read's held chunks");
@@ -273,6 +340,13 @@ hrx_status_t hrx_readback_wait(hrx_readback_t* readback,
           backend, readback->block->event, 0, &done));
     }
     if (!done) return hrx_would_block("the read");
+    if (readback->into &&
+        readback->length > HRX_READBACK_NONBLOCKING_COPY_MAX_BYTES) {
+      pthread_mutex_lock(&readback->into_mutex);
+      bool copied = readback->into_copied;
+      pthread_mutex_unlock(&readback->into_mutex);
+      if (!copied) return hrx_would_block("a large read's copy into out");
+    }
   } else {
     HRX_RETURN_IF_ERROR(hrx_wait_native_event(
         backend, readback->block->event, hook, out_interrupted));
@@ -333,8 +407,10 @@ hrx_status_t hrx_stream_read_blocking(hrx_stream_t* stream, hrx_view_t src,
   HRX_RETURN_IF_ERROR(
       hrx_stream_wait_completions(stream, hook, out_interrupted));
   if (*out_interrupted) return NULL;
+  /* Straight into `out`: a paced read's chunks are copied there as they
+   * land (hrx_readback_wait). */
   hrx_readback_t* readback = NULL;
-  HRX_RETURN_IF_ERROR(hrx_stream_read(stream, src, &readback));
+  HRX_RETURN_IF_ERROR(hrx_stream_read_to(stream, src, out, &readback));
   const uint8_t* bytes = NULL;
   hrx_status_t status =
       hrx_readback_wait(readback, hook, &bytes, out_interrupted);
@@ -342,7 +418,6 @@ hrx_status_t hrx_stream_read_blocking(hrx_stream_t* stream, hrx_view_t src,
     hrx_readback_release_deferred(readback);
     return NULL;
   }
-  if (!status) memcpy(out, bytes, src.length);
   hrx_readback_free(readback, status == NULL);
   return status;
 }

@@ -199,6 +199,7 @@ static hrx_staging_block_t* hrx_staging_reclaim(hrx_staging_pool_t* pool) {
   hrx_staging_block_t* list = pool->pending;
   pool->pending = NULL;
   pthread_mutex_unlock(&pool->mutex);
+  if (!list) return NULL;
   hrx_staging_block_t* still = NULL;
   hrx_staging_block_t* done = NULL;
   while (list) {
@@ -347,7 +348,9 @@ hrx_status_t hrx_staging_acquire(hrx_staging_pool_t* pool, uint64_t length,
   /* Reclaiming evicts blocks beyond the cache (only queries, and hands
    * them to the cleanup thread or keeps them in non-blocking mode). */
   {
-    if (pool->pending) hrx_staging_evict(pool, hrx_staging_reclaim(pool));
+    /* `pending` is read under the mutex: another thread may be adding
+     * to it. */
+    hrx_staging_evict(pool, hrx_staging_reclaim(pool));
     hrx_staging_evict(pool, hrx_staging_trim(pool));
   }
   pthread_mutex_lock(&pool->mutex);

@@ -38,6 +38,7 @@
 #include "peer_holds.h"
 #include "publication.h"
 #include "queue_pool.h"
+#include "staged_transfer.h"
 #include "wait.h"
 
 struct hrx_stream_s {
@@ -352,10 +353,17 @@ hrx_status_t hrx_stream_upload(hrx_stream_t* stream, hrx_view_t dst,
   }
   const bool paced = hrx_stream_paces(stream, length);
   if (paced) HRX_RETURN_IF_ERROR(hrx_paced_would_block());
+  /* A large one that is not paced is still staged by the copy threads. */
+  const bool staged =
+      !paced && hrx_staged_upload_applies(hrx_stream_device(stream), length);
+  if (staged) HRX_RETURN_IF_ERROR(hrx_staged_upload_would_block());
   HRX_RETURN_IF_ERROR(hrx_stream_enter(stream, "submitting work to a stream"));
   if (paced) {
     return hrx_paced_upload(&stream->publication, hrx_view_pointer(dst), data,
                             length);
+  }
+  if (staged) {
+    return hrx_staged_upload(stream, hrx_view_pointer(dst), data, length);
   }
   hrx_upload_args_t args = {dst, data};
   hrx_command_t command = {.submit = hrx_submit_upload,

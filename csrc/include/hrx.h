@@ -574,21 +574,34 @@ hrx_status_t hrx_readback_wait(hrx_readback_t* readback,
                                const hrx_wait_hook_t* hook,
                                const uint8_t** out_bytes,
                                bool* out_interrupted);
+/* Copies the readback's hrx_readback_length bytes from `bytes` (what
+ * hrx_readback_wait returned) into `out` (that many bytes, not
+ * overlapping): a large copy is cut into pieces copied by the calling
+ * thread and the device's copy threads together (HRX_STAGED_COPY_THREADS,
+ * HRX_STAGED_COPY_MIN_BYTES). Never fails; blocks only while copying. For
+ * a binding that copies a read out. */
+void hrx_readback_copy_out(const hrx_readback_t* readback,
+                           const uint8_t* bytes, void* out);
 /* An asynchronous read of src into caller memory: `out` holds `capacity`
  * bytes, exactly src.length (else INVALID_ARGUMENT, nothing submitted), and
  * stays valid until the readback is released. The read stages through the
  * device's pool like hrx_stream_read; its bytes are copied into `out` by
  * the first hrx_readback_wait that finds the read complete, or the first
- * hrx_readback_query that reports it done (once, on that caller's thread),
- * and the wait's out_bytes is `out`. A readback released before that
- * leaves `out` unchanged or partly written. */
+ * hrx_readback_query that reports it done (once, on that caller's thread,
+ * helped by the device's copy threads for a large read: staged transfers
+ * in docs/api.md), and the wait's out_bytes is `out`. A blocking wait on
+ * a paced read copies its chunks as they land, while later ones run. A
+ * readback released before the copy, or a read that fails, leaves `out`
+ * unchanged or partly written (with the bytes of chunks that landed). */
 hrx_status_t hrx_stream_read_into(hrx_stream_t* stream, hrx_view_t src,
                                   void* out, uint64_t capacity,
                                   hrx_readback_t** out_readback);
-/* Blocks; reads src into out (capacity bytes, at least src.length). Wait
- * hook: see "waits" above; when interrupted, `out` is left unchanged or
- * partly written, and the read's staging memory is returned once the read
- * completes (the call does not wait for it). */
+/* Blocks; reads src into out (capacity bytes, at least src.length), as
+ * hrx_stream_read_into and its wait (a paced read's chunks are copied as
+ * they land). Wait hook: see "waits" above; when interrupted or failed,
+ * `out` is left unchanged or partly written, and the read's staging
+ * memory is returned once the read completes (the call does not wait for
+ * it). */
 hrx_status_t hrx_stream_read_blocking(hrx_stream_t* stream, hrx_view_t src,
                                       void* out, uint64_t capacity,
                                       const hrx_wait_hook_t* hook,

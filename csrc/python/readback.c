@@ -218,7 +218,20 @@ static PyObject* hrx_py_readback_wait(PyObject* self, PyObject* unused) {
     /* `read` is alive: only the last wait out (this one or a later one)
      * releases it. */
     Py_ssize_t length = (Py_ssize_t)hrx_readback_length(read);
-    PyObject* data = PyByteArray_FromStringAndSize((const char*)bytes, length);
+    PyObject* data = PyByteArray_FromStringAndSize(NULL, length);
+    if (data) {
+      char* into = PyByteArray_AS_STRING(data);
+      if ((uint64_t)length > HRX_PY_READ_COPY_KEEP_GIL_BYTES) {
+        /* Counted as a waiter: a close meanwhile keeps the bytes. */
+        ++readback->waiters;
+        Py_BEGIN_ALLOW_THREADS
+        hrx_readback_copy_out(read, bytes, into);
+        Py_END_ALLOW_THREADS
+        --readback->waiters;
+      } else {
+        memcpy(into, bytes, (size_t)length);
+      }
+    }
     PyObject* numpy = data ? PyImport_ImportModule("numpy") : NULL;
     if (numpy && readback->dtype) {
       PyObject* flat = PyObject_CallMethod(numpy, "frombuffer", "OO", data,
@@ -232,7 +245,14 @@ static PyObject* hrx_py_readback_wait(PyObject* self, PyObject* unused) {
     }
     Py_XDECREF(numpy);
     Py_XDECREF(data);
-    if (array && !readback->closing) readback->result = Py_NewRef(array);
+    if (array && readback->result) {
+      /* Another wait made it while this one copied without the GIL. */
+      PyObject* made = Py_NewRef(readback->result);
+      Py_DECREF(array);
+      array = made;
+    } else if (array && !readback->closing) {
+      readback->result = Py_NewRef(array);
+    }
   } else if (outcome == 0) {
     /* Dropping the handle must not wait for the read either. */
     readback->abandoned = true;
@@ -283,11 +303,11 @@ int hrx_py_readback_copy_out(hrx_py_state_t* state, hrx_readback_t* readback,
   const uint8_t* bytes = NULL;
   hrx_status_t status = NULL;
   int outcome = hrx_py_read_wait(readback, NULL, &bytes, &status);
-  if (outcome == 1) {
+  if (outcome == 1 && bytes != out) {  /* else read into `out` itself */
     uint64_t length = hrx_readback_length(readback);
     if (length > HRX_PY_READ_COPY_KEEP_GIL_BYTES) {
       Py_BEGIN_ALLOW_THREADS
-      memcpy(out, bytes, length);
+      hrx_readback_copy_out(readback, bytes, out);
       Py_END_ALLOW_THREADS
     } else {
       memcpy(out, bytes, length);
