@@ -14,6 +14,7 @@
 #include "cleanup.h"
 #include "fork.h"
 #include "kernel_cache.h"
+#include "staged_transfer.h"
 #include "base/nonblocking.h"
 #include "base/status.h"
 #include "failure.h"

@@ -14,7 +14,6 @@
 #include "hrx.h"
 #include "pacing.h"
 #include "queue_pool.h"
-#include "staged_transfer.h"
 #include "staging.h"
 
 #ifdef __cplusplus
@@ -120,6 +119,7 @@ struct hrx_kernel_cache_s* hrx_device_kernel_cache(hrx_device_t* device);
 hrx_staging_pool_t* hrx_device_staging(hrx_device_t* device);
 /* Its copy threads for large host copies (staged_transfer.h; borrowed,
  * lives as long as the device). */
+typedef struct hrx_staged_copier_s hrx_staged_copier_t;
 hrx_staged_copier_t* hrx_device_staged_copier(hrx_device_t* device);
 /* Called once a stream of the device has its native queue: the first call
  * queues the staging warm-up on the cleanup thread (staging.h). Not at

@@ -8,12 +8,7 @@
 #include <unistd.h>
 
 #include "base/environment.h"
-#include "base/nonblocking.h"
 #include "base/status.h"
-#include "live_device.h"
-#include "staging.h"
-#include "stream.h"
-#include "wait.h"
 
 /* One copy in progress: the caller's, on its stack. The pieces not yet
  * taken and the done flags are the copier's (its mutex). */
@@ -255,66 +250,4 @@ void hrx_staged_copy(hrx_staged_copier_t* copier, void* dst, const void* src,
   pthread_mutex_unlock(&copier->mutex);
   pthread_cond_destroy(&job.finished_cond);
   free(job.done);
-}
-
-/* ----------------------------------------------- unpaced large uploads */
-
-bool hrx_staged_upload_applies(hrx_device_t* device, uint64_t length) {
-  return hrx_staged_copier_applies(hrx_device_staged_copier(device), length) &&
-         hrx_device_backend(device)->vtable->queue.upload_pinned;
-}
-
-hrx_status_t hrx_staged_upload_would_block(void) {
-  return hrx_nonblocking() ? hrx_would_block("a staged upload") : NULL;
-}
-
-typedef struct {
-  void* dst;
-  hrx_staging_block_t* block;
-  uint64_t length;
-} hrx_staged_upload_args_t;
-
-/* The upload from the block and, right after it, the block's event. If the
- * event cannot be recorded, the upload (already queued) is waited for, so
- * the block is no longer read when the command fails. */
-static hrx_status_t hrx_submit_staged_upload(hrx_backend_device_t* backend,
-                                             hrx_native_queue_t* queue,
-                                             void* user_data) {
-  hrx_staged_upload_args_t* args = user_data;
-  HRX_RETURN_IF_ERROR(backend->vtable->queue.upload_pinned(
-      backend, queue, args->dst, args->block->memory, args->length));
-  hrx_status_t status =
-      backend->vtable->event.record(backend, queue, args->block->event);
-  if (status) {
-    hrx_status_free(hrx_wait_queue(backend, queue, NULL, NULL));
-    return status;
-  }
-  return NULL;
-}
-
-hrx_status_t hrx_staged_upload(hrx_stream_t* stream, void* dst,
-                               const void* data, uint64_t length) {
-  hrx_device_t* device = hrx_stream_device(stream);
-  hrx_staging_pool_t* staging = hrx_device_staging(device);
-  hrx_staging_block_t* block = NULL;
-  HRX_RETURN_IF_ERROR(hrx_staging_acquire(staging, length, &block));
-  hrx_staged_copy(hrx_device_staged_copier(device), block->memory, data,
-                  length, 0, NULL, NULL);
-  hrx_staged_upload_args_t args = {dst, block, length};
-  hrx_command_t command = {.submit = hrx_submit_staged_upload,
-                           .user_data = &args,
-                           .bytes = length,
-                           .what = "upload"};
-  hrx_status_t status = hrx_stream_submit(stream, &command);
-  if (status) {
-    /* Nothing of it runs (a failed submission waited for its upload). */
-    hrx_staging_release(staging, block);
-    return status;
-  }
-  /* The block's event: a command of its own (as a read's). */
-  hrx_device_count_commands(device, 1);
-  /* Reused once its event completed (at once when it was not run: a
-   * failed stream skips it, and a free block's event is complete). */
-  hrx_staging_release_pending(staging, block);
-  return NULL;
 }

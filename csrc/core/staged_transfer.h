@@ -37,7 +37,6 @@
 #include <stdint.h>
 
 #include "hrx.h"
-#include "publication.h"
 
 /* Defaults and limits of the variables (read when a live device opens). */
 #define HRX_STAGED_COPY_DEFAULT_MIN_BYTES (8ull << 20)
@@ -92,26 +91,5 @@ typedef void (*hrx_staged_ready_fn_t)(void* user_data, uint64_t ready_bytes);
 void hrx_staged_copy(hrx_staged_copier_t* copier, void* dst, const void* src,
                      uint64_t length, uint64_t piece_bytes,
                      hrx_staged_ready_fn_t ready, void* user_data);
-
-/* ----------------------------------------------- unpaced large uploads */
-
-/* Whether an upload of `length` bytes that is not paced (a high-priority
- * or reserved stream, chunking off) is staged here rather than by the
- * driver's upload: the copier applies and the driver has upload_pinned. */
-bool hrx_staged_upload_applies(hrx_device_t* device, uint64_t length);
-
-/* A staged upload copies for a while: in non-blocking mode it is
- * WOULD_BLOCK before anything is done (a binding retries it with its
- * global lock released); NULL otherwise. */
-hrx_status_t hrx_staged_upload_would_block(void);
-
-/* An upload of `length` bytes from `data` (borrowed for the call) to `dst`
- * through a staging block of the device's pool, filled by the caller and
- * the copy threads, then published as one upload_pinned command followed
- * by the block's event; the block goes back to the pool once that event
- * completed. Failures are the stream's, as the driver's upload's. The
- * caller passed the stream's entry. */
-hrx_status_t hrx_staged_upload(hrx_stream_t* stream, void* dst,
-                               const void* data, uint64_t length);
 
 #endif /* HRX_CORE_STAGED_TRANSFER_H_ */

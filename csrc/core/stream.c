@@ -338,6 +338,75 @@ static hrx_status_t hrx_submit_upload(hrx_backend_device_t* backend,
                                  args->data, args->dst.length);
 }
 
+/* A large upload that is not paced (a high-priority or reserved stream,
+ * chunking off), staged by the device's copy threads (staged_transfer.h)
+ * rather than by the driver's upload: a staging block of the device's pool
+ * filled by the caller and the copy threads, then published as one
+ * upload_pinned command followed by the block's event; the block goes back
+ * to the pool once that event completed. It applies where the copier does
+ * and the driver has upload_pinned. In non-blocking mode it is WOULD_BLOCK
+ * before anything is done (it copies for a while). Failures are the
+ * stream's, as the driver's upload's. */
+static bool hrx_staged_upload_applies(hrx_device_t* device, uint64_t length) {
+  return hrx_staged_copier_applies(hrx_device_staged_copier(device), length) &&
+         hrx_device_backend(device)->vtable->queue.upload_pinned;
+}
+
+static hrx_status_t hrx_staged_upload_would_block(void) {
+  return hrx_nonblocking() ? hrx_would_block("a staged upload") : NULL;
+}
+
+typedef struct {
+  void* dst;
+  hrx_staging_block_t* block;
+  uint64_t length;
+} hrx_staged_upload_args_t;
+
+/* The upload from the block and, right after it, the block's event. If the
+ * event cannot be recorded, the upload (already queued) is waited for, so
+ * the block is no longer read when the command fails. */
+static hrx_status_t hrx_submit_staged_upload(hrx_backend_device_t* backend,
+                                             hrx_native_queue_t* queue,
+                                             void* user_data) {
+  hrx_staged_upload_args_t* args = user_data;
+  HRX_RETURN_IF_ERROR(backend->vtable->queue.upload_pinned(
+      backend, queue, args->dst, args->block->memory, args->length));
+  hrx_status_t status =
+      backend->vtable->event.record(backend, queue, args->block->event);
+  if (status) {
+    hrx_status_free(hrx_wait_queue(backend, queue, NULL, NULL));
+    return status;
+  }
+  return NULL;
+}
+
+static hrx_status_t hrx_staged_upload(hrx_stream_t* stream, void* dst,
+                               const void* data, uint64_t length) {
+  hrx_device_t* device = hrx_stream_device(stream);
+  hrx_staging_pool_t* staging = hrx_device_staging(device);
+  hrx_staging_block_t* block = NULL;
+  HRX_RETURN_IF_ERROR(hrx_staging_acquire(staging, length, &block));
+  hrx_staged_copy(hrx_device_staged_copier(device), block->memory, data,
+                  length, 0, NULL, NULL);
+  hrx_staged_upload_args_t args = {dst, block, length};
+  hrx_command_t command = {.submit = hrx_submit_staged_upload,
+                           .user_data = &args,
+                           .bytes = length,
+                           .what = "upload"};
+  hrx_status_t status = hrx_stream_submit(stream, &command);
+  if (status) {
+    /* Nothing of it runs (a failed submission waited for its upload). */
+    hrx_staging_release(staging, block);
+    return status;
+  }
+  /* The block's event: a command of its own (as a read's). */
+  hrx_device_count_commands(device, 1);
+  /* Reused once its event completed (at once when it was not run: a
+   * failed stream skips it, and a free block's event is complete). */
+  hrx_staging_release_pending(staging, block);
+  return NULL;
+}
+
 hrx_status_t hrx_stream_upload(hrx_stream_t* stream, hrx_view_t dst,
                                const void* data, uint64_t length) {
   HRX_RETURN_IF_ERROR(hrx_stream_check_view(stream, dst, "upload destination"));
