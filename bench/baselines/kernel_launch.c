@@ -386,9 +386,9 @@ int main(int argc, char** argv) {
   void* image = NULL;
   size_t size = 0;
   const char* tiny = hrx_bench_kernel_symbols[HRX_BENCH_KERNEL_TINY];
+  hrx_kernel_param_record_t params = {.count = -1}; /* types: unused */
   status = vt->kernel.compile(s.backend, hrx_bench_kernel_source("cuda"),
-                              &tiny,
-                              1, NULL, 0, &image, &size);
+                              &tiny, 1, NULL, 0, &image, &size, &params);
   if (status) die("compile the tiny kernel", status);
   bind_runtime(&s.rt, hrx_hip_loaded_library(), hrx_hip_platform());
   if (path == kPathFunction && s.rt.amd) {
