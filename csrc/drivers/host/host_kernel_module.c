@@ -199,6 +199,8 @@ hrx_status_t hrx_host_module_load(const void* image, size_t size,
   HRX_RETURN_IF_ERROR(hrx_host_module_open(image, size, &handle, &fd));
   const unsigned int* abi = dlsym(handle, "hrx_kernel_module_abi");
   if (!abi || *abi != HRX_KERNEL_ABI) {
+    /* Read before the image is unmapped. */
+    const unsigned int built_for = abi ? *abi : 0;
     dlclose(handle);
     if (fd >= 0) close(fd);
     if (!abi) {
@@ -211,7 +213,7 @@ hrx_status_t hrx_host_module_load(const void* image, size_t size,
                            "the image was built for launcher version %u; "
                            "this hrx runs version %u: compile the kernel "
                            "again",
-                           *abi, HRX_KERNEL_ABI);
+                           built_for, HRX_KERNEL_ABI);
   }
   const unsigned int* barriers = dlsym(handle, "hrx_kernel_module_barriers");
   if (!barriers || *barriers > 1) {
