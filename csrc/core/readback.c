@@ -8,7 +8,13 @@
  * chunk. Until then the readback is not done, and a wait first waits for
  * the last chunk to be published. A readback released before that gives
  * its block to the transfer, which returns it to the pool when the last
- * chunk completed. */
+ * chunk completed.
+ *
+ * A read into caller memory that is pinned for the device (pinned.h) is
+ * direct: the download writes the caller's memory, and the readback's
+ * block is a private one that names that memory and the pinned use's
+ * event; no staging, no pacing. The use ends when the readback is freed;
+ * the pinned range keeps the memory until the download is done. */
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +25,7 @@
 #include "base/nonblocking.h"
 #include "paced_submission.h"
 #include "pacing.h"
+#include "pinned.h"
 #include "staging.h"
 #include "base/status.h"
 #include "stream.h"
@@ -33,10 +40,15 @@ struct hrx_readback_s {
   uint8_t* into;
   pthread_mutex_t into_mutex;     /* with `into` */
   bool into_copied;               /* into_mutex */
+  /* A direct read into pinned memory: the use (ended when the readback is
+   * freed); `block` is then owned by the readback alone and names `into`
+   * and the use's event. NULL for a staged read. */
+  hrx_pinned_use_t* pinned_use;
 };
 
 /* Copies a complete read's bytes into `into`, once. */
 static void hrx_readback_fill_into(hrx_readback_t* readback) {
+  if (readback->pinned_use) return; /* the download wrote `into` */
   pthread_mutex_lock(&readback->into_mutex);
   if (!readback->into_copied) {
     memcpy(readback->into, readback->block->memory, readback->length);
@@ -63,6 +75,8 @@ static hrx_status_t hrx_readback_paced_failure(const hrx_readback_t* readback) {
 typedef struct {
   hrx_view_t src;
   hrx_staging_block_t* block;
+  hrx_pinned_t* pinned;          /* with pinned_use */
+  hrx_pinned_use_t* pinned_use;  /* a direct read's, or NULL */
 } hrx_download_args_t;
 
 /* The download and, right after it on the queue, the block's event. If the
@@ -81,12 +95,66 @@ static hrx_status_t hrx_submit_download(hrx_backend_device_t* backend,
     hrx_status_free(hrx_wait_queue(backend, queue, NULL, NULL));
     return status;
   }
+  if (args->pinned_use) {
+    hrx_pinned_use_recorded(args->pinned, args->pinned_use);
+  }
+  return NULL;
+}
+
+/* A direct read into pinned memory (`use` of it, ended here on failure). */
+static hrx_status_t hrx_stream_read_direct(hrx_stream_t* stream,
+                                           hrx_view_t src, void* into,
+                                           hrx_pinned_use_t* use,
+                                           hrx_readback_t** out_readback) {
+  hrx_device_t* device = hrx_stream_device(stream);
+  hrx_pinned_t* pinned = hrx_device_pinned(device);
+  hrx_readback_t* readback = calloc(1, sizeof(*readback));
+  hrx_staging_block_t* block = calloc(1, sizeof(*block));
+  hrx_status_t status = NULL;
+  if (!readback || !block) {
+    status = hrx_make_status(HRX_STATUS_OUT_OF_MEMORY,
+                             "cannot allocate readback");
+  }
+  if (!status) status = hrx_stream_enter(stream, "reading from a stream");
+  if (!status) {
+    hrx_batch_thread_observed();
+    block->memory = into;
+    block->capacity = src.length;
+    block->event = use->event;
+    hrx_download_args_t args = {src, block, pinned, use};
+    hrx_command_t command = {.submit = hrx_submit_download,
+                             .user_data = &args,
+                             .bytes = src.length,
+                             .what = "read",
+                             .observes = true};
+    status = hrx_stream_submit(stream, &command);
+  }
+  if (status) {
+    hrx_pinned_end_use(pinned, use);
+    free(block);
+    free(readback);
+    return status;
+  }
+  hrx_device_count_commands(device, 1);
+  readback->length = src.length;
+  readback->into = into;
+  readback->block = block;
+  readback->pinned_use = use;
+  readback->device = device;
+  hrx_device_retain(device);
+  *out_readback = readback;
   return NULL;
 }
 
 static hrx_status_t hrx_stream_read_to(hrx_stream_t* stream, hrx_view_t src,
                                        void* into,
                                        hrx_readback_t** out_readback) {
+  if (into) {
+    hrx_pinned_use_t* use = NULL;
+    HRX_RETURN_IF_ERROR(hrx_pinned_begin_use(
+        hrx_device_pinned(hrx_stream_device(stream)), into, src.length, &use));
+    if (use) return hrx_stream_read_direct(stream, src, into, use, out_readback);
+  }
   const bool paced = hrx_stream_paces(stream, src.length);
   if (paced) HRX_RETURN_IF_ERROR(hrx_paced_would_block());
   HRX_RETURN_IF_ERROR(hrx_stream_enter(stream, "reading from a stream"));
@@ -114,7 +182,7 @@ static hrx_status_t hrx_stream_read_to(hrx_stream_t* stream, hrx_view_t src,
       return status;
     }
   } else if (!status) {
-    hrx_download_args_t args = {src, readback->block};
+    hrx_download_args_t args = {src, readback->block, NULL, NULL};
     hrx_command_t command = {.submit = hrx_submit_download,
                                     .user_data = &args,
                                     .bytes = src.length,
@@ -173,6 +241,15 @@ static bool hrx_readback_paced_failure_pending(const hrx_readback_t* readback) {
 
 static void hrx_readback_free(hrx_readback_t* readback, bool complete) {
   hrx_device_t* device = readback->device;
+  if (readback->pinned_use) {
+    /* The pinned range keeps the memory until the download is done. */
+    (void)complete;
+    hrx_pinned_end_use(hrx_device_pinned(device), readback->pinned_use);
+    free(readback->block);
+    free(readback);
+    hrx_device_release(device);
+    return;
+  }
   hrx_staging_pool_t* staging = hrx_device_staging(device);
   if (readback->transfer &&
       hrx_pacer_adopt_block(hrx_device_pacer(device), readback->transfer)) {
@@ -334,15 +411,27 @@ hrx_status_t hrx_stream_read_blocking(hrx_stream_t* stream, hrx_view_t src,
       hrx_stream_wait_completions(stream, hook, out_interrupted));
   if (*out_interrupted) return NULL;
   hrx_readback_t* readback = NULL;
-  HRX_RETURN_IF_ERROR(hrx_stream_read(stream, src, &readback));
+  const bool direct = hrx_device_is_pinned(hrx_stream_device(stream), out,
+                                           src.length);
+  if (direct) {
+    HRX_RETURN_IF_ERROR(hrx_stream_read_to(stream, src, out, &readback));
+  } else {
+    HRX_RETURN_IF_ERROR(hrx_stream_read(stream, src, &readback));
+  }
   const uint8_t* bytes = NULL;
   hrx_status_t status =
       hrx_readback_wait(readback, hook, &bytes, out_interrupted);
   if (!status && *out_interrupted) {
-    hrx_readback_release_deferred(readback);
+    /* A direct read still writes `out`: wait for it, so that nothing does
+     * after the call returns. */
+    if (readback->pinned_use) {
+      hrx_readback_release(readback);
+    } else {
+      hrx_readback_release_deferred(readback);
+    }
     return NULL;
   }
-  if (!status) memcpy(out, bytes, src.length);
+  if (!status && !readback->pinned_use) memcpy(out, bytes, src.length);
   hrx_readback_free(readback, status == NULL);
   return status;
 }

@@ -11,6 +11,7 @@
 #include "graph.h"
 #include "host_threads.h"
 #include "kernel.h"
+#include "pinned.h"
 #include "readback.h"
 #include "special.h"
 #include "stream.h"
@@ -207,6 +208,10 @@ static const struct {
      false},
     {&hrx_py_graph_spec, "Graph", HRX_PY_FIELD(graph_type), -1, false},
     {&hrx_py_kernel_spec, "Kernel", HRX_PY_FIELD(kernel_type), -1, false},
+    {&hrx_py_pinned_memory_spec, "PinnedMemory",
+     HRX_PY_FIELD(pinned_memory_type), -1, false},
+    {&hrx_py_pinned_scope_spec, "PinnedScope",
+     HRX_PY_FIELD(pinned_scope_type), -1, false},
 #undef HRX_PY_FIELD
 };
 
@@ -271,6 +276,8 @@ static int hrx_py_module_traverse(PyObject* module, visitproc visit,
   Py_VISIT(state->graph_node_type);
   Py_VISIT(state->completion_type);
   Py_VISIT(state->kernel_type);
+  Py_VISIT(state->pinned_memory_type);
+  Py_VISIT(state->pinned_scope_type);
   Py_VISIT(state->numpy_number);
   Py_VISIT(state->numpy_bool);
   Py_VISIT(state->numpy_void);
@@ -290,6 +297,8 @@ static int hrx_py_module_clear(PyObject* module) {
   Py_CLEAR(state->graph_node_type);
   Py_CLEAR(state->completion_type);
   Py_CLEAR(state->kernel_type);
+  Py_CLEAR(state->pinned_memory_type);
+  Py_CLEAR(state->pinned_scope_type);
   Py_CLEAR(state->numpy_number);
   Py_CLEAR(state->numpy_bool);
   Py_CLEAR(state->numpy_void);

@@ -227,6 +227,33 @@ EXPORT int cudaHostAlloc(void** ptr, size_t size, unsigned int flags) {
   return cudaMalloc(ptr, size);
 }
 EXPORT int cudaFreeHost(void* ptr) { return cudaFree(ptr); }
+/* Registration of caller memory: remembered, so that registering the same
+ * memory twice or unregistering what was not registered fails as the real
+ * runtime's does (cudaErrorHostMemoryAlreadyRegistered = 712,
+ * cudaErrorHostMemoryNotRegistered = 713). */
+enum { kRegisteredSlots = 64 };
+static void* registered[kRegisteredSlots];
+EXPORT int cudaHostRegister(void* ptr, size_t size, unsigned int flags) {
+  (void)size;
+  (void)flags;
+  int slot = -1;
+  for (int i = 0; i < kRegisteredSlots; ++i) {
+    if (registered[i] == ptr) return fail(712);
+    if (!registered[i] && slot < 0) slot = i;
+  }
+  if (slot < 0) return fail(kOutOfMemory);
+  registered[slot] = ptr;
+  return kSuccess;
+}
+EXPORT int cudaHostUnregister(void* ptr) {
+  for (int i = 0; i < kRegisteredSlots; ++i) {
+    if (registered[i] == ptr) {
+      registered[i] = NULL;
+      return kSuccess;
+    }
+  }
+  return fail(713);
+}
 EXPORT int cudaMemcpyAsync(void* dst, const void* src, size_t size, int kind,
                            void* stream) {
   (void)kind;

@@ -160,6 +160,8 @@ _Static_assert(HRX_HIP_CUDA_EVENT_DEFAULT == cudaEventDefault,
                "cudaEventDefault");
 _Static_assert(HRX_HIP_CUDA_HOST_ALLOC_DEFAULT == cudaHostAllocDefault,
                "cudaHostAllocDefault");
+_Static_assert(HRX_HIP_CUDA_HOST_REGISTER_DEFAULT == cudaHostRegisterDefault,
+               "cudaHostRegisterDefault");
 _Static_assert(HRX_HIP_CUDA_MEMCPY_HOST_TO_DEVICE == cudaMemcpyHostToDevice,
                "cudaMemcpyHostToDevice");
 _Static_assert(HRX_HIP_CUDA_MEMCPY_DEVICE_TO_HOST == cudaMemcpyDeviceToHost,
@@ -356,6 +358,8 @@ _Static_assert(HRX_HIP_AMD_EVENT_DEFAULT == hipEventDefault,
                "hipEventDefault");
 _Static_assert(HRX_HIP_AMD_HOST_ALLOC_DEFAULT == hipHostMallocDefault,
                "hipHostMallocDefault");
+_Static_assert(HRX_HIP_AMD_HOST_REGISTER_DEFAULT == hipHostRegisterDefault,
+               "hipHostRegisterDefault");
 _Static_assert(HRX_HIP_AMD_MEMCPY_HOST_TO_DEVICE == hipMemcpyHostToDevice,
                "hipMemcpyHostToDevice");
 _Static_assert(HRX_HIP_AMD_MEMCPY_DEVICE_TO_HOST == hipMemcpyDeviceToHost,

@@ -32,6 +32,7 @@
 #define HRX_HIP_AMD_EVENT_DISABLE_TIMING 0x2u  /* hipEventDisableTiming */
 #define HRX_HIP_AMD_EVENT_DEFAULT 0x0u         /* hipEventDefault */
 #define HRX_HIP_AMD_HOST_ALLOC_DEFAULT 0x0u    /* hipHostMallocDefault */
+#define HRX_HIP_AMD_HOST_REGISTER_DEFAULT 0x0u /* hipHostRegisterDefault */
 
 /* hipMemcpyKind */
 #define HRX_HIP_AMD_MEMCPY_HOST_TO_DEVICE 1    /* hipMemcpyHostToDevice */
@@ -111,6 +112,7 @@ typedef struct hrx_hip_amd_kernel_node_params_s {
 #define HRX_HIP_CUDA_EVENT_DISABLE_TIMING 0x2u  /* cudaEventDisableTiming */
 #define HRX_HIP_CUDA_EVENT_DEFAULT 0x0u         /* cudaEventDefault */
 #define HRX_HIP_CUDA_HOST_ALLOC_DEFAULT 0x0u    /* cudaHostAllocDefault */
+#define HRX_HIP_CUDA_HOST_REGISTER_DEFAULT 0x0u /* cudaHostRegisterDefault */
 
 /* cudaMemcpyKind */
 #define HRX_HIP_CUDA_MEMCPY_HOST_TO_DEVICE 1    /* cudaMemcpyHostToDevice */

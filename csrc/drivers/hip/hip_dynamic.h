@@ -60,6 +60,7 @@ typedef struct hrx_hip_platform_s {
   unsigned int event_disable_timing;
   unsigned int event_default;  /* with timing */
   unsigned int host_alloc_default;
+  unsigned int host_register_default;
   hrx_hip_memcpy_kind_t memcpy_host_to_device;
   hrx_hip_memcpy_kind_t memcpy_device_to_host;
   hrx_hip_memcpy_kind_t memcpy_device_to_device;
