@@ -13,6 +13,24 @@
 #include "staging.h"
 #include "wait.h"
 
+#ifdef HRX_TESTING_BUILD
+#include "testing/hrx_testing.h"
+
+static atomic_uint_fast64_t hrx_pinned_direct_uploads;
+static atomic_uint_fast64_t hrx_pinned_direct_reads;
+
+void hrx_pinned_query_direct(uint64_t* out_uploads, uint64_t* out_reads) {
+  *out_uploads = atomic_load(&hrx_pinned_direct_uploads);
+  *out_reads = atomic_load(&hrx_pinned_direct_reads);
+}
+
+void hrx_pinned_count_direct(bool upload) {
+  atomic_fetch_add(upload ? &hrx_pinned_direct_uploads
+                          : &hrx_pinned_direct_reads,
+                   1);
+}
+#endif
+
 struct hrx_pinned_range_s {
   uint8_t* base;
   uint64_t size;

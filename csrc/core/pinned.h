@@ -103,4 +103,13 @@ void hrx_pinned_use_recorded(hrx_pinned_t* pinned, hrx_pinned_use_t* use);
  * was never recorded: then nothing of it was queued). */
 void hrx_pinned_end_use(hrx_pinned_t* pinned, hrx_pinned_use_t* use);
 
+/* Testing builds count the direct transfers (hrx_pinned_query_direct,
+ * testing/hrx_testing.h). */
+#ifdef HRX_TESTING_BUILD
+void hrx_pinned_count_direct(bool upload);
+#define HRX_PINNED_COUNT_DIRECT(upload) hrx_pinned_count_direct(upload)
+#else
+#define HRX_PINNED_COUNT_DIRECT(upload) ((void)0)
+#endif
+
 #endif /* HRX_CORE_PINNED_H_ */

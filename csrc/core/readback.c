@@ -97,6 +97,7 @@ static hrx_status_t hrx_submit_download(hrx_backend_device_t* backend,
   }
   if (args->pinned_use) {
     hrx_pinned_use_recorded(args->pinned, args->pinned_use);
+    HRX_PINNED_COUNT_DIRECT(false);
   }
   return NULL;
 }

@@ -366,6 +366,7 @@ static hrx_status_t hrx_submit_upload_direct(hrx_backend_device_t* backend,
     return status;
   }
   hrx_pinned_use_recorded(args->pinned, args->use);
+  HRX_PINNED_COUNT_DIRECT(true);
   return NULL;
 }
 

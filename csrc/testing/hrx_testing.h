@@ -35,6 +35,10 @@ void hrx_staging_query_allocations(uint64_t* out_by_reads,
 void hrx_staging_query_evictions(uint64_t* out_by_cleanup,
                                  uint64_t* out_inline);
 
+/* Transfers that copied pinned host memory directly (pinned.h) in this
+ * process so far: uploads and reads. */
+void hrx_pinned_query_direct(uint64_t* out_uploads, uint64_t* out_reads);
+
 /* Native objects alive through every fault wrapper of the process: created
  * and not yet destroyed or freed. The fault wrapper
  * (drivers/fault/fault_backend.h) keeps them. */
