@@ -259,7 +259,7 @@ int hrx_py_readback_copy_out(hrx_py_state_t* state, hrx_readback_t* readback,
   const uint8_t* bytes = NULL;
   hrx_status_t status = NULL;
   int outcome = hrx_py_read_wait(readback, NULL, &bytes, &status);
-  if (outcome == 1) {
+  if (outcome == 1 && bytes != out) {  /* a direct read wrote `out` */
     uint64_t length = hrx_readback_length(readback);
     if (length > HRX_PY_READ_COPY_KEEP_GIL_BYTES) {
       Py_BEGIN_ALLOW_THREADS

@@ -258,6 +258,12 @@ static PyObject* hrx_py_stream_read_blocking(PyObject* self,
             hrx_py_buffer_view_borrowed(state, src, "read source", &s.src) ==
                 0 &&
             hrx_py_host_memory_fits(state, &out, s.stream, s.src) == 0;
+  if (ok && hrx_device_is_pinned(hrx_stream_device(s.stream), out.data,
+                                 s.src.length)) {
+    /* Pinned memory of the device: the read writes it directly. */
+    s.into = out.data;
+    s.length = s.src.length;
+  }
   /* The read, then its wait: each with the GIL kept when it need not
    * wait (submit.h, readback.c). */
   ok = ok && hrx_py_submit(state, &s) == 0;
