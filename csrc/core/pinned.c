@@ -38,6 +38,8 @@ struct hrx_pinned_range_s {
                                   NULL for a registered one */
   bool ready;                  /* found by transfers: registered (or
                                   allocated); mutex */
+  bool registered;             /* host_register pinned it: unregister at
+                                  the end (immutable once ready) */
   bool closing;                /* let go: no longer found; mutex */
   bool released;               /* memory given back; mutex */
   hrx_pinned_use_t* uses;      /* owned; mutex */
@@ -191,6 +193,7 @@ static bool hrx_pinned_prune_locked(hrx_pinned_t* pinned,
 typedef struct {
   hrx_staging_block_t* block;   /* back to the pool */
   void* unregister;             /* host_unregister */
+  bool released;                /* the memory was given back just now */
   bool release_device;          /* the range was freed */
 } hrx_pinned_settled_t;
 
@@ -203,10 +206,11 @@ static void hrx_pinned_settle_locked(hrx_pinned_t* pinned,
   bool complete = hrx_pinned_prune_locked(pinned, range);
   if (!range->released && complete) {
     range->released = true;
+    out->released = true;
     if (range->block) {
       out->block = range->block;
       range->block = NULL;
-    } else {
+    } else if (range->registered) {
       out->unregister = range->base;
     }
   }
@@ -278,9 +282,9 @@ static bool hrx_pinned_wait_settled(hrx_pinned_t* pinned,
     }
   }
   range->waiters--;
-  bool settled_now = !range->closing || range->released;
+  bool settled_now = range->released;
   hrx_pinned_settle_locked(pinned, range, &settled);
-  settled_now = settled_now || settled.block || settled.unregister;
+  settled_now = settled_now || settled.released;
   pthread_mutex_unlock(&pinned->mutex);
   hrx_pinned_finish_settled(pinned, &settled);
   return settled_now;
@@ -358,7 +362,7 @@ hrx_status_t hrx_pinned_free(hrx_pinned_t* pinned, void* ptr) {
   range->closing = true;
   hrx_pinned_settle_locked(pinned, range, &settled);
   hrx_pinned_settle_args_t* args = NULL;
-  if (!settled.block) {
+  if (!settled.released) {
     /* Copies still run: the cleanup thread waits for them. Without one
      * (or out of memory), the range stays let go and the end of its last
      * use settles it. */
@@ -400,7 +404,8 @@ hrx_status_t hrx_pinned_register(hrx_pinned_t* pinned, void* ptr,
   }
   const hrx_hal_memory_vtable_t* memory = &pinned->backend->vtable->memory;
   if (memory->host_register) {
-    status = memory->host_register(pinned->backend, ptr, size);
+    status = memory->host_register(pinned->backend, ptr, size,
+                                   &range->registered);
   }
   if (status) {
     /* No use can have begun: a range is found only once ready. */

@@ -152,6 +152,9 @@ _Static_assert(HRX_HIP_CUDA_ERROR_NOT_READY == cudaErrorNotReady,
 _Static_assert(HRX_HIP_CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED ==
                    cudaErrorPeerAccessAlreadyEnabled,
                "cudaErrorPeerAccessAlreadyEnabled");
+_Static_assert(HRX_HIP_CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED ==
+                   cudaErrorHostMemoryAlreadyRegistered,
+               "cudaErrorHostMemoryAlreadyRegistered");
 _Static_assert(HRX_HIP_CUDA_STREAM_NON_BLOCKING == cudaStreamNonBlocking,
                "cudaStreamNonBlocking");
 _Static_assert(HRX_HIP_CUDA_EVENT_DISABLE_TIMING == cudaEventDisableTiming,
@@ -350,6 +353,9 @@ _Static_assert(HRX_HIP_AMD_ERROR_NOT_READY == hipErrorNotReady,
 _Static_assert(HRX_HIP_AMD_ERROR_PEER_ACCESS_ALREADY_ENABLED ==
                    hipErrorPeerAccessAlreadyEnabled,
                "hipErrorPeerAccessAlreadyEnabled");
+_Static_assert(HRX_HIP_AMD_ERROR_HOST_MEMORY_ALREADY_REGISTERED ==
+                   hipErrorHostMemoryAlreadyRegistered,
+               "hipErrorHostMemoryAlreadyRegistered");
 _Static_assert(HRX_HIP_AMD_STREAM_NON_BLOCKING == hipStreamNonBlocking,
                "hipStreamNonBlocking");
 _Static_assert(HRX_HIP_AMD_EVENT_DISABLE_TIMING == hipEventDisableTiming,

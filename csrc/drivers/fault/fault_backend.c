@@ -376,10 +376,14 @@ static void hrx_fault_host_free(hrx_backend_device_t* base, void* ptr) {
  * without one only has its ranges tracked by the core, which is what
  * success here gives. */
 static hrx_status_t hrx_fault_host_register(hrx_backend_device_t* base,
-                                            void* ptr, uint64_t size) {
+                                            void* ptr, uint64_t size,
+                                            bool* out_registered) {
   const hrx_hal_memory_vtable_t* memory = &HRX_INNER_VT(base)->memory;
-  if (!memory->host_register) return NULL;
-  return memory->host_register(HRX_INNER(base), ptr, size);
+  if (!memory->host_register) {
+    *out_registered = false;
+    return NULL;
+  }
+  return memory->host_register(HRX_INNER(base), ptr, size, out_registered);
 }
 
 static void hrx_fault_host_unregister(hrx_backend_device_t* base, void* ptr) {

@@ -579,10 +579,13 @@ static void hrx_hip_host_free(hrx_backend_device_t* base, void* ptr) {
   hrx_hip_rt.sym.HostFree(ptr);
 }
 
-/* Page-locks caller memory for asynchronous copies (hal/memory.h); the
- * runtime refuses memory that is already registered. */
+/* Page-locks caller memory for asynchronous copies (hal/memory.h). The
+ * runtime refuses memory that it has pinned already (cudaHostAlloc'd, or
+ * registered by another library) as "already registered": such memory is
+ * usable as it is, and stays the other owner's to unpin. */
 static hrx_status_t hrx_hip_host_register(hrx_backend_device_t* base,
-                                          void* ptr, uint64_t size) {
+                                          void* ptr, uint64_t size,
+                                          bool* out_registered) {
   HRX_RETURN_IF_ERROR(hrx_hip_enter(base));
   if (!hrx_hip_rt.sym.HostRegister || !hrx_hip_rt.sym.HostUnregister) {
     return hrx_make_status(HRX_STATUS_UNAVAILABLE,
@@ -591,9 +594,15 @@ static hrx_status_t hrx_hip_host_register(hrx_backend_device_t* base,
   }
   hrx_hip_error_t err = hrx_hip_rt.sym.HostRegister(
       ptr, (size_t)size, hrx_hip_rt.platform->host_register_default);
+  if (err == hrx_hip_rt.platform->error_host_memory_already_registered) {
+    hrx_hip_forget_error(err);
+    *out_registered = false;
+    return NULL;
+  }
   if (!hrx_hip_ok(err)) {
     return HRX_HIP_ERROR(INVALID_ARGUMENT, HostRegister, err);
   }
+  *out_registered = true;
   return NULL;
 }
 

@@ -26,6 +26,8 @@
 #define HRX_HIP_AMD_ERROR_NOT_READY 600    /* hipErrorNotReady */
 /* hipErrorPeerAccessAlreadyEnabled */
 #define HRX_HIP_AMD_ERROR_PEER_ACCESS_ALREADY_ENABLED 704
+/* hipErrorHostMemoryAlreadyRegistered */
+#define HRX_HIP_AMD_ERROR_HOST_MEMORY_ALREADY_REGISTERED 712
 
 /* Flags */
 #define HRX_HIP_AMD_STREAM_NON_BLOCKING 0x1u   /* hipStreamNonBlocking */
@@ -106,6 +108,8 @@ typedef struct hrx_hip_amd_kernel_node_params_s {
 #define HRX_HIP_CUDA_ERROR_NOT_READY 600    /* cudaErrorNotReady */
 /* cudaErrorPeerAccessAlreadyEnabled */
 #define HRX_HIP_CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED 704
+/* cudaErrorHostMemoryAlreadyRegistered */
+#define HRX_HIP_CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED 712
 
 /* Flags */
 #define HRX_HIP_CUDA_STREAM_NON_BLOCKING 0x1u   /* cudaStreamNonBlocking */
