@@ -319,7 +319,7 @@ class Device:
         Uploads from it and reads into it copy directly and
         asynchronously."""
 
-    def pin(self, obj: _BufferProtocol, /) -> PinnedScope:
+    def pin(self, obj: _BufferProtocol | _DLPackHost, /) -> PinnedScope:
         """A context manager pinning obj's C-contiguous host memory for
         this device inside the with block; its exit waits for the copies
         queued with the memory, then unpins it."""

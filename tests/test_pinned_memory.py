@@ -116,6 +116,19 @@ def test_pin_scope_copies_directly_and_unpins(device, stream):
     assert direct()["uploads"] == after["uploads"]
 
 
+def test_pin_scope_takes_a_host_dlpack_tensor(device, stream):
+    from bad_input_cases import DLPackOnly
+    data = np.arange(4096, dtype=np.uint8)
+    tensor = DLPackOnly(data)
+    buf = device.allocate(data.nbytes)
+    before = direct()["uploads"]
+    with device.pin(tensor) as pinned:
+        assert pinned is tensor and device.is_pinned(tensor)
+        stream.upload(buf, tensor)
+    assert direct()["uploads"] == before + 1
+    assert (stream.read(buf).wait() == data).all()
+
+
 def test_pin_scope_exit_waits_for_queued_copies(device, stream):
     held = queue_backlog(device, stream)
     data = np.full(1 << 20, 9, np.uint8)

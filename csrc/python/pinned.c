@@ -251,14 +251,15 @@ PyObject* hrx_py_device_is_pinned(PyObject* self, PyObject* object) {
 
 /* -------------------------------------------------------- PinnedScope */
 
-/* Device.pin(obj): holds obj's export from the call on (so the memory
- * cannot move or go), pins it on __enter__ and unpins on __exit__ (which
- * waits for the copies queued with it). */
+/* Device.pin(obj): holds obj's export (buffer protocol or host DLPack)
+ * from the call on, so the memory cannot move or go, pins it on __enter__
+ * and unpins on __exit__ (which waits for the copies queued with it). */
 typedef struct {
   PyObject_HEAD
-  hrx_device_t* device;  /* retained */
-  Py_buffer view;        /* held until the scope object goes */
-  bool has_view;
+  hrx_device_t* device;          /* retained */
+  PyObject* object;              /* obj, for __enter__; owned */
+  hrx_py_host_memory_t memory;   /* held until the scope object goes */
+  bool has_memory;
   bool pinned;           /* between a successful __enter__ and __exit__ */
   bool used;             /* entered once: a scope is not reusable */
 } hrx_py_pinned_scope_t;
@@ -269,29 +270,19 @@ PyObject* hrx_py_device_pin(PyObject* self, PyObject* object) {
       PyObject_GC_New(hrx_py_pinned_scope_t, state->pinned_scope_type);
   if (!scope) return NULL;
   scope->device = NULL;
-  scope->has_view = false;
+  scope->object = Py_NewRef(object);
+  scope->has_memory = false;
   scope->pinned = false;
   scope->used = false;
   PyObject_GC_Track(scope);
-  if (!PyObject_CheckBuffer(object)) {
-    PyErr_Format(PyExc_TypeError,
-                 "pin needs an object with the buffer protocol (a numpy "
-                 "array, bytearray, bytes, memoryview), not %.100s",
-                 Py_TYPE(object)->tp_name);
+  /* Read-only memory is allowed: it can be an upload's source. */
+  if (hrx_py_host_memory_get(state, object, false, "memory to pin",
+                             &scope->memory) < 0) {
     Py_DECREF(scope);
     return NULL;
   }
-  if (PyObject_GetBuffer(object, &scope->view, PyBUF_C_CONTIGUOUS) < 0) {
-    PyErr_Clear();
-    PyErr_SetString(state->errors[HRX_STATUS_INVALID_ARGUMENT],
-                    "pin needs C-contiguous memory; pass a contiguous array "
-                    "(e.g. numpy.ascontiguousarray) or pin the array it is "
-                    "a view of");
-    Py_DECREF(scope);
-    return NULL;
-  }
-  scope->has_view = true;
-  if (scope->view.len == 0) {
+  scope->has_memory = true;
+  if (scope->memory.length == 0) {
     PyErr_SetString(state->errors[HRX_STATUS_INVALID_ARGUMENT],
                     "pin needs at least one byte of memory (got an empty "
                     "buffer)");
@@ -321,12 +312,12 @@ static PyObject* hrx_py_pinned_scope_enter(PyObject* self, PyObject* unused) {
   scope->used = true;
   hrx_status_t status = NULL;
   Py_BEGIN_ALLOW_THREADS
-  status = hrx_device_pin(scope->device, scope->view.buf,
-                          (uint64_t)scope->view.len);
+  status = hrx_device_pin(scope->device, scope->memory.data,
+                          scope->memory.length);
   Py_END_ALLOW_THREADS
   if (status) return hrx_py_raise(state, status);
   scope->pinned = true;
-  return Py_NewRef(scope->view.obj);
+  return Py_NewRef(scope->object);
 }
 
 /* Unpins, waiting for the queued copies; 0, or -1 with an error (an
@@ -338,7 +329,7 @@ static int hrx_py_pinned_scope_unpin(hrx_py_pinned_scope_t* scope) {
   bool interrupted = false;
   hrx_py_wait_t wait;
   hrx_py_wait_begin(&wait);
-  hrx_status_t status = hrx_device_unpin(scope->device, scope->view.buf,
+  hrx_status_t status = hrx_device_unpin(scope->device, scope->memory.data,
                                          &wait.hook, &interrupted);
   hrx_py_wait_end(&wait);
   if (status) {
@@ -370,7 +361,10 @@ static PyObject* hrx_py_pinned_scope_is_pinned(PyObject* self, void* unused) {
 static int hrx_py_pinned_scope_traverse(PyObject* self, visitproc visit,
                                         void* arg) {
   hrx_py_pinned_scope_t* scope = (hrx_py_pinned_scope_t*)self;
-  if (scope->has_view) Py_VISIT(scope->view.obj);
+  Py_VISIT(scope->object);
+  if (scope->has_memory && scope->memory.has_view) {
+    Py_VISIT(scope->memory.view.obj);
+  }
   Py_VISIT(Py_TYPE(self));
   return 0;
 }
@@ -384,10 +378,11 @@ static void hrx_py_pinned_scope_dealloc(PyObject* self) {
   if (scope->pinned) {
     Py_BEGIN_ALLOW_THREADS
     hrx_status_free(
-        hrx_device_unpin(scope->device, scope->view.buf, NULL, NULL));
+        hrx_device_unpin(scope->device, scope->memory.data, NULL, NULL));
     Py_END_ALLOW_THREADS
   }
-  if (scope->has_view) PyBuffer_Release(&scope->view);
+  if (scope->has_memory) hrx_py_host_memory_release(&scope->memory);
+  Py_XDECREF(scope->object);
   if (scope->device) {
     hrx_py_release_without_gil(hrx_py_pinned_device_release,
                                scope->device);
