@@ -286,3 +286,32 @@ def test_device_outlives_its_pinned_arrays(fresh):
         print("ok")
     """)
     assert out.strip() == "ok"
+
+
+def test_large_read_returns_its_pinned_staging_without_a_copy(device,
+                                                              stream):
+    n = 4 << 20
+    buf = device.allocate(n)
+    data = np.random.default_rng(9).integers(0, 256, n, dtype=np.uint8)
+    stream.upload(buf, data)
+    reader = stream.read(buf)
+    first = reader.wait()
+    assert reader.wait() is first               # cached
+    assert (first == data).all() and first.flags.writeable
+    assert isinstance(first.base, hrx.PinnedMemory)
+    assert device.is_pinned(first)               # uploads of it are direct
+    reader.close()
+    assert (first == data).all()                 # the array owns the bytes
+    # Given back to the read staging once dropped: reads reuse it.
+    del first
+    counts = hrx._hrx._testing_staging_allocations
+    before = counts()["reads"]
+    for _ in range(3):
+        again = stream.read(buf).wait()
+        assert (again == data).all()
+        del again
+    assert counts()["reads"] == before
+    # Small reads are copied into a new array, leaving the pool's block.
+    small = stream.read(buf[0:64]).wait()
+    assert not isinstance(small.base, hrx.PinnedMemory)
+    assert (small == data[:64]).all()

@@ -36,6 +36,9 @@ struct hrx_pinned_range_s {
   uint64_t size;
   hrx_staging_block_t* block;  /* owned until released: an allocated range;
                                   NULL for a registered one */
+  hrx_staging_pool_t* home;    /* where `block` goes back (borrowed): the
+                                  registry's pool, or the read staging a
+                                  read's block came from */
   bool ready;                  /* found by transfers: registered (or
                                   allocated); mutex */
   bool registered;             /* host_register pinned it: unregister at
@@ -191,7 +194,8 @@ static bool hrx_pinned_prune_locked(hrx_pinned_t* pinned,
 
 /* What settling a range leaves to do outside the mutex. */
 typedef struct {
-  hrx_staging_block_t* block;   /* back to the pool */
+  hrx_staging_block_t* block;   /* back to its home pool */
+  hrx_staging_pool_t* home;
   void* unregister;             /* host_unregister */
   bool released;                /* the memory was given back just now */
   bool release_device;          /* the range was freed */
@@ -209,6 +213,7 @@ static void hrx_pinned_settle_locked(hrx_pinned_t* pinned,
     out->released = true;
     if (range->block) {
       out->block = range->block;
+      out->home = range->home;
       range->block = NULL;
     } else if (range->registered) {
       out->unregister = range->base;
@@ -230,7 +235,7 @@ static void hrx_pinned_settle_locked(hrx_pinned_t* pinned,
 
 static void hrx_pinned_finish_settled(hrx_pinned_t* pinned,
                                       const hrx_pinned_settled_t* settled) {
-  if (settled->block) hrx_staging_release(pinned->pool, settled->block);
+  if (settled->block) hrx_staging_release(settled->home, settled->block);
   if (settled->unregister && pinned->backend->vtable->memory.host_unregister) {
     pinned->backend->vtable->memory.host_unregister(pinned->backend,
                                                     settled->unregister);
@@ -308,6 +313,7 @@ hrx_status_t hrx_pinned_alloc(hrx_pinned_t* pinned, uint64_t size,
   }
   range->base = range->block->memory;
   range->size = size;
+  range->home = pinned->pool;
   range->ready = true;
   status = hrx_pinned_insert(pinned, range);
   if (status) {
@@ -319,6 +325,27 @@ hrx_status_t hrx_pinned_alloc(hrx_pinned_t* pinned, uint64_t size,
   }
   hrx_device_retain(pinned->device);
   *out_ptr = range->base;
+  return NULL;
+}
+
+hrx_status_t hrx_pinned_adopt(hrx_pinned_t* pinned, hrx_staging_block_t* block,
+                              hrx_staging_pool_t* home, uint64_t length) {
+  hrx_pinned_range_t* range = calloc(1, sizeof(*range));
+  if (!range) {
+    return hrx_make_status(HRX_STATUS_OUT_OF_MEMORY,
+                           "cannot allocate a pinned range");
+  }
+  range->block = block;
+  range->base = block->memory;
+  range->size = length ? length : 1;
+  range->home = home;
+  range->ready = true;
+  hrx_status_t status = hrx_pinned_insert(pinned, range);
+  if (status) {
+    free(range);
+    return status;
+  }
+  hrx_device_retain(pinned->device);
   return NULL;
 }
 

@@ -37,6 +37,7 @@
 
 #include "cleanup.h"
 #include "hal/device.h"
+#include "staging.h"
 #include "hrx.h"
 
 #define HRX_PINNED_DEFAULT_CACHE_BYTES (1ull << 30)
@@ -74,6 +75,13 @@ void hrx_pinned_destroy(hrx_pinned_t* pinned);
 /* A new allocated range of at least `size` bytes (size > 0). */
 hrx_status_t hrx_pinned_alloc(hrx_pinned_t* pinned, uint64_t size,
                               void** out_ptr);
+/* Makes a complete read's staging block (from `home`, a staging pool of
+ * the same device; the caller owned it) an allocated range of `length`
+ * bytes at block->memory: freed like any (hrx_pinned_free), it goes back
+ * to `home`. */
+hrx_status_t hrx_pinned_adopt(hrx_pinned_t* pinned, hrx_staging_block_t* block,
+                              struct hrx_staging_pool_s* home,
+                              uint64_t length);
 /* Lets the allocated range starting at `ptr` go; never waits.
  * INVALID_ARGUMENT when `ptr` is not the start of one. */
 hrx_status_t hrx_pinned_free(hrx_pinned_t* pinned, void* ptr);

@@ -44,6 +44,7 @@ struct hrx_readback_s {
    * freed); `block` is then owned by the readback alone and names `into`
    * and the use's event. NULL for a staged read. */
   hrx_pinned_use_t* pinned_use;
+  bool waited;                    /* a wait returned the bytes */
 };
 
 /* Copies a complete read's bytes into `into`, once. */
@@ -242,6 +243,13 @@ static bool hrx_readback_paced_failure_pending(const hrx_readback_t* readback) {
 
 static void hrx_readback_free(hrx_readback_t* readback, bool complete) {
   hrx_device_t* device = readback->device;
+  if (!readback->block) {
+    /* Its bytes were taken (hrx_readback_take): nothing else to give. */
+    hrx_paced_transfer_release(readback->transfer);
+    free(readback);
+    hrx_device_release(device);
+    return;
+  }
   if (readback->pinned_use) {
     /* The pinned range keeps the memory until the download is done. */
     (void)complete;
@@ -276,6 +284,10 @@ void hrx_readback_release(hrx_readback_t* readback) {
                         readback)) {
     return;
   }
+  if (!readback->block) {
+    hrx_readback_free(readback, true); /* its bytes were taken */
+    return;
+  }
   /* In non-blocking mode a release never waits for its read. */
   if (hrx_nonblocking()) {
     hrx_readback_release_deferred(readback);
@@ -302,6 +314,10 @@ uint64_t hrx_readback_length(const hrx_readback_t* readback) {
 hrx_status_t hrx_readback_query(hrx_readback_t* readback, bool* out_done) {
   HRX_RETURN_IF_ERROR(hrx_entry_check(readback->device, HRX_ENTRY_RUNTIME_QUERY,
                                       "querying a read"));
+  if (!readback->block) {
+    *out_done = true; /* its bytes were taken: it was complete */
+    return NULL;
+  }
   if (readback->transfer) {
     int state = atomic_load(&readback->transfer->state);
     if (state != HRX_PACED_PUBLISHED) {
@@ -328,6 +344,10 @@ hrx_status_t hrx_readback_wait(hrx_readback_t* readback,
   HRX_RETURN_IF_ERROR(hrx_entry_check_mode(readback->device,
                                            HRX_ENTRY_BLOCKING,
                                            "waiting for a read", &nonblocking));
+  if (!readback->block) {
+    return hrx_make_status(HRX_STATUS_FAILED_PRECONDITION,
+                           "the read's bytes were taken");
+  }
   hrx_batch_thread_observed();
   hrx_backend_device_t* backend = hrx_device_backend(readback->device);
   if (readback->transfer) {
@@ -361,7 +381,27 @@ hrx_status_t hrx_readback_wait(hrx_readback_t* readback,
     *out_bytes = readback->into;
   } else {
     *out_bytes = readback->block->memory;
+    readback->waited = true;
   }
+  return NULL;
+}
+
+hrx_status_t hrx_readback_take(hrx_readback_t* readback, void** out_ptr,
+                               hrx_device_t** out_device) {
+  if (readback->into || !readback->block || !readback->waited) {
+    return hrx_make_status(HRX_STATUS_FAILED_PRECONDITION,
+                           "only a complete read's bytes (Stream.read, "
+                           "after its wait) can be taken, once");
+  }
+  hrx_device_t* device = readback->device;
+  HRX_RETURN_IF_ERROR(hrx_pinned_adopt(hrx_device_pinned(device),
+                                       readback->block,
+                                       hrx_device_staging(device),
+                                       readback->length));
+  *out_ptr = readback->block->memory;
+  readback->block = NULL;
+  hrx_device_retain(device);
+  *out_device = device;
   return NULL;
 }
 
@@ -373,6 +413,10 @@ void hrx_readback_release_deferred(hrx_readback_t* readback) {
   if (!readback) return;
   if (hrx_entry_release(readback->device,
                         hrx_readback_release_deferred_object, readback)) {
+    return;
+  }
+  if (!readback->block) {
+    hrx_readback_free(readback, true); /* its bytes were taken */
     return;
   }
   if (readback->transfer &&

@@ -612,6 +612,17 @@ hrx_status_t hrx_readback_wait(hrx_readback_t* readback,
                                const hrx_wait_hook_t* hook,
                                const uint8_t** out_bytes,
                                bool* out_interrupted);
+/* Takes a complete read's bytes out of the readback without copying them
+ * (for reads of hrx_stream_read, after hrx_readback_wait returned them):
+ * *out_ptr is their memory, pinned memory of the device (*out_device,
+ * retained for the caller) that the caller now owns and frees with
+ * hrx_device_pinned_free (it then goes back to the device's read
+ * staging). Afterwards the readback has no bytes; only
+ * its release is allowed. FAILED_PRECONDITION, nothing taken, for a read
+ * that is not complete or whose bytes were taken, or a read_into. Not
+ * while another thread waits for or queries the readback. */
+hrx_status_t hrx_readback_take(hrx_readback_t* readback, void** out_ptr,
+                               hrx_device_t** out_device);
 /* An asynchronous read of src into caller memory: `out` holds `capacity`
  * bytes, exactly src.length (else INVALID_ARGUMENT, nothing submitted), and
  * stays valid until the readback is released. When `out` is pinned memory
