@@ -163,8 +163,8 @@ static void hrx_pinned_recycle_event_locked(hrx_pinned_t* pinned,
     hrx_native_event_t** events =
         realloc(pinned->events, capacity * sizeof(*events));
     if (!events) {
-      /* Destroying an event whose record is complete never waits. */
-      pinned->backend->vtable->event.destroy(pinned->backend, event);
+      /* Out of memory: the event is lost rather than destroyed, since a
+       * wait for a let-go range may still name it (wait_settled). */
       return;
     }
     pinned->events = events;
