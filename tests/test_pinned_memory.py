@@ -315,3 +315,43 @@ def test_large_read_returns_its_pinned_staging_without_a_copy(device,
     small = stream.read(buf[0:64]).wait()
     assert not isinstance(small.base, hrx.PinnedMemory)
     assert (small == data[:64]).all()
+
+
+def test_large_direct_transfers_are_paced_in_place(fresh):
+    """With chunking on, a large transfer of pinned memory on a normal
+    stream is paced like any (chunks held back on the host) and still
+    copies the memory in place; letting the memory go while chunks are
+    held keeps it until the last chunk is done."""
+    out = fresh("""
+        counts = hrx._hrx._testing_pinned_direct
+        dev = hrx.Device.open(0, backend=backend)
+        s = dev.stream()
+        n = (1 << 20) + 4097
+        data = np.random.default_rng(11).integers(0, 256, n, np.uint8)
+        buf = dev.allocate(n)
+        before = counts()
+        src = dev.empty_pinned(n)
+        src[:] = data
+        address = src.base.address
+        s.upload(buf, src)
+        del src                          # chunks may still be held
+        other = dev.empty_pinned(n)
+        other[:] = 0xFF
+        dst = dev.empty_pinned(n)
+        assert s.read_into(buf, dst).wait() is dst
+        assert (dst == data).all()
+        again = np.zeros(n, np.uint8)
+        with dev.pin(again):
+            s.read_blocking(buf, again)
+        assert (again == data).all()
+        after = counts()
+        assert after["uploads"] == before["uploads"] + 1, after
+        assert after["reads"] == before["reads"] + 2, after
+        # A paced read into pinned memory closed before its wait.
+        scratch = dev.empty_pinned(n)
+        s.read_into(buf, scratch).close()
+        del scratch
+        dev.synchronize()
+        print("ok")
+    """, env={"HRX_CHUNK_BYTES": "65536", "HRX_CHUNK_WINDOW_BYTES": "131072"})
+    assert out.strip() == "ok"

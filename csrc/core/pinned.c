@@ -520,6 +520,7 @@ hrx_status_t hrx_pinned_begin_use(hrx_pinned_t* pinned, const void* ptr,
     return NULL;
   }
   if (pinned->event_count) use->event = pinned->events[--pinned->event_count];
+  use->pinned = pinned;
   use->range = range;
   use->next = range->uses;
   range->uses = use;
@@ -568,6 +569,11 @@ void hrx_pinned_end_use(hrx_pinned_t* pinned, hrx_pinned_use_t* use) {
   }
   pthread_mutex_unlock(&pinned->mutex);
   hrx_pinned_finish_settled(pinned, &settled);
+}
+
+void hrx_pinned_end_use_hook(void* use) {
+  hrx_pinned_use_t* pinned_use = use;
+  hrx_pinned_end_use(pinned_use->pinned, pinned_use);
 }
 
 /* ------------------------------------------------------------ public */

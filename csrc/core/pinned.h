@@ -48,6 +48,7 @@ typedef struct hrx_pinned_range_s hrx_pinned_range_t;
 
 /* One transfer's use of a range. */
 typedef struct hrx_pinned_use_s {
+  hrx_pinned_t* pinned;            /* borrowed: the registry */
   hrx_pinned_range_t* range;       /* borrowed: lives until the use ended */
   hrx_native_event_t* event;       /* owned by the registry: recorded after
                                       the copy */
@@ -110,6 +111,10 @@ void hrx_pinned_use_recorded(hrx_pinned_t* pinned, hrx_pinned_use_t* use);
 /* The caller is done with the use (its event may still be pending, or it
  * was never recorded: then nothing of it was queued). */
 void hrx_pinned_end_use(hrx_pinned_t* pinned, hrx_pinned_use_t* use);
+/* hrx_pinned_end_use of `use` (a hrx_pinned_use_t*), for a paced
+ * transfer's release (pacing.h, on_release). A paced transfer's use is
+ * never recorded: it is complete once ended, after the last chunk. */
+void hrx_pinned_end_use_hook(void* use);
 
 /* Testing builds count the direct transfers (hrx_pinned_query_direct,
  * testing/hrx_testing.h). */

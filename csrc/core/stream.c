@@ -370,14 +370,25 @@ static hrx_status_t hrx_submit_upload_direct(hrx_backend_device_t* backend,
   return NULL;
 }
 
-/* hrx_stream_upload from pinned memory: no staging, no pacing; the use
- * keeps the memory until the copy is done. */
+/* hrx_stream_upload from pinned memory, with no staging: one copy, or
+ * chunks of a paced upload that read the memory in place; the use keeps
+ * the memory until the copy (the last chunk) is done. */
 static hrx_status_t hrx_stream_upload_direct(hrx_stream_t* stream,
                                              hrx_view_t dst, const void* data,
                                              hrx_pinned_use_t* use) {
   hrx_pinned_t* pinned = hrx_device_pinned(stream->device);
-  hrx_status_t status =
-      hrx_stream_enter(stream, "submitting work to a stream");
+  const bool paced = hrx_stream_paces(stream, dst.length);
+  hrx_status_t status = paced ? hrx_paced_would_block() : NULL;
+  if (!status) {
+    status = hrx_stream_enter(stream, "submitting work to a stream");
+  }
+  if (!status && paced) {
+    /* The transfer ends the use when its last chunk is done. */
+    HRX_PINNED_COUNT_DIRECT(true);
+    return hrx_paced_upload_pinned(&stream->publication,
+                                   hrx_view_pointer(dst), data, dst.length,
+                                   hrx_pinned_end_use_hook, use);
+  }
   if (!status) {
     hrx_upload_direct_args_t args = {dst, data, pinned, use};
     hrx_command_t command = {.submit = hrx_submit_upload_direct,

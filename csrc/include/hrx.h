@@ -589,7 +589,8 @@ hrx_status_t hrx_stream_copy_peer(hrx_stream_t* stream, hrx_view_t dst,
  * when the stream reaches the upload, so the caller must not modify it
  * before then (an event recorded after the upload, or synchronize, tells
  * when); it stays allocated (or pinned) until the copy is done, whoever
- * lets it go first. Such uploads are not paced. */
+ * lets it go first. Paced like any upload (a large one on a normal or
+ * low stream goes in chunks, each copying the memory in place). */
 hrx_status_t hrx_stream_upload(hrx_stream_t* stream, hrx_view_t dst,
                                const void* data, uint64_t length);
 
@@ -627,7 +628,8 @@ hrx_status_t hrx_readback_take(hrx_readback_t* readback, void** out_ptr,
  * bytes, exactly src.length (else INVALID_ARGUMENT, nothing submitted), and
  * stays valid until the readback is released. When `out` is pinned memory
  * of the device (hrx_device_is_pinned) the read copies into it directly
- * (not paced) and `out` holds the bytes once the read is complete. Else the
+ * (paced like any read) and `out` holds the bytes once the read is
+ * complete. Else the
  * read stages through the device's pool like hrx_stream_read; its bytes are
  * copied into `out` by
  * the first hrx_readback_wait that finds the read complete, or the first

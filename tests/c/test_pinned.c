@@ -184,11 +184,50 @@ static void test_take_a_reads_bytes(void) {
   hrx_device_release(device);
 }
 
+/* With chunking on, a large upload of pinned memory on a normal stream is
+ * paced, its chunks reading the memory in place: freed while chunks are
+ * held, the memory stays out of the pool until the last one ran. */
+static void test_paced_upload_in_place(void) {
+  setenv("HRX_CHUNK_BYTES", "65536", 1);
+  setenv("HRX_CHUNK_WINDOW_BYTES", "131072", 1);
+  hrx_device_t* device = NULL;
+  hrx_stream_t* stream = NULL;
+  hrx_buffer_t* buffer = NULL;
+  CHECK_OK(hrx_device_open("host", 0, &device));
+  unsetenv("HRX_CHUNK_BYTES");
+  unsetenv("HRX_CHUNK_WINDOW_BYTES");
+  const uint64_t n = 1 << 20;
+  CHECK_OK(hrx_stream_create(device, &stream));
+  CHECK_OK(hrx_buffer_allocate(device, n, &buffer));
+  uint8_t* p = NULL;
+  CHECK_OK(hrx_device_pinned_alloc(device, n, (void**)&p));
+  memset(p, 0x6B, n);
+  hold_queue(device, stream);
+  CHECK_OK(hrx_stream_upload(stream, whole(buffer), p, n));
+  CHECK_OK(hrx_device_pinned_free(device, p));
+  uint8_t* other = NULL;
+  CHECK_OK(hrx_device_pinned_alloc(device, n, (void**)&other));
+  CHECK(other != p);
+  memset(other, 0xFF, n);
+  atomic_store(&gate, 1);
+  uint8_t* out = malloc(n);
+  CHECK_OK(hrx_stream_read_blocking(stream, whole(buffer), out, n, NULL,
+                                    NULL));
+  CHECK(out[0] == 0x6B && out[n - 1] == 0x6B && out[n / 2] == 0x6B);
+  free(out);
+  CHECK_OK(hrx_device_synchronize(device, NULL, NULL));
+  CHECK_OK(hrx_device_pinned_free(device, other));
+  hrx_buffer_release(buffer);
+  hrx_stream_release(stream);
+  hrx_device_release(device);
+}
+
 int main(void) {
   test_allocations_are_pooled_and_found();
   test_free_with_a_queued_upload();
   test_unpin_waits_for_queued_copies();
   test_take_a_reads_bytes();
+  test_paced_upload_in_place();
   printf("%d passed, %d failed\n", hrx_test_passed, hrx_test_failed);
   return hrx_test_failed ? 1 : 0;
 }
