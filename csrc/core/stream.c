@@ -396,6 +396,8 @@ static hrx_status_t hrx_stream_upload_direct(hrx_stream_t* stream,
                              .bytes = dst.length,
                              .what = "upload"};
     status = hrx_stream_submit(stream, &command);
+    /* The copy and its use's event: two commands. */
+    if (!status) hrx_device_count_commands(stream->device, 1);
   }
   hrx_pinned_end_use(pinned, use);
   return status;
