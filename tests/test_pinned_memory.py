@@ -317,11 +317,12 @@ def test_large_read_returns_its_pinned_staging_without_a_copy(device,
     assert (small == data[:64]).all()
 
 
-def test_large_direct_transfers_are_paced_in_place(fresh):
-    """With chunking on, a large transfer of pinned memory on a normal
-    stream is paced like any (chunks held back on the host) and still
-    copies the memory in place; letting the memory go while chunks are
-    held keeps it until the last chunk is done."""
+def test_large_direct_transfers_with_chunking_on(fresh):
+    """With chunking on, a large upload of pinned memory on a normal stream
+    is paced like any (chunks held back on the host) and still copies the
+    memory in place; letting the memory go while chunks are held keeps it
+    until the last chunk is done. Direct reads, one copy each, and a pin
+    scope whose exit waits for them, work beside it."""
     out = fresh("""
         counts = hrx._hrx._testing_pinned_direct
         dev = hrx.Device.open(0, backend=backend)
@@ -347,10 +348,16 @@ def test_large_direct_transfers_are_paced_in_place(fresh):
         after = counts()
         assert after["uploads"] == before["uploads"] + 1, after
         assert after["reads"] == before["reads"] + 2, after
-        # A paced read into pinned memory closed before its wait.
+        # A read into pinned memory closed before its wait; a pin scope
+        # around a read_into and a paced upload.
         scratch = dev.empty_pinned(n)
         s.read_into(buf, scratch).close()
         del scratch
+        mine = np.zeros(n, np.uint8)
+        with dev.pin(mine):
+            reader = s.read_into(buf, mine)
+            s.upload(buf, mine)
+        assert (mine == data).all()
         dev.synchronize()
         print("ok")
     """, env={"HRX_CHUNK_BYTES": "65536", "HRX_CHUNK_WINDOW_BYTES": "131072"})

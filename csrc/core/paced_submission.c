@@ -168,38 +168,6 @@ hrx_status_t hrx_paced_upload_pinned(hrx_publication_t* publication,
   return hrx_paced_submit(publication, transfer);
 }
 
-hrx_status_t hrx_paced_read_pinned(hrx_publication_t* publication,
-                                   const void* src, uint64_t length,
-                                   hrx_staging_block_t* block,
-                                   void (*on_release)(void*),
-                                   void* release_arg,
-                                   hrx_paced_transfer_t** out_transfer) {
-  hrx_paced_transfer_t* transfer = hrx_paced_transfer_create();
-  if (!transfer) {
-    on_release(release_arg);
-    return hrx_make_status(HRX_STATUS_OUT_OF_MEMORY,
-                           "cannot allocate a paced read");
-  }
-  transfer->direction = HRX_PACE_TO_HOST;
-  transfer->dst = block->memory;
-  transfer->src = src;
-  transfer->length = length;
-  transfer->what = "read";
-  transfer->observes = true;
-  transfer->block = block;
-  transfer->host_pinned = true;
-  transfer->on_release = on_release;
-  transfer->release_arg = release_arg;
-  hrx_paced_transfer_retain(transfer);
-  hrx_status_t status = hrx_paced_submit(publication, transfer);
-  if (status) {
-    hrx_paced_transfer_release(transfer);
-    return status;
-  }
-  *out_transfer = transfer;
-  return NULL;
-}
-
 hrx_status_t hrx_paced_read(hrx_publication_t* publication, const void* src,
                             uint64_t length, hrx_staging_pool_t* staging,
                             hrx_staging_block_t* block,

@@ -52,18 +52,6 @@ hrx_status_t hrx_paced_upload_pinned(hrx_publication_t* publication,
                                      void (*on_release)(void*),
                                      void* release_arg);
 
-/* hrx_paced_read into pinned host memory: `block` names it and the event
- * recorded after the last chunk, and is the caller's (no staging pool);
- * on_release(release_arg) runs once no chunk can write it any more (also
- * when the read fails). On success *out_transfer is retained for the
- * readback. */
-hrx_status_t hrx_paced_read_pinned(hrx_publication_t* publication,
-                                   const void* src, uint64_t length,
-                                   hrx_staging_block_t* block,
-                                   void (*on_release)(void*),
-                                   void* release_arg,
-                                   hrx_paced_transfer_t** out_transfer);
-
 /* A read of `length` bytes from `src` into `block` (the readback's
  * staging), whose event is recorded after the last chunk. On success
  * *out_transfer is the transfer, retained for the readback; on failure the

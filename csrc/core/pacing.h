@@ -130,10 +130,10 @@ typedef struct hrx_paced_transfer_s {
   hrx_staging_block_t* block;    /* borrowed (read): its event is recorded
                                     after the last chunk; owned once
                                     adopted */
-  /* A transfer of pinned host memory in place (pinned.h): chunks copy it
-   * with upload_pinned / download directly, and on_release(release_arg)
-   * runs when the last reference goes (every chunk completed or was never
-   * published), to let the memory go. */
+  /* An upload of pinned host memory in place (pinned.h): chunks copy it
+   * with upload_pinned directly, and on_release(release_arg) runs when the
+   * last reference goes (every chunk completed or was never published),
+   * to let the memory go. */
   bool host_pinned;
   void (*on_release)(void* release_arg);
   void* release_arg;

@@ -103,20 +103,6 @@ static hrx_status_t hrx_submit_download(hrx_backend_device_t* backend,
   return NULL;
 }
 
-/* A paced direct read's own: what its transfer lets go when its last
- * reference goes. */
-typedef struct {
-  hrx_pinned_use_t* use;
-  hrx_staging_block_t* block;  /* private: names the caller's memory */
-} hrx_direct_read_hold_t;
-
-static void hrx_direct_read_let_go(void* arg) {
-  hrx_direct_read_hold_t* hold = arg;
-  hrx_pinned_end_use_hook(hold->use);
-  free(hold->block);
-  free(hold);
-}
-
 /* A direct read into pinned memory (`use` of it, ended here on failure). */
 static hrx_status_t hrx_stream_read_direct(hrx_stream_t* stream,
                                            hrx_view_t src, void* into,
@@ -131,36 +117,15 @@ static hrx_status_t hrx_stream_read_direct(hrx_stream_t* stream,
     status = hrx_make_status(HRX_STATUS_OUT_OF_MEMORY,
                              "cannot allocate readback");
   }
-  const bool paced = hrx_stream_paces(stream, src.length);
-  if (!status && paced) status = hrx_paced_would_block();
+  /* Not paced: a paced read's transfer is held by its readback, so its
+   * chunks' end could not be told apart from the readback's release, which
+   * a pin scope's exit must not wait for. */
   if (!status) status = hrx_stream_enter(stream, "reading from a stream");
   if (!status) {
     hrx_batch_thread_observed();
     block->memory = into;
     block->capacity = src.length;
     block->event = use->event;
-  }
-  if (!status && paced) {
-    hrx_direct_read_hold_t* hold = malloc(sizeof(*hold));
-    if (!hold) {
-      status = hrx_make_status(HRX_STATUS_OUT_OF_MEMORY,
-                               "cannot allocate readback");
-    } else {
-      hold->use = use;
-      hold->block = block;
-      /* From here on the transfer owns the use and the block (also when
-       * it fails). */
-      status = hrx_paced_read_pinned(hrx_stream_publication(stream),
-                                     hrx_view_pointer(src), src.length, block,
-                                     hrx_direct_read_let_go, hold,
-                                     &readback->transfer);
-      if (status) {
-        free(readback);
-        return status;
-      }
-      HRX_PINNED_COUNT_DIRECT(false);
-    }
-  } else if (!status) {
     hrx_download_args_t args = {src, block, pinned, use};
     hrx_command_t command = {.submit = hrx_submit_download,
                              .user_data = &args,
@@ -175,8 +140,7 @@ static hrx_status_t hrx_stream_read_direct(hrx_stream_t* stream,
     free(readback);
     return status;
   }
-  /* A paced read was counted when it was held. */
-  if (!readback->transfer) hrx_device_count_commands(device, 1);
+  hrx_device_count_commands(device, 1);
   readback->length = src.length;
   readback->into = into;
   readback->block = block;
@@ -290,16 +254,10 @@ static void hrx_readback_free(hrx_readback_t* readback, bool complete) {
     return;
   }
   if (readback->pinned_use) {
-    /* The pinned range keeps the memory until the download is done; a
-     * paced read's transfer lets its use and block go after its last
-     * chunk. */
+    /* The pinned range keeps the memory until the download is done. */
     (void)complete;
-    if (readback->transfer) {
-      hrx_paced_transfer_release(readback->transfer);
-    } else {
-      hrx_pinned_end_use(hrx_device_pinned(device), readback->pinned_use);
-      free(readback->block);
-    }
+    hrx_pinned_end_use(hrx_device_pinned(device), readback->pinned_use);
+    free(readback->block);
     free(readback);
     hrx_device_release(device);
     return;

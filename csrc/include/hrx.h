@@ -628,7 +628,7 @@ hrx_status_t hrx_readback_take(hrx_readback_t* readback, void** out_ptr,
  * bytes, exactly src.length (else INVALID_ARGUMENT, nothing submitted), and
  * stays valid until the readback is released. When `out` is pinned memory
  * of the device (hrx_device_is_pinned) the read copies into it directly
- * (paced like any read) and `out` holds the bytes once the read is
+ * (one copy, not paced) and `out` holds the bytes once the read is
  * complete. Else the
  * read stages through the device's pool like hrx_stream_read; its bytes are
  * copied into `out` by
