@@ -348,6 +348,25 @@ class Device:
         uploaded on stream (ordered there) or, with None, on a stream of
         its own, synchronized first."""
 
+    def empty_pinned(
+        self,
+        shape: int | Iterable[int],
+        dtype: numpy.typing.DTypeLike = "uint8",
+    ) -> numpy.typing.NDArray[Any]:
+        """A new uninitialised array of pinned host memory of this device,
+        from its pinned pool; its base (PinnedMemory) owns the memory.
+        Uploads from it and reads into it copy directly and
+        asynchronously."""
+
+    def pin(self, obj: _BufferProtocol | _DLPackHost, /) -> PinnedScope:
+        """A context manager pinning obj's C-contiguous host memory for
+        this device inside the with block; its exit waits for the copies
+        queued with the memory, then unpins it."""
+
+    def is_pinned(self, obj: _BufferProtocol | _DLPackHost, /) -> bool:
+        """Whether obj's host memory lies wholly in pinned memory of this
+        device (what uploads and reads copy directly)."""
+
     def synchronize(self) -> None:
         """Waits for all work on the pool's queues."""
 
@@ -719,6 +738,43 @@ class Readback:
         /,
     ) -> Literal[False]:
         """Closes the read."""
+
+# ------------------------------------------------------- pinned host memory
+
+@final
+class PinnedMemory:
+    """Pinned host memory of a device, the base of Device.empty_pinned's
+    arrays: exports its bytes with the buffer protocol; goes back to the
+    device's pinned pool once nothing refers to it and its queued copies
+    are done. Not instantiable."""
+
+    def __buffer__(self, flags: int, /) -> memoryview: ...
+    @property
+    def nbytes(self) -> int: ...
+    @property
+    def address(self) -> int: ...
+    @property
+    def device(self) -> Device: ...
+
+@final
+class PinnedScope:
+    """Device.pin(obj): pins obj's memory for the device inside the with
+    block. Not instantiable."""
+
+    def __enter__(self) -> Any:
+        """Pins the memory; returns the pinned object."""
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc_value: BaseException | None,
+        traceback: TracebackType | None,
+        /,
+    ) -> Literal[False]:
+        """Waits for the copies queued with the memory, then unpins it."""
+
+    @property
+    def pinned(self) -> bool: ...
 
 # ------------------------------------------------------------------ graphs
 

@@ -918,6 +918,86 @@ for _id, _dtype, _value, _text, _raises in [
          "OutOfRangeError")]:
     case(f"fill-typed-{_id}", "Stream.fill", _text, _raises,
          lambda c, t=_dtype, v=_value: c.stream.fill(c.a.view(t), v))
+# ------------------------------------------------------ pinned host memory
+
+
+def _pin_twice(c):
+    """Pins memory, then pins the same memory again inside the scope."""
+    memory = bytearray(SIZE)
+    with c.device.pin(memory):
+        with c.device.pin(memory):
+            pass
+
+
+def _pin_overlapping(c):
+    """Pins a part of memory that an outer scope already pins."""
+    memory = c.np.zeros(2 * SIZE, c.np.uint8)
+    with c.device.pin(memory):
+        with c.device.pin(memory[SIZE:]):
+            pass
+
+
+def _pinned_readonly(c):
+    """A pinned array marked read-only."""
+    array = c.device.empty_pinned(SIZE)
+    array[:] = 0xEE
+    array.setflags(write=False)
+    return c.out(array)
+
+
+def _pinned_out(c, n):
+    """A pinned array of n bytes holding 0xEE."""
+    array = c.device.empty_pinned(n)
+    array[:] = 0xEE
+    return c.out(array)
+
+
+case("pin-noncontiguous", "Device.pin", "numpy arr[::2] (strided)",
+     "InvalidArgumentError",
+     lambda c: c.device.pin(c.np.zeros(2 * SIZE, c.np.uint8)[::2]))
+case("pin-empty", "Device.pin", "an empty bytearray", "InvalidArgumentError",
+     lambda c: c.device.pin(bytearray()))
+case("pin-int", "Device.pin", "an int (no buffer)", "TypeError",
+     lambda c: c.device.pin(5))
+case("pin-twice", "Device.pin", "the same memory pinned again inside its "
+     "scope", "InvalidArgumentError", _pin_twice)
+case("pin-overlapping", "Device.pin", "a part of memory already pinned",
+     "InvalidArgumentError", _pin_overlapping)
+case("pin-pinned-allocation", "Device.pin", "an empty_pinned array",
+     "InvalidArgumentError",
+     lambda c: c.device.pin(c.device.empty_pinned(SIZE)).__enter__())
+case("pin-closed", "Device.pin", "closed Device handle",
+     "FailedPreconditionError",
+     lambda c: c.closed_device.pin(bytearray(SIZE)))
+case("empty-pinned-negative", "Device.empty_pinned", "shape (-1,)",
+     "InvalidArgumentError", lambda c: c.device.empty_pinned((-1,)))
+case("empty-pinned-shape-str", "Device.empty_pinned", 'shape "4" (str)',
+     "TypeError", lambda c: c.device.empty_pinned("4"))
+case("empty-pinned-shape-float", "Device.empty_pinned", "shape (4.0,)",
+     "TypeError", lambda c: c.device.empty_pinned((4.0,)))
+case("empty-pinned-object-dtype", "Device.empty_pinned", "dtype object",
+     "InvalidArgumentError", lambda c: c.device.empty_pinned(4, object))
+case("empty-pinned-bad-dtype", "Device.empty_pinned", 'dtype "nonsense"',
+     "TypeError", lambda c: c.device.empty_pinned(4, "nonsense"))
+case("empty-pinned-closed", "Device.empty_pinned", "closed Device handle",
+     "FailedPreconditionError", lambda c: c.closed_device.empty_pinned(4))
+case("is-pinned-int", "Device.is_pinned", "an int (no buffer)", "TypeError",
+     lambda c: c.device.is_pinned(5))
+case("is-pinned-closed", "Device.is_pinned", "closed Device handle",
+     "FailedPreconditionError",
+     lambda c: c.closed_device.is_pinned(bytearray(4)))
+case("read-into-pinned-readonly", "Stream.read_into",
+     "out a pinned array marked read-only", "InvalidArgumentError",
+     lambda c: c.stream.read_into(c.a, _pinned_readonly(c)))
+case("read-into-pinned-short", "Stream.read_into",
+     "out a pinned array shorter than src", "InvalidArgumentError",
+     lambda c: c.stream.read_into(c.a, _pinned_out(c, SIZE - 1)))
+case("read-blocking-pinned-short", "Stream.read_blocking",
+     "out a pinned array shorter than src", "InvalidArgumentError",
+     lambda c: c.stream.read_blocking(c.a, _pinned_out(c, SIZE - 1)))
+case("upload-pinned-long", "Stream.upload",
+     "data a pinned array longer than dst", "InvalidArgumentError",
+     lambda c: c.stream.upload(c.a, c.device.empty_pinned(SIZE + 1)))
 
 # -------------------------------------------------------- events, streams
 

@@ -42,7 +42,8 @@ CHILD = textwrap.dedent(r"""
             if not name.startswith("_") and inspect.isbuiltin(value))}
         for cls in (hrx.Device, hrx.Stream, hrx.fabric.Queue, hrx.Buffer,
                     hrx.Event, hrx.Readback, hrx.Graph, hrx.GraphNode,
-                    hrx.Completion, hrx.Kernel):
+                    hrx.Completion, hrx.Kernel, hrx.PinnedMemory,
+                    hrx.PinnedScope):
             names = set()
             for klass in cls.__mro__[:-1]:
                 names.update(name for name in vars(klass)
@@ -150,6 +151,11 @@ CHILD = textwrap.dedent(r"""
         g.copy(a[:8], b[:8], after=[n])
         return g
 
+    def pinned_upload():
+        memory = np.zeros(64, np.uint8)
+        with dev.pin(memory):
+            t.upload(b[:64], memory)
+
     def launched():
         g = hrx.Graph(dev)
         g.callback(lambda: None)
@@ -186,6 +192,9 @@ CHILD = textwrap.dedent(r"""
             "empty": lambda: dev.empty((2, 2), np.float32),
             "zeros": lambda: dev.zeros(4, np.int32),
             "asarray": lambda: dev.asarray(np.arange(4.0)),
+            "empty_pinned": lambda: dev.empty_pinned(64),
+            "is_pinned": lambda: dev.is_pinned(b"abcd"),
+            "pin": pinned_upload,
             "compile": lambda: dev.compile(source, "hrx_bench_tiny").close(),
             "load_kernel": lambda: dev.load_kernel(
                 kern.image, "hrx_bench_tiny").close(),
@@ -269,6 +278,16 @@ CHILD = textwrap.dedent(r"""
             "done": lambda: launched().done(),
             "wait": lambda: launched().wait(),
             "result": lambda: launched().result(),
+        },
+        "PinnedMemory": {
+            "nbytes": lambda: dev.empty_pinned(64).base.nbytes,
+            "address": lambda: dev.empty_pinned(64).base.address,
+            "device": lambda: dev.empty_pinned(64).base.device,
+        },
+        "PinnedScope": {
+            "__enter__": pinned_upload,
+            "__exit__": pinned_upload,
+            "pinned": lambda: dev.pin(bytearray(64)).pinned,
         },
         "Kernel": {
             "__new__": lambda: hrx.Kernel(),

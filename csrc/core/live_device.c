@@ -12,6 +12,7 @@
 
 #include "hal/driver.h"
 #include "cleanup.h"
+#include "pinned.h"
 #include "fork.h"
 #include "kernel_cache.h"
 #include "staged_transfer.h"
@@ -37,6 +38,8 @@ struct hrx_device_s {
   hrx_staging_pool_t* staging;     /* owned: read staging */
   hrx_staged_copier_t* copier;     /* owned: pipelined host copies
                                       (staged_transfer.h) */
+
+  hrx_pinned_t* pinned;            /* owned: pinned host memory (pinned.h) */
   const hrx_backend_t* backend_type; /* static */
   int index;
   unsigned generation;             /* hrx_fork_current() at creation */
@@ -139,6 +142,7 @@ static hrx_status_t hrx_device_create(const hrx_backend_t* backend_type,
   hrx_chunk_settings_t chunking;
   hrx_staged_copy_settings_t staged_copy;
   uint64_t staging_cache_bytes = 0;
+  uint64_t pinned_cache_bytes = 0;
   hrx_status_t status = hrx_batch_settings_from_environment(&device->batch);
   if (!status) status = hrx_chunk_settings_from_environment(&chunking);
   if (!status) {
@@ -146,6 +150,10 @@ static hrx_status_t hrx_device_create(const hrx_backend_t* backend_type,
   }
   if (!status) status = hrx_staged_copy_settings_from_environment(&staged_copy);
   if (!status) status = hrx_staged_copier_create(&staged_copy, &device->copier);
+
+  if (!status) {
+    status = hrx_pinned_cache_bytes_from_environment(&pinned_cache_bytes);
+  }
   if (status) {
     free(device);
     return status;
@@ -188,11 +196,24 @@ static hrx_status_t hrx_device_create(const hrx_backend_t* backend_type,
     }
   }
   if (!status) {
-    status = hrx_kernel_cache_create(&device->kernels);
+    status = hrx_pinned_create(device, device->backend, pinned_cache_bytes,
+                               device->cleanup, &device->pinned);
     if (status) {
       hrx_staging_pool_detach_cleanup(device->staging);
       hrx_cleanup_destroy(device->cleanup);
       hrx_staging_pool_destroy(device->staging);
+      hrx_flusher_destroy(device->flusher);
+      hrx_pacer_destroy(device->pacer);
+    }
+  }
+  if (!status) {
+    status = hrx_kernel_cache_create(&device->kernels);
+    if (status) {
+      hrx_pinned_detach_cleanup(device->pinned);
+      hrx_staging_pool_detach_cleanup(device->staging);
+      hrx_cleanup_destroy(device->cleanup);
+      hrx_staging_pool_destroy(device->staging);
+      hrx_pinned_destroy(device->pinned);
       hrx_flusher_destroy(device->flusher);
       hrx_pacer_destroy(device->pacer);
     }
@@ -323,6 +344,7 @@ static void hrx_device_teardown(void* arg) {
    * after the task that called this. Staging evicted from now on is kept
    * until the pool goes. */
   hrx_staging_pool_detach_cleanup(device->staging);
+  hrx_pinned_detach_cleanup(device->pinned);
   hrx_cleanup_destroy(device->cleanup);
   hrx_flusher_destroy(device->flusher);
   /* Nothing is held (every stream is gone); its threads end once the
@@ -334,6 +356,9 @@ static void hrx_device_teardown(void* arg) {
   hrx_staging_pool_destroy(device->staging);
   /* No call is in progress (they held references): no copy either. */
   hrx_staged_copier_destroy(device->copier);
+
+  /* No pinned range is left: each held a reference. */
+  hrx_pinned_destroy(device->pinned);
   hrx_kernel_cache_destroy(device->kernels);
   device->backend->vtable->destroy(device->backend);
   hrx_failure_list_deinitialize(&device->failures);
@@ -413,6 +438,10 @@ hrx_staging_pool_t* hrx_device_staging(hrx_device_t* device) {
 
 hrx_staged_copier_t* hrx_device_staged_copier(hrx_device_t* device) {
   return device->copier;
+}
+
+hrx_pinned_t* hrx_device_pinned(hrx_device_t* device) {
+  return device->pinned;
 }
 
 bool hrx_device_callbacks_may_call_runtime(const hrx_device_t* device) {

@@ -121,6 +121,10 @@ hrx_staging_pool_t* hrx_device_staging(hrx_device_t* device);
  * lives as long as the device). */
 typedef struct hrx_staged_copier_s hrx_staged_copier_t;
 hrx_staged_copier_t* hrx_device_staged_copier(hrx_device_t* device);
+
+/* Pinned host memory of the device (pinned.h; borrowed, lives as long as
+ * the device). */
+struct hrx_pinned_s* hrx_device_pinned(hrx_device_t* device);
 /* Called once a stream of the device has its native queue: the first call
  * queues the staging warm-up on the cleanup thread (staging.h). Not at
  * open: allocating pinned memory creates a GPU runtime's context, which a

@@ -186,6 +186,28 @@ hrx_status_t hrx_paced_upload(hrx_publication_t* publication, void* dst,
   return status;
 }
 
+hrx_status_t hrx_paced_upload_pinned(hrx_publication_t* publication,
+                                     void* dst, const void* data,
+                                     uint64_t length,
+                                     void (*on_release)(void*),
+                                     void* release_arg) {
+  hrx_paced_transfer_t* transfer = hrx_paced_transfer_create();
+  if (!transfer) {
+    on_release(release_arg);
+    return hrx_make_status(HRX_STATUS_OUT_OF_MEMORY,
+                           "cannot allocate a paced upload");
+  }
+  transfer->direction = HRX_PACE_TO_DEVICE;
+  transfer->dst = dst;
+  transfer->src = data;
+  transfer->length = length;
+  transfer->what = "upload";
+  transfer->host_pinned = true;
+  transfer->on_release = on_release;
+  transfer->release_arg = release_arg;
+  return hrx_paced_submit(publication, transfer);
+}
+
 hrx_status_t hrx_paced_read(hrx_publication_t* publication, const void* src,
                             uint64_t length, hrx_staging_pool_t* staging,
                             hrx_staging_block_t* block,

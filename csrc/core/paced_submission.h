@@ -46,6 +46,15 @@ hrx_status_t hrx_paced_would_block(void);
 hrx_status_t hrx_paced_upload(hrx_publication_t* publication, void* dst,
                               const void* data, uint64_t length);
 
+/* hrx_paced_upload from pinned host memory (pinned.h) read in place, with
+ * no staging copy; on_release(release_arg) runs once no chunk can read
+ * `data` any more (also when the upload fails). */
+hrx_status_t hrx_paced_upload_pinned(hrx_publication_t* publication,
+                                     void* dst, const void* data,
+                                     uint64_t length,
+                                     void (*on_release)(void*),
+                                     void* release_arg);
+
 /* A read of `length` bytes from `src` into `block` (the readback's
  * staging), whose event is recorded after the last chunk. On success
  * *out_transfer is the transfer, retained for the readback; on failure the

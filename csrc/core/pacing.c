@@ -68,6 +68,7 @@ void hrx_paced_transfer_release(hrx_paced_transfer_t* transfer) {
   if (transfer->block_adopted) {
     hrx_staging_release_pending(transfer->staging, transfer->block);
   }
+  if (transfer->on_release) transfer->on_release(transfer->release_arg);
   hrx_status_free(transfer->failure);
   free(transfer);
 }
@@ -260,7 +261,8 @@ static hrx_status_t hrx_pacer_submit_chunk(hrx_pace_entry_t* entry,
   hrx_status_t status = NULL;
   switch (transfer->direction) {
     case HRX_PACE_TO_DEVICE:
-      status = transfer->source_block && vtable->queue.upload_pinned
+      status = (transfer->source_block || transfer->host_pinned) &&
+                       vtable->queue.upload_pinned
                    ? vtable->queue.upload_pinned(backend, entry->queue, dst, src,
                                            bytes)
                    : vtable->queue.upload(backend, entry->queue, dst, src, bytes);

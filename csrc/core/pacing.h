@@ -144,6 +144,14 @@ typedef struct hrx_paced_transfer_s {
    * nothing after it lands). Waited for with hrx_pacer_wait_landed. */
   atomic_uint_fast64_t landed_bytes;
   atomic_bool landing_failed;
+
+  /* An upload of pinned host memory in place (pinned.h): chunks copy it
+   * with upload_pinned directly, and on_release(release_arg) runs when the
+   * last reference goes (every chunk completed or was never published),
+   * to let the memory go. */
+  bool host_pinned;
+  void (*on_release)(void* release_arg);
+  void* release_arg;
   /* The pacer's (its mutex): */
   uint64_t offset;               /* bytes published */
   atomic_int state;              /* hrx_paced_state_t */

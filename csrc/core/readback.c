@@ -10,7 +10,13 @@
  * its block to the transfer, which returns it to the pool when the last
  * chunk completed. A paced read into caller memory waited in blocking mode
  * copies its chunks as they land (the transfer's landed_bytes), so the
- * copy overlaps the later chunks. */
+ * copy overlaps the later chunks.
+ *
+ * A read into caller memory that is pinned for the device (pinned.h) is
+ * direct: the download writes the caller's memory, and the readback's
+ * block is a private one that names that memory and the pinned use's
+ * event; no staging, no pacing. The use ends when the readback is freed;
+ * the pinned range keeps the memory until the download is done. */
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +28,7 @@
 #include "paced_submission.h"
 #include "pacing.h"
 #include "staged_transfer.h"
+#include "pinned.h"
 #include "staging.h"
 #include "base/status.h"
 #include "stream.h"
@@ -44,6 +51,11 @@ struct hrx_readback_s {
   uint64_t drained;               /* into_mutex: the prefix of `into`
                                      already copied (a paced read drains
                                      chunks as they land) */
+  /* A direct read into pinned memory: the use (ended when the readback is
+   * freed); `block` is then owned by the readback alone and names `into`
+   * and the use's event. NULL for a staged read. */
+  hrx_pinned_use_t* pinned_use;
+  bool waited;                    /* a wait returned the bytes */
 };
 
 /* Copies [drained, upto) of the staging into `into` (into_mutex held). */
@@ -60,6 +72,7 @@ static void hrx_readback_copy_into_locked(hrx_readback_t* readback,
 /* Copies a complete read's bytes into `into`, once (what a paced read's
  * wait drained already is not copied again). */
 static void hrx_readback_fill_into(hrx_readback_t* readback) {
+  if (readback->pinned_use) return; /* the download wrote `into` */
   pthread_mutex_lock(&readback->into_mutex);
   if (!readback->into_copied) {
     hrx_readback_copy_into_locked(readback, readback->length);
@@ -119,6 +132,8 @@ static hrx_status_t hrx_readback_paced_failure(const hrx_readback_t* readback) {
 typedef struct {
   hrx_view_t src;
   hrx_staging_block_t* block;
+  hrx_pinned_t* pinned;          /* with pinned_use */
+  hrx_pinned_use_t* pinned_use;  /* a direct read's, or NULL */
 } hrx_download_args_t;
 
 /* The download and, right after it on the queue, the block's event. If the
@@ -137,12 +152,70 @@ static hrx_status_t hrx_submit_download(hrx_backend_device_t* backend,
     hrx_status_free(hrx_wait_queue(backend, queue, NULL, NULL));
     return status;
   }
+  if (args->pinned_use) {
+    hrx_pinned_use_recorded(args->pinned, args->pinned_use);
+    HRX_PINNED_COUNT_DIRECT(false);
+  }
+  return NULL;
+}
+
+/* A direct read into pinned memory (`use` of it, ended here on failure). */
+static hrx_status_t hrx_stream_read_direct(hrx_stream_t* stream,
+                                           hrx_view_t src, void* into,
+                                           hrx_pinned_use_t* use,
+                                           hrx_readback_t** out_readback) {
+  hrx_device_t* device = hrx_stream_device(stream);
+  hrx_pinned_t* pinned = hrx_device_pinned(device);
+  hrx_readback_t* readback = calloc(1, sizeof(*readback));
+  hrx_staging_block_t* block = calloc(1, sizeof(*block));
+  hrx_status_t status = NULL;
+  if (!readback || !block) {
+    status = hrx_make_status(HRX_STATUS_OUT_OF_MEMORY,
+                             "cannot allocate readback");
+  }
+  /* Not paced: a paced read's transfer is held by its readback, so its
+   * chunks' end could not be told apart from the readback's release, which
+   * a pin scope's exit must not wait for. */
+  if (!status) status = hrx_stream_enter(stream, "reading from a stream");
+  if (!status) {
+    hrx_batch_thread_observed();
+    block->memory = into;
+    block->capacity = src.length;
+    block->event = use->event;
+    hrx_download_args_t args = {src, block, pinned, use};
+    hrx_command_t command = {.submit = hrx_submit_download,
+                             .user_data = &args,
+                             .bytes = src.length,
+                             .what = "read",
+                             .observes = true};
+    status = hrx_stream_submit(stream, &command);
+  }
+  if (status) {
+    hrx_pinned_end_use(pinned, use);
+    free(block);
+    free(readback);
+    return status;
+  }
+  hrx_device_count_commands(device, 1);
+  readback->length = src.length;
+  readback->into = into;
+  readback->block = block;
+  readback->pinned_use = use;
+  readback->device = device;
+  hrx_device_retain(device);
+  *out_readback = readback;
   return NULL;
 }
 
 static hrx_status_t hrx_stream_read_to(hrx_stream_t* stream, hrx_view_t src,
                                        void* into,
                                        hrx_readback_t** out_readback) {
+  if (into) {
+    hrx_pinned_use_t* use = NULL;
+    HRX_RETURN_IF_ERROR(hrx_pinned_begin_use(
+        hrx_device_pinned(hrx_stream_device(stream)), into, src.length, &use));
+    if (use) return hrx_stream_read_direct(stream, src, into, use, out_readback);
+  }
   const bool paced = hrx_stream_paces(stream, src.length);
   if (paced) HRX_RETURN_IF_ERROR(hrx_paced_would_block());
   HRX_RETURN_IF_ERROR(hrx_stream_enter(stream, "reading from a stream"));
@@ -170,7 +243,7 @@ static hrx_status_t hrx_stream_read_to(hrx_stream_t* stream, hrx_view_t src,
       return status;
     }
   } else if (!status) {
-    hrx_download_args_t args = {src, readback->block};
+    hrx_download_args_t args = {src, readback->block, NULL, NULL};
     hrx_command_t command = {.submit = hrx_submit_download,
                                     .user_data = &args,
                                     .bytes = src.length,
@@ -229,6 +302,22 @@ static bool hrx_readback_paced_failure_pending(const hrx_readback_t* readback) {
 
 static void hrx_readback_free(hrx_readback_t* readback, bool complete) {
   hrx_device_t* device = readback->device;
+  if (!readback->block) {
+    /* Its bytes were taken (hrx_readback_take): nothing else to give. */
+    hrx_paced_transfer_release(readback->transfer);
+    free(readback);
+    hrx_device_release(device);
+    return;
+  }
+  if (readback->pinned_use) {
+    /* The pinned range keeps the memory until the download is done. */
+    (void)complete;
+    hrx_pinned_end_use(hrx_device_pinned(device), readback->pinned_use);
+    free(readback->block);
+    free(readback);
+    hrx_device_release(device);
+    return;
+  }
   hrx_staging_pool_t* staging = hrx_device_staging(device);
   if (readback->transfer &&
       hrx_pacer_adopt_block(hrx_device_pacer(device), readback->transfer)) {
@@ -252,6 +341,10 @@ void hrx_readback_release(hrx_readback_t* readback) {
   if (!readback) return;
   if (hrx_entry_release(readback->device, hrx_readback_release_object,
                         readback)) {
+    return;
+  }
+  if (!readback->block) {
+    hrx_readback_free(readback, true); /* its bytes were taken */
     return;
   }
   /* In non-blocking mode a release never waits for its read. */
@@ -287,6 +380,10 @@ void hrx_readback_copy_out(const hrx_readback_t* readback,
 hrx_status_t hrx_readback_query(hrx_readback_t* readback, bool* out_done) {
   HRX_RETURN_IF_ERROR(hrx_entry_check(readback->device, HRX_ENTRY_RUNTIME_QUERY,
                                       "querying a read"));
+  if (!readback->block) {
+    *out_done = true; /* its bytes were taken: it was complete */
+    return NULL;
+  }
   if (readback->transfer) {
     int state = atomic_load(&readback->transfer->state);
     if (state != HRX_PACED_PUBLISHED) {
@@ -313,6 +410,10 @@ hrx_status_t hrx_readback_wait(hrx_readback_t* readback,
   HRX_RETURN_IF_ERROR(hrx_entry_check_mode(readback->device,
                                            HRX_ENTRY_BLOCKING,
                                            "waiting for a read", &nonblocking));
+  if (!readback->block) {
+    return hrx_make_status(HRX_STATUS_FAILED_PRECONDITION,
+                           "the read's bytes were taken");
+  }
   hrx_batch_thread_observed();
   hrx_backend_device_t* backend = hrx_device_backend(readback->device);
   if (readback->transfer && readback->into && !nonblocking) {
@@ -357,7 +458,27 @@ hrx_status_t hrx_readback_wait(hrx_readback_t* readback,
     *out_bytes = readback->into;
   } else {
     *out_bytes = readback->block->memory;
+    readback->waited = true;
   }
+  return NULL;
+}
+
+hrx_status_t hrx_readback_take(hrx_readback_t* readback, void** out_ptr,
+                               hrx_device_t** out_device) {
+  if (readback->into || !readback->block || !readback->waited) {
+    return hrx_make_status(HRX_STATUS_FAILED_PRECONDITION,
+                           "only a complete read's bytes (Stream.read, "
+                           "after its wait) can be taken, once");
+  }
+  hrx_device_t* device = readback->device;
+  HRX_RETURN_IF_ERROR(hrx_pinned_adopt(hrx_device_pinned(device),
+                                       readback->block,
+                                       hrx_device_staging(device),
+                                       readback->length));
+  *out_ptr = readback->block->memory;
+  readback->block = NULL;
+  hrx_device_retain(device);
+  *out_device = device;
   return NULL;
 }
 
@@ -369,6 +490,10 @@ void hrx_readback_release_deferred(hrx_readback_t* readback) {
   if (!readback) return;
   if (hrx_entry_release(readback->device,
                         hrx_readback_release_deferred_object, readback)) {
+    return;
+  }
+  if (!readback->block) {
+    hrx_readback_free(readback, true); /* its bytes were taken */
     return;
   }
   if (readback->transfer &&
@@ -415,7 +540,13 @@ hrx_status_t hrx_stream_read_blocking(hrx_stream_t* stream, hrx_view_t src,
   hrx_status_t status =
       hrx_readback_wait(readback, hook, &bytes, out_interrupted);
   if (!status && *out_interrupted) {
-    hrx_readback_release_deferred(readback);
+    /* A direct read still writes `out`: wait for it, so that nothing does
+     * after the call returns. */
+    if (readback->pinned_use) {
+      hrx_readback_release(readback);
+    } else {
+      hrx_readback_release_deferred(readback);
+    }
     return NULL;
   }
   hrx_readback_free(readback, status == NULL);

@@ -36,6 +36,7 @@
 #include "live_device.h"
 #include "paced_submission.h"
 #include "peer_holds.h"
+#include "pinned.h"
 #include "publication.h"
 #include "queue_pool.h"
 #include "staged_transfer.h"
@@ -407,6 +408,71 @@ static hrx_status_t hrx_staged_upload(hrx_stream_t* stream, void* dst,
   return NULL;
 }
 
+typedef struct {
+  hrx_view_t dst;
+  const void* data;
+  hrx_pinned_t* pinned;
+  hrx_pinned_use_t* use;
+} hrx_upload_direct_args_t;
+
+/* An upload from pinned memory (pinned.h): the asynchronous copy itself
+ * and, right after it, the use's event. If the event cannot be recorded,
+ * the copy (already queued) is waited for, so the memory is not in use
+ * when the upload fails. */
+static hrx_status_t hrx_submit_upload_direct(hrx_backend_device_t* backend,
+                                             hrx_native_queue_t* queue,
+                                             void* user_data) {
+  hrx_upload_direct_args_t* args = user_data;
+  const hrx_hal_queue_vtable_t* vt = &backend->vtable->queue;
+  void* dst = hrx_view_pointer(args->dst);
+  HRX_RETURN_IF_ERROR(
+      vt->upload_pinned
+          ? vt->upload_pinned(backend, queue, dst, args->data, args->dst.length)
+          : vt->upload(backend, queue, dst, args->data, args->dst.length));
+  hrx_status_t status =
+      backend->vtable->event.record(backend, queue, args->use->event);
+  if (status) {
+    hrx_status_free(hrx_wait_queue(backend, queue, NULL, NULL));
+    return status;
+  }
+  hrx_pinned_use_recorded(args->pinned, args->use);
+  HRX_PINNED_COUNT_DIRECT(true);
+  return NULL;
+}
+
+/* hrx_stream_upload from pinned memory, with no staging: one copy, or
+ * chunks of a paced upload that read the memory in place; the use keeps
+ * the memory until the copy (the last chunk) is done. */
+static hrx_status_t hrx_stream_upload_direct(hrx_stream_t* stream,
+                                             hrx_view_t dst, const void* data,
+                                             hrx_pinned_use_t* use) {
+  hrx_pinned_t* pinned = hrx_device_pinned(stream->device);
+  const bool paced = hrx_stream_paces(stream, dst.length);
+  hrx_status_t status = paced ? hrx_paced_would_block() : NULL;
+  if (!status) {
+    status = hrx_stream_enter(stream, "submitting work to a stream");
+  }
+  if (!status && paced) {
+    /* The transfer ends the use when its last chunk is done. */
+    HRX_PINNED_COUNT_DIRECT(true);
+    return hrx_paced_upload_pinned(&stream->publication,
+                                   hrx_view_pointer(dst), data, dst.length,
+                                   hrx_pinned_end_use_hook, use);
+  }
+  if (!status) {
+    hrx_upload_direct_args_t args = {dst, data, pinned, use};
+    hrx_command_t command = {.submit = hrx_submit_upload_direct,
+                             .user_data = &args,
+                             .bytes = dst.length,
+                             .what = "upload"};
+    status = hrx_stream_submit(stream, &command);
+    /* The copy and its use's event: two commands. */
+    if (!status) hrx_device_count_commands(stream->device, 1);
+  }
+  hrx_pinned_end_use(pinned, use);
+  return status;
+}
+
 hrx_status_t hrx_stream_upload(hrx_stream_t* stream, hrx_view_t dst,
                                const void* data, uint64_t length) {
   HRX_RETURN_IF_ERROR(hrx_stream_check_view(stream, dst, "upload destination"));
@@ -420,6 +486,10 @@ hrx_status_t hrx_stream_upload(hrx_stream_t* stream, hrx_view_t dst,
   if (!data) {
     return hrx_make_status(HRX_STATUS_INVALID_ARGUMENT, "upload data is NULL");
   }
+  hrx_pinned_use_t* use = NULL;
+  HRX_RETURN_IF_ERROR(hrx_pinned_begin_use(hrx_device_pinned(stream->device),
+                                           data, length, &use));
+  if (use) return hrx_stream_upload_direct(stream, dst, data, use);
   const bool paced = hrx_stream_paces(stream, length);
   if (paced) HRX_RETURN_IF_ERROR(hrx_paced_would_block());
   /* A large one that is not paced is still staged by the copy threads. */

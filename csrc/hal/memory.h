@@ -18,6 +18,20 @@ typedef struct hrx_hal_memory_vtable_s {
   hrx_status_t (*host_alloc)(hrx_backend_device_t* device, uint64_t size,
                              void** out_ptr);
   void (*host_free)(hrx_backend_device_t* device, void* ptr);
+  /* Optional, both or neither: makes `size` bytes of existing host memory
+   * at `ptr` (the caller's, page-locked by this call: cudaHostRegister /
+   * hipHostRegister) usable like host_alloc's memory until
+   * host_unregister. Memory the runtime has pinned already (another
+   * library's pinned allocation or registration) is usable as it is:
+   * success with *out_registered false, and no host_unregister for it;
+   * else *out_registered is true. NULL where all host memory already is
+   * (host): the core then only tracks the range (core/pinned.h). The core
+   * calls host_unregister only once no submitted work can touch the
+   * memory. A refusal (out of memory, bad memory) is an error carrying
+   * the runtime's message, and nothing stays registered. */
+  hrx_status_t (*host_register)(hrx_backend_device_t* device, void* ptr,
+                                uint64_t size, bool* out_registered);
+  void (*host_unregister)(hrx_backend_device_t* device, void* ptr);
 } hrx_hal_memory_vtable_t;
 
 #endif /* HRX_HAL_MEMORY_H_ */

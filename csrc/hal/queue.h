@@ -65,14 +65,16 @@ typedef struct hrx_hal_queue_vtable_s {
                          hrx_native_queue_t* queue, void* dst,
                          const void* host_src, uint64_t length);
   /* The same from host memory that comes from the device's host_alloc
-   * (memory.h) and stays valid and unchanged until the command is done: an
+   * (memory.h), or that host_register made usable like it (or the core
+   * tracks as pinned where the driver has no host_register: core/pinned.h),
+   * and stays valid and unchanged until the command is done: an
    * asynchronous host-to-device copy of it, with no staging copy (paced
    * uploads, core/pacing.h). May be NULL: the core uses upload instead. */
   hrx_status_t (*upload_pinned)(hrx_backend_device_t* device,
                                 hrx_native_queue_t* queue, void* dst,
                                 const void* host_src, uint64_t length);
-  /* host_dst comes from host_alloc and stays valid until the command is
-   * done. */
+  /* host_dst comes from host_alloc (or is pinned like it, as for
+   * upload_pinned) and stays valid until the command is done. */
   hrx_status_t (*download)(hrx_backend_device_t* device,
                            hrx_native_queue_t* queue, void* host_dst,
                            const void* src, uint64_t length);

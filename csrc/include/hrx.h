@@ -207,6 +207,39 @@ hrx_status_t hrx_device_synchronize(hrx_device_t* device,
                                     const hrx_wait_hook_t* hook,
                                     bool* out_interrupted);
 
+/* Pinned host memory (docs/host-memory.md): host memory the device copies
+ * to and from directly and asynchronously. hrx_stream_upload,
+ * hrx_stream_read_into and hrx_stream_read_blocking copy host memory that
+ * lies wholly inside one pinned range of the stream's device with the
+ * native asynchronous copy and no staging; other host memory is staged.
+ *
+ * hrx_device_pinned_alloc: `size` (> 0) bytes of pinned memory (page
+ * aligned; cudaHostAlloc / hipHostMalloc on hip), from the device's pool
+ * of freed blocks ($HRX_PINNED_CACHE_BYTES) when one fits.
+ * hrx_device_pinned_free never waits: the block goes back to the pool once
+ * every copy queued with it is done (the device's cleanup thread waits for
+ * them). INVALID_ARGUMENT when `ptr` is not an allocation of the device. */
+hrx_status_t hrx_device_pinned_alloc(hrx_device_t* device, uint64_t size,
+                                     void** out_ptr);
+hrx_status_t hrx_device_pinned_free(hrx_device_t* device, void* ptr);
+/* Pins `size` bytes of the caller's host memory at `ptr` (cudaHostRegister
+ * / hipHostRegister on hip; tracked only on host) until hrx_device_unpin.
+ * INVALID_ARGUMENT, nothing pinned, when it overlaps memory already pinned
+ * for the device. hrx_device_unpin waits for the copies queued with the
+ * memory (wait hook: see "waits" above; when interrupted the memory is no
+ * longer used for direct copies and stays pinned until a later
+ * hrx_device_unpin of it, or the end of its last copy), then unpins it.
+ * INVALID_ARGUMENT when `ptr` is not the start of pinned memory. */
+hrx_status_t hrx_device_pin(hrx_device_t* device, void* ptr, uint64_t size);
+hrx_status_t hrx_device_unpin(hrx_device_t* device, void* ptr,
+                              const hrx_wait_hook_t* hook,
+                              bool* out_interrupted);
+/* Whether [ptr, ptr + length) lies wholly inside pinned memory of the
+ * device (an allocation not freed, or memory pinned and not unpinned):
+ * what the transfers above copy directly. Never blocks. */
+bool hrx_device_is_pinned(hrx_device_t* device, const void* ptr,
+                          uint64_t length);
+
 /* Makes a native stream of another library on this device (a cudaStream_t
  * or hipStream_t hrx did not create; NULL and the runtime's special
  * handles, such as cudaStreamLegacy (1) and cudaStreamPerThread (2), are
@@ -549,9 +582,15 @@ hrx_status_t hrx_stream_fill(hrx_stream_t* stream, hrx_view_t dst,
  * WOULD_BLOCK before doing anything. */
 hrx_status_t hrx_stream_copy_peer(hrx_stream_t* stream, hrx_view_t dst,
                                   hrx_view_t src);
-/* Copies `length` bytes from host memory into dst. The host memory is read
- * before the call returns; the caller may reuse it at once. length must
- * equal dst.length. */
+/* Copies `length` bytes from host memory into dst. length must equal
+ * dst.length. Pageable memory is read before the call returns; the caller
+ * may reuse it at once. Pinned memory of the stream's device
+ * (hrx_device_is_pinned) is copied directly and asynchronously: it is read
+ * when the stream reaches the upload, so the caller must not modify it
+ * before then (an event recorded after the upload, or synchronize, tells
+ * when); it stays allocated (or pinned) until the copy is done, whoever
+ * lets it go first. Paced like any upload (a large one on a normal or
+ * low stream goes in chunks, each copying the memory in place). */
 hrx_status_t hrx_stream_upload(hrx_stream_t* stream, hrx_view_t dst,
                                const void* data, uint64_t length);
 
@@ -582,10 +621,25 @@ hrx_status_t hrx_readback_wait(hrx_readback_t* readback,
  * a binding that copies a read out. */
 void hrx_readback_copy_out(const hrx_readback_t* readback,
                            const uint8_t* bytes, void* out);
+/* Takes a complete read's bytes out of the readback without copying them
+ * (for reads of hrx_stream_read, after hrx_readback_wait returned them):
+ * *out_ptr is their memory, pinned memory of the device (*out_device,
+ * retained for the caller) that the caller now owns and frees with
+ * hrx_device_pinned_free (it then goes back to the device's read
+ * staging). Afterwards the readback has no bytes; only
+ * its release is allowed. FAILED_PRECONDITION, nothing taken, for a read
+ * that is not complete or whose bytes were taken, or a read_into. Not
+ * while another thread waits for or queries the readback. */
+hrx_status_t hrx_readback_take(hrx_readback_t* readback, void** out_ptr,
+                               hrx_device_t** out_device);
 /* An asynchronous read of src into caller memory: `out` holds `capacity`
  * bytes, exactly src.length (else INVALID_ARGUMENT, nothing submitted), and
- * stays valid until the readback is released. The read stages through the
- * device's pool like hrx_stream_read; its bytes are copied into `out` by
+ * stays valid until the readback is released. When `out` is pinned memory
+ * of the device (hrx_device_is_pinned) the read copies into it directly
+ * (one copy, not paced) and `out` holds the bytes once the read is
+ * complete. Else the
+ * read stages through the device's pool like hrx_stream_read; its bytes are
+ * copied into `out` by
  * the first hrx_readback_wait that finds the read complete, or the first
  * hrx_readback_query that reports it done (once, on that caller's thread,
  * helped by the device's copy threads for a large read: staged transfers
@@ -597,11 +651,13 @@ hrx_status_t hrx_stream_read_into(hrx_stream_t* stream, hrx_view_t src,
                                   void* out, uint64_t capacity,
                                   hrx_readback_t** out_readback);
 /* Blocks; reads src into out (capacity bytes, at least src.length), as
- * hrx_stream_read_into and its wait (a paced read's chunks are copied as
- * they land). Wait hook: see "waits" above; when interrupted or failed,
+ * hrx_stream_read_into and its wait: directly when `out` is pinned memory
+ * of the device, else through staging (a paced read's chunks are copied
+ * as they land). Wait hook: see "waits" above; when interrupted or failed,
  * `out` is left unchanged or partly written, and the read's staging
  * memory is returned once the read completes (the call does not wait for
- * it). */
+ * it; a direct read into pinned memory is waited for, so that nothing
+ * writes `out` after the call). */
 hrx_status_t hrx_stream_read_blocking(hrx_stream_t* stream, hrx_view_t src,
                                       void* out, uint64_t capacity,
                                       const hrx_wait_hook_t* hook,

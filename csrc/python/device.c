@@ -9,6 +9,7 @@
 #include "device_handle.h"
 #include "kernel.h"
 #include "kernel_module.h"
+#include "pinned.h"
 #include "property.h"
 #include "special.h"
 #include "stream.h"
@@ -850,6 +851,24 @@ static PyMethodDef hrx_py_device_methods[] = {
      "Return a Stream on a queue of the priority's lane, chosen by the queue "
      "policy; reserve=True gives it a queue of its own. priority: "
      "\"high\", \"normal\" or \"low\", or 1, 0, -1; None is \"normal\"."},
+    {"empty_pinned", (PyCFunction)(void (*)(void))hrx_py_device_empty_pinned,
+     METH_VARARGS | METH_KEYWORDS,
+     "empty_pinned($self, shape, dtype='uint8')\n--\n\n"
+     "Return a new uninitialised numpy array of pinned host memory of this "
+     "device (from its pinned pool): uploads from it and reads into it "
+     "copy directly and asynchronously. Its base (hrx.PinnedMemory) owns "
+     "the memory, which goes back to the pool once nothing refers to it "
+     "and the copies queued with it are done."},
+    {"pin", hrx_py_device_pin, METH_O,
+     "pin($self, obj, /)\n--\n\n"
+     "Return a context manager that pins obj's C-contiguous host memory for "
+     "this device inside the with block (__enter__ returns obj) and unpins "
+     "it on exit, after the copies queued with it are done."},
+    {"is_pinned", hrx_py_device_is_pinned, METH_O,
+     "is_pinned($self, obj, /)\n--\n\n"
+     "Whether obj's host memory lies wholly in pinned memory of this "
+     "device (an empty_pinned array or memory inside a pin scope): the "
+     "memory uploads and reads copy directly."},
     {"pool_stats", hrx_py_device_pool_stats, METH_NOARGS,
      "pool_stats($self, /)\n--\n\n"
      "Return a dict: queue_count (per lane), policy, first_use, "

@@ -12,6 +12,7 @@
 #include "host_threads.h"
 #include "kernel.h"
 #include "kernel_module.h"
+#include "pinned.h"
 #include "readback.h"
 #include "special.h"
 #include "stream.h"
@@ -210,6 +211,10 @@ static const struct {
     {&hrx_py_kernel_spec, "Kernel", HRX_PY_FIELD(kernel_type), -1, false},
     {&hrx_py_kernel_module_spec, "Module", HRX_PY_FIELD(kernel_module_type),
      -1, false},
+    {&hrx_py_pinned_memory_spec, "PinnedMemory",
+     HRX_PY_FIELD(pinned_memory_type), -1, false},
+    {&hrx_py_pinned_scope_spec, "PinnedScope",
+     HRX_PY_FIELD(pinned_scope_type), -1, false},
 #undef HRX_PY_FIELD
 };
 
@@ -277,6 +282,8 @@ static int hrx_py_module_traverse(PyObject* module, visitproc visit,
   Py_VISIT(state->completion_type);
   Py_VISIT(state->kernel_type);
   Py_VISIT(state->kernel_module_type);
+  Py_VISIT(state->pinned_memory_type);
+  Py_VISIT(state->pinned_scope_type);
   Py_VISIT(state->numpy_number);
   Py_VISIT(state->numpy_bool);
   Py_VISIT(state->numpy_void);
@@ -300,6 +307,8 @@ static int hrx_py_module_clear(PyObject* module) {
   Py_CLEAR(state->completion_type);
   Py_CLEAR(state->kernel_type);
   Py_CLEAR(state->kernel_module_type);
+  Py_CLEAR(state->pinned_memory_type);
+  Py_CLEAR(state->pinned_scope_type);
   Py_CLEAR(state->numpy_number);
   Py_CLEAR(state->numpy_bool);
   Py_CLEAR(state->numpy_void);

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "handle.h"
+#include "pinned.h"
 #include "submit.h"
 #include "wait.h"
 
@@ -39,6 +40,12 @@ typedef struct {
   Py_buffer into;
   bool has_into;
 } hrx_py_readback_t;
+
+/* Readback.wait() of a read of at least this many bytes returns the read's
+ * own pinned staging as the array (hrx_readback_take); smaller reads are
+ * copied into a new array, which costs less than taking a block out of
+ * the staging pool (a small read shares the pool's warm block). */
+#define HRX_PY_READ_TAKE_MIN_BYTES (1u << 20)
 
 /* Reads larger than this are copied out with the GIL released. */
 #define HRX_PY_READ_COPY_KEEP_GIL_BYTES (64u << 10)
@@ -214,6 +221,19 @@ static PyObject* hrx_py_readback_wait(PyObject* self, PyObject* unused) {
     /* The bytes are in `out` (read_into): it is the result. */
     array = Py_NewRef(readback->into.obj);
     if (!readback->closing) readback->result = Py_NewRef(array);
+  } else if (outcome == 1 &&
+             hrx_readback_length(read) >= HRX_PY_READ_TAKE_MIN_BYTES &&
+             readback->waiters == 0) {
+    /* A large read, and no other thread uses `read` now: its pinned
+     * staging becomes the array, with no copy (hrx_readback_take). */
+    void* memory = NULL;
+    hrx_device_t* device = NULL;
+    status = hrx_readback_take(read, &memory, &device);
+    if (!status) {
+      array = hrx_py_pinned_bytes(state, device, memory,
+                                  hrx_readback_length(read));
+      if (array && !readback->closing) readback->result = Py_NewRef(array);
+    }
   } else if (outcome == 1) {
     /* `read` is alive: only the last wait out (this one or a later one)
      * releases it. */

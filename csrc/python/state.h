@@ -23,6 +23,8 @@ typedef struct hrx_py_state_s {
   PyTypeObject* completion_type;
   PyTypeObject* kernel_type;
   PyTypeObject* kernel_module_type;  /* hrx.Module */
+  PyTypeObject* pinned_memory_type;
+  PyTypeObject* pinned_scope_type;
   /* numpy.number, numpy.bool_ and numpy.void, imported at the first
    * kernel argument that needs them (NULL before; Py_None when numpy is
    * missing). */

@@ -63,6 +63,17 @@ static PyObject* hrx_py_testing_staging_evictions(PyObject* module,
                        "inline", (unsigned long long)at_once);
 }
 
+static PyObject* hrx_py_testing_pinned_direct(PyObject* module,
+                                              PyObject* unused) {
+  (void)module;
+  (void)unused;
+  uint64_t uploads = 0;
+  uint64_t reads = 0;
+  hrx_pinned_query_direct(&uploads, &reads);
+  return Py_BuildValue("{s:K,s:K}", "uploads", (unsigned long long)uploads,
+                       "reads", (unsigned long long)reads);
+}
+
 static PyMethodDef hrx_py_testing_methods[] = {
     {"_testing_live_native_objects", hrx_py_testing_live_native_objects,
      METH_NOARGS,
@@ -96,6 +107,10 @@ static PyMethodDef hrx_py_testing_methods[] = {
      "Return {'cleanup': n, 'inline': n}: the read staging blocks freed "
      "beyond the cache ($HRX_STAGING_CACHE_BYTES) in this process so far, "
      "by a device's cleanup thread and at once on a caller's path."},
+    {"_testing_pinned_direct", hrx_py_testing_pinned_direct, METH_NOARGS,
+     "_testing_pinned_direct($module, /)\n--\n\n"
+     "Return {'uploads': n, 'reads': n}: the transfers that copied pinned "
+     "host memory directly, with no staging, in this process so far."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -25,8 +25,9 @@ extern "C" {
 uint64_t hrx_device_commands_submitted(hrx_device_t* device);
 
 /* Staging blocks allocated so far in this process (staging.h): by reads
- * and paced uploads, on their path, and by the warm-up of the device's cleanup thread
- * at open. */
+ * and paced uploads, on their path (and by pinned allocations, whose pool
+ * is a staging pool too: pinned.h), and by the warm-up of the device's
+ * cleanup thread at open. */
 void hrx_staging_query_allocations(uint64_t* out_by_reads,
                                    uint64_t* out_by_warm_up);
 /* Read staging blocks evicted (freed beyond the cache) so far in this
@@ -34,6 +35,10 @@ void hrx_staging_query_allocations(uint64_t* out_by_reads,
  * (pools without a cleanup thread only). */
 void hrx_staging_query_evictions(uint64_t* out_by_cleanup,
                                  uint64_t* out_inline);
+
+/* Transfers that copied pinned host memory directly (pinned.h) in this
+ * process so far: uploads and reads. */
+void hrx_pinned_query_direct(uint64_t* out_uploads, uint64_t* out_reads);
 
 /* Native objects alive through every fault wrapper of the process: created
  * and not yet destroyed or freed. The fault wrapper

@@ -24,6 +24,7 @@
  *
  * What it saw is read through fake_cudart_state(). Not thread-safe beyond
  * what the scenario needs (one thread). */
+#include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -222,11 +223,80 @@ EXPORT int cudaFree(void* ptr) {
   free(ptr);
   return kSuccess;
 }
+/* Pinned memory, allocated (cudaHostAlloc) or registered: remembered, so
+ * that registering pinned memory again or unregistering what was not
+ * registered fails as the real runtime's does
+ * (cudaErrorHostMemoryAlreadyRegistered = 712,
+ * cudaErrorHostMemoryNotRegistered = 713). */
+enum { kPinnedSlots = 256 };
+static struct {
+  void* ptr;
+  int registered;  /* 1: cudaHostRegister, 0: cudaHostAlloc */
+} pinned_memory[kPinnedSlots];
+static pthread_mutex_t pinned_mutex = PTHREAD_MUTEX_INITIALIZER;
+
+/* Adds ptr; -1 when the table is full. Call with pinned_mutex. */
+static int pinned_add(void* ptr, int registered) {
+  for (int i = 0; i < kPinnedSlots; ++i) {
+    if (!pinned_memory[i].ptr) {
+      pinned_memory[i].ptr = ptr;
+      pinned_memory[i].registered = registered;
+      return i;
+    }
+  }
+  return -1;
+}
+
+/* The slot of ptr, or -1. Call with pinned_mutex. */
+static int pinned_find(const void* ptr) {
+  for (int i = 0; i < kPinnedSlots; ++i) {
+    if (pinned_memory[i].ptr == ptr) return i;
+  }
+  return -1;
+}
+
 EXPORT int cudaHostAlloc(void** ptr, size_t size, unsigned int flags) {
   (void)flags;
-  return cudaMalloc(ptr, size);
+  int err = cudaMalloc(ptr, size);
+  if (err) return err;
+  pthread_mutex_lock(&pinned_mutex);
+  pinned_add(*ptr, 0);  /* a full table only forgets it */
+  pthread_mutex_unlock(&pinned_mutex);
+  return kSuccess;
 }
-EXPORT int cudaFreeHost(void* ptr) { return cudaFree(ptr); }
+EXPORT int cudaFreeHost(void* ptr) {
+  pthread_mutex_lock(&pinned_mutex);
+  int slot = pinned_find(ptr);
+  if (slot >= 0) pinned_memory[slot].ptr = NULL;
+  pthread_mutex_unlock(&pinned_mutex);
+  return cudaFree(ptr);
+}
+EXPORT int cudaHostRegister(void* ptr, size_t size, unsigned int flags) {
+  (void)size;
+  (void)flags;
+  pthread_mutex_lock(&pinned_mutex);
+  int err = kSuccess;
+  if (pinned_find(ptr) >= 0) {
+    err = 712;
+  } else if (pinned_add(ptr, 1) < 0) {
+    err = kOutOfMemory;
+  } else {
+    state.host_registrations++;
+  }
+  pthread_mutex_unlock(&pinned_mutex);
+  return fail(err);
+}
+EXPORT int cudaHostUnregister(void* ptr) {
+  pthread_mutex_lock(&pinned_mutex);
+  int slot = pinned_find(ptr);
+  int err = slot >= 0 && pinned_memory[slot].registered ? kSuccess : 713;
+  if (!err) {
+    pinned_memory[slot].ptr = NULL;
+    state.host_unregistrations++;
+  }
+  pthread_mutex_unlock(&pinned_mutex);
+  return fail(err);
+}
 EXPORT int cudaMemcpyAsync(void* dst, const void* src, size_t size, int kind,
                            void* stream) {
   (void)kind;

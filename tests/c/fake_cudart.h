@@ -42,6 +42,9 @@ typedef struct fake_cudart_state_s {
   fake_cudart_launch_t graph_log[FAKE_MAX_GRAPH_LOG];
   /* Calls given a stream handle the stand-in did not make. */
   int bad_streams;
+  /* cudaHostRegister and cudaHostUnregister calls that succeeded. */
+  int host_registrations;
+  int host_unregistrations;
 } fake_cudart_state_t;
 
 typedef const fake_cudart_state_t* (*fake_cudart_state_fn)(void);

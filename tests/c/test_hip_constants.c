@@ -152,6 +152,9 @@ _Static_assert(HRX_HIP_CUDA_ERROR_NOT_READY == cudaErrorNotReady,
 _Static_assert(HRX_HIP_CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED ==
                    cudaErrorPeerAccessAlreadyEnabled,
                "cudaErrorPeerAccessAlreadyEnabled");
+_Static_assert(HRX_HIP_CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED ==
+                   cudaErrorHostMemoryAlreadyRegistered,
+               "cudaErrorHostMemoryAlreadyRegistered");
 _Static_assert(HRX_HIP_CUDA_STREAM_NON_BLOCKING == cudaStreamNonBlocking,
                "cudaStreamNonBlocking");
 _Static_assert(HRX_HIP_CUDA_EVENT_DISABLE_TIMING == cudaEventDisableTiming,
@@ -160,6 +163,8 @@ _Static_assert(HRX_HIP_CUDA_EVENT_DEFAULT == cudaEventDefault,
                "cudaEventDefault");
 _Static_assert(HRX_HIP_CUDA_HOST_ALLOC_DEFAULT == cudaHostAllocDefault,
                "cudaHostAllocDefault");
+_Static_assert(HRX_HIP_CUDA_HOST_REGISTER_DEFAULT == cudaHostRegisterDefault,
+               "cudaHostRegisterDefault");
 _Static_assert(HRX_HIP_CUDA_MEMCPY_HOST_TO_DEVICE == cudaMemcpyHostToDevice,
                "cudaMemcpyHostToDevice");
 _Static_assert(HRX_HIP_CUDA_MEMCPY_DEVICE_TO_HOST == cudaMemcpyDeviceToHost,
@@ -348,6 +353,9 @@ _Static_assert(HRX_HIP_AMD_ERROR_NOT_READY == hipErrorNotReady,
 _Static_assert(HRX_HIP_AMD_ERROR_PEER_ACCESS_ALREADY_ENABLED ==
                    hipErrorPeerAccessAlreadyEnabled,
                "hipErrorPeerAccessAlreadyEnabled");
+_Static_assert(HRX_HIP_AMD_ERROR_HOST_MEMORY_ALREADY_REGISTERED ==
+                   hipErrorHostMemoryAlreadyRegistered,
+               "hipErrorHostMemoryAlreadyRegistered");
 _Static_assert(HRX_HIP_AMD_STREAM_NON_BLOCKING == hipStreamNonBlocking,
                "hipStreamNonBlocking");
 _Static_assert(HRX_HIP_AMD_EVENT_DISABLE_TIMING == hipEventDisableTiming,
@@ -356,6 +364,8 @@ _Static_assert(HRX_HIP_AMD_EVENT_DEFAULT == hipEventDefault,
                "hipEventDefault");
 _Static_assert(HRX_HIP_AMD_HOST_ALLOC_DEFAULT == hipHostMallocDefault,
                "hipHostMallocDefault");
+_Static_assert(HRX_HIP_AMD_HOST_REGISTER_DEFAULT == hipHostRegisterDefault,
+               "hipHostRegisterDefault");
 _Static_assert(HRX_HIP_AMD_MEMCPY_HOST_TO_DEVICE == hipMemcpyHostToDevice,
                "hipMemcpyHostToDevice");
 _Static_assert(HRX_HIP_AMD_MEMCPY_DEVICE_TO_HOST == hipMemcpyDeviceToHost,

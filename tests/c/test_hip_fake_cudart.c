@@ -460,6 +460,44 @@ static int scenario_fake_cuda(const char* library, bool driver_params) {
     CHECK(state->bad_streams == 0, "%d calls got a handle that is no stream",
           state->bad_streams);
   }
+  /* Pinned host memory: caller memory is registered and unregistered;
+   * memory the runtime pinned already (cudaHostAlloc) is usable as it is
+   * and never unregistered; transfers of either are plain async copies on
+   * the queue's stream. */
+  {
+    const int registrations = state->host_registrations;
+    const int unregistrations = state->host_unregistrations;
+    uint8_t* host = malloc(4096);
+    uint8_t* pinned = NULL;
+    uint8_t* memory = NULL;
+    bool registered = false;
+    CHECK(host != NULL, "malloc");
+    CHECK_OK(vt->memory.host_register(f->device, host, 4096, &registered));
+    CHECK(registered, "caller memory not registered");
+    CHECK(state->host_registrations == registrations + 1,
+          "cudaHostRegister not called");
+    CHECK_OK(vt->memory.host_alloc(f->device, 4096, (void**)&pinned));
+    registered = true;
+    CHECK_OK(vt->memory.host_register(f->device, pinned, 4096, &registered));
+    CHECK(!registered, "already pinned memory registered again");
+    CHECK_OK(vt->memory.alloc(f->device, 4096, (void**)&memory));
+    memset(host, 0x5A, 4096);
+    memset(pinned, 0, 4096);
+    CHECK_OK(vt->queue.upload_pinned(f->device, queue, memory, host, 4096));
+    CHECK_OK(vt->queue.download(f->device, queue, pinned, memory, 4096));
+    bool done = false;
+    CHECK_OK(vt->queue.wait(f->device, queue, HRX_WAIT_FOREVER, &done));
+    CHECK(pinned[0] == 0x5A && pinned[4095] == 0x5A,
+          "the direct copies did not move the bytes");
+    vt->memory.host_unregister(f->device, host);
+    CHECK(state->host_unregistrations == unregistrations + 1,
+          "cudaHostUnregister not called");
+    vt->memory.free(f->device, memory);
+    vt->memory.host_free(f->device, pinned);
+    free(host);
+    CHECK(state->bad_streams == 0, "%d calls got a handle that is no stream",
+          state->bad_streams);
+  }
   vt->queue.destroy(f->device, queue);
   CHECK(state->bad_streams == 0, "%d calls got a handle that is no stream",
         state->bad_streams);

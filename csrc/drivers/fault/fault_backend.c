@@ -372,6 +372,25 @@ static void hrx_fault_host_free(hrx_backend_device_t* base, void* ptr) {
   atomic_fetch_sub(&hrx_fault_live_host_allocations, 1);
 }
 
+/* Registration passes through (no fault point of its own); a driver
+ * without one only has its ranges tracked by the core, which is what
+ * success here gives. */
+static hrx_status_t hrx_fault_host_register(hrx_backend_device_t* base,
+                                            void* ptr, uint64_t size,
+                                            bool* out_registered) {
+  const hrx_hal_memory_vtable_t* memory = &HRX_INNER_VT(base)->memory;
+  if (!memory->host_register) {
+    *out_registered = false;
+    return NULL;
+  }
+  return memory->host_register(HRX_INNER(base), ptr, size, out_registered);
+}
+
+static void hrx_fault_host_unregister(hrx_backend_device_t* base, void* ptr) {
+  const hrx_hal_memory_vtable_t* memory = &HRX_INNER_VT(base)->memory;
+  if (memory->host_unregister) memory->host_unregister(HRX_INNER(base), ptr);
+}
+
 /* -------------------------------------------------------------- commands */
 
 static hrx_status_t hrx_fault_copy(hrx_backend_device_t* base,
@@ -753,6 +772,8 @@ static const hrx_backend_vtable_t hrx_fault_vtable = {
         .free = hrx_fault_free,
         .host_alloc = hrx_fault_host_alloc,
         .host_free = hrx_fault_host_free,
+        .host_register = hrx_fault_host_register,
+        .host_unregister = hrx_fault_host_unregister,
     },
     .event = {
         .create = hrx_fault_event_create,

@@ -579,6 +579,38 @@ static void hrx_hip_host_free(hrx_backend_device_t* base, void* ptr) {
   hrx_hip_rt.sym.HostFree(ptr);
 }
 
+/* Page-locks caller memory for asynchronous copies (hal/memory.h). The
+ * runtime refuses memory that it has pinned already (cudaHostAlloc'd, or
+ * registered by another library) as "already registered": such memory is
+ * usable as it is, and stays the other owner's to unpin. */
+static hrx_status_t hrx_hip_host_register(hrx_backend_device_t* base,
+                                          void* ptr, uint64_t size,
+                                          bool* out_registered) {
+  HRX_RETURN_IF_ERROR(hrx_hip_enter(base));
+  if (!hrx_hip_rt.sym.HostRegister || !hrx_hip_rt.sym.HostUnregister) {
+    return hrx_make_status(HRX_STATUS_UNAVAILABLE,
+                           "the HIP runtime has no host memory registration "
+                           "(hipHostRegister / cudaHostRegister)");
+  }
+  hrx_hip_error_t err = hrx_hip_rt.sym.HostRegister(
+      ptr, (size_t)size, hrx_hip_rt.platform->host_register_default);
+  if (err == hrx_hip_rt.platform->error_host_memory_already_registered) {
+    hrx_hip_forget_error(err);
+    *out_registered = false;
+    return NULL;
+  }
+  if (!hrx_hip_ok(err)) {
+    return HRX_HIP_ERROR(INVALID_ARGUMENT, HostRegister, err);
+  }
+  *out_registered = true;
+  return NULL;
+}
+
+static void hrx_hip_host_unregister(hrx_backend_device_t* base, void* ptr) {
+  hrx_status_free(hrx_hip_enter(base));
+  hrx_hip_rt.sym.HostUnregister(ptr);
+}
+
 /* -------------------------------------------------------------- commands */
 
 static hrx_status_t hrx_hip_copy(hrx_backend_device_t* base,
@@ -1247,6 +1279,8 @@ static const hrx_backend_vtable_t hrx_hip_vtable = {
         .free = hrx_hip_free,
         .host_alloc = hrx_hip_host_alloc,
         .host_free = hrx_hip_host_free,
+        .host_register = hrx_hip_host_register,
+        .host_unregister = hrx_hip_host_unregister,
     },
     .event = {
         .create = hrx_hip_event_create,

@@ -26,12 +26,15 @@
 #define HRX_HIP_AMD_ERROR_NOT_READY 600    /* hipErrorNotReady */
 /* hipErrorPeerAccessAlreadyEnabled */
 #define HRX_HIP_AMD_ERROR_PEER_ACCESS_ALREADY_ENABLED 704
+/* hipErrorHostMemoryAlreadyRegistered */
+#define HRX_HIP_AMD_ERROR_HOST_MEMORY_ALREADY_REGISTERED 712
 
 /* Flags */
 #define HRX_HIP_AMD_STREAM_NON_BLOCKING 0x1u   /* hipStreamNonBlocking */
 #define HRX_HIP_AMD_EVENT_DISABLE_TIMING 0x2u  /* hipEventDisableTiming */
 #define HRX_HIP_AMD_EVENT_DEFAULT 0x0u         /* hipEventDefault */
 #define HRX_HIP_AMD_HOST_ALLOC_DEFAULT 0x0u    /* hipHostMallocDefault */
+#define HRX_HIP_AMD_HOST_REGISTER_DEFAULT 0x0u /* hipHostRegisterDefault */
 
 /* hipMemcpyKind */
 #define HRX_HIP_AMD_MEMCPY_HOST_TO_DEVICE 1    /* hipMemcpyHostToDevice */
@@ -105,12 +108,15 @@ typedef struct hrx_hip_amd_kernel_node_params_s {
 #define HRX_HIP_CUDA_ERROR_NOT_READY 600    /* cudaErrorNotReady */
 /* cudaErrorPeerAccessAlreadyEnabled */
 #define HRX_HIP_CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED 704
+/* cudaErrorHostMemoryAlreadyRegistered */
+#define HRX_HIP_CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED 712
 
 /* Flags */
 #define HRX_HIP_CUDA_STREAM_NON_BLOCKING 0x1u   /* cudaStreamNonBlocking */
 #define HRX_HIP_CUDA_EVENT_DISABLE_TIMING 0x2u  /* cudaEventDisableTiming */
 #define HRX_HIP_CUDA_EVENT_DEFAULT 0x0u         /* cudaEventDefault */
 #define HRX_HIP_CUDA_HOST_ALLOC_DEFAULT 0x0u    /* cudaHostAllocDefault */
+#define HRX_HIP_CUDA_HOST_REGISTER_DEFAULT 0x0u /* cudaHostRegisterDefault */
 
 /* cudaMemcpyKind */
 #define HRX_HIP_CUDA_MEMCPY_HOST_TO_DEVICE 1    /* cudaMemcpyHostToDevice */

@@ -22,10 +22,13 @@ const hrx_hip_platform_t hrx_hip_platform_amd = {
     .error_not_ready = HRX_HIP_AMD_ERROR_NOT_READY,
     .error_peer_access_already_enabled =
         HRX_HIP_AMD_ERROR_PEER_ACCESS_ALREADY_ENABLED,
+    .error_host_memory_already_registered =
+        HRX_HIP_AMD_ERROR_HOST_MEMORY_ALREADY_REGISTERED,
     .stream_non_blocking = HRX_HIP_AMD_STREAM_NON_BLOCKING,
     .event_disable_timing = HRX_HIP_AMD_EVENT_DISABLE_TIMING,
     .event_default = HRX_HIP_AMD_EVENT_DEFAULT,
     .host_alloc_default = HRX_HIP_AMD_HOST_ALLOC_DEFAULT,
+    .host_register_default = HRX_HIP_AMD_HOST_REGISTER_DEFAULT,
     .memcpy_host_to_device = HRX_HIP_AMD_MEMCPY_HOST_TO_DEVICE,
     .memcpy_device_to_host = HRX_HIP_AMD_MEMCPY_DEVICE_TO_HOST,
     .memcpy_device_to_device = HRX_HIP_AMD_MEMCPY_DEVICE_TO_DEVICE,
@@ -55,10 +58,13 @@ const hrx_hip_platform_t hrx_hip_platform_nvidia = {
     .error_not_ready = HRX_HIP_CUDA_ERROR_NOT_READY,
     .error_peer_access_already_enabled =
         HRX_HIP_CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED,
+    .error_host_memory_already_registered =
+        HRX_HIP_CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED,
     .stream_non_blocking = HRX_HIP_CUDA_STREAM_NON_BLOCKING,
     .event_disable_timing = HRX_HIP_CUDA_EVENT_DISABLE_TIMING,
     .event_default = HRX_HIP_CUDA_EVENT_DEFAULT,
     .host_alloc_default = HRX_HIP_CUDA_HOST_ALLOC_DEFAULT,
+    .host_register_default = HRX_HIP_CUDA_HOST_REGISTER_DEFAULT,
     .memcpy_host_to_device = HRX_HIP_CUDA_MEMCPY_HOST_TO_DEVICE,
     .memcpy_device_to_host = HRX_HIP_CUDA_MEMCPY_DEVICE_TO_HOST,
     .memcpy_device_to_device = HRX_HIP_CUDA_MEMCPY_DEVICE_TO_DEVICE,

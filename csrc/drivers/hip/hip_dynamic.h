@@ -56,10 +56,12 @@ typedef struct hrx_hip_platform_s {
   hrx_hip_error_t error_no_device;
   hrx_hip_error_t error_not_ready;
   hrx_hip_error_t error_peer_access_already_enabled;
+  hrx_hip_error_t error_host_memory_already_registered;
   unsigned int stream_non_blocking;
   unsigned int event_disable_timing;
   unsigned int event_default;  /* with timing */
   unsigned int host_alloc_default;
+  unsigned int host_register_default;
   hrx_hip_memcpy_kind_t memcpy_host_to_device;
   hrx_hip_memcpy_kind_t memcpy_device_to_host;
   hrx_hip_memcpy_kind_t memcpy_device_to_device;

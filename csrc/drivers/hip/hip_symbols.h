@@ -107,6 +107,11 @@ HRX_HIP_REQUIRED(HostAlloc, hrx_hip_error_t,
                  hipHostMalloc, cudaHostAlloc)
 HRX_HIP_REQUIRED(HostFree, hrx_hip_error_t, (void* ptr),
                  hipHostFree, cudaFreeHost)
+HRX_HIP_OPTIONAL(HostRegister, hrx_hip_error_t,
+                 (void* ptr, size_t size, unsigned int flags),
+                 hipHostRegister, cudaHostRegister)
+HRX_HIP_OPTIONAL(HostUnregister, hrx_hip_error_t, (void* ptr),
+                 hipHostUnregister, cudaHostUnregister)
 HRX_HIP_REQUIRED(MemcpyAsync, hrx_hip_error_t,
                  (void* dst, const void* src, size_t size,
                   hrx_hip_memcpy_kind_t kind, hrx_hip_stream_t stream),

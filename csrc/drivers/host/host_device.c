@@ -368,6 +368,24 @@ static void hrx_host_free(hrx_backend_device_t* base, void* ptr) {
 
 /* Staging the core gives back only once no work uses it (hal/memory.h): no
  * wait. */
+/* Host memory for transfers (hal/memory.h): page-aligned, as pinned
+ * memory of a GPU runtime is, so that users see the same alignment on
+ * every backend. */
+static hrx_status_t hrx_host_host_alloc(hrx_backend_device_t* base,
+                                        uint64_t size, void** out_ptr) {
+  (void)base;
+  const uint64_t page = 4096;
+  uint64_t rounded = (size + page - 1) & ~(page - 1);
+  void* ptr = rounded >= size ? aligned_alloc(page, rounded) : NULL;
+  if (!ptr) {
+    return hrx_make_status(HRX_STATUS_OUT_OF_MEMORY,
+                           "host allocation of %llu bytes failed",
+                           (unsigned long long)size);
+  }
+  *out_ptr = ptr;
+  return NULL;
+}
+
 static void hrx_host_host_free(hrx_backend_device_t* base, void* ptr) {
   (void)base;
   free(ptr);
@@ -769,7 +787,7 @@ static const hrx_backend_vtable_t hrx_host_vtable = {
     .memory = {
         .alloc = hrx_host_alloc,
         .free = hrx_host_free,
-        .host_alloc = hrx_host_alloc,
+        .host_alloc = hrx_host_host_alloc,
         .host_free = hrx_host_host_free,
     },
     .event = {

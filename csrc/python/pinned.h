@@ -1,0 +1,28 @@
+/* Pinned host memory in Python (pinned.c): the owner of Device.empty_pinned's
+ * arrays (hrx.PinnedMemory), Device.pin's scope (hrx.PinnedScope) and the
+ * Device methods that make and query them. */
+#ifndef HRX_PYTHON_PINNED_H_
+#define HRX_PYTHON_PINNED_H_
+
+#include "state.h"
+
+/* The types' specs; module.c creates the types (state->pinned_memory_type,
+ * state->pinned_scope_type). */
+extern PyType_Spec hrx_py_pinned_memory_spec;
+extern PyType_Spec hrx_py_pinned_scope_spec;
+
+/* Device.empty_pinned(shape, dtype="uint8"), Device.pin(obj) and
+ * Device.is_pinned(obj) (device.c lists them). */
+PyObject* hrx_py_device_empty_pinned(PyObject* self, PyObject* args,
+                                     PyObject* kwargs);
+PyObject* hrx_py_device_pin(PyObject* self, PyObject* object);
+PyObject* hrx_py_device_is_pinned(PyObject* self, PyObject* object);
+
+/* A 1-D numpy uint8 array of `nbytes` bytes of pinned memory the caller
+ * hands over with one reference to `device` (freed with
+ * hrx_device_pinned_free once the array and its views are gone), or NULL
+ * with an error (memory and reference given back). */
+PyObject* hrx_py_pinned_bytes(hrx_py_state_t* state, hrx_device_t* device,
+                              void* memory, uint64_t nbytes);
+
+#endif /* HRX_PYTHON_PINNED_H_ */
