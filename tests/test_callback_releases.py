@@ -196,6 +196,8 @@ CHILD = textwrap.dedent(r"""
             "is_pinned": lambda: dev.is_pinned(b"abcd"),
             "pin": pinned_upload,
             "compile": lambda: dev.compile(source, "hrx_bench_tiny").close(),
+            "compile_module": lambda: dev.compile_module(
+                source, ["hrx_bench_tiny"])["hrx_bench_tiny"].close(),
             "load_kernel": lambda: dev.load_kernel(
                 kern.image, "hrx_bench_tiny").close(),
             "kernel_compiler": dev.kernel_compiler,
@@ -300,6 +302,7 @@ CHILD = textwrap.dedent(r"""
             "device": lambda: kern.device,
             "image": lambda: kern.image,
             "attributes": lambda: kern.attributes,
+            "params": lambda: kern.params,
             "origin": lambda: kern.origin,
             "cache_path": lambda: kern.cache_path,
             "cache_note": lambda: kern.cache_note,

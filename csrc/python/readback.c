@@ -232,6 +232,16 @@ static PyObject* hrx_py_readback_wait(PyObject* self, PyObject* unused) {
     if (!status) {
       array = hrx_py_pinned_bytes(state, device, memory,
                                   hrx_readback_length(read));
+      if (array && readback->dtype) {
+        /* A typed view's read: its dtype and shape over the same memory. */
+        PyObject* typed = PyObject_CallMethod(array, "view", "O",
+                                              readback->dtype);
+        Py_SETREF(array, typed);
+        if (array) {
+          typed = PyObject_CallMethod(array, "reshape", "O", readback->shape);
+          Py_SETREF(array, typed);
+        }
+      }
       if (array && !readback->closing) readback->result = Py_NewRef(array);
     }
   } else if (outcome == 1) {
