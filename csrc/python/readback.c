@@ -41,11 +41,11 @@ typedef struct {
   bool has_into;
 } hrx_py_readback_t;
 
-/* Readback.wait() of a read of at least this many bytes returns the read's
- * own pinned staging as the array (hrx_readback_take); smaller reads are
- * copied into a new array, which costs less than taking a block out of
- * the staging pool (a small read shares the pool's warm block). */
-#define HRX_PY_READ_TAKE_MIN_BYTES (1u << 20)
+/* Readback.wait() copies the read's bytes into a new array, the large
+ * ones by the device's copy threads too (hrx_readback_copy_out). It does
+ * not hand over the read's pinned staging (hrx_readback_take): memory of
+ * the device's pool holds the live device, and an array a user keeps
+ * must not keep the device (and its queue count) alive. */
 
 /* Reads larger than this are copied out with the GIL released. */
 #define HRX_PY_READ_COPY_KEEP_GIL_BYTES (64u << 10)
@@ -221,29 +221,6 @@ static PyObject* hrx_py_readback_wait(PyObject* self, PyObject* unused) {
     /* The bytes are in `out` (read_into): it is the result. */
     array = Py_NewRef(readback->into.obj);
     if (!readback->closing) readback->result = Py_NewRef(array);
-  } else if (outcome == 1 &&
-             hrx_readback_length(read) >= HRX_PY_READ_TAKE_MIN_BYTES &&
-             readback->waiters == 0) {
-    /* A large read, and no other thread uses `read` now: its pinned
-     * staging becomes the array, with no copy (hrx_readback_take). */
-    void* memory = NULL;
-    hrx_device_t* device = NULL;
-    status = hrx_readback_take(read, &memory, &device);
-    if (!status) {
-      array = hrx_py_pinned_bytes(state, device, memory,
-                                  hrx_readback_length(read));
-      if (array && readback->dtype) {
-        /* A typed view's read: its dtype and shape over the same memory. */
-        PyObject* typed = PyObject_CallMethod(array, "view", "O",
-                                              readback->dtype);
-        Py_SETREF(array, typed);
-        if (array) {
-          typed = PyObject_CallMethod(array, "reshape", "O", readback->shape);
-          Py_SETREF(array, typed);
-        }
-      }
-      if (array && !readback->closing) readback->result = Py_NewRef(array);
-    }
   } else if (outcome == 1) {
     /* `read` is alive: only the last wait out (this one or a later one)
      * releases it. */
