@@ -17,7 +17,10 @@ import textwrap
 import pytest
 
 CHUNK = 65536
-SMALL = {"HRX_CHUNK_BYTES": str(CHUNK), "HRX_CHUNK_WINDOW_BYTES": str(2 * CHUNK)}
+# Chunking on whatever the run's environment says (the conformance files
+# run once more with HRX_CHUNKING=0): these tests fail transfers by chunk.
+SMALL = {"HRX_CHUNKING": "1", "HRX_CHUNK_BYTES": str(CHUNK),
+         "HRX_CHUNK_WINDOW_BYTES": str(2 * CHUNK)}
 PIPELINED = dict(SMALL, HRX_STAGED_COPY_THREADS="3",
                  HRX_STAGED_COPY_MIN_BYTES=str(CHUNK))
 SINGLE = dict(SMALL, HRX_STAGED_COPY_THREADS="0")
