@@ -267,6 +267,9 @@ def test_run_in_process_takes_the_workload_alone():
         run(1, 2, backend="host", driver="workload")
 
 
+# pandas and matplotlib do not load under the sanitized build's preload:
+# this test runs in the ordinary suite only.
+@pytest.mark.python_only
 def test_html_dataframe_and_plot_of_the_workload_alone():
     lines = [_line(q, r, [ms + 0.1 * r] * 3) for q, ms in ((1, 10.0), (4, 5.0)) for r in (1, 2)]
     results = Results(lines)
