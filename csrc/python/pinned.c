@@ -144,29 +144,6 @@ static int hrx_py_pinned_shape(hrx_py_state_t* state, PyObject* shape,
   return 0;
 }
 
-PyObject* hrx_py_pinned_bytes(hrx_py_state_t* state, hrx_device_t* device,
-                              void* memory, uint64_t nbytes) {
-  hrx_py_pinned_memory_t* pinned =
-      PyObject_New(hrx_py_pinned_memory_t, state->pinned_memory_type);
-  if (!pinned) {
-    bool previous = hrx_thread_set_nonblocking(true);
-    hrx_status_free(hrx_device_pinned_free(device, memory));
-    hrx_device_release(device);
-    hrx_thread_set_nonblocking(previous);
-    return NULL;
-  }
-  pinned->device = device;
-  pinned->memory = memory;
-  pinned->nbytes = (Py_ssize_t)nbytes;
-  PyObject* numpy = PyImport_ImportModule("numpy");
-  PyObject* array = numpy ? PyObject_CallMethod(numpy, "frombuffer", "Os",
-                                                (PyObject*)pinned, "uint8")
-                          : NULL;
-  Py_XDECREF(numpy);
-  Py_DECREF(pinned);
-  return array;
-}
-
 PyObject* hrx_py_device_empty_pinned(PyObject* self, PyObject* args,
                                      PyObject* kwargs) {
   static char* keywords[] = {"shape", "dtype", NULL};

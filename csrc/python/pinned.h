@@ -18,11 +18,4 @@ PyObject* hrx_py_device_empty_pinned(PyObject* self, PyObject* args,
 PyObject* hrx_py_device_pin(PyObject* self, PyObject* object);
 PyObject* hrx_py_device_is_pinned(PyObject* self, PyObject* object);
 
-/* A 1-D numpy uint8 array of `nbytes` bytes of pinned memory the caller
- * hands over with one reference to `device` (freed with
- * hrx_device_pinned_free once the array and its views are gone), or NULL
- * with an error (memory and reference given back). */
-PyObject* hrx_py_pinned_bytes(hrx_py_state_t* state, hrx_device_t* device,
-                              void* memory, uint64_t nbytes);
-
 #endif /* HRX_PYTHON_PINNED_H_ */
