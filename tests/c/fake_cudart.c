@@ -608,6 +608,7 @@ EXPORT int cudaGraphLaunch(void* exec, void* stream) {
   const fake_graph_t* g = exec;
   if (bad_stream(stream)) return kInvalidResourceHandle;
   ++state.graph_launches;
+  state.last_graph_kernels = 0;
   for (int i = 0; i < g->count; ++i) {
     if (!g->kernel[i] || !g->enabled[i]) continue;
     if (state.graph_kernels_run < FAKE_MAX_GRAPH_LOG) {
@@ -615,6 +616,13 @@ EXPORT int cudaGraphLaunch(void* exec, void* stream) {
       *entry = g->params[i];
       entry->stream = stream;
     }
+    if (state.last_graph_kernels < FAKE_MAX_GRAPH_LOG) {
+      fake_cudart_launch_t* entry =
+          &state.last_graph_log[state.last_graph_kernels];
+      *entry = g->params[i];
+      entry->stream = stream;
+    }
+    ++state.last_graph_kernels;
     ++state.graph_kernels_run;
   }
   return kSuccess;

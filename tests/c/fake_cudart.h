@@ -40,6 +40,9 @@ typedef struct fake_cudart_state_s {
   int graph_node_updates;   /* cudaGraphExecKernelNodeSetParams calls */
   int graph_node_switches;  /* cudaGraphNodeSetEnabled calls */
   fake_cudart_launch_t graph_log[FAKE_MAX_GRAPH_LOG];
+  /* The kernel nodes the latest graph launch ran, the same way. */
+  int last_graph_kernels;
+  fake_cudart_launch_t last_graph_log[FAKE_MAX_GRAPH_LOG];
   /* Calls given a stream handle the stand-in did not make. */
   int bad_streams;
   /* cudaHostRegister and cudaHostUnregister calls that succeeded. */

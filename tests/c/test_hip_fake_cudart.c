@@ -366,6 +366,51 @@ static int scenario_fake_cuda(const char* library, bool driver_params) {
             "non-blocking batches: %d graph launches",
             state->graph_launches - graph_launches);
     }
+    /* A node that already holds its launch is left as it is: the same
+     * batch again rewrites no node, one argument changed rewrites that
+     * node alone (and the graph runs the new value), and after a module
+     * unload every node is rewritten, since a kernel loaded later may get
+     * an unloaded one's handle. */
+    {
+      uint32_t published = 0;
+      CHECK_OK(vt->kernel.launch_batch(f->device, queue, commands, COUNT,
+                                       &published));
+      int updates = state->graph_node_updates;
+      CHECK_OK(vt->kernel.launch_batch(f->device, queue, commands, COUNT,
+                                       &published));
+      CHECK(published == COUNT && state->graph_node_updates == updates,
+            "the same batch again: %d nodes rewritten",
+            state->graph_node_updates - updates);
+      values[2] = 7;
+      updates = state->graph_node_updates;
+      int graph_launches = state->graph_launches;
+      CHECK_OK(vt->kernel.launch_batch(f->device, queue, commands, COUNT,
+                                       &published));
+      values[2] = 102;
+      CHECK(state->graph_node_updates == updates + 1,
+            "one argument changed: %d nodes rewritten",
+            state->graph_node_updates - updates);
+      /* The changed launch is node 2 of the batch's first graph; that graph
+       * is the latest launched only where one graph takes the batch. */
+      int graphs = 0, plains = 0;
+      expected_parts(COUNT, can_disable, &graphs, &plains);
+      if (graphs == 1) {
+        int seen_value = 0;
+        memcpy(&seen_value, state->last_graph_log[2].values + 20, 4);
+        CHECK(state->graph_launches == graph_launches + 1 &&
+                  state->last_graph_kernels == COUNT && seen_value == 7,
+              "the changed node ran %d", seen_value);
+      }
+      CHECK(expect_loaded(f, "FAKE-IMAGE\nkernel k 0 8\n",
+                          "a module loaded and unloaded") == 0,
+            "a module loaded and unloaded");
+      updates = state->graph_node_updates;
+      CHECK_OK(vt->kernel.launch_batch(f->device, queue, commands, COUNT,
+                                       &published));
+      CHECK(state->graph_node_updates == updates + COUNT - plains,
+            "after a module unload: %d nodes rewritten",
+            state->graph_node_updates - updates);
+    }
     /* A launch the runtime refuses inside a batch: the graph is dropped and
      * the launches go one by one, the refused one reported with the ones
      * before it published. */

@@ -1,6 +1,7 @@
 #include "hip_kernels.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -292,8 +293,16 @@ hrx_status_t hrx_hip_module_load(const void* image, size_t size,
   return NULL;
 }
 
+/* Counted before the runtime may hand the handles out again. */
+static atomic_uint_fast64_t hrx_hip_unloads;
+
+uint64_t hrx_hip_module_unloads(void) {
+  return atomic_load_explicit(&hrx_hip_unloads, memory_order_acquire);
+}
+
 void hrx_hip_module_unload(hrx_native_module_t* module) {
   if (!module) return;
+  atomic_fetch_add_explicit(&hrx_hip_unloads, 1, memory_order_release);
   hrx_hip_error_t err =
       hrx_hip_kernels_amd()
           ? hrx_hip_rt.sym.ModuleUnload(hrx_hip_module_of(module))

@@ -108,6 +108,13 @@ hrx_status_t hrx_hip_graph_exec_set_kernel_node(
     hrx_hip_graph_exec_t exec, hrx_hip_graph_node_t node,
     hrx_native_kernel_t* kernel, const hrx_kernel_launch_t* launch);
 
+/* How many modules were unloaded in this process so far. The runtime may
+ * give a kernel loaded later the handle of one unloaded, so whoever keeps a
+ * kernel handle to compare with later ones (hip_launch_graphs.c) keeps
+ * this count beside it, and a handle remembered before an unload matches
+ * nothing after it. */
+uint64_t hrx_hip_module_unloads(void);
+
 /* Adds a kernel node to a native graph after deps[0..dep_count). The
  * argument values are copied by the runtime. UNAVAILABLE when the runtime
  * has no kernel nodes, or (AMD) takes no module function in one, so that

@@ -4,6 +4,7 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "hal/batch.h"
 #include "hip_dynamic.h"
@@ -18,11 +19,32 @@ enum {
       sizeof(hrx_hip_launch_tier_nodes) / sizeof(hrx_hip_launch_tier_nodes[0])
 };
 
+/* What an instantiated node runs, as last written into the exec: a
+ * launch equal to it (the same kernel handle, grid, block, shared memory
+ * and argument bytes, with no module unloaded since) leaves the node as it
+ * is. A repeated batch, such as one step of a loop whose arguments change
+ * in a few launches, so rewrites only the nodes that changed: each rewrite
+ * costs host time at the call and makes the next graph launch carry the
+ * node's new parameters to the device. */
+typedef struct hrx_hip_launch_node_s {
+  hrx_native_kernel_t* kernel;     /* NULL: not known, rewrite */
+  uint64_t unloads;                /* hrx_hip_module_unloads() then */
+  uint32_t grid[3];
+  uint32_t block[3];
+  uint64_t shared_bytes;
+  uint32_t arg_count;
+  uint32_t bytes;                  /* of `args` in use */
+  uint32_t capacity;               /* of `args` */
+  uint8_t* args;                   /* owned: each argument's size, then its
+                                      value */
+} hrx_hip_launch_node_t;
+
 /* One tier: a chain of `nodes` kernel nodes and its instantiation. */
 typedef struct hrx_hip_launch_tier_s {
   hrx_hip_graph_t graph;           /* NULL until made */
   hrx_hip_graph_exec_t exec;
   hrx_hip_graph_node_t* node;      /* `nodes` of them */
+  hrx_hip_launch_node_t* held;     /* `nodes` of them: what each runs */
   uint32_t enabled;                /* nodes [0, enabled) are on */
 } hrx_hip_launch_tier_t;
 
@@ -45,10 +67,73 @@ hrx_hip_launch_graphs_t* hrx_hip_launch_graphs_create(void) {
   return graphs;
 }
 
-static void hrx_hip_launch_tier_drop(hrx_hip_launch_tier_t* tier) {
+/* Whether node record `held` runs `kernel` with `launch` already. */
+static bool hrx_hip_launch_node_holds(const hrx_hip_launch_node_t* held,
+                                      hrx_native_kernel_t* kernel,
+                                      const hrx_kernel_launch_t* launch) {
+  if (!held->kernel || held->kernel != kernel ||
+      held->unloads != hrx_hip_module_unloads() ||
+      held->arg_count != launch->arg_count ||
+      held->shared_bytes != launch->shared_bytes ||
+      memcmp(held->grid, launch->grid, sizeof(held->grid)) != 0 ||
+      memcmp(held->block, launch->block, sizeof(held->block)) != 0) {
+    return false;
+  }
+  const uint8_t* at = held->args;
+  const uint8_t* end = held->args + held->bytes;
+  for (uint32_t i = 0; i < launch->arg_count; ++i) {
+    uint32_t size = launch->arg_sizes[i];
+    uint32_t held_size = 0;
+    if ((size_t)(end - at) < sizeof(held_size) + size) return false;
+    memcpy(&held_size, at, sizeof(held_size));
+    at += sizeof(held_size);
+    if (held_size != size || memcmp(at, launch->args[i], size) != 0) {
+      return false;
+    }
+    at += size;
+  }
+  return at == end;
+}
+
+/* Records that the node now runs `kernel` with `launch`; where the record
+ * cannot grow, it is left unknown (the next batch rewrites the node). */
+static void hrx_hip_launch_node_remember(hrx_hip_launch_node_t* held,
+                                         hrx_native_kernel_t* kernel,
+                                         const hrx_kernel_launch_t* launch) {
+  uint64_t bytes = 0;
+  for (uint32_t i = 0; i < launch->arg_count; ++i) {
+    bytes += sizeof(uint32_t) + launch->arg_sizes[i];
+  }
+  held->kernel = NULL;
+  if (bytes > held->capacity) {
+    uint8_t* grown = realloc(held->args, bytes);
+    if (!grown) return;
+    held->args = grown;
+    held->capacity = (uint32_t)bytes;
+  }
+  uint8_t* at = held->args;
+  for (uint32_t i = 0; i < launch->arg_count; ++i) {
+    uint32_t size = launch->arg_sizes[i];
+    memcpy(at, &size, sizeof(size));
+    memcpy(at + sizeof(size), launch->args[i], size);
+    at += sizeof(size) + size;
+  }
+  held->bytes = (uint32_t)bytes;
+  held->arg_count = launch->arg_count;
+  held->shared_bytes = launch->shared_bytes;
+  memcpy(held->grid, launch->grid, sizeof(held->grid));
+  memcpy(held->block, launch->block, sizeof(held->block));
+  held->unloads = hrx_hip_module_unloads();
+  held->kernel = kernel;
+}
+
+static void hrx_hip_launch_tier_drop(hrx_hip_launch_tier_t* tier,
+                                     uint32_t nodes) {
   const hrx_hip_symbols_t* sym = &hrx_hip_rt.sym;
   if (tier->exec) (void)hrx_hip_ok(sym->GraphExecDestroy(tier->exec));
   if (tier->graph) (void)hrx_hip_ok(sym->GraphDestroy(tier->graph));
+  for (uint32_t i = 0; tier->held && i < nodes; ++i) free(tier->held[i].args);
+  free(tier->held);
   free(tier->node);
   *tier = (hrx_hip_launch_tier_t){0};
 }
@@ -56,14 +141,15 @@ static void hrx_hip_launch_tier_drop(hrx_hip_launch_tier_t* tier) {
 void hrx_hip_launch_graphs_destroy(hrx_hip_launch_graphs_t* graphs) {
   if (!graphs) return;
   for (int i = 0; i < HRX_HIP_LAUNCH_TIERS; ++i) {
-    hrx_hip_launch_tier_drop(&graphs->tier[i]);
+    hrx_hip_launch_tier_drop(&graphs->tier[i], hrx_hip_launch_tier_nodes[i]);
   }
   pthread_mutex_destroy(&graphs->mutex);
   free(graphs);
 }
 
 /* Makes tier `t`'s chain, every node running `first` (rewritten before
- * each launch), and instantiates it with every node on. */
+ * the launches that need it otherwise), and instantiates it with every
+ * node on. Its node records start unknown. */
 static hrx_status_t hrx_hip_launch_tier_make(hrx_hip_launch_graphs_t* graphs,
                                              int t,
                                              const hrx_batch_command_t* first) {
@@ -71,7 +157,9 @@ static hrx_status_t hrx_hip_launch_tier_make(hrx_hip_launch_graphs_t* graphs,
   hrx_hip_launch_tier_t* tier = &graphs->tier[t];
   uint32_t nodes = hrx_hip_launch_tier_nodes[t];
   tier->node = calloc(nodes, sizeof(*tier->node));
-  if (!tier->node) {
+  tier->held = calloc(nodes, sizeof(*tier->held));
+  if (!tier->node || !tier->held) {
+    hrx_hip_launch_tier_drop(tier, nodes);
     return hrx_make_status(HRX_STATUS_OUT_OF_MEMORY,
                            "cannot allocate a launch graph of %u nodes",
                            nodes);
@@ -79,7 +167,7 @@ static hrx_status_t hrx_hip_launch_tier_make(hrx_hip_launch_graphs_t* graphs,
   hrx_hip_error_t err = sym->GraphCreate(&tier->graph, 0);
   if (!hrx_hip_ok(err)) {
     tier->graph = NULL;
-    hrx_hip_launch_tier_drop(tier);
+    hrx_hip_launch_tier_drop(tier, nodes);
     return HRX_HIP_ERROR(RESOURCE_EXHAUSTED, GraphCreate, err);
   }
   for (uint32_t i = 0; i < nodes; ++i) {
@@ -87,14 +175,14 @@ static hrx_status_t hrx_hip_launch_tier_make(hrx_hip_launch_graphs_t* graphs,
         tier->graph, i ? &tier->node[i - 1] : NULL, i ? 1 : 0, first->kernel,
         first->launch, &tier->node[i]);
     if (status) {
-      hrx_hip_launch_tier_drop(tier);
+      hrx_hip_launch_tier_drop(tier, nodes);
       return status;
     }
   }
   err = sym->GraphInstantiateWithFlags(&tier->exec, tier->graph, 0);
   if (!hrx_hip_ok(err)) {
     tier->exec = NULL;
-    hrx_hip_launch_tier_drop(tier);
+    hrx_hip_launch_tier_drop(tier, nodes);
     return HRX_HIP_ERROR(RESOURCE_EXHAUSTED, GraphInstantiateWithFlags, err);
   }
   tier->enabled = nodes;
@@ -139,8 +227,18 @@ static hrx_status_t hrx_hip_launch_tier_run(hrx_hip_launch_graphs_t* graphs,
   hrx_status_t status = NULL;
   if (count != tier->enabled) status = hrx_hip_launch_tier_enable(tier, count);
   for (uint32_t i = 0; i < count && !status; ++i) {
+    hrx_hip_launch_node_t* held = &tier->held[i];
+    if (hrx_hip_launch_node_holds(held, commands[i].kernel,
+                                  commands[i].launch)) {
+      continue;
+    }
+    held->kernel = NULL;  /* unknown until the rewrite went through */
     status = hrx_hip_graph_exec_set_kernel_node(
         tier->exec, tier->node[i], commands[i].kernel, commands[i].launch);
+    if (!status) {
+      hrx_hip_launch_node_remember(held, commands[i].kernel,
+                                   commands[i].launch);
+    }
   }
   if (!status) {
     hrx_hip_error_t err = hrx_hip_rt.sym.GraphLaunch(tier->exec, stream);
@@ -148,7 +246,7 @@ static hrx_status_t hrx_hip_launch_tier_run(hrx_hip_launch_graphs_t* graphs,
       status = HRX_HIP_ERROR(DEVICE_ERROR, GraphLaunch, err);
     }
   }
-  if (status) hrx_hip_launch_tier_drop(tier);
+  if (status) hrx_hip_launch_tier_drop(tier, hrx_hip_launch_tier_nodes[t]);
   return status;
 }
 
