@@ -11,23 +11,16 @@ in a fresh interpreter, with small chunks so that the tests stay fast.
 """
 from __future__ import annotations
 
-import textwrap
-
 import pytest
+
+from fresh_programs import (DEVICE_ERROR_MESSAGE, LIVE_OBJECTS,
+                            failing_read)
 
 SMALL = {"HRX_CHUNK_BYTES": "65536", "HRX_CHUNK_WINDOW_BYTES": "131072"}
 OFF = {"HRX_CHUNKING": "0"}
 
-LIVE = """
-def live():
-    c = hrx._hrx._testing_live_native_objects()
-    return {k: c[k] for k in ("queues", "events", "allocations",
-                              "host_allocations", "devices")}
-NOTHING = dict(queues=0, events=0, allocations=0, host_allocations=0,
-               devices=0)
-"""
-# Indented like the snippets below, which run_fresh dedents together.
-LIVE = textwrap.indent(LIVE, " " * 8)
+LIVE = LIVE_OBJECTS
+FAILS = DEVICE_ERROR_MESSAGE
 
 
 @pytest.mark.parametrize("env", [SMALL, OFF], ids=["chunked", "unchunked"])
@@ -115,15 +108,6 @@ def test_an_urgent_read_overtakes_a_held_backlog(fresh, urgent):
     assert out.strip() == "ok"
 
 
-FAILS = """
-def message(call):
-    try:
-        call()
-    except hrx.DeviceError as e:
-        return type(e).__name__ + ": " + str(e)
-    raise AssertionError("did not fail")
-"""
-FAILS = textwrap.indent(FAILS, " " * 8)
 
 
 @pytest.mark.parametrize("op", ["upload", "read"])
@@ -186,29 +170,11 @@ def test_a_failed_stream_runs_none_of_its_held_transfers(fresh):
 
 
 def test_a_read_failing_after_its_call_raises_at_its_wait(fresh):
-    out = fresh(LIVE + FAILS + """
-        dev = hrx.Device.open(0, backend=backend)
-        s = dev.stream()
-        n = 65536 * 6
-        a = dev.allocate(n)
-        s.fill(a, 4)
-        # Chunk 4 fails: usually on the pacer, after the call, so that the
-        # wait raises it; when the call itself published it (a slow
-        # machine), the call raises it, as an unpaced read's would.
-        try:
-            r = s.read(a)
-        except hrx.DeviceError as e:
-            m = type(e).__name__ + ": " + str(e)
-        else:
-            m = message(r.wait)
-            r.close()
-        assert "injected fault: download call #4" in m, m
-        assert (s.read(a).wait() == 4).all()   # the stream did not fail
-        for obj in (s, a, dev):
-            obj.close()
-        assert live() == NOTHING, live()
-        print("ok")
-    """, env=dict(SMALL, HRX_FAULTS="download:4"))
+    """Chunk 4 fails: usually on the pacer, after the call, so that the
+    wait raises it; when the call itself published it (a slow machine), the
+    call raises it, as an unpaced read's would."""
+    out = fresh(failing_read(65536 * 6, "s.read(a)"),
+                env=dict(SMALL, HRX_FAULTS="download:4"))
     assert out.strip() == "ok"
 
 

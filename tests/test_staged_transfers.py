@@ -16,6 +16,9 @@ import textwrap
 
 import pytest
 
+from fresh_programs import (DEVICE_ERROR_MESSAGE, LIVE_OBJECTS,
+                            failing_read)
+
 CHUNK = 65536
 # Chunking on whatever the run's environment says (the conformance files
 # run once more with HRX_CHUNKING=0): these tests fail transfers by chunk.
@@ -27,26 +30,11 @@ SINGLE = dict(SMALL, HRX_STAGED_COPY_THREADS="0")
 # Not paced: staged whole by the copy threads, then one upload.
 UNCHUNKED = dict(PIPELINED, HRX_CHUNKING="0")
 
-LIVE = """
-def live():
-    c = hrx._hrx._testing_live_native_objects()
-    return {k: c[k] for k in ("queues", "events", "allocations",
-                              "host_allocations", "devices")}
-NOTHING = dict(queues=0, events=0, allocations=0, host_allocations=0,
-               devices=0)
-
-def message(call):
-    try:
-        call()
-    except hrx.DeviceError as e:
-        return type(e).__name__ + ": " + str(e)
-    raise AssertionError("did not fail")
-
+# threads(): how many threads the process has.
+LIVE = LIVE_OBJECTS + DEVICE_ERROR_MESSAGE + textwrap.indent("""
 def threads():
     return len(os.listdir("/proc/self/task"))
-"""
-# Indented like the snippets below, which run_fresh dedents together.
-LIVE = textwrap.indent(LIVE, " " * 8)
+""", " " * 8)
 
 # Around the chunk (and piece) boundaries, odd sizes, one below the
 # threshold (the short path), and a read of several drain pieces.
@@ -236,31 +224,9 @@ def test_a_failure_mid_upload_reads_like_the_one_thread_path(fresh):
         pipelined
 
 
-FAILING_READ = LIVE + """
-        dev = hrx.Device.open(0, backend=backend)
-        s = dev.stream()
-        n = 65536 * 6 + 5
-        a = dev.allocate(n)
-        s.upload(a, np.full(n, 4, np.uint8))
-        out = np.zeros(n, np.uint8)
-        try:
-            r = s.read_into(a, out)
-        except hrx.DeviceError as e:   # published by the call itself
-            m = type(e).__name__ + ": " + str(e)
-        else:
-            m = message(r.wait)
-            r.close()
-        assert "injected fault: download call #4" in m, m
-        assert (s.read(a).wait() == 4).all()   # the stream did not fail
-        for obj in (s, a, dev):
-            obj.close()
-        assert live() == NOTHING, live()
-        print("ok")
-"""
-
-
 def test_a_read_failing_mid_transfer_raises_at_its_wait(fresh):
-    out = fresh(FAILING_READ, env=dict(PIPELINED, HRX_FAULTS="download:4"))
+    out = fresh(failing_read(65536 * 6 + 5, "s.read_into(a, out)"),
+                env=dict(PIPELINED, HRX_FAULTS="download:4"))
     assert out.strip() == "ok"
 
 

@@ -10,49 +10,19 @@
 
 /* ------------------------------------------------------------- output */
 
-typedef struct {
-  char* text;
-  size_t length;
-  size_t capacity;
-  bool failed;
-} hrx_dialect_out_t;
-
-static void hrx_dialect_append(hrx_dialect_out_t* out, const char* bytes,
-                               size_t n) {
-  if (out->failed) return;
-  if (out->length + n + 1 > out->capacity) {
-    size_t capacity = out->capacity ? out->capacity : 4096;
-    while (capacity < out->length + n + 1) capacity *= 2;
-    char* grown = realloc(out->text, capacity);
-    if (!grown) {
-      out->failed = true;
-      return;
-    }
-    out->text = grown;
-    out->capacity = capacity;
-  }
-  memcpy(out->text + out->length, bytes, n);
-  out->length += n;
-  out->text[out->length] = '\0';
-}
-
-static void hrx_dialect_text(hrx_dialect_out_t* out, const char* text) {
-  hrx_dialect_append(out, text, strlen(text));
-}
-
 /* Appends text[begin, end) with its line breaks made spaces. */
-static void hrx_dialect_one_line(hrx_dialect_out_t* out, const char* text,
+static void hrx_dialect_one_line(hrx_text_t* out, const char* text,
                                  size_t begin, size_t end) {
   for (size_t i = begin; i < end; ++i) {
-    hrx_dialect_append(out, text[i] == '\n' ? " " : &text[i], 1);
+    hrx_text_append(out, text[i] == '\n' ? " " : &text[i], 1);
   }
 }
 
 /* Appends the line breaks of text[begin, end). */
-static void hrx_dialect_line_breaks(hrx_dialect_out_t* out, const char* text,
+static void hrx_dialect_line_breaks(hrx_text_t* out, const char* text,
                                     size_t begin, size_t end) {
   for (size_t i = begin; i < end; ++i) {
-    if (text[i] == '\n') hrx_dialect_append(out, "\n", 1);
+    if (text[i] == '\n') hrx_text_append(out, "\n", 1);
   }
 }
 
@@ -104,7 +74,7 @@ typedef struct {
  * *out_next is the token after the ';'. */
 static hrx_status_t hrx_dialect_dynamic_shared(
     const char* text, const hrx_token_t* tokens, size_t count, size_t at,
-    bool file_scope, hrx_dialect_out_t* out, hrx_dialect_names_t* names,
+    bool file_scope, hrx_text_t* out, hrx_dialect_names_t* names,
     size_t* out_next) {
   size_t semicolon = at;
   while (semicolon < count && !hrx_dialect_punct(text, &tokens[semicolon], ';'))
@@ -128,17 +98,17 @@ static hrx_status_t hrx_dialect_dynamic_shared(
   size_t spec_begin = tokens[spec].start;
   size_t spec_end = hrx_dialect_end(&tokens[semicolon - 4]);
   if (file_scope) {
-    hrx_dialect_text(out, "static __thread ");
+    hrx_text_add(out, "static __thread ");
     hrx_dialect_one_line(out, text, spec_begin, spec_end);
-    hrx_dialect_text(out, "* ");
-    hrx_dialect_append(out, text + name->start, name->length);
-    hrx_dialect_text(out, ";");
+    hrx_text_add(out, "* ");
+    hrx_text_append(out, text + name->start, name->length);
+    hrx_text_add(out, ";");
     names->names[names->count++] = name;
   } else {
     hrx_dialect_one_line(out, text, spec_begin, spec_end);
-    hrx_dialect_text(out, "* const ");
-    hrx_dialect_append(out, text + name->start, name->length);
-    hrx_dialect_text(out, " = hrx_kernel_thread.shared;");
+    hrx_text_add(out, "* const ");
+    hrx_text_append(out, text + name->start, name->length);
+    hrx_text_add(out, " = hrx_kernel_thread.shared;");
   }
   hrx_dialect_line_breaks(out, text, tokens[at].start,
                           hrx_dialect_end(&tokens[semicolon]));
@@ -152,7 +122,7 @@ hrx_status_t hrx_host_kernel_dialect(const char* text, size_t length,
                                      char** out_text, size_t* out_length,
                                      bool* out_barriers) {
   hrx_tokens_t all = {0};
-  hrx_dialect_out_t out = {0};
+  hrx_text_t out = {0};
   hrx_dialect_names_t names = {0};
   /* Per open brace: whether it opened an extern "C" block. */
   bool* linkage = NULL;
@@ -192,8 +162,8 @@ hrx_status_t hrx_host_kernel_dialect(const char* text, size_t length,
             linkage[open++] = true;
             skip = 3;
           }
-          hrx_dialect_append(&out, text + copied, token->start - copied);
-          hrx_dialect_text(&out, " ");
+          hrx_text_append(&out, text + copied, token->start - copied);
+          hrx_text_add(&out, " ");
           size_t end = hrx_dialect_end(&tokens[i + skip - 1]);
           hrx_dialect_line_breaks(&out, text, token->start, end);
           copied = end;
@@ -202,7 +172,7 @@ hrx_status_t hrx_host_kernel_dialect(const char* text, size_t length,
         }
         if (i + 2 < count && hrx_token_is(text, next, "static") &&
             hrx_token_is(text, &tokens[i + 2], "__thread")) {
-          hrx_dialect_append(&out, text + copied, token->start - copied);
+          hrx_text_append(&out, text + copied, token->start - copied);
           size_t after = i;
           status = hrx_dialect_dynamic_shared(text, tokens, count, i,
                                               scope_depth == 0, &out, &names,
@@ -218,8 +188,8 @@ hrx_status_t hrx_host_kernel_dialect(const char* text, size_t length,
       ++scope_depth;
     } else if (hrx_dialect_punct(text, token, '}') && open > 0) {
       if (linkage[--open]) {
-        hrx_dialect_append(&out, text + copied, token->start - copied);
-        hrx_dialect_text(&out, " ");
+        hrx_text_append(&out, text + copied, token->start - copied);
+        hrx_text_add(&out, " ");
         copied = hrx_dialect_end(token);
       } else if (scope_depth > 0) {
         --scope_depth;
@@ -228,19 +198,19 @@ hrx_status_t hrx_host_kernel_dialect(const char* text, size_t length,
     ++i;
   }
   if (!status) {
-    hrx_dialect_append(&out, text + copied, length - copied);
-    hrx_dialect_text(&out,
+    hrx_text_append(&out, text + copied, length - copied);
+    hrx_text_add(&out,
                      "\n# 1 \"<hrx dialect>\"\n"
                      "static __attribute__((unused)) void "
                      "hrx_kernel_block_begin(void* hrx_shared) {\n");
     for (size_t k = 0; k < names.count; ++k) {
-      hrx_dialect_text(&out, "  ");
-      hrx_dialect_append(&out, text + names.names[k]->start,
+      hrx_text_add(&out, "  ");
+      hrx_text_append(&out, text + names.names[k]->start,
                          names.names[k]->length);
-      hrx_dialect_text(&out, " = hrx_shared;\n");
+      hrx_text_add(&out, " = hrx_shared;\n");
     }
-    hrx_dialect_text(&out, "  (void)hrx_shared;\n}\n");
-    hrx_dialect_text(&out,
+    hrx_text_add(&out, "  (void)hrx_shared;\n}\n");
+    hrx_text_add(&out,
                      barriers
                          ? "__attribute__((visibility(\"default\"))) const "
                            "unsigned int hrx_kernel_module_barriers = 1;\n"

@@ -1,7 +1,6 @@
 /* The launcher generator (host_kernel_source.h). */
 #include "host_kernel_source.h"
 
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,110 +9,6 @@
 #include "base/status.h"
 #include "host_kernel_module.h"
 #include "host_kernel_tokens.h"
-
-/* ------------------------------------------------------------- tokens */
-
-static bool hrx_is_ident_start(char c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' ||
-         c == '$';
-}
-
-static bool hrx_is_ident_char(char c) {
-  return hrx_is_ident_start(c) || (c >= '0' && c <= '9');
-}
-
-static bool hrx_tokens_push(hrx_tokens_t* tokens, hrx_token_kind_t kind,
-                            size_t start, size_t length) {
-  if (tokens->count == tokens->capacity) {
-    size_t capacity = tokens->capacity ? tokens->capacity * 2 : 1024;
-    hrx_token_t* grown = realloc(tokens->tokens, capacity * sizeof(*grown));
-    if (!grown) return false;
-    tokens->tokens = grown;
-    tokens->capacity = capacity;
-  }
-  tokens->tokens[tokens->count++] = (hrx_token_t){kind, start, length};
-  return true;
-}
-
-hrx_status_t hrx_tokenize(const char* text, size_t length,
-                          hrx_tokens_t* out) {
-  size_t i = 0;
-  bool line_start = true;
-  while (i < length) {
-    char c = text[i];
-    if (c == '\n') {
-      line_start = true;
-      ++i;
-      continue;
-    }
-    if (c == ' ' || c == '\t' || c == '\r' || c == '\f' || c == '\v') {
-      ++i;
-      continue;
-    }
-    if (c == '#' && line_start) {
-      while (i < length && text[i] != '\n') ++i;
-      continue;
-    }
-    line_start = false;
-    size_t start = i;
-    hrx_token_kind_t kind = HRX_TOKEN_PUNCT;
-    if (hrx_is_ident_start(c)) {
-      while (i < length && hrx_is_ident_char(text[i])) ++i;
-      /* An encoding prefix (L, u, U, u8) belongs to its literal. */
-      if (i < length && (text[i] == '"' || text[i] == '\'')) {
-        c = text[i];
-      } else {
-        if (!hrx_tokens_push(out, HRX_TOKEN_IDENTIFIER, start, i - start)) {
-          goto oom;
-        }
-        continue;
-      }
-    }
-    if (c == '"' || c == '\'') {
-      char quote = c;
-      ++i;
-      while (i < length && text[i] != quote && text[i] != '\n') {
-        i += text[i] == '\\' && i + 1 < length ? 2 : 1;
-      }
-      if (i < length && text[i] == quote) ++i;
-      kind = HRX_TOKEN_OTHER;
-    } else if ((c >= '0' && c <= '9') ||
-               (c == '.' && i + 1 < length && text[i + 1] >= '0' &&
-                text[i + 1] <= '9')) {
-      /* A preprocessing number, signs after exponents included. */
-      ++i;
-      while (i < length) {
-        char d = text[i];
-        if ((d == '+' || d == '-') &&
-            (text[i - 1] == 'e' || text[i - 1] == 'E' || text[i - 1] == 'p' ||
-             text[i - 1] == 'P')) {
-          ++i;
-        } else if (hrx_is_ident_char(d) || d == '.') {
-          ++i;
-        } else {
-          break;
-        }
-      }
-      kind = HRX_TOKEN_OTHER;
-    } else if (c == '.' && i + 2 < length && text[i + 1] == '.' &&
-               text[i + 2] == '.') {
-      i += 3;
-    } else {
-      ++i;
-    }
-    if (!hrx_tokens_push(out, kind, start, i - start)) goto oom;
-  }
-  return NULL;
-oom:
-  return hrx_make_status(HRX_STATUS_OUT_OF_MEMORY,
-                         "cannot tokenize the kernel source");
-}
-
-bool hrx_token_is(const char* text, const hrx_token_t* token,
-                  const char* spelling) {
-  size_t n = strlen(spelling);
-  return token->length == n && memcmp(text + token->start, spelling, n) == 0;
-}
 
 static bool hrx_token_is_open(const char* text, const hrx_token_t* token) {
   return token->kind == HRX_TOKEN_PUNCT && token->length == 1 &&
@@ -236,68 +131,10 @@ static bool hrx_find_param_name(const char* text, const hrx_token_t* tokens,
 
 /* ------------------------------------------------------------- output */
 
-typedef struct {
-  char* text;
-  size_t length;
-  size_t capacity;
-  bool failed;
-} hrx_out_t;
-
-static void hrx_out_append(hrx_out_t* out, const char* bytes, size_t n) {
-  if (out->failed) return;
-  if (out->length + n + 1 > out->capacity) {
-    size_t capacity = out->capacity ? out->capacity : 1024;
-    while (capacity < out->length + n + 1) capacity *= 2;
-    char* grown = realloc(out->text, capacity);
-    if (!grown) {
-      out->failed = true;
-      return;
-    }
-    out->text = grown;
-    out->capacity = capacity;
-  }
-  memcpy(out->text + out->length, bytes, n);
-  out->length += n;
-  out->text[out->length] = '\0';
-}
-
-static void hrx_out_printf(hrx_out_t* out, const char* format, ...)
-    __attribute__((format(printf, 2, 3)));
-
-static void hrx_out_printf(hrx_out_t* out, const char* format, ...) {
-  char small[512];
-  va_list args;
-  va_start(args, format);
-  int n = vsnprintf(small, sizeof(small), format, args);
-  va_end(args);
-  if (n < 0) {
-    out->failed = true;
-    return;
-  }
-  if ((size_t)n < sizeof(small)) {
-    hrx_out_append(out, small, (size_t)n);
-    return;
-  }
-  char* big = malloc((size_t)n + 1);
-  if (!big) {
-    out->failed = true;
-    return;
-  }
-  va_start(args, format);
-  vsnprintf(big, (size_t)n + 1, format, args);
-  va_end(args);
-  hrx_out_append(out, big, (size_t)n);
-  free(big);
-}
-
-static void hrx_out_text(hrx_out_t* out, const char* text) {
-  hrx_out_append(out, text, strlen(text));
-}
-
 /* Appends the text of tokens [begin, end) as written: tokens that touch
  * stay together, any space between two tokens (line markers included)
  * becomes one space. `register` and `auto` are left out. */
-static void hrx_out_tokens(hrx_out_t* out, const char* text,
+static void hrx_out_tokens(hrx_text_t* out, const char* text,
                            const hrx_token_t* tokens, size_t begin,
                            size_t end) {
   for (size_t i = begin; i < end; ++i) {
@@ -307,9 +144,9 @@ static void hrx_out_tokens(hrx_out_t* out, const char* text,
     }
     if (i > begin &&
         tokens[i].start != tokens[i - 1].start + tokens[i - 1].length) {
-      hrx_out_append(out, " ", 1);
+      hrx_text_append(out, " ", 1);
     }
-    hrx_out_append(out, text + tokens[i].start, tokens[i].length);
+    hrx_text_append(out, text + tokens[i].start, tokens[i].length);
   }
 }
 
@@ -432,21 +269,21 @@ static hrx_status_t hrx_split_params(const char* text,
 
 /* A member declaration for the parameter: its own text, with an array or
  * function declarator made the pointer that C passes. */
-static void hrx_out_member(hrx_out_t* out, const char* text,
+static void hrx_out_member(hrx_text_t* out, const char* text,
                            const hrx_token_t* tokens,
                            const hrx_param_t* param) {
   const hrx_param_name_t* name = &param->name;
   const hrx_token_t* id = &tokens[name->name];
-  hrx_out_append(out, "  ", 2);
+  hrx_text_append(out, "  ", 2);
   if (!name->array && !name->function) {
     hrx_out_tokens(out, text, tokens, param->begin, param->end);
   } else {
     size_t resume = name->array ? name->array_end + 1 : name->name + 1;
     hrx_out_tokens(out, text, tokens, param->begin, name->name);
-    hrx_out_printf(out, " (*%.*s) ", (int)id->length, text + id->start);
+    hrx_text_printf(out, " (*%.*s) ", (int)id->length, text + id->start);
     hrx_out_tokens(out, text, tokens, resume, param->end);
   }
-  hrx_out_append(out, ";\n", 2);
+  hrx_text_append(out, ";\n", 2);
 }
 
 /* The parameter's kind (hrx_kernel_param_kind_t) from the words of its
@@ -548,89 +385,89 @@ static int hrx_param_kind(const char* text, const hrx_token_t* tokens,
 }
 
 /* The entries' view of the parameter block (hrx_p). */
-static void hrx_out_params(hrx_out_t* out, const char* name, size_t count) {
+static void hrx_out_params(hrx_text_t* out, const char* name, size_t count) {
   if (count) {
-    hrx_out_printf(out,
+    hrx_text_printf(out,
                    "  const struct hrx_kernel_params__%s* hrx_p =\n"
                    "      (const struct hrx_kernel_params__%s*)hrx_params;\n",
                    name, name);
   } else {
-    hrx_out_text(out, "  (void)hrx_params;\n");
+    hrx_text_add(out, "  (void)hrx_params;\n");
   }
 }
 
 /* The call of the kernel with the parameter block's members. */
-static void hrx_out_call(hrx_out_t* out, const char* text,
+static void hrx_out_call(hrx_text_t* out, const char* text,
                          const hrx_token_t* tokens, const char* name,
                          const hrx_param_t* params, size_t count,
                          const char* indent) {
-  hrx_out_printf(out, "%s%s(", indent, name);
+  hrx_text_printf(out, "%s%s(", indent, name);
   for (size_t i = 0; i < count; ++i) {
     const hrx_token_t* id = &tokens[params[i].name.name];
-    hrx_out_printf(out, "%shrx_p->%.*s", i ? ", " : "", (int)id->length,
+    hrx_text_printf(out, "%shrx_p->%.*s", i ? ", " : "", (int)id->length,
                    text + id->start);
   }
-  hrx_out_text(out, ");\n");
+  hrx_text_add(out, ");\n");
 }
 
-static void hrx_out_kernel(hrx_out_t* out, const char* text,
+static void hrx_out_kernel(hrx_text_t* out, const char* text,
                            const hrx_token_t* tokens, const char* name,
                            const hrx_param_t* params, size_t count) {
-  hrx_out_printf(out, "\n# 1 \"<hrx launcher of %s>\"\n", name);
+  hrx_text_printf(out, "\n# 1 \"<hrx launcher of %s>\"\n", name);
   if (count) {
-    hrx_out_printf(out, "struct hrx_kernel_params__%s {\n", name);
+    hrx_text_printf(out, "struct hrx_kernel_params__%s {\n", name);
     for (size_t i = 0; i < count; ++i) {
       hrx_out_member(out, text, tokens, &params[i]);
     }
-    hrx_out_append(out, "};\n", 3);
+    hrx_text_append(out, "};\n", 3);
     for (int pass = 0; pass < 2; ++pass) {
-      hrx_out_printf(out,
+      hrx_text_printf(out,
                      "static const unsigned int hrx_kernel_%s__%s[] = {\n",
                      pass ? "sizes" : "offsets", name);
       for (size_t i = 0; i < count; ++i) {
         const hrx_token_t* id = &tokens[params[i].name.name];
         if (pass) {
-          hrx_out_printf(
+          hrx_text_printf(
               out, "  sizeof(((struct hrx_kernel_params__%s*)0)->%.*s),\n",
               name, (int)id->length, text + id->start);
         } else {
-          hrx_out_printf(
+          hrx_text_printf(
               out, "  __builtin_offsetof(struct hrx_kernel_params__%s, %.*s),\n",
               name, (int)id->length, text + id->start);
         }
       }
-      hrx_out_append(out, "};\n", 3);
+      hrx_text_append(out, "};\n", 3);
     }
     /* Each parameter's kind and name, for the backend's checks of a
      * launch's arguments (optional symbols: an image without them has
      * parameters of unknown kind). */
-    hrx_out_printf(out,
+    hrx_text_printf(out,
                    "__attribute__((visibility(\"default\"))) const unsigned "
                    "char hrx_kernel_param_kinds__%s[] = {",
                    name);
     for (size_t i = 0; i < count; ++i) {
-      hrx_out_printf(out, "%s%d", i ? ", " : "",
+      hrx_text_printf(out, "%s%d", i ? ", " : "",
                      hrx_param_kind(text, tokens, &params[i]));
     }
-    hrx_out_printf(out,
+    hrx_text_printf(out,
                    "};\n__attribute__((visibility(\"default\"))) const "
                    "char hrx_kernel_param_names__%s[] = \"",
                    name);
     for (size_t i = 0; i < count; ++i) {
       const hrx_token_t* id = &tokens[params[i].name.name];
-      hrx_out_printf(out, "%.*s\\0", (int)id->length, text + id->start);
+      hrx_text_printf(out, "%.*s\\0", (int)id->length, text + id->start);
     }
-    hrx_out_append(out, "\";\n", 3);
+    hrx_text_append(out, "\";\n", 3);
   }
   /* The thread entry: one thread, on the fiber the backend made for it. */
-  hrx_out_printf(
+  hrx_text_printf(
       out,
       "static void hrx_kernel_thread__%s(const void* hrx_params,\n"
       "    const hrx_kernel_block_t* hrx_block,\n"
       "    const hrx_kernel_fiber_t* hrx_fiber) {\n",
       name);
   hrx_out_params(out, name, count);
-  hrx_out_text(out,
+  hrx_text_add(out,
                "  hrx_kernel_thread_t* hrx_t = &hrx_kernel_thread;\n"
                "  hrx_t->block_idx = hrx_block->block_idx;\n"
                "  hrx_t->block_dim = hrx_block->block_dim;\n"
@@ -641,21 +478,21 @@ static void hrx_out_kernel(hrx_out_t* out, const char* text,
                "  hrx_t->thread_idx = hrx_fiber->thread_idx;\n"
                "  hrx_kernel_block_begin(hrx_block->shared);\n");
   hrx_out_call(out, text, tokens, name, params, count, "  ");
-  hrx_out_text(out, "}\n");
-  hrx_out_printf(
+  hrx_text_add(out, "}\n");
+  hrx_text_printf(
       out,
       "__attribute__((visibility(\"default\"))) const "
       "hrx_kernel_thread_entry_t\n"
       "    hrx_kernel_threads__%s = hrx_kernel_thread__%s;\n",
       name, name);
   /* The entry: every thread of a block, one after another. */
-  hrx_out_printf(
+  hrx_text_printf(
       out,
       "static void hrx_kernel_entry__%s(const void* hrx_params,\n"
       "    const hrx_kernel_block_t* hrx_block) {\n",
       name);
   hrx_out_params(out, name, count);
-  hrx_out_text(out,
+  hrx_text_add(out,
                "  hrx_kernel_thread_t* hrx_t = &hrx_kernel_thread;\n"
                "  const hrx_dim3 hrx_dim = hrx_block->block_dim;\n"
                "  hrx_t->block_idx = hrx_block->block_idx;\n"
@@ -672,9 +509,9 @@ static void hrx_out_kernel(hrx_out_t* out, const char* text,
                "        hrx_t->thread_idx.y = hrx_y;\n"
                "        hrx_t->thread_idx.z = hrx_z;\n");
   hrx_out_call(out, text, tokens, name, params, count, "        ");
-  hrx_out_text(out, "      }\n    }\n  }\n}\n");
+  hrx_text_add(out, "      }\n    }\n  }\n}\n");
   if (count) {
-    hrx_out_printf(
+    hrx_text_printf(
         out,
         "__attribute__((visibility(\"default\"))) const hrx_kernel_layout_t\n"
         "    hrx_kernel_layout__%s = {%d, %zu,\n"
@@ -684,7 +521,7 @@ static void hrx_out_kernel(hrx_out_t* out, const char* text,
         "    hrx_kernel_entry__%s};\n",
         name, HRX_KERNEL_ABI, count, name, name, name, name, name);
   } else {
-    hrx_out_printf(
+    hrx_text_printf(
         out,
         "__attribute__((visibility(\"default\"))) const hrx_kernel_layout_t\n"
         "    hrx_kernel_layout__%s = {%d, 0, 0, 1, 0, 0,\n"
@@ -697,13 +534,13 @@ hrx_status_t hrx_host_kernel_launcher(const char* preprocessed, size_t length,
                                       const char* const* names,
                                       size_t name_count, char** out_code) {
   hrx_tokens_t tokens = {0};
-  hrx_out_t out = {0};
+  hrx_text_t out = {0};
   hrx_param_t* params = malloc(HRX_KERNEL_MAX_ARGS * sizeof(*params));
   hrx_status_t status =
       params ? hrx_tokenize(preprocessed, length, &tokens)
              : hrx_make_status(HRX_STATUS_OUT_OF_MEMORY,
                                "cannot allocate the launcher's parameters");
-  hrx_out_printf(&out,
+  hrx_text_printf(&out,
                  "\n# 1 \"<hrx launcher>\"\n"
                  "__attribute__((visibility(\"default\"))) const unsigned int "
                  "hrx_kernel_module_abi = %d;\n",
