@@ -720,7 +720,8 @@ class Readback:
 
     def wait(self) -> numpy.typing.NDArray[Any]:
         """Blocks until the read is done; returns its data (cached): an
-        array of a typed view's dtype and shape, uint8 bytes otherwise."""
+        array of a typed view's dtype and shape, uint8 bytes otherwise,
+        writable; a large one's memory is ResultMemory (pooled)."""
 
     def done(self) -> bool:
         """Whether the read has completed."""
@@ -738,6 +739,20 @@ class Readback:
         /,
     ) -> Literal[False]:
         """Closes the read."""
+
+@final
+class ResultMemory:
+    """Pageable host memory of a large array that Readback.wait() returned
+    (the array's base): exports its bytes with the buffer protocol; once
+    nothing refers to it, it goes back to a process-wide pool
+    (HRX_RESULT_CACHE_BYTES) that later results are copied into. Holds no
+    device. Not instantiable."""
+
+    def __buffer__(self, flags: int, /) -> memoryview: ...
+    @property
+    def nbytes(self) -> int: ...
+    @property
+    def address(self) -> int: ...
 
 # ------------------------------------------------------- pinned host memory
 

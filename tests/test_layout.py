@@ -235,7 +235,8 @@ def test_the_check_sees_an_include_circle(tmp_path):
 BINDINGS_BOTTOM = {"state", "args", "handle", "device_handle", "property",
                    "special", "wait", "submit", "host_threads"}
 BINDINGS_TYPES = {"device", "stream", "buffer", "event", "readback",
-                  "graph", "completion", "kernel", "kernel_module", "pinned"}
+                  "graph", "completion", "kernel", "kernel_module", "pinned",
+                  "result_memory"}
 # Type-layer units that are no Python type: what the types share.
 BINDINGS_TYPE_SUPPORT = {"dlpack", "host_memory", "launch", "dtype",
                          "typed_view", "typed_create"}

@@ -11,6 +11,9 @@ Rows (direction up: host to device, down: device to host):
                                `with Device.pin(array):`
   hrx, pageable, read_into     Stream.read_into(buf, numpy array).wait()
   hrx, pageable, read().wait() Stream.read(buf).wait(), a new array each
+                               time, dropped before the next read (a
+                               large one's memory goes back to the result
+                               pool, docs/host-memory.md)
   hrx, pinned, read_into       read_into an empty_pinned array
   hrx, pin(), read_into        read_into a numpy array inside pin()
   CuPy, pageable / pinned      cupy.ndarray.set(host, stream) and

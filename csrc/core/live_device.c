@@ -15,6 +15,7 @@
 #include "pinned.h"
 #include "fork.h"
 #include "kernel_cache.h"
+#include "result_memory.h"
 #include "staged_transfer.h"
 #include "base/nonblocking.h"
 #include "base/status.h"
@@ -143,6 +144,7 @@ static hrx_status_t hrx_device_create(const hrx_backend_t* backend_type,
   hrx_staged_copy_settings_t staged_copy;
   uint64_t staging_cache_bytes = 0;
   uint64_t pinned_cache_bytes = 0;
+  uint64_t result_cache_bytes = 0;  /* checked here, read by its pool */
   hrx_status_t status = hrx_batch_settings_from_environment(&device->batch);
   if (!status) status = hrx_chunk_settings_from_environment(&chunking);
   if (!status) {
@@ -154,7 +156,11 @@ static hrx_status_t hrx_device_create(const hrx_backend_t* backend_type,
   if (!status) {
     status = hrx_pinned_cache_bytes_from_environment(&pinned_cache_bytes);
   }
+  if (!status) {
+    status = hrx_result_cache_bytes_from_environment(&result_cache_bytes);
+  }
   if (status) {
+    hrx_staged_copier_destroy(device->copier);
     free(device);
     return status;
   }

@@ -621,6 +621,19 @@ hrx_status_t hrx_readback_wait(hrx_readback_t* readback,
  * a binding that copies a read out. */
 void hrx_readback_copy_out(const hrx_readback_t* readback,
                            const uint8_t* bytes, void* out);
+/* Pageable host memory for a read's result (docs/host-memory.md, "Reads
+ * into new arrays"): what a binding copies a read into when it returns a
+ * new array. hrx_result_memory_alloc gives `size` (> 0) writable bytes,
+ * page aligned, from a process-wide pool of freed blocks where one fits
+ * (memory already mapped, so the copy does not fault page by page), else
+ * a new mapping; *out_capacity is the block's size, which
+ * hrx_result_memory_free takes back with the pointer. The pool keeps up to
+ * $HRX_RESULT_CACHE_BYTES of free blocks (INVALID_ARGUMENT naming it when
+ * malformed) and holds no device. OUT_OF_MEMORY when the system has none.
+ * Thread-safe; never waits for a device. */
+hrx_status_t hrx_result_memory_alloc(uint64_t size, void** out_ptr,
+                                     uint64_t* out_capacity);
+void hrx_result_memory_free(void* ptr, uint64_t capacity);
 /* Takes a complete read's bytes out of the readback without copying them
  * (for reads of hrx_stream_read, after hrx_readback_wait returned them):
  * *out_ptr is their memory, pinned memory of the device (*out_device,

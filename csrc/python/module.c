@@ -13,6 +13,7 @@
 #include "kernel.h"
 #include "kernel_module.h"
 #include "pinned.h"
+#include "result_memory.h"
 #include "readback.h"
 #include "special.h"
 #include "stream.h"
@@ -215,6 +216,8 @@ static const struct {
      HRX_PY_FIELD(pinned_memory_type), -1, false},
     {&hrx_py_pinned_scope_spec, "PinnedScope",
      HRX_PY_FIELD(pinned_scope_type), -1, false},
+    {&hrx_py_result_memory_spec, "ResultMemory",
+     HRX_PY_FIELD(result_memory_type), -1, false},
 #undef HRX_PY_FIELD
 };
 
@@ -283,6 +286,7 @@ static int hrx_py_module_traverse(PyObject* module, visitproc visit,
   Py_VISIT(state->kernel_type);
   Py_VISIT(state->kernel_module_type);
   Py_VISIT(state->pinned_memory_type);
+  Py_VISIT(state->result_memory_type);
   Py_VISIT(state->pinned_scope_type);
   Py_VISIT(state->numpy_number);
   Py_VISIT(state->numpy_bool);
@@ -308,6 +312,7 @@ static int hrx_py_module_clear(PyObject* module) {
   Py_CLEAR(state->kernel_type);
   Py_CLEAR(state->kernel_module_type);
   Py_CLEAR(state->pinned_memory_type);
+  Py_CLEAR(state->result_memory_type);
   Py_CLEAR(state->pinned_scope_type);
   Py_CLEAR(state->numpy_number);
   Py_CLEAR(state->numpy_bool);

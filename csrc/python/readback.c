@@ -16,6 +16,7 @@
 
 #include "handle.h"
 #include "pinned.h"
+#include "result_memory.h"
 #include "submit.h"
 #include "wait.h"
 
@@ -42,10 +43,12 @@ typedef struct {
 } hrx_py_readback_t;
 
 /* Readback.wait() copies the read's bytes into a new array, the large
- * ones by the device's copy threads too (hrx_readback_copy_out). It does
- * not hand over the read's pinned staging (hrx_readback_take): memory of
- * the device's pool holds the live device, and an array a user keeps
- * must not keep the device (and its queue count) alive. */
+ * ones by the device's copy threads too (hrx_readback_copy_out), into
+ * pooled result memory (result_memory.h) that is mapped already when an
+ * earlier result of a like size was let go. It does not hand over the
+ * read's pinned staging (hrx_readback_take): memory of the device's pool
+ * holds the live device, and an array a user keeps must not keep the
+ * device (and its queue count) alive. */
 
 /* Reads larger than this are copied out with the GIL released. */
 #define HRX_PY_READ_COPY_KEEP_GIL_BYTES (64u << 10)
@@ -225,9 +228,15 @@ static PyObject* hrx_py_readback_wait(PyObject* self, PyObject* unused) {
     /* `read` is alive: only the last wait out (this one or a later one)
      * releases it. */
     Py_ssize_t length = (Py_ssize_t)hrx_readback_length(read);
-    PyObject* data = PyByteArray_FromStringAndSize(NULL, length);
+    PyObject* data = NULL;
+    void* into = NULL;
+    if ((uint64_t)length >= HRX_PY_RESULT_MEMORY_MIN_BYTES) {
+      data = hrx_py_result_memory_new(state, (uint64_t)length, &into);
+    } else {
+      data = PyByteArray_FromStringAndSize(NULL, length);
+      if (data) into = PyByteArray_AS_STRING(data);
+    }
     if (data) {
-      char* into = PyByteArray_AS_STRING(data);
       if ((uint64_t)length > HRX_PY_READ_COPY_KEEP_GIL_BYTES) {
         /* Counted as a waiter: a close meanwhile keeps the bytes. */
         ++readback->waiters;

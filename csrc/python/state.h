@@ -25,6 +25,7 @@ typedef struct hrx_py_state_s {
   PyTypeObject* kernel_module_type;  /* hrx.Module */
   PyTypeObject* pinned_memory_type;
   PyTypeObject* pinned_scope_type;
+  PyTypeObject* result_memory_type; /* hrx.ResultMemory */
   /* numpy.number, numpy.bool_ and numpy.void, imported at the first
    * kernel argument that needs them (NULL before; Py_None when numpy is
    * missing). */

@@ -74,6 +74,18 @@ static PyObject* hrx_py_testing_pinned_direct(PyObject* module,
                        "reads", (unsigned long long)reads);
 }
 
+static PyObject* hrx_py_testing_result_pool(PyObject* module,
+                                            PyObject* unused) {
+  (void)module;
+  (void)unused;
+  uint64_t cached_bytes = 0;
+  uint64_t blocks = 0;
+  hrx_result_memory_query_pool(&cached_bytes, &blocks);
+  return Py_BuildValue("{s:K,s:K}", "cached_bytes",
+                       (unsigned long long)cached_bytes, "blocks",
+                       (unsigned long long)blocks);
+}
+
 static PyMethodDef hrx_py_testing_methods[] = {
     {"_testing_live_native_objects", hrx_py_testing_live_native_objects,
      METH_NOARGS,
@@ -111,6 +123,11 @@ static PyMethodDef hrx_py_testing_methods[] = {
      "_testing_pinned_direct($module, /)\n--\n\n"
      "Return {'uploads': n, 'reads': n}: the transfers that copied pinned "
      "host memory directly, with no staging, in this process so far."},
+    {"_testing_result_pool", hrx_py_testing_result_pool, METH_NOARGS,
+     "_testing_result_pool($module, /)\n--\n\n"
+     "Return {'cached_bytes': n, 'blocks': n}: the free blocks the "
+     "process's pool of result memory (Readback.wait()'s large arrays) "
+     "keeps now."},
     {NULL, NULL, 0, NULL},
 };
 

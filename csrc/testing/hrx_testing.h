@@ -36,6 +36,11 @@ void hrx_staging_query_allocations(uint64_t* out_by_reads,
 void hrx_staging_query_evictions(uint64_t* out_by_cleanup,
                                  uint64_t* out_inline);
 
+/* The free blocks of the process's result memory pool now
+ * (core/result_memory.h): their bytes and how many. */
+void hrx_result_memory_query_pool(uint64_t* out_cached_bytes,
+                                  uint64_t* out_blocks);
+
 /* Transfers that copied pinned host memory directly (pinned.h) in this
  * process so far: uploads and reads. */
 void hrx_pinned_query_direct(uint64_t* out_uploads, uint64_t* out_reads);

@@ -64,6 +64,11 @@ def test_plot_writes_a_png(tmp_path):
 
 
 def test_plot_without_matplotlib_says_how_to_get_it(tmp_path, monkeypatch, capsys):
+    # Hidden with its submodules too: an earlier test may have imported
+    # some, which would otherwise still import.
+    for name in [n for n in sys.modules
+                 if n == "matplotlib" or n.startswith("matplotlib.")]:
+        monkeypatch.setitem(sys.modules, name, None)
     monkeypatch.setitem(sys.modules, "matplotlib", None)
     assert main(["plot", str(REFERENCE_FILE), "--out", str(tmp_path / "p.png")]) == 2
     assert "pip install 'hrx[plot]'" in capsys.readouterr().err
