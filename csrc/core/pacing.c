@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
+#include <time.h>
 
 #include "base/clock.h"
 #include "base/environment.h"
@@ -86,6 +87,13 @@ typedef struct hrx_chunk_s {
 
 typedef struct hrx_pace_lane_s {
   uint64_t in_flight_bytes;        /* mutex */
+  uint32_t in_flight_chunks;       /* mutex; counted from admission */
+  /* Yielding to an urgent transfer (hrx_pacer_yield): no chunk of this
+   * direction is admitted until `yield_chunks`, the chunks in flight when
+   * the latest urgent transfer came, have completed and the grace after
+   * them has passed (mutex). */
+  bool yielding;
+  uint32_t yield_chunks;
   hrx_chunk_t* head;               /* chunks in flight, oldest first */
   hrx_chunk_t* tail;
   pthread_cond_t work_cond;        /* a chunk went in flight, or stopping */
@@ -230,6 +238,25 @@ static hrx_paced_transfer_t* hrx_pacer_pop_locked(hrx_pacer_t* pacer,
 
 static void* hrx_pace_main(void* arg);
 
+/* A chunk admitted to the lane is no longer in flight (completed, or
+ * never submitted); counts it off a yield (mutex held). */
+static void hrx_pace_lane_chunk_gone_locked(hrx_pace_lane_t* lane) {
+  lane->in_flight_chunks--;
+  if (lane->yielding && lane->yield_chunks > 0) lane->yield_chunks--;
+}
+
+void hrx_pacer_yield(hrx_pacer_t* pacer, hrx_pace_direction_t direction) {
+  hrx_pace_lane_t* lane = &pacer->lanes[direction];
+  pthread_mutex_lock(&pacer->mutex);
+  if (lane->in_flight_chunks > 0) {
+    /* Every chunk in flight was admitted before now: none is while the
+     * lane yields. */
+    lane->yielding = true;
+    lane->yield_chunks = lane->in_flight_chunks;
+  }
+  pthread_mutex_unlock(&pacer->mutex);
+}
+
 /* Starts the direction's thread if needed (mutex held); false when it
  * cannot be started. */
 static bool hrx_pacer_start_locked(hrx_pacer_t* pacer,
@@ -356,8 +383,9 @@ void hrx_pacer_publish_locked(hrx_pacer_t* pacer, hrx_pace_entry_t* entry) {
       pthread_mutex_unlock(&pacer->mutex);
       break;  /* its filler publishes it once the chunk is staged */
     }
-    if (lane->in_flight_bytes &&
-        lane->in_flight_bytes + bytes > pacer->settings.window_bytes) {
+    if (lane->yielding ||
+        (lane->in_flight_bytes &&
+         lane->in_flight_bytes + bytes > pacer->settings.window_bytes)) {
       pthread_mutex_unlock(&pacer->mutex);
       break;  /* the direction's thread publishes it when a chunk is done */
     }
@@ -369,6 +397,7 @@ void hrx_pacer_publish_locked(hrx_pacer_t* pacer, hrx_pace_entry_t* entry) {
     hrx_chunk_t* chunk = pacer->free_chunks;
     if (chunk) pacer->free_chunks = chunk->next;
     lane->in_flight_bytes += bytes;  /* reserved */
+    lane->in_flight_chunks++;
     pthread_mutex_unlock(&pacer->mutex);
     hrx_status_t status = NULL;
     if (!chunk) {
@@ -391,6 +420,7 @@ void hrx_pacer_publish_locked(hrx_pacer_t* pacer, hrx_pace_entry_t* entry) {
     pthread_mutex_lock(&pacer->mutex);
     if (status) {
       lane->in_flight_bytes -= bytes;
+      hrx_pace_lane_chunk_gone_locked(lane);
       if (chunk) {
         chunk->next = pacer->free_chunks;
         pacer->free_chunks = chunk;
@@ -511,10 +541,23 @@ static void* hrx_pace_main(void* arg) {
     lane->head = chunk->next;
     if (!lane->head) lane->tail = NULL;
     lane->in_flight_bytes -= chunk->bytes;
+    hrx_pace_lane_chunk_gone_locked(lane);
     hrx_paced_transfer_t* transfer = chunk->transfer;
     chunk->transfer = NULL;
     chunk->next = pacer->free_chunks;
     pacer->free_chunks = chunk;
+    if (lane->yielding && lane->yield_chunks == 0) {
+      /* The paced work that was ahead of the urgent transfer is done: the
+       * engine turns to it while nothing paced of this direction is
+       * queued. Then the held chunks go out again. */
+      pthread_mutex_unlock(&pacer->mutex);
+      hrx_paced_transfer_release(transfer);
+      transfer = NULL;
+      struct timespec grace = hrx_clock_timespec(HRX_PACE_YIELD_GRACE_NS);
+      nanosleep(&grace, NULL);
+      pthread_mutex_lock(&pacer->mutex);
+      if (lane->yield_chunks == 0) lane->yielding = false;
+    }
     if (pacer->entries) hrx_pacer_serve_locked(pacer);
     pthread_mutex_unlock(&pacer->mutex);
     hrx_paced_transfer_release(transfer);

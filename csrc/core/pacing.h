@@ -27,6 +27,21 @@
  * another normal stream waits for the next free chunk, not for every
  * backlog.
  *
+ * Yielding to urgent transfers: a host transfer published at once on a
+ * stream that is exempt by its kind (high-priority or reserved) may still
+ * queue behind paced chunks on the engine: a copy engine runs a stream's
+ * queued copies back to back and turns to another stream when that one
+ * runs dry, so with one queue, whose stream the pacer keeps fed, the
+ * urgent transfer would wait for the whole backlog. So such a transfer
+ * makes the pacer yield its direction (hrx_pacer_yield): no new chunk of
+ * that direction is published until the chunks in flight then have
+ * completed and HRX_PACE_YIELD_GRACE_NS more have passed, in which the
+ * engine, with nothing paced left, takes the urgent transfer. A yield
+ * depends only on chunks already in flight, never on the urgent transfer
+ * itself, so it cannot wait for work that waits for the backlog; it
+ * costs the backlog the grace and the pacer's turnaround once per urgent
+ * transfer that finds chunks in flight.
+ *
  * Completion: an event is recorded after every chunk. One thread per
  * direction, started with the direction's first chunk, waits for the
  * direction's oldest chunk in flight, then publishes held chunks that fit
@@ -85,6 +100,10 @@
 #define HRX_CHUNK_MIN_BYTES (64ull << 10)
 #define HRX_CHUNK_MAX_BYTES (1ull << 30)
 #define HRX_CHUNK_MAX_WINDOW_CHUNKS 64ull
+/* After the chunks ahead of an urgent transfer completed, how long the
+ * pacer keeps the engine free of paced work of that direction: time for
+ * the engine to start the urgent copy, which nothing then overtakes. */
+#define HRX_PACE_YIELD_GRACE_NS 20000ull
 
 typedef struct hrx_chunk_settings_s {
   bool enabled;
@@ -223,6 +242,12 @@ const hrx_chunk_settings_t* hrx_pacer_settings(const hrx_pacer_t* pacer);
  * or not) is paced. */
 bool hrx_pacer_paces(const hrx_pacer_t* pacer, uint64_t length, int priority,
                      bool reserved);
+
+/* An unpaced upload (TO_DEVICE) or read (TO_HOST) was published on a
+ * high-priority or reserved stream: the direction yields to it (above).
+ * Nothing happens when no paced chunk of the direction is in flight.
+ * Takes only the pacer's mutex; never waits. */
+void hrx_pacer_yield(hrx_pacer_t* pacer, hrx_pace_direction_t direction);
 
 /* Appends `transfer` (the held list takes the caller's reference) to the
  * entry's held list. The caller holds the entry's publish lock and has

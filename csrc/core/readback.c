@@ -197,6 +197,7 @@ static hrx_status_t hrx_stream_read_direct(hrx_stream_t* stream,
     return status;
   }
   hrx_device_count_commands(device, 1);
+  hrx_stream_urgent_transfer(stream, false);
   readback->length = src.length;
   readback->into = into;
   readback->block = block;
@@ -261,7 +262,10 @@ static hrx_status_t hrx_stream_read_to(hrx_stream_t* stream, hrx_view_t src,
   }
   /* The download and its completion event: two commands (a paced read
    * was counted when it was held). */
-  if (!readback->transfer) hrx_device_count_commands(device, 1);
+  if (!readback->transfer) {
+    hrx_device_count_commands(device, 1);
+    hrx_stream_urgent_transfer(stream, false);
+  }
   readback->device = device;
   hrx_device_retain_holder(device, HRX_DEVICE_HOLDER_READBACK);
   *out_readback = readback;

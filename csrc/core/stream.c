@@ -231,6 +231,15 @@ bool hrx_stream_paces(hrx_stream_t* stream, uint64_t length) {
                            hrx_stream_reserved(stream));
 }
 
+void hrx_stream_urgent_transfer(hrx_stream_t* stream, bool upload) {
+  if (hrx_stream_priority(stream) < HRX_STREAM_PRIORITY_HIGH &&
+      !hrx_stream_reserved(stream)) {
+    return;
+  }
+  hrx_pacer_yield(hrx_device_pacer(stream->device),
+                  upload ? HRX_PACE_TO_DEVICE : HRX_PACE_TO_HOST);
+}
+
 int hrx_stream_queue_index(const hrx_stream_t* stream) {
   return stream->queue_index;
 }
@@ -467,7 +476,10 @@ static hrx_status_t hrx_stream_upload_direct(hrx_stream_t* stream,
                              .what = "upload"};
     status = hrx_stream_submit(stream, &command);
     /* The copy and its use's event: two commands. */
-    if (!status) hrx_device_count_commands(stream->device, 1);
+    if (!status) {
+      hrx_device_count_commands(stream->device, 1);
+      hrx_stream_urgent_transfer(stream, true);
+    }
   }
   hrx_pinned_end_use(pinned, use);
   return status;
@@ -501,15 +513,19 @@ hrx_status_t hrx_stream_upload(hrx_stream_t* stream, hrx_view_t dst,
     return hrx_paced_upload(&stream->publication, hrx_view_pointer(dst), data,
                             length);
   }
+  hrx_status_t status = NULL;
   if (staged) {
-    return hrx_staged_upload(stream, hrx_view_pointer(dst), data, length);
+    status = hrx_staged_upload(stream, hrx_view_pointer(dst), data, length);
+  } else {
+    hrx_upload_args_t args = {dst, data};
+    hrx_command_t command = {.submit = hrx_submit_upload,
+                             .user_data = &args,
+                             .bytes = length,
+                             .what = "upload"};
+    status = hrx_stream_submit(stream, &command);
   }
-  hrx_upload_args_t args = {dst, data};
-  hrx_command_t command = {.submit = hrx_submit_upload,
-                                  .user_data = &args,
-                                  .bytes = length,
-                                  .what = "upload"};
-  return hrx_stream_submit(stream, &command);
+  if (!status) hrx_stream_urgent_transfer(stream, true);
+  return status;
 }
 
 /* ---------------------------------------------------------- observation */

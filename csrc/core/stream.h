@@ -34,6 +34,11 @@ hrx_status_t hrx_stream_enqueue(hrx_stream_t* stream,
  * (paced_submission.h, hrx_paced_applies). */
 bool hrx_stream_paces(hrx_stream_t* stream, uint64_t length);
 
+/* After a host transfer of the stream was published unpaced (`upload`, or
+ * a read): on a high-priority or reserved stream the device's pacer
+ * yields that direction to it (pacing.h, hrx_pacer_yield). Never waits. */
+void hrx_stream_urgent_transfer(hrx_stream_t* stream, bool upload);
+
 /* The stream's publication (publication.h; borrowed, lives as long as the
  * stream), for paced reads. */
 hrx_publication_t* hrx_stream_publication(hrx_stream_t* stream);

@@ -1,15 +1,22 @@
 /* C tests of transfer pacing (csrc/core/pacing.h) on the host backend:
  * chunked uploads, reads and copies give the bytes of unchunked ones, a
  * stream's order holds behind held work, a high-priority read completes
- * while a normal stream's backlog is held, the settings' environment
- * errors, and streams and devices released with held work. Runs without
+ * while a normal stream's backlog is held, an urgent transfer makes the
+ * pacer yield its direction until the chunks ahead of it are done, the
+ * settings' environment errors, and streams and devices released with
+ * held work. Runs without
  * Python, also under ASan+UBSan and TSan. Prints "N passed, M failed" last;
  * non-zero exit on failure. */
+#include <sched.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
+#include "core/live_device.h"
 #include "core/pacing.h"
+#include "hal/device.h"
 #include "hrx.h"
 
 #include "check.h"
@@ -159,10 +166,116 @@ static void test_urgent_read(void) {
   hrx_device_release(device);
 }
 
+static atomic_int gate;
+
+/* Holds its queue until the test opens the gate. */
+static void gated(void* arg) {
+  (void)arg;
+  while (!atomic_load(&gate)) sched_yield();
+}
+
+/* Whether the read is done within `ms` milliseconds. */
+static bool done_within(hrx_readback_t* read, int ms) {
+  for (int i = 0; i <= ms; ++i) {
+    bool done = false;
+    CHECK_OK(hrx_readback_query(read, &done));
+    if (done) return true;
+    struct timespec pause = {0, 1000000};
+    nanosleep(&pause, NULL);
+  }
+  return false;
+}
+
+/* The yield, in completion order: a normal stream's two-chunk read is in
+ * flight behind a closed gate on its queue, with room in the window for a
+ * third chunk. A paced read of another normal stream (another queue) then
+ * goes out at once and completes while the gate is closed; but after an
+ * urgent read of the same direction (`urgent`: a high-priority stream's)
+ * it is held until the chunks in flight then are done, which the gate
+ * decides. Uploads of a high-priority stream yield the other direction
+ * only (`upload`: the urgent transfer is an upload; the read is not
+ * held). */
+static void check_yield(bool urgent, bool upload) {
+  setenv("HRX_CHUNK_BYTES", "65536", 1);
+  setenv("HRX_CHUNK_WINDOW_BYTES", "196608", 1);   /* three chunks */
+  setenv("HRX_HOST_ENGINES", "4", 1);
+  hrx_device_t* device = NULL;
+  CHECK_OK(hrx_device_open("host", 0, &device));
+  unsetenv("HRX_HOST_ENGINES");
+  CHECK_OK(hrx_device_set_stream_queue_count(device, 2));
+  hrx_stream_t* ahead = create(device, HRX_STREAM_PRIORITY_NORMAL);
+  hrx_stream_t* later = create(device, HRX_STREAM_PRIORITY_NORMAL);
+  hrx_stream_t* high = create(device, HRX_STREAM_PRIORITY_HIGH);
+  CHECK(hrx_stream_native_handle(ahead) != hrx_stream_native_handle(later));
+  hrx_buffer_t* two = NULL;
+  hrx_buffer_t* one = NULL;
+  hrx_buffer_t* small = NULL;
+  CHECK_OK(hrx_buffer_allocate(device, 2 * 65536, &two));
+  CHECK_OK(hrx_buffer_allocate(device, 65536, &one));
+  CHECK_OK(hrx_buffer_allocate(device, 4096, &small));
+  CHECK_OK(hrx_stream_fill(high, whole(two), 1));
+  CHECK_OK(hrx_stream_fill(high, whole(one), 2));
+  CHECK_OK(hrx_stream_fill(high, whole(small), 3));
+  CHECK_OK(hrx_device_synchronize(device, NULL, NULL));
+
+  atomic_store(&gate, 0);
+  hrx_backend_device_t* backend = hrx_device_backend(device);
+  CHECK_OK(backend->vtable->queue.host_call(
+      backend, hrx_stream_native_handle(ahead), gated, NULL));
+  hrx_readback_t* backlog = NULL;
+  CHECK_OK(hrx_stream_read(ahead, whole(two), &backlog));
+  hrx_readback_t* probe = NULL;
+  uint8_t data[4096];
+  memset(data, 9, sizeof(data));
+  if (urgent && upload) {
+    CHECK_OK(hrx_stream_upload(high, whole(small), data, sizeof(data)));
+  } else if (urgent) {
+    CHECK_OK(hrx_stream_read(high, whole(small), &probe));
+    CHECK(done_within(probe, 5000));
+  }
+  hrx_readback_t* next = NULL;
+  CHECK_OK(hrx_stream_read(later, whole(one), &next));
+  bool held = urgent && !upload;
+  if (held) {
+    CHECK(!done_within(next, 100));   /* the gate holds it */
+  } else {
+    CHECK(done_within(next, 5000));
+  }
+  CHECK(!done_within(backlog, 0));
+  atomic_store(&gate, 1);
+  const uint8_t* bytes = NULL;
+  CHECK_OK(hrx_readback_wait(next, NULL, &bytes, NULL));
+  CHECK(bytes[0] == 2 && bytes[65535] == 2);
+  CHECK_OK(hrx_readback_wait(backlog, NULL, &bytes, NULL));
+  CHECK(bytes[0] == 1 && bytes[2 * 65536 - 1] == 1);
+  if (probe) {
+    CHECK_OK(hrx_readback_wait(probe, NULL, &bytes, NULL));
+    CHECK(bytes[0] == 3);
+    hrx_readback_release(probe);
+  }
+  hrx_readback_release(backlog);
+  hrx_readback_release(next);
+  CHECK_OK(hrx_device_synchronize(device, NULL, NULL));
+  hrx_stream_release(ahead);
+  hrx_stream_release(later);
+  hrx_stream_release(high);
+  hrx_buffer_release(two);
+  hrx_buffer_release(one);
+  hrx_buffer_release(small);
+  hrx_device_release(device);
+}
+
+static void test_urgent_transfers_make_the_pacer_yield(void) {
+  check_yield(false, false);   /* no urgent transfer: not held */
+  check_yield(true, false);    /* an urgent read: the next read is held */
+  check_yield(true, true);     /* an urgent upload: reads are not */
+}
+
 int main(void) {
   test_settings();
   test_bytes_and_order();
   test_urgent_read();
+  test_urgent_transfers_make_the_pacer_yield();
   unsetenv("HRX_CHUNK_BYTES");
   unsetenv("HRX_CHUNK_WINDOW_BYTES");
   printf("%d passed, %d failed\n", hrx_test_passed, hrx_test_failed);
