@@ -3,8 +3,8 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdlib.h>
-#include <time.h>
 
 #include "base/clock.h"
 #include "base/environment.h"
@@ -553,8 +553,10 @@ static void* hrx_pace_main(void* arg) {
       pthread_mutex_unlock(&pacer->mutex);
       hrx_paced_transfer_release(transfer);
       transfer = NULL;
-      struct timespec grace = hrx_clock_timespec(HRX_PACE_YIELD_GRACE_NS);
-      nanosleep(&grace, NULL);
+      /* Waited out by polling the clock: a sleep this short would last
+       * the kernel's timer slack (50 us) and more. */
+      uint64_t until = hrx_now_ns() + HRX_PACE_YIELD_GRACE_NS;
+      while (hrx_now_ns() < until) sched_yield();
       pthread_mutex_lock(&pacer->mutex);
       if (lane->yield_chunks == 0) lane->yielding = false;
     }
