@@ -62,8 +62,10 @@
 #   chunking         a 4 KiB high-priority probe behind 16 x 64 MiB reads
 #                    (then uploads) on a normal stream, chunking off against
 #                    chunk sizes 1-16 MiB x windows 1-4 chunks, a fresh
-#                    process each; table and JSON lines in chunking.txt
-#                    (bench/scripts/h200_chunking.py; about 3 minutes)
+#                    process each; table and JSON lines in chunking.txt;
+#                    then uploads from pinned memory, in
+#                    chunking-pinned.txt (bench/scripts/h200_chunking.py;
+#                    about 5 minutes)
 #   conformance      the hip device test and the CUDA header checks, then
 #                    the whole Python suite on hip (batching on, small
 #                    transfer chunks: make conformance-chunking) but for the
@@ -315,7 +317,10 @@ for stage in "$@"; do
       echo "exit status $?" ;;
     chunking)
       python3 -P bench/scripts/h200_chunking.py --backend hip >"$OUT/chunking.txt"
-      echo "exit status $?"; grep -v '^{' "$OUT/chunking.txt" ;;
+      echo "exit status $?"; grep -v '^{' "$OUT/chunking.txt"
+      python3 -P bench/scripts/h200_chunking.py --backend hip --memory pinned \
+        --directions h2d >"$OUT/chunking-pinned.txt"
+      echo "exit status $?"; grep -v '^{' "$OUT/chunking-pinned.txt" ;;
     read-latency)
       python3 -P bench/scripts/read_latency.py --backend hip \
         --backlog-bytes 1073741824 --backlog-copies 64 >"$OUT/read-latency.txt"

@@ -12,7 +12,15 @@ Prints a table (probe median and p95 in us, backlog GB/s and its ratio to
 the unchunked run of the same direction) and a JSON line per setting.
 Pick defaults where p95 <= 250 us and bandwidth >= 0.9x unchunked.
 
+--memory pinned takes the backlog's host memory from Device.empty_pinned
+(direct copies, docs/host-memory.md) instead of numpy arrays (staged
+copies); --directions picks the directions (a read into pinned memory is
+one direct copy, never paced, so with pinned memory only uploads tell
+settings apart).
+
   python3 -P bench/scripts/h200_chunking.py --backend hip          # H200
+  python3 -P bench/scripts/h200_chunking.py --backend hip --memory pinned \\
+      --directions h2d                                             # H200
   python3 -P bench/scripts/h200_chunking.py --backend host --quick # CI box
 """
 from __future__ import annotations
@@ -30,15 +38,21 @@ CHILD = r"""
 import json, sys, time
 import numpy as np
 import hrx
-backend, direction, size, count, samples = sys.argv[1:6]
+backend, direction, size, count, samples, memory = sys.argv[1:7]
 size, count, samples = int(size), int(count), int(samples)
 dev = hrx.Device.open(0, backend=backend)
 bulk = dev.stream()
 urgent = dev.stream(priority="high")
 big = [dev.allocate(size) for _ in range(count)]
 small = dev.allocate(4096)
-host = np.ones(size, np.uint8)
-outs = [np.ones(size, np.uint8) for _ in big]   # touched: no page faults
+def host_array():
+    if memory == "pinned":
+        array = dev.empty_pinned(size)
+        array[:] = 1
+        return array
+    return np.ones(size, np.uint8)               # touched: no page faults
+host = host_array()
+outs = [host_array() for _ in big]
 tiny = np.ones(4096, np.uint8)
 out = np.empty(4096, np.uint8)
 for b in big:
@@ -94,7 +108,7 @@ def run_setting(args, direction, chunk, window):
         env["HRX_CHUNK_WINDOW_BYTES"] = str(chunk * window)
     result = subprocess.run(
         [sys.executable, "-P", "-c", CHILD, args.backend, direction,
-         str(args.size), str(args.count), str(args.samples)],
+         str(args.size), str(args.count), str(args.samples), args.memory],
         capture_output=True, text=True, env=env, timeout=args.timeout)
     if result.returncode != 0:
         raise SystemExit(f"setting {direction} {chunk} x {window} failed:\n"
@@ -102,6 +116,7 @@ def run_setting(args, direction, chunk, window):
     raw = json.loads(result.stdout.strip().splitlines()[-1])
     return {
         "direction": direction,
+        "memory": args.memory,
         "chunking": chunk is not None,
         "chunk_bytes": chunk,
         "window_chunks": window,
@@ -121,7 +136,15 @@ def main() -> None:
     parser.add_argument("--samples", type=int, default=20)
     parser.add_argument("--timeout", type=float, default=120)
     parser.add_argument("--jsonl", help="also write the JSON lines here")
+    parser.add_argument("--memory", choices=("pageable", "pinned"),
+                        default="pageable",
+                        help="the backlog's host memory (default pageable)")
+    parser.add_argument("--directions", default="d2h,h2d",
+                        help="comma-separated, of d2h and h2d (default both)")
     args = parser.parse_args()
+    directions = [d for d in args.directions.split(",") if d]
+    if not directions or any(d not in ("d2h", "h2d") for d in directions):
+        parser.error(f"--directions takes d2h and h2d, got {args.directions!r}")
     if args.quick:
         args.size, args.count = 4 * MIB, 8
         chunks = [MIB // 4, MIB]
@@ -132,15 +155,17 @@ def main() -> None:
         chunks = [MIB, 2 * MIB, 4 * MIB, 8 * MIB, 16 * MIB]
         windows = [1, 2, 4]
     print(f"# python3 -P bench/scripts/h200_chunking.py --backend "
-          f"{args.backend}{' --quick' if args.quick else ''}")
-    print(f"# backlog {args.count} x {args.size // MIB} MiB on a normal "
+          f"{args.backend}{' --quick' if args.quick else ''} --memory "
+          f"{args.memory} --directions {','.join(directions)}")
+    print(f"# backlog {args.count} x {args.size // MIB} MiB of {args.memory} "
+          f"host memory on a normal "
           f"stream, 4 KiB probe on a high-priority stream, "
           f"{args.samples} samples; {time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())}")
     print(f"{'dir':4} {'chunk MiB':>9} {'window':>6} {'probe med us':>12} "
           f"{'probe p95 us':>12} {'GB/s':>7} {'x off':>6}")
     lines = []
     jsonl = open(args.jsonl, "w") if args.jsonl else None
-    for direction in ("d2h", "h2d"):
+    for direction in directions:
         off = None
         # One row as each setting ends, so that a run cut short keeps what
         # it measured.
