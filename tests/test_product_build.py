@@ -67,6 +67,7 @@ def test_the_testing_build_has_them(tmp_path):
     assert testing["hooks"] == ["_testing_commands_submitted",
                                 "_testing_live_native_objects",
                                 "_testing_pinned_direct",
+                                "_testing_result_pool",
                                 "_testing_staging_allocations",
                                 "_testing_staging_evictions",
                                 "_testing_submissions_released_gil"]
