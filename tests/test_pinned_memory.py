@@ -363,3 +363,87 @@ def test_large_direct_transfers_with_chunking_on(fresh):
         print("ok")
     """, env={"HRX_CHUNK_BYTES": "65536", "HRX_CHUNK_WINDOW_BYTES": "131072"})
     assert out.strip() == "ok"
+
+
+SMALL_CHUNKS = {"HRX_CHUNK_BYTES": "65536", "HRX_CHUNK_WINDOW_BYTES": "131072"}
+
+
+def test_large_reads_into_pinned_memory_are_paced(fresh):
+    """A large read into pinned memory on a normal stream is paced like a
+    staged one, its chunks landing in the memory itself: a high-priority
+    read overtakes a backlog of them (completion order, not time), and
+    every byte lands; a reader closed early and a pin scope left while its
+    read is held leave no chunk writing the memory afterwards."""
+    out = fresh("""
+        counts = hrx._hrx._testing_pinned_direct
+        dev = hrx.Device.open(0, backend=backend)
+        bulk = dev.stream()
+        urgent = dev.stream(priority="high")
+        n = (4 << 20) + 3
+        data = np.random.default_rng(5).integers(0, 256, n, np.uint8)
+        big = dev.allocate(n); small = dev.allocate(4096)
+        bulk.upload(big, data); urgent.fill(small, 6)
+        dev.synchronize()
+        before = counts()["reads"]
+        outs = [dev.empty_pinned(n) for _ in range(6)]
+        backlog = [bulk.read_into(big, o) for o in outs]
+        probe = urgent.read(small)
+        assert (probe.wait() == 6).all()
+        assert not backlog[-1].done()          # still held
+        for r, o in zip(backlog, outs):
+            assert r.wait() is o and (o == data).all()
+        assert counts()["reads"] == before + len(outs)
+        # Closed before its chunks were published: they still land, and
+        # the memory goes back to the pool only after them.
+        early = dev.empty_pinned(n)
+        held = [bulk.read_into(big, dev.empty_pinned(n)) for _ in range(3)]
+        bulk.read_into(big, early).close()
+        del early
+        # A pin scope left with its read held: the exit waits for it.
+        mine = np.zeros(n, np.uint8)
+        with dev.pin(mine):
+            reader = bulk.read_into(big, mine)
+        assert (mine == data).all()
+        assert reader.wait() is mine
+        for r in held:
+            r.wait()
+        dev.synchronize()
+        print("ok")
+    """, env=SMALL_CHUNKS)
+    assert out.strip() == "ok"
+
+
+def test_a_paced_read_into_pinned_memory_failing_mid_way(fresh):
+    """A chunk of a paced read into pinned memory fails (its fourth
+    download: the read is one per chunk): the wait raises it once the
+    earlier chunks are done (none writes the memory after the raise), the
+    stream is not failed, a pin scope's exit does not hang, and nothing is
+    left behind."""
+    from fresh_programs import DEVICE_ERROR_MESSAGE, LIVE_OBJECTS
+    out = fresh(LIVE_OBJECTS + DEVICE_ERROR_MESSAGE + """
+        dev = hrx.Device.open(0, backend=backend)
+        s = dev.stream()
+        n = 65536 * 6 + 7
+        a = dev.allocate(n)
+        s.upload(a, np.full(n, 4, np.uint8))
+        out = np.zeros(n, np.uint8)
+        with dev.pin(out):
+            try:
+                r = s.read_into(a, out)
+            except hrx.DeviceError as e:   # published by the call itself
+                m = type(e).__name__ + ": " + str(e)
+            else:
+                m = message(r.wait)
+                r.close()
+            assert "injected fault: download call #4" in m, m
+            landed = out.copy()
+        # Whole chunks before the failing one, nothing after it.
+        assert (landed == out).all()
+        assert set(np.unique(out)) <= {0, 4}
+        assert (s.read(a).wait() == 4).all()   # the stream did not fail
+        for obj in (s, a, dev):
+            obj.close()
+        assert live() == NOTHING, live()
+        print("ok")
+    """, env=dict(SMALL_CHUNKS, HRX_FAULTS="download:4"))
+    assert out.strip() == "ok"

@@ -63,7 +63,7 @@
 #                    (then uploads) on a normal stream, chunking off against
 #                    chunk sizes 1-16 MiB x windows 1-4 chunks, a fresh
 #                    process each; table and JSON lines in chunking.txt;
-#                    then uploads from pinned memory, in
+#                    then the same from pinned memory, in
 #                    chunking-pinned.txt (bench/scripts/h200_chunking.py;
 #                    about 5 minutes)
 #   conformance      the hip device test and the CUDA header checks, then
@@ -319,7 +319,7 @@ for stage in "$@"; do
       python3 -P bench/scripts/h200_chunking.py --backend hip >"$OUT/chunking.txt"
       echo "exit status $?"; grep -v '^{' "$OUT/chunking.txt"
       python3 -P bench/scripts/h200_chunking.py --backend hip --memory pinned \
-        --directions h2d >"$OUT/chunking-pinned.txt"
+        >"$OUT/chunking-pinned.txt"
       echo "exit status $?"; grep -v '^{' "$OUT/chunking-pinned.txt" ;;
     read-latency)
       python3 -P bench/scripts/read_latency.py --backend hip \

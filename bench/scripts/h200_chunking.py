@@ -13,14 +13,11 @@ the unchunked run of the same direction) and a JSON line per setting.
 Pick defaults where p95 <= 250 us and bandwidth >= 0.9x unchunked.
 
 --memory pinned takes the backlog's host memory from Device.empty_pinned
-(direct copies, docs/host-memory.md) instead of numpy arrays (staged
-copies); --directions picks the directions (a read into pinned memory is
-one direct copy, never paced, so with pinned memory only uploads tell
-settings apart).
+(direct copies, paced in place, docs/host-memory.md) instead of numpy
+arrays (staged copies); --directions picks the directions.
 
   python3 -P bench/scripts/h200_chunking.py --backend hip          # H200
-  python3 -P bench/scripts/h200_chunking.py --backend hip --memory pinned \\
-      --directions h2d                                             # H200
+  python3 -P bench/scripts/h200_chunking.py --backend hip --memory pinned
   python3 -P bench/scripts/h200_chunking.py --backend host --quick # CI box
 """
 from __future__ import annotations

@@ -90,6 +90,7 @@ static hrx_status_t hrx_paced_submit(hrx_publication_t* publication,
      * failure. */
     atomic_fetch_sub(&publication->pace_entry.held, 1);
     atomic_store(&transfer->state, HRX_PACED_DROPPED);
+    atomic_store(&transfer->settled, true);  /* nothing was published */
     hrx_status_t failure = NULL;
     if (transfer->observes) {
       failure = hrx_publication_take_failure(publication);
@@ -232,6 +233,41 @@ hrx_status_t hrx_paced_read(hrx_publication_t* publication, const void* src,
     /* Chunks published before the failing one may still write the block:
      * it goes back as pending (its event follows them). */
     hrx_staging_release_pending(staging, block);
+    hrx_paced_transfer_release(transfer);
+    return status;
+  }
+  *out_transfer = transfer;
+  return NULL;
+}
+
+hrx_status_t hrx_paced_read_pinned(hrx_publication_t* publication,
+                                   const void* src, uint64_t length,
+                                   hrx_staging_block_t* block,
+                                   void (*on_recorded)(void*),
+                                   void (*on_release)(void*), void* arg,
+                                   hrx_paced_transfer_t** out_transfer) {
+  hrx_paced_transfer_t* transfer = hrx_paced_transfer_create();
+  if (!transfer) {
+    on_release(arg);  /* nothing of it was queued */
+    return hrx_make_status(HRX_STATUS_OUT_OF_MEMORY,
+                           "cannot allocate a paced read");
+  }
+  transfer->direction = HRX_PACE_TO_HOST;
+  transfer->dst = block->memory;
+  transfer->src = src;
+  transfer->length = length;
+  transfer->what = "read";
+  transfer->observes = true;
+  transfer->block = block;
+  transfer->on_recorded = on_recorded;
+  transfer->recorded_arg = arg;
+  transfer->on_release = on_release;
+  transfer->release_arg = arg;
+  hrx_paced_transfer_retain(transfer);
+  hrx_status_t status = hrx_paced_submit(publication, transfer);
+  if (status) {
+    /* Its last reference: on_release runs (the chunks published before
+     * the failing one are behind the block's event, recorded). */
     hrx_paced_transfer_release(transfer);
     return status;
   }

@@ -66,4 +66,20 @@ hrx_status_t hrx_paced_read(hrx_publication_t* publication, const void* src,
                             hrx_staging_block_t* block,
                             hrx_paced_transfer_t** out_transfer);
 
+/* A read straight into pinned host memory (pinned.h): `block` is the
+ * read's own, naming that memory and the pinned use's event, and the
+ * transfer owns it from here. on_recorded(arg) runs once the block's event
+ * is recorded behind every chunk the read published (pacing.h), and
+ * on_release(arg) once nothing of the read can run any more (the
+ * transfer's last reference, or at once when it cannot be made), also when
+ * this call fails: it ends the use and frees the block. On success
+ * *out_transfer is the transfer, retained for the readback. The caller
+ * passed the stream's entry. */
+hrx_status_t hrx_paced_read_pinned(hrx_publication_t* publication,
+                                   const void* src, uint64_t length,
+                                   hrx_staging_block_t* block,
+                                   void (*on_recorded)(void*),
+                                   void (*on_release)(void*), void* arg,
+                                   hrx_paced_transfer_t** out_transfer);
+
 #endif /* HRX_CORE_PACED_SUBMISSION_H_ */

@@ -49,6 +49,7 @@ hrx_paced_transfer_t* hrx_paced_transfer_create(void) {
   atomic_init(&transfer->staged_bytes, UINT64_MAX);
   atomic_init(&transfer->landed_bytes, 0);
   atomic_init(&transfer->landing_failed, false);
+  atomic_init(&transfer->settled, false);
   return transfer;
 }
 
@@ -340,6 +341,43 @@ static void hrx_pacer_release_list(hrx_paced_transfer_t* list) {
   }
 }
 
+/* The transfer left its held list: no chunk of it will be published.
+ * `record`: its block's event is recorded now, behind whatever of it the
+ * entry's queue has (a read dropped after chunks that may still run, or a
+ * read into pinned memory, whose use must be recorded); otherwise it was
+ * recorded after the last chunk already, or is not needed. A failed record
+ * waits for the queue instead. Then on_recorded, and the transfer is
+ * settled. No lock held. */
+static void hrx_pacer_settle(hrx_pacer_t* pacer, hrx_pace_entry_t* entry,
+                             hrx_paced_transfer_t* transfer, bool record) {
+  bool recorded = transfer->block != NULL;
+  if (record && transfer->block) {
+    hrx_status_t marker = entry->backend->vtable->event.record(
+        entry->backend, entry->queue, transfer->block->event);
+    if (marker) {
+      hrx_status_free(marker);
+      hrx_status_free(hrx_wait_queue(entry->backend, entry->queue, NULL, NULL));
+      recorded = false;
+    }
+  }
+  if (recorded && transfer->on_recorded) {
+    transfer->on_recorded(transfer->recorded_arg);
+  }
+  pthread_mutex_lock(&pacer->mutex);
+  atomic_store(&transfer->settled, true);
+  pthread_cond_broadcast(&pacer->progress_cond);
+  pthread_mutex_unlock(&pacer->mutex);
+}
+
+/* hrx_pacer_settle for each transfer of a dropped list, before it is
+ * released: a read into pinned memory records its block's event. */
+static void hrx_pacer_settle_list(hrx_pacer_t* pacer, hrx_pace_entry_t* entry,
+                                  hrx_paced_transfer_t* list) {
+  for (hrx_paced_transfer_t* t = list; t; t = t->next) {
+    hrx_pacer_settle(pacer, entry, t, t->on_recorded != NULL);
+  }
+}
+
 void hrx_pacer_publish_locked(hrx_pacer_t* pacer, hrx_pace_entry_t* entry) {
   /* Chunks are published in blocking mode: a held list is never refused
    * halfway by a non-blocking caller. */
@@ -370,6 +408,7 @@ void hrx_pacer_publish_locked(hrx_pacer_t* pacer, hrx_pace_entry_t* entry) {
       hrx_paced_transfer_t* dropped =
           hrx_pacer_drop_all_locked(pacer, entry, &count);
       pthread_mutex_unlock(&pacer->mutex);
+      hrx_pacer_settle_list(pacer, entry, dropped);
       entry->ops->skip(entry, count);
       hrx_pacer_release_list(dropped);
       break;
@@ -432,17 +471,11 @@ void hrx_pacer_publish_locked(hrx_pacer_t* pacer, hrx_pace_entry_t* entry) {
       if (failed->observes) {
         failed->failure = status;
         pthread_mutex_unlock(&pacer->mutex);
-        if (offset && failed->block) {
-          /* Its earlier chunks may still write the block: its event
-           * follows them, so the pool reuses it only after they ran. */
-          hrx_status_t marker = entry->backend->vtable->event.record(
-              entry->backend, entry->queue, failed->block->event);
-          if (marker) {
-            hrx_status_free(marker);
-            hrx_status_free(
-                hrx_wait_queue(entry->backend, entry->queue, NULL, NULL));
-          }
-        }
+        /* Its earlier chunks may still write the block: its event follows
+         * them, so the pool reuses it (or the pinned use ends) only after
+         * they ran. */
+        hrx_pacer_settle(pacer, entry, failed,
+                         offset > 0 || failed->on_recorded != NULL);
         hrx_paced_transfer_release(failed);
         continue;
       }
@@ -452,6 +485,8 @@ void hrx_pacer_publish_locked(hrx_pacer_t* pacer, hrx_pace_entry_t* entry) {
       hrx_paced_transfer_t* dropped =
           hrx_pacer_drop_all_locked(pacer, entry, &skipped);
       pthread_mutex_unlock(&pacer->mutex);
+      hrx_pacer_settle(pacer, entry, failed, false);
+      hrx_pacer_settle_list(pacer, entry, dropped);
       entry->ops->fail(entry, status, failed, skipped);
       hrx_paced_transfer_release(failed);
       hrx_pacer_release_list(dropped);
@@ -480,6 +515,8 @@ void hrx_pacer_publish_locked(hrx_pacer_t* pacer, hrx_pace_entry_t* entry) {
     }
     pthread_mutex_unlock(&pacer->mutex);
     if (done) {
+      /* Its block's event followed its last chunk (submit_chunk). */
+      hrx_pacer_settle(pacer, entry, done, false);
       entry->ops->published(entry, done);
       hrx_paced_transfer_release(done);
     }
@@ -577,9 +614,11 @@ typedef struct {
   hrx_paced_transfer_t* transfer;       /* or NULL */
   bool landing;                         /* for the transfer's landed bytes */
   uint64_t above;                       /* landing: beyond this */
+  bool settling;                        /* for the transfer's settling */
 } hrx_pace_wait_t;
 
 static bool hrx_pace_wait_done_locked(const hrx_pace_wait_t* wait) {
+  if (wait->settling) return atomic_load(&wait->transfer->settled);
   if (wait->landing) {
     const hrx_paced_transfer_t* t = wait->transfer;
     return atomic_load(&t->landed_bytes) > wait->above ||
@@ -639,13 +678,13 @@ void hrx_pacer_wait_no_drainers(hrx_pacer_t* pacer, hrx_pace_entry_t* entry) {
 bool hrx_pacer_wait_drained(hrx_pacer_t* pacer, hrx_pace_entry_t* entry,
                             const hrx_wait_hook_t* hook,
                             bool* out_interrupted) {
-  hrx_pace_wait_t wait = {pacer, entry, NULL, false, 0};
+  hrx_pace_wait_t wait = {pacer, entry, NULL, false, 0, false};
   return hrx_wait_sliced(hrx_pace_wait_for, &wait, hook, out_interrupted);
 }
 
 bool hrx_pacer_wait_idle(hrx_pacer_t* pacer, const hrx_wait_hook_t* hook,
                          bool* out_interrupted) {
-  hrx_pace_wait_t wait = {pacer, NULL, NULL, false, 0};
+  hrx_pace_wait_t wait = {pacer, NULL, NULL, false, 0, false};
   return hrx_wait_sliced(hrx_pace_wait_for, &wait, hook, out_interrupted);
 }
 
@@ -654,14 +693,20 @@ bool hrx_pacer_wait_transfer(hrx_pacer_t* pacer,
                              const hrx_wait_hook_t* hook,
                              bool* out_interrupted) {
   if (atomic_load(&transfer->state) != HRX_PACED_HELD) return true;
-  hrx_pace_wait_t wait = {pacer, NULL, transfer, false, 0};
+  hrx_pace_wait_t wait = {pacer, NULL, transfer, false, 0, false};
   return hrx_wait_sliced(hrx_pace_wait_for, &wait, hook, out_interrupted);
+}
+
+void hrx_pacer_wait_settled(hrx_pacer_t* pacer,
+                            hrx_paced_transfer_t* transfer) {
+  hrx_pace_wait_t wait = {pacer, NULL, transfer, false, 0, true};
+  (void)hrx_pace_wait_for(&wait, HRX_WAIT_FOREVER);
 }
 
 bool hrx_pacer_wait_landed(hrx_pacer_t* pacer, hrx_paced_transfer_t* transfer,
                            uint64_t above, const hrx_wait_hook_t* hook,
                            bool* out_interrupted) {
-  hrx_pace_wait_t wait = {pacer, NULL, transfer, true, above};
+  hrx_pace_wait_t wait = {pacer, NULL, transfer, true, above, false};
   return hrx_wait_sliced(hrx_pace_wait_for, &wait, hook, out_interrupted);
 }
 

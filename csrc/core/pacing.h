@@ -171,6 +171,19 @@ typedef struct hrx_paced_transfer_s {
   bool host_pinned;
   void (*on_release)(void* release_arg);
   void* release_arg;
+  /* A read into pinned host memory in place (pinned.h): `block` is the
+   * read's own, naming that memory and the pinned use's event, and
+   * on_recorded(recorded_arg) runs (once, on the recording thread, no lock
+   * held) right after the block's event was recorded behind every chunk
+   * the read published: after its last chunk, behind the chunks before a
+   * failing one, or on its own when the read is dropped. NULL otherwise. */
+  void (*on_recorded)(void* recorded_arg);
+  void* recorded_arg;
+  /* Set (under the pacer mutex) once no further chunk of the transfer
+   * will be published and, for a read with a block, its event is recorded
+   * behind those that were: then waiting for the block's event waits for
+   * every chunk (hrx_pacer_wait_settled). */
+  atomic_bool settled;
   /* The pacer's (its mutex): */
   uint64_t offset;               /* bytes published */
   atomic_int state;              /* hrx_paced_state_t */
@@ -286,6 +299,10 @@ bool hrx_pacer_wait_transfer(hrx_pacer_t* pacer,
                              hrx_paced_transfer_t* transfer,
                              const hrx_wait_hook_t* hook,
                              bool* out_interrupted);
+
+/* Waits, without a hook, until the transfer is settled (above): for a
+ * caller that must not return while a chunk may still write its memory. */
+void hrx_pacer_wait_settled(hrx_pacer_t* pacer, hrx_paced_transfer_t* transfer);
 
 /* Waits until the read's landed_bytes exceed `above`, it was dropped, or
  * its landing failed, in the hook's slices; false when interrupted. */

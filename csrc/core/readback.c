@@ -15,8 +15,13 @@
  * A read into caller memory that is pinned for the device (pinned.h) is
  * direct: the download writes the caller's memory, and the readback's
  * block is a private one that names that memory and the pinned use's
- * event; no staging, no pacing. The use ends when the readback is freed;
- * the pinned range keeps the memory until the download is done. */
+ * event; no staging. The use ends when the readback is freed; the pinned
+ * range keeps the memory until the download is done. A paced direct read
+ * lands its chunks in the caller's memory: its transfer owns the block and
+ * the use, records the use once the block's event follows every chunk it
+ * published, and ends the use when its last reference goes; a wait or a
+ * release that must not leave a chunk writing the memory waits until the
+ * transfer settled (pacing.h). */
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -159,6 +164,25 @@ static hrx_status_t hrx_submit_download(hrx_backend_device_t* backend,
   return NULL;
 }
 
+/* What a paced direct read's transfer owns (hrx_paced_read_pinned). */
+typedef struct {
+  hrx_pinned_t* pinned;
+  hrx_pinned_use_t* use;
+  hrx_staging_block_t* block;   /* names the caller's memory */
+} hrx_pinned_read_t;
+
+static void hrx_pinned_read_recorded(void* arg) {
+  hrx_pinned_read_t* read = arg;
+  hrx_pinned_use_recorded(read->pinned, read->use);
+}
+
+static void hrx_pinned_read_release(void* arg) {
+  hrx_pinned_read_t* read = arg;
+  hrx_pinned_end_use(read->pinned, read->use);
+  free(read->block);
+  free(read);
+}
+
 /* A direct read into pinned memory (`use` of it, ended here on failure). */
 static hrx_status_t hrx_stream_read_direct(hrx_stream_t* stream,
                                            hrx_view_t src, void* into,
@@ -166,17 +190,45 @@ static hrx_status_t hrx_stream_read_direct(hrx_stream_t* stream,
                                            hrx_readback_t** out_readback) {
   hrx_device_t* device = hrx_stream_device(stream);
   hrx_pinned_t* pinned = hrx_device_pinned(device);
+  const bool paced = hrx_stream_paces(stream, src.length);
   hrx_readback_t* readback = calloc(1, sizeof(*readback));
   hrx_staging_block_t* block = calloc(1, sizeof(*block));
-  hrx_status_t status = NULL;
-  if (!readback || !block) {
+  hrx_pinned_read_t* owned = paced ? calloc(1, sizeof(*owned)) : NULL;
+  hrx_status_t status = paced ? hrx_paced_would_block() : NULL;
+  if (!status && (!readback || !block || (paced && !owned))) {
     status = hrx_make_status(HRX_STATUS_OUT_OF_MEMORY,
                              "cannot allocate readback");
   }
-  /* Not paced: a paced read's transfer is held by its readback, so its
-   * chunks' end could not be told apart from the readback's release, which
-   * a pin scope's exit must not wait for. */
   if (!status) status = hrx_stream_enter(stream, "reading from a stream");
+  if (!status && paced) {
+    hrx_batch_thread_observed();
+    block->memory = into;
+    block->capacity = src.length;
+    block->event = use->event;
+    *owned = (hrx_pinned_read_t){pinned, use, block};
+    hrx_paced_transfer_t* transfer = NULL;
+    /* From here the transfer owns the use and the block (also on
+     * failure). */
+    status = hrx_paced_read_pinned(
+        hrx_stream_publication(stream), hrx_view_pointer(src), src.length,
+        block, hrx_pinned_read_recorded, hrx_pinned_read_release, owned,
+        &transfer);
+    if (status) {
+      free(readback);
+      return status;
+    }
+    HRX_PINNED_COUNT_DIRECT(false);
+    readback->length = src.length;
+    readback->into = into;
+    readback->block = block;
+    readback->pinned_use = use;
+    readback->transfer = transfer;
+    readback->device = device;
+    hrx_device_retain(device);
+    *out_readback = readback;
+    return NULL;
+  }
+  free(owned);
   if (!status) {
     hrx_batch_thread_observed();
     block->memory = into;
@@ -314,10 +366,16 @@ static void hrx_readback_free(hrx_readback_t* readback, bool complete) {
     return;
   }
   if (readback->pinned_use) {
-    /* The pinned range keeps the memory until the download is done. */
+    /* The pinned range keeps the memory until the download is done; a
+     * paced read's transfer ends the use (and frees the block) after its
+     * chunks. */
     (void)complete;
-    hrx_pinned_end_use(hrx_device_pinned(device), readback->pinned_use);
-    free(readback->block);
+    if (readback->transfer) {
+      hrx_paced_transfer_release(readback->transfer);
+    } else {
+      hrx_pinned_end_use(hrx_device_pinned(device), readback->pinned_use);
+      free(readback->block);
+    }
     free(readback);
     hrx_device_release(device);
     return;
@@ -356,7 +414,11 @@ void hrx_readback_release(hrx_readback_t* readback) {
     hrx_readback_release_deferred(readback);
     return;
   }
-  if (readback->transfer &&
+  if (readback->pinned_use && readback->transfer) {
+    /* No chunk writes the caller's memory once this returns. */
+    hrx_pacer_wait_settled(hrx_device_pacer(readback->device),
+                           readback->transfer);
+  } else if (readback->transfer &&
       atomic_load(&readback->transfer->state) != HRX_PACED_PUBLISHED) {
     /* Held (the transfer adopts the block) or dropped: nothing to wait
      * for here. */
@@ -420,7 +482,8 @@ hrx_status_t hrx_readback_wait(hrx_readback_t* readback,
   }
   hrx_batch_thread_observed();
   hrx_backend_device_t* backend = hrx_device_backend(readback->device);
-  if (readback->transfer && readback->into && !nonblocking) {
+  if (readback->transfer && readback->into && !readback->pinned_use &&
+      !nonblocking) {
     hrx_readback_drain_landed(readback, hook, out_interrupted);
     if (*out_interrupted) return NULL;
   }
@@ -433,7 +496,28 @@ hrx_status_t hrx_readback_wait(hrx_readback_t* readback,
         return NULL;
       }
     }
-    HRX_RETURN_IF_ERROR(hrx_readback_paced_failure(readback));
+    hrx_status_t failure = hrx_readback_paced_failure(readback);
+    if (failure && readback->pinned_use) {
+      /* Chunks before the failing one may still write the caller's
+       * memory: the failure is raised once they are done. */
+      if (nonblocking) {
+        bool done = atomic_load(&readback->transfer->settled);
+        if (done) {
+          hrx_status_free(backend->vtable->event.query(
+              backend, readback->block->event, &done));
+        }
+        if (!done) {
+          hrx_status_free(failure);
+          return hrx_would_block("a failed read's earlier chunks");
+        }
+      } else {
+        hrx_pacer_wait_settled(hrx_device_pacer(readback->device),
+                               readback->transfer);
+        hrx_status_free(hrx_wait_native_event(
+            backend, readback->block->event, NULL, NULL));
+      }
+    }
+    if (failure) return failure;
   }
   if (nonblocking) {
     /* Done: the wait itself answers at once (as in a blocking call). */
