@@ -31,20 +31,23 @@ def message(call):
 """, " " * 8)
 
 
-def failing_read(length: int, read: str) -> str:
+def failing_read(length: int, read: str,
+                 out: str = "np.zeros(n, np.uint8)") -> str:
     """A program that reads `length` bytes of 4s with `read` (an expression
-    of `s`, the device buffer `a` and a zeroed numpy array `out`) while
-    HRX_FAULTS fails the fourth download call: the failure is raised by the
-    read's wait, or by the call where the call itself published that
-    chunk, as an unpaced read's would; the stream is not failed, and
-    nothing is left once all is closed. Prints "ok"."""
+    of `s`, the device buffer `a` and the zeroed host array `out`, made by
+    the expression `out` of `dev` and `n`) while HRX_FAULTS fails the
+    fourth download call: the failure is raised by the read's wait, or by
+    the call where the call itself published that chunk, as an unpaced
+    read's would; nothing writes `out` after the raise; the stream is not
+    failed, and nothing is left once all is closed. Prints "ok"."""
     return LIVE_OBJECTS + DEVICE_ERROR_MESSAGE + f"""
         dev = hrx.Device.open(0, backend=backend)
         s = dev.stream()
         n = {length}
         a = dev.allocate(n)
         s.upload(a, np.full(n, 4, np.uint8))
-        out = np.zeros(n, np.uint8)
+        out = {out}
+        out[:] = 0
         try:
             r = {read}
         except hrx.DeviceError as e:   # published by the call itself
@@ -53,7 +56,12 @@ def failing_read(length: int, read: str) -> str:
             m = message(r.wait)
             r.close()
         assert "injected fault: download call #4" in m, m
+        landed = out.copy()
+        assert set(np.unique(out)) <= {{0, 4}}
         assert (s.read(a).wait() == 4).all()   # the stream did not fail
+        dev.synchronize()
+        assert (out == landed).all()           # nothing landed after it
+        del out
         for obj in (s, a, dev):
             obj.close()
         assert live() == NOTHING, live()

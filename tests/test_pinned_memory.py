@@ -11,6 +11,8 @@ import hrx
 import numpy as np
 import pytest
 
+from fresh_programs import failing_read
+
 # A backlog of device work queued before a transfer, so that the transfer
 # is most likely still queued when the test lets its memory go.
 BACKLOG = 64 << 20
@@ -416,34 +418,9 @@ def test_large_reads_into_pinned_memory_are_paced(fresh):
 def test_a_paced_read_into_pinned_memory_failing_mid_way(fresh):
     """A chunk of a paced read into pinned memory fails (its fourth
     download: the read is one per chunk): the wait raises it once the
-    earlier chunks are done (none writes the memory after the raise), the
-    stream is not failed, a pin scope's exit does not hang, and nothing is
-    left behind."""
-    from fresh_programs import DEVICE_ERROR_MESSAGE, LIVE_OBJECTS
-    out = fresh(LIVE_OBJECTS + DEVICE_ERROR_MESSAGE + """
-        dev = hrx.Device.open(0, backend=backend)
-        s = dev.stream()
-        n = 65536 * 6 + 7
-        a = dev.allocate(n)
-        s.upload(a, np.full(n, 4, np.uint8))
-        out = np.zeros(n, np.uint8)
-        with dev.pin(out):
-            try:
-                r = s.read_into(a, out)
-            except hrx.DeviceError as e:   # published by the call itself
-                m = type(e).__name__ + ": " + str(e)
-            else:
-                m = message(r.wait)
-                r.close()
-            assert "injected fault: download call #4" in m, m
-            landed = out.copy()
-        # Whole chunks before the failing one, nothing after it.
-        assert (landed == out).all()
-        assert set(np.unique(out)) <= {0, 4}
-        assert (s.read(a).wait() == 4).all()   # the stream did not fail
-        for obj in (s, a, dev):
-            obj.close()
-        assert live() == NOTHING, live()
-        print("ok")
-    """, env=dict(SMALL_CHUNKS, HRX_FAULTS="download:4"))
+    earlier chunks are done, so none writes the memory after the raise;
+    the stream is not failed, and nothing is left behind."""
+    out = fresh(failing_read(65536 * 6 + 7, "s.read_into(a, out)",
+                             out="dev.empty_pinned(n)"),
+                env=dict(SMALL_CHUNKS, HRX_FAULTS="download:4"))
     assert out.strip() == "ok"

@@ -209,24 +209,38 @@ hrx_status_t hrx_paced_upload_pinned(hrx_publication_t* publication,
   return hrx_paced_submit(publication, transfer);
 }
 
-hrx_status_t hrx_paced_read(hrx_publication_t* publication, const void* src,
-                            uint64_t length, hrx_staging_pool_t* staging,
-                            hrx_staging_block_t* block,
-                            hrx_paced_transfer_t** out_transfer) {
+/* A new read of `length` bytes from `src` into `block` (one reference,
+ * the caller's); NULL when out of memory. */
+static hrx_paced_transfer_t* hrx_paced_read_create(const void* src,
+                                                   uint64_t length,
+                                                   hrx_staging_block_t* block) {
   hrx_paced_transfer_t* transfer = hrx_paced_transfer_create();
-  if (!transfer) {
-    hrx_staging_release(staging, block);
-    return hrx_make_status(HRX_STATUS_OUT_OF_MEMORY,
-                           "cannot allocate a paced read");
-  }
+  if (!transfer) return NULL;
   transfer->direction = HRX_PACE_TO_HOST;
   transfer->dst = block->memory;
   transfer->src = src;
   transfer->length = length;
   transfer->what = "read";
   transfer->observes = true;
-  transfer->staging = staging;
   transfer->block = block;
+  return transfer;
+}
+
+static hrx_status_t hrx_paced_read_no_memory(void) {
+  return hrx_make_status(HRX_STATUS_OUT_OF_MEMORY,
+                         "cannot allocate a paced read");
+}
+
+hrx_status_t hrx_paced_read(hrx_publication_t* publication, const void* src,
+                            uint64_t length, hrx_staging_pool_t* staging,
+                            hrx_staging_block_t* block,
+                            hrx_paced_transfer_t** out_transfer) {
+  hrx_paced_transfer_t* transfer = hrx_paced_read_create(src, length, block);
+  if (!transfer) {
+    hrx_staging_release(staging, block);
+    return hrx_paced_read_no_memory();
+  }
+  transfer->staging = staging;
   hrx_paced_transfer_retain(transfer);
   hrx_status_t status = hrx_paced_submit(publication, transfer);
   if (status) {
@@ -246,19 +260,11 @@ hrx_status_t hrx_paced_read_pinned(hrx_publication_t* publication,
                                    void (*on_recorded)(void*),
                                    void (*on_release)(void*), void* arg,
                                    hrx_paced_transfer_t** out_transfer) {
-  hrx_paced_transfer_t* transfer = hrx_paced_transfer_create();
+  hrx_paced_transfer_t* transfer = hrx_paced_read_create(src, length, block);
   if (!transfer) {
     on_release(arg);  /* nothing of it was queued */
-    return hrx_make_status(HRX_STATUS_OUT_OF_MEMORY,
-                           "cannot allocate a paced read");
+    return hrx_paced_read_no_memory();
   }
-  transfer->direction = HRX_PACE_TO_HOST;
-  transfer->dst = block->memory;
-  transfer->src = src;
-  transfer->length = length;
-  transfer->what = "read";
-  transfer->observes = true;
-  transfer->block = block;
   transfer->on_recorded = on_recorded;
   transfer->recorded_arg = arg;
   transfer->on_release = on_release;

@@ -200,13 +200,15 @@ static hrx_status_t hrx_stream_read_direct(hrx_stream_t* stream,
                              "cannot allocate readback");
   }
   if (!status) status = hrx_stream_enter(stream, "reading from a stream");
-  if (!status && paced) {
+  hrx_paced_transfer_t* transfer = NULL;
+  if (!status) {
     hrx_batch_thread_observed();
     block->memory = into;
     block->capacity = src.length;
     block->event = use->event;
+  }
+  if (!status && paced) {
     *owned = (hrx_pinned_read_t){pinned, use, block};
-    hrx_paced_transfer_t* transfer = NULL;
     /* From here the transfer owns the use and the block (also on
      * failure). */
     status = hrx_paced_read_pinned(
@@ -218,22 +220,7 @@ static hrx_status_t hrx_stream_read_direct(hrx_stream_t* stream,
       return status;
     }
     HRX_PINNED_COUNT_DIRECT(false);
-    readback->length = src.length;
-    readback->into = into;
-    readback->block = block;
-    readback->pinned_use = use;
-    readback->transfer = transfer;
-    readback->device = device;
-    hrx_device_retain(device);
-    *out_readback = readback;
-    return NULL;
-  }
-  free(owned);
-  if (!status) {
-    hrx_batch_thread_observed();
-    block->memory = into;
-    block->capacity = src.length;
-    block->event = use->event;
+  } else if (!status) {
     hrx_download_args_t args = {src, block, pinned, use};
     hrx_command_t command = {.submit = hrx_submit_download,
                              .user_data = &args,
@@ -241,19 +228,23 @@ static hrx_status_t hrx_stream_read_direct(hrx_stream_t* stream,
                              .what = "read",
                              .observes = true};
     status = hrx_stream_submit(stream, &command);
+    if (!status) {
+      hrx_device_count_commands(device, 1);
+      hrx_stream_urgent_transfer(stream, false);
+    }
   }
   if (status) {
     hrx_pinned_end_use(pinned, use);
+    free(owned);
     free(block);
     free(readback);
     return status;
   }
-  hrx_device_count_commands(device, 1);
-  hrx_stream_urgent_transfer(stream, false);
   readback->length = src.length;
   readback->into = into;
   readback->block = block;
   readback->pinned_use = use;
+  readback->transfer = transfer;
   readback->device = device;
   hrx_device_retain(device);
   *out_readback = readback;
