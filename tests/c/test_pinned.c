@@ -222,12 +222,64 @@ static void test_paced_upload_in_place(void) {
   hrx_device_release(device);
 }
 
+/* With chunking on, a large read into pinned memory on a normal stream is
+ * paced, its chunks landing in the memory in place: with the queue held,
+ * chunks stay held on the host; a readback released meanwhile leaves them
+ * to land, and unpinning the memory waits for every chunk (not for the
+ * released readback, which nobody waits for); a second read's wait gives
+ * the memory itself, complete. */
+static void test_paced_read_in_place(void) {
+  setenv("HRX_CHUNK_BYTES", "65536", 1);
+  setenv("HRX_CHUNK_WINDOW_BYTES", "131072", 1);
+  hrx_device_t* device = NULL;
+  hrx_stream_t* stream = NULL;
+  hrx_buffer_t* buffer = NULL;
+  CHECK_OK(hrx_device_open("host", 0, &device));
+  unsetenv("HRX_CHUNK_BYTES");
+  unsetenv("HRX_CHUNK_WINDOW_BYTES");
+  const uint64_t n = (1 << 20) + 5;
+  CHECK_OK(hrx_stream_create(device, &stream));
+  CHECK_OK(hrx_buffer_allocate(device, n, &buffer));
+  CHECK_OK(hrx_stream_fill(stream, whole(buffer), 0x5C));
+  CHECK_OK(hrx_stream_synchronize(stream, NULL, NULL));
+  uint8_t* mine = malloc(n);
+  memset(mine, 0, n);
+  CHECK_OK(hrx_device_pin(device, mine, n));
+  hold_queue(device, stream);
+  hrx_readback_t* readback = NULL;
+  CHECK_OK(hrx_stream_read_into(stream, whole(buffer), mine, n, &readback));
+  bool done = true;
+  CHECK_OK(hrx_readback_query(readback, &done));
+  CHECK(!done);
+  hrx_readback_release_deferred(readback);   /* chunks still held */
+  pthread_t opener;
+  pthread_create(&opener, NULL, open_gate_later, NULL);
+  CHECK_OK(hrx_device_unpin(device, mine, NULL, NULL));
+  CHECK(atomic_load(&gate) == 1); /* it waited for the gate */
+  CHECK(mine[0] == 0x5C && mine[n / 2] == 0x5C && mine[n - 1] == 0x5C);
+  pthread_join(opener, NULL);
+  /* Pinned again: a read waited for gives the memory itself. */
+  memset(mine, 0, n);
+  CHECK_OK(hrx_device_pin(device, mine, n));
+  CHECK_OK(hrx_stream_read_into(stream, whole(buffer), mine, n, &readback));
+  const uint8_t* bytes = NULL;
+  CHECK_OK(hrx_readback_wait(readback, NULL, &bytes, NULL));
+  CHECK(bytes == mine && mine[0] == 0x5C && mine[n - 1] == 0x5C);
+  hrx_readback_release(readback);
+  CHECK_OK(hrx_device_unpin(device, mine, NULL, NULL));
+  free(mine);
+  hrx_buffer_release(buffer);
+  hrx_stream_release(stream);
+  hrx_device_release(device);
+}
+
 int main(void) {
   test_allocations_are_pooled_and_found();
   test_free_with_a_queued_upload();
   test_unpin_waits_for_queued_copies();
   test_take_a_reads_bytes();
   test_paced_upload_in_place();
+  test_paced_read_in_place();
   printf("%d passed, %d failed\n", hrx_test_passed, hrx_test_failed);
   return hrx_test_failed ? 1 : 0;
 }
