@@ -1,7 +1,9 @@
 #include "environment.h"
 
 #include <errno.h>
+#include <sched.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include "status.h"
 
@@ -54,4 +56,14 @@ hrx_status_t hrx_env_string(const char* name, const char** out_value) {
   }
   *out_value = text;
   return NULL;
+}
+
+int hrx_env_usable_cpus(void) {
+  cpu_set_t set;
+  if (sched_getaffinity(0, sizeof(set), &set) == 0) {
+    int count = CPU_COUNT(&set);
+    if (count > 0) return count;
+  }
+  long online = sysconf(_SC_NPROCESSORS_ONLN);
+  return online > 0 ? (int)online : 1;
 }

@@ -32,6 +32,12 @@ hrx_status_t hrx_env_int(const char* name, int64_t fallback, int64_t min,
  * INVALID_ARGUMENT (out unchanged). */
 hrx_status_t hrx_env_switch(const char* name, bool fallback, bool* out_value);
 
+/* The CPUs this process may run on (its affinity; the online CPUs where
+ * that cannot be read), at least 1: what the defaults of the variables
+ * that size thread pools (HRX_HOST_ENGINES, HRX_STAGED_COPY_THREADS) are
+ * made from. */
+int hrx_env_usable_cpus(void);
+
 /* $name as text (a path, a command): NULL when unset or empty, else its
  * value (borrowed from the environment); a value with a control character
  * (a newline, a tab is allowed) is INVALID_ARGUMENT (out unchanged). */

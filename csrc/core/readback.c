@@ -164,6 +164,28 @@ static hrx_status_t hrx_submit_download(hrx_backend_device_t* backend,
   return NULL;
 }
 
+/* An unpaced read: the download of `src` into `block` and the block's
+ * event after it (hrx_submit_download), published alone; with `use`, a
+ * direct read into pinned memory. Counted as two commands (a paced read is
+ * counted when it is held), and on an urgent stream the pacer yields to it
+ * (hrx_stream_urgent_transfer). */
+static hrx_status_t hrx_stream_submit_read(hrx_stream_t* stream,
+                                           hrx_view_t src,
+                                           hrx_staging_block_t* block,
+                                           hrx_pinned_t* pinned,
+                                           hrx_pinned_use_t* use) {
+  hrx_download_args_t args = {src, block, pinned, use};
+  hrx_command_t command = {.submit = hrx_submit_download,
+                           .user_data = &args,
+                           .bytes = src.length,
+                           .what = "read",
+                           .observes = true};
+  HRX_RETURN_IF_ERROR(hrx_stream_submit(stream, &command));
+  hrx_device_count_commands(hrx_stream_device(stream), 1);
+  hrx_stream_urgent_transfer(stream, false);
+  return NULL;
+}
+
 /* What a paced direct read's transfer owns (hrx_paced_read_pinned). */
 typedef struct {
   hrx_pinned_t* pinned;
@@ -221,17 +243,7 @@ static hrx_status_t hrx_stream_read_direct(hrx_stream_t* stream,
     }
     HRX_PINNED_COUNT_DIRECT(false);
   } else if (!status) {
-    hrx_download_args_t args = {src, block, pinned, use};
-    hrx_command_t command = {.submit = hrx_submit_download,
-                             .user_data = &args,
-                             .bytes = src.length,
-                             .what = "read",
-                             .observes = true};
-    status = hrx_stream_submit(stream, &command);
-    if (!status) {
-      hrx_device_count_commands(device, 1);
-      hrx_stream_urgent_transfer(stream, false);
-    }
+    status = hrx_stream_submit_read(stream, src, block, pinned, use);
   }
   if (status) {
     hrx_pinned_end_use(pinned, use);
@@ -287,13 +299,7 @@ static hrx_status_t hrx_stream_read_to(hrx_stream_t* stream, hrx_view_t src,
       return status;
     }
   } else if (!status) {
-    hrx_download_args_t args = {src, readback->block, NULL, NULL};
-    hrx_command_t command = {.submit = hrx_submit_download,
-                                    .user_data = &args,
-                                    .bytes = src.length,
-                                    .what = "read",
-                                    .observes = true};
-    status = hrx_stream_submit(stream, &command);
+    status = hrx_stream_submit_read(stream, src, readback->block, NULL, NULL);
   }
   if (status) {
     /* Nothing of the read runs (a failed submission waited for its
@@ -302,12 +308,6 @@ static hrx_status_t hrx_stream_read_to(hrx_stream_t* stream, hrx_view_t src,
     if (into) pthread_mutex_destroy(&readback->into_mutex);
     free(readback);
     return status;
-  }
-  /* The download and its completion event: two commands (a paced read
-   * was counted when it was held). */
-  if (!readback->transfer) {
-    hrx_device_count_commands(device, 1);
-    hrx_stream_urgent_transfer(stream, false);
   }
   readback->device = device;
   hrx_device_retain_holder(device, HRX_DEVICE_HOLDER_READBACK);

@@ -2,10 +2,8 @@
 #include "staged_transfer.h"
 
 #include <pthread.h>
-#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "base/environment.h"
 #include "base/status.h"
@@ -42,20 +40,9 @@ struct hrx_staged_copier_s {
   bool stopping;               /* mutex */
 };
 
-/* The CPUs this process may run on (its affinity), at least 1. */
-static int hrx_staged_usable_cpus(void) {
-  cpu_set_t set;
-  if (sched_getaffinity(0, sizeof(set), &set) == 0) {
-    int count = CPU_COUNT(&set);
-    if (count > 0) return count;
-  }
-  long online = sysconf(_SC_NPROCESSORS_ONLN);
-  return online > 0 ? (int)online : 1;
-}
-
 hrx_status_t hrx_staged_copy_settings_from_environment(
     hrx_staged_copy_settings_t* out_settings) {
-  int64_t fallback = hrx_staged_usable_cpus() / 2;
+  int64_t fallback = hrx_env_usable_cpus() / 2;
   if (fallback < 1) fallback = 1;
   if (fallback > HRX_STAGED_COPY_DEFAULT_MAX_THREADS) {
     fallback = HRX_STAGED_COPY_DEFAULT_MAX_THREADS;

@@ -41,49 +41,45 @@ static PyObject* hrx_py_testing_submissions_released_gil(PyObject* module,
   return hrx_py_testing_gil_releases();
 }
 
+/* {first: a, second: b} of a pair of the runtime's counters. */
+static PyObject* hrx_py_testing_pair(void (*query)(uint64_t*, uint64_t*),
+                                     const char* first, const char* second) {
+  uint64_t a = 0;
+  uint64_t b = 0;
+  query(&a, &b);
+  return Py_BuildValue("{s:K,s:K}", first, (unsigned long long)a, second,
+                       (unsigned long long)b);
+}
+
 static PyObject* hrx_py_testing_staging_allocations(PyObject* module,
                                                     PyObject* unused) {
   (void)module;
   (void)unused;
-  uint64_t by_reads = 0;
-  uint64_t by_warm_up = 0;
-  hrx_staging_query_allocations(&by_reads, &by_warm_up);
-  return Py_BuildValue("{s:K,s:K}", "reads", (unsigned long long)by_reads,
-                       "warm_up", (unsigned long long)by_warm_up);
+  return hrx_py_testing_pair(hrx_staging_query_allocations, "reads",
+                             "warm_up");
 }
 
 static PyObject* hrx_py_testing_staging_evictions(PyObject* module,
                                                   PyObject* unused) {
   (void)module;
   (void)unused;
-  uint64_t by_cleanup = 0;
-  uint64_t at_once = 0;
-  hrx_staging_query_evictions(&by_cleanup, &at_once);
-  return Py_BuildValue("{s:K,s:K}", "cleanup", (unsigned long long)by_cleanup,
-                       "inline", (unsigned long long)at_once);
+  return hrx_py_testing_pair(hrx_staging_query_evictions, "cleanup",
+                             "inline");
 }
 
 static PyObject* hrx_py_testing_pinned_direct(PyObject* module,
                                               PyObject* unused) {
   (void)module;
   (void)unused;
-  uint64_t uploads = 0;
-  uint64_t reads = 0;
-  hrx_pinned_query_direct(&uploads, &reads);
-  return Py_BuildValue("{s:K,s:K}", "uploads", (unsigned long long)uploads,
-                       "reads", (unsigned long long)reads);
+  return hrx_py_testing_pair(hrx_pinned_query_direct, "uploads", "reads");
 }
 
 static PyObject* hrx_py_testing_result_pool(PyObject* module,
                                             PyObject* unused) {
   (void)module;
   (void)unused;
-  uint64_t cached_bytes = 0;
-  uint64_t blocks = 0;
-  hrx_result_memory_query_pool(&cached_bytes, &blocks);
-  return Py_BuildValue("{s:K,s:K}", "cached_bytes",
-                       (unsigned long long)cached_bytes, "blocks",
-                       (unsigned long long)blocks);
+  return hrx_py_testing_pair(hrx_result_memory_query_pool, "cached_bytes",
+                             "blocks");
 }
 
 static PyMethodDef hrx_py_testing_methods[] = {

@@ -184,18 +184,25 @@ static void test_take_a_reads_bytes(void) {
   hrx_device_release(device);
 }
 
+/* A host device whose large transfers are paced in small chunks (the
+ * variables are read at the open). */
+static hrx_device_t* open_small_chunks(void) {
+  setenv("HRX_CHUNK_BYTES", "65536", 1);
+  setenv("HRX_CHUNK_WINDOW_BYTES", "131072", 1);
+  hrx_device_t* device = NULL;
+  CHECK_OK(hrx_device_open("host", 0, &device));
+  unsetenv("HRX_CHUNK_BYTES");
+  unsetenv("HRX_CHUNK_WINDOW_BYTES");
+  return device;
+}
+
 /* With chunking on, a large upload of pinned memory on a normal stream is
  * paced, its chunks reading the memory in place: freed while chunks are
  * held, the memory stays out of the pool until the last one ran. */
 static void test_paced_upload_in_place(void) {
-  setenv("HRX_CHUNK_BYTES", "65536", 1);
-  setenv("HRX_CHUNK_WINDOW_BYTES", "131072", 1);
-  hrx_device_t* device = NULL;
+  hrx_device_t* device = open_small_chunks();
   hrx_stream_t* stream = NULL;
   hrx_buffer_t* buffer = NULL;
-  CHECK_OK(hrx_device_open("host", 0, &device));
-  unsetenv("HRX_CHUNK_BYTES");
-  unsetenv("HRX_CHUNK_WINDOW_BYTES");
   const uint64_t n = 1 << 20;
   CHECK_OK(hrx_stream_create(device, &stream));
   CHECK_OK(hrx_buffer_allocate(device, n, &buffer));
@@ -229,14 +236,9 @@ static void test_paced_upload_in_place(void) {
  * released readback, which nobody waits for); a second read's wait gives
  * the memory itself, complete. */
 static void test_paced_read_in_place(void) {
-  setenv("HRX_CHUNK_BYTES", "65536", 1);
-  setenv("HRX_CHUNK_WINDOW_BYTES", "131072", 1);
-  hrx_device_t* device = NULL;
+  hrx_device_t* device = open_small_chunks();
   hrx_stream_t* stream = NULL;
   hrx_buffer_t* buffer = NULL;
-  CHECK_OK(hrx_device_open("host", 0, &device));
-  unsetenv("HRX_CHUNK_BYTES");
-  unsetenv("HRX_CHUNK_WINDOW_BYTES");
   const uint64_t n = (1 << 20) + 5;
   CHECK_OK(hrx_stream_create(device, &stream));
   CHECK_OK(hrx_buffer_allocate(device, n, &buffer));

@@ -209,13 +209,24 @@ static void* stream_thread(void* arg) {
   return NULL;
 }
 
-static void test_streams(void) {
+/* A host device with small chunks and two copy threads that take every
+ * transfer of a chunk and more (the variables are read at the open). */
+static hrx_device_t* open_pipelined(void) {
   setenv("HRX_CHUNK_BYTES", "65536", 1);
   setenv("HRX_CHUNK_WINDOW_BYTES", "131072", 1);
   setenv("HRX_STAGED_COPY_THREADS", "2", 1);
   setenv("HRX_STAGED_COPY_MIN_BYTES", "65536", 1);
   hrx_device_t* device = NULL;
   CHECK_OK(hrx_device_open("host", 0, &device));
+  unsetenv("HRX_CHUNK_BYTES");
+  unsetenv("HRX_CHUNK_WINDOW_BYTES");
+  unsetenv("HRX_STAGED_COPY_THREADS");
+  unsetenv("HRX_STAGED_COPY_MIN_BYTES");
+  return device;
+}
+
+static void test_streams(void) {
+  hrx_device_t* device = open_pipelined();
   hrx_stream_t* shared = NULL;
   CHECK_OK(hrx_stream_create(device, &shared));
   enum { threads = 4 };
@@ -235,10 +246,6 @@ static void test_streams(void) {
   CHECK_OK(hrx_device_synchronize(device, NULL, NULL));
   hrx_stream_release(shared);
   hrx_device_release(device);
-  unsetenv("HRX_CHUNK_BYTES");
-  unsetenv("HRX_CHUNK_WINDOW_BYTES");
-  unsetenv("HRX_STAGED_COPY_THREADS");
-  unsetenv("HRX_STAGED_COPY_MIN_BYTES");
 }
 
 typedef struct {
@@ -263,12 +270,7 @@ static void* poll_thread(void* arg) {
 /* A paced read_into drained by its wait while another thread queries it
  * (which may fill `into` itself once done): every byte, once. */
 static void test_drain_beside_queries(void) {
-  setenv("HRX_CHUNK_BYTES", "65536", 1);
-  setenv("HRX_CHUNK_WINDOW_BYTES", "131072", 1);
-  setenv("HRX_STAGED_COPY_THREADS", "2", 1);
-  setenv("HRX_STAGED_COPY_MIN_BYTES", "65536", 1);
-  hrx_device_t* device = NULL;
-  CHECK_OK(hrx_device_open("host", 0, &device));
+  hrx_device_t* device = open_pipelined();
   hrx_stream_t* stream = NULL;
   CHECK_OK(hrx_stream_create(device, &stream));
   const uint64_t n = 65536 * 24 + 5;
@@ -298,10 +300,6 @@ static void test_drain_beside_queries(void) {
   hrx_device_release(device);
   free(data);
   free(out);
-  unsetenv("HRX_CHUNK_BYTES");
-  unsetenv("HRX_CHUNK_WINDOW_BYTES");
-  unsetenv("HRX_STAGED_COPY_THREADS");
-  unsetenv("HRX_STAGED_COPY_MIN_BYTES");
 }
 
 int main(void) {

@@ -109,17 +109,6 @@ static hrx_status_t hrx_host_check_replaced_variables(void) {
   return NULL;
 }
 
-/* The CPUs this process may run on (its affinity), at least 1. */
-static int hrx_host_usable_cpus(void) {
-  cpu_set_t set;
-  if (sched_getaffinity(0, sizeof(set), &set) == 0) {
-    int count = CPU_COUNT(&set);
-    if (count > 0) return count;
-  }
-  long online = sysconf(_SC_NPROCESSORS_ONLN);
-  return online > 0 ? (int)online : 1;
-}
-
 static hrx_host_device_t* hrx_host_device_cast(hrx_backend_device_t* device) {
   return (hrx_host_device_t*)device;
 }
@@ -835,7 +824,7 @@ static hrx_status_t hrx_host_read_settings(hrx_host_settings_t* out) {
                                   &out->max_queues));
   HRX_RETURN_IF_ERROR(hrx_env_int("HRX_HOST_RING_CAPACITY", 1024, 2, 1 << 20,
                                   &out->ring_capacity));
-  HRX_RETURN_IF_ERROR(hrx_env_int("HRX_HOST_ENGINES", hrx_host_usable_cpus(),
+  HRX_RETURN_IF_ERROR(hrx_env_int("HRX_HOST_ENGINES", hrx_env_usable_cpus(),
                                   1, 1024, &out->engines));
   const char* engines = getenv("HRX_HOST_ENGINES");
   out->engines_from_user = engines && *engines;
