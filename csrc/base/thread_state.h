@@ -31,6 +31,10 @@ typedef struct hrx_thread_state_s {
    * stream's batch full for the caller to publish
    * (hrx_thread_take_full_batch). */
   bool full_batch_left;
+  /* hrx_thread_mark_device_thread: the thread is one that a live device's
+   * teardown joins (a pacer or flusher thread); live_device.c hands a last
+   * release made on it to the device's cleanup thread. */
+  bool device_thread;
 } hrx_thread_state_t;
 
 /* Defined in thread_state.c; hidden, so that it binds within the core. */
@@ -46,5 +50,10 @@ static inline hrx_thread_state_t* hrx_thread_state(void) {
   __asm__("" : "+r"(state));
   return state;
 }
+
+/* Marks the calling thread, for its lifetime, as one that a live device's
+ * teardown joins (device_thread above); called first thing by such a
+ * thread. */
+void hrx_thread_mark_device_thread(void);
 
 #endif /* HRX_BASE_THREAD_STATE_H_ */

@@ -367,6 +367,9 @@ static void hrx_flusher_sleep_locked(hrx_flusher_t* flusher, uint64_t until) {
 
 static void* hrx_flusher_main(void* arg) {
   hrx_flusher_t* flusher = arg;
+  /* A launch's release here (its kernel's reference) may be the device's
+   * last, whose teardown joins this thread. */
+  hrx_thread_mark_device_thread();
 #ifdef __linux__
   /* Deadlines are tens of microseconds; the default 50 us timer slack would
    * double them. */

@@ -372,7 +372,10 @@ static void hrx_device_teardown(void* arg) {
 }
 
 void hrx_live_device_release(hrx_device_t* device) {
-  bool nonblocking = hrx_nonblocking();
+  /* A thread the teardown joins (the pacer's, the flusher's) neither waits
+   * nor tears down: a last release there goes to the cleanup thread, as a
+   * non-blocking one does. */
+  bool nonblocking = hrx_nonblocking() || hrx_thread_state()->device_thread;
   bool on_cleanup = hrx_cleanup_on_thread(device->cleanup);
   pthread_mutex_lock(&hrx_registry_mutex);
   /* Releases deferred by callbacks hold references (each at least one).

@@ -10,6 +10,7 @@
 #include "base/environment.h"
 #include "base/nonblocking.h"
 #include "base/status.h"
+#include "base/thread_state.h"
 #include "wait.h"
 
 hrx_status_t hrx_chunk_settings_from_environment(
@@ -551,6 +552,9 @@ static void* hrx_pace_main(void* arg) {
   free(arg);
   hrx_pacer_t* pacer = args.pacer;
   hrx_pace_lane_t* lane = &pacer->lanes[args.direction];
+  /* A transfer's release here (a pinned range's end) may be the device's
+   * last reference, whose teardown joins this thread. */
+  hrx_thread_mark_device_thread();
   pthread_mutex_lock(&pacer->mutex);
   for (;;) {
     while (!lane->head && !pacer->stopping) {
