@@ -67,3 +67,19 @@ def failing_read(length: int, read: str,
         assert live() == NOTHING, live()
         print("ok")
 """
+
+
+def open_refused(fresh, env: dict) -> str:
+    """The text of the hrx.InvalidArgumentError that Device.open raises in
+    a fresh interpreter with `env` (a malformed variable); fails the test
+    when the device opens."""
+    out = fresh("""
+        try:
+            hrx.Device.open(0, backend=backend)
+        except hrx.InvalidArgumentError as e:
+            print("refused:", str(e))
+        else:
+            print("opened")
+    """, env=env)
+    assert out.startswith("refused: "), out
+    return out[len("refused: "):].strip()
