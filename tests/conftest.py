@@ -64,6 +64,17 @@ def device(backend):
 
 
 @pytest.fixture
+def host():
+    """Device 0 of the host backend, whichever backends the run tests: for
+    what only the host backend does (its compiler, its kernel dialects,
+    host-resident DLPack)."""
+    dev = hrx.Device.open(0, backend="host")
+    yield dev
+    dev.synchronize()
+    dev.close()
+
+
+@pytest.fixture
 def stream(device):
     s = device.stream()
     yield s

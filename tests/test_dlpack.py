@@ -41,13 +41,6 @@ class LegacyOnly:
         return self.buffer.__dlpack_device__()
 
 
-@pytest.fixture
-def host():
-    device = hrx.Device.open(0, backend=HOST)
-    yield device
-    device.close()
-
-
 def test_dlpack_device_is_cpu_on_host(host):
     assert host.allocate(16).__dlpack_device__() == (1, 0)
     assert host.info["platform"] == "cpu"

@@ -294,14 +294,6 @@ def test_barrier_blocks_run_on_several_engines(device, stream):
 # ------------------------------------------------------ the host backend
 
 
-@pytest.fixture
-def host():
-    device = hrx.Device.open(0, backend="host")
-    yield device
-    device.synchronize()
-    device.close()
-
-
 def test_host_compile_errors_keep_the_sources_lines(host):
     """The dialect pass keeps the source's lines: an error after an
     extern "C" block and an extern __shared__ declaration spread over

@@ -19,14 +19,6 @@ import hrx._hrx
 from kernel_sources import compile_kernel
 
 
-@pytest.fixture
-def host():
-    device = hrx.Device.open(0, backend="host")
-    yield device
-    device.synchronize()
-    device.close()
-
-
 def test_the_compiler_is_described(host):
     compiler = host.kernel_compiler()
     assert compiler["language"] == "c"

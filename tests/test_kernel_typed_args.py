@@ -36,14 +36,6 @@ __global__ void types(long long* out, signed char i8, unsigned short u16,
 
 
 @pytest.fixture
-def host():
-    device = hrx.Device.open(0, backend="host")
-    yield device
-    device.synchronize()
-    device.close()
-
-
-@pytest.fixture
 def saxpy(host):
     return compile_kernel(host, "saxpy")
 
