@@ -63,6 +63,8 @@ class _PoolQueueStats(TypedDict):
     bytes_submitted: int
     commands_in_flight: int  # published minus known complete
     bytes_in_flight: int  # published since the queue was last seen idle
+    batches_published: int  # gathered runs of 2+ commands, one backend call each
+    commands_batched: int  # the commands those runs carried
 
 class _PoolStats(TypedDict):
     queue_count: int  # per lane

@@ -52,13 +52,18 @@ s.fill(b, 0)
 s.synchronize()
 def calls():
     return hrx._hrx._testing_live_native_objects()["native_commands"]
-before = calls()
+def gathered():
+    queues = dev.pool_stats()["queues"]
+    return (sum(q["batches_published"] for q in queues),
+            sum(q["commands_batched"] for q in queues))
+before, runs_before = calls(), gathered()
 s.launch(slow, 1, 1, (flag, np.uint32(1), np.uint64(2_000_000)))
 for _ in range(100):
     s.launch(add, 1, 64, (b, 64))
 s.synchronize()
 assert set(s.read(b).wait()) == {100}
-print(calls() - before, dev.info["launch_publication"])
+runs, batched = (a - b for a, b in zip(gathered(), runs_before))
+print(calls() - before, runs, batched, dev.info["launch_publication"])
 """
 
 
@@ -70,7 +75,8 @@ def test_launches_behind_queued_work_go_out_in_batches(fresh, setting):
     synchronize: the batch delay is long, so that the flusher does not
     publish it earlier, however slowly the launches come); with launch
     batching or all batching off, one call each (counted by the fault
-    wrapper, which injects nothing here)."""
+    wrapper, which injects nothing here). pool_stats counts the gathered
+    run and its launches, and nothing gathered with batching off."""
     env = {"HRX_FAULTS": "none", "HRX_BATCH_DELAY_US": "10000000",
            "PYTHONPATH": _pythonpath()}
     if setting != "default":
@@ -78,12 +84,15 @@ def test_launches_behind_queued_work_go_out_in_batches(fresh, setting):
         env[name] = value
     if os.environ.get("HRX_BATCHING") == "0" and setting == "default":
         env["HRX_BATCHING"] = "1"   # this case is about batching on
-    calls, description = fresh(COUNT_CALLS, env=env).split(" ", 1)
+    calls, runs, batched, description = fresh(COUNT_CALLS,
+                                              env=env).split(" ", 3)
     if setting == "default":
         assert int(calls) == 2, (calls, description)
+        assert (int(runs), int(batched)) == (1, 100), (runs, batched)
         assert description.startswith("gathered"), description
     else:
         assert int(calls) == 101, (calls, description)
+        assert (int(runs), int(batched)) == (0, 0), (runs, batched)
         if setting == "HRX_BATCH_LAUNCHES=0":
             assert "HRX_BATCH_LAUNCHES=0" in description, description
 

@@ -67,7 +67,9 @@ CuPy, PyTorch, c-runtime and c-function rows need their library and a GPU
 of the hip backend; elsewhere they are skipped with the reason. Each row
 runs `--repeat` times, interleaved with the others; the tables give the
 median and the range (a step row's in steps/s, with the launches per second
-they come to), and the ratios the runtime's goals name: hrx python 1 thread
+they come to and, for hrx, the median of the mean gathered batch of its
+timed steps and the share of its launches that went out in one, from
+Device.pool_stats), and the ratios the runtime's goals name: hrx python 1 thread
 against the C baseline (c-runtime where it ran, else hrx C raw) and against
 CuPy, hrx python 16 threads against 1 thread, hrx python and hrx C at 16
 threads against c-runtime at 16 threads (and, without a goal, c-function
@@ -250,7 +252,11 @@ def hrx_c_isolated(device, args, threads):
 
 
 def _steps(result):
-    return result["steps"], result["elapsed_ns"] / 1e9
+    """(steps, seconds) and, where the run counted them, how its launches
+    were gathered (launch_step._measure)."""
+    extra = {key: result[key] for key in ("launches_per_batch",
+                                          "share_batched") if key in result}
+    return result["steps"], result["elapsed_ns"] / 1e9, extra
 
 
 def step_hrx(device, args, threads):
@@ -382,7 +388,7 @@ def main() -> int:
             if key in skipped or key in failed:
                 continue
             try:
-                count, seconds = runner(device, args, threads)
+                count, seconds, *extra = runner(device, args, threads)
             except Skip as reason:
                 skipped[key] = str(reason)
                 continue
@@ -391,6 +397,8 @@ def main() -> int:
                 print(f"# FAILED {key}: {error}", file=sys.stderr)
                 continue
             record = {"row": key, "repeat": repeat, "threads": threads}
+            for more in extra:
+                record.update(more)
             if key in step_rates:
                 launches = count * shape.launches_per_step
                 step_rates[key].append(count / seconds)
@@ -435,13 +443,22 @@ def main() -> int:
         print(f"{key:36} {medians[key] / 1e6:11.3f} "
               f"{f'{low:.3f}-{high:.3f}':>17}")
     print(f"{'step row':36} {'median k steps/s':>17} "
-          f"{'range k steps/s':>17} {'M launches/s':>13}")
+          f"{'range k steps/s':>17} {'M launches/s':>13} "
+          f"{'per batch':>10} {'gathered':>9}")
     for key, values in step_rates.items():
         if unmeasured(key):
             continue
         low, high = min(values) / 1e3, max(values) / 1e3
+        per_batch = [r["launches_per_batch"] for r in records
+                     if r["row"] == key and "launches_per_batch" in r]
+        gathered = [r["share_batched"] for r in records
+                    if r["row"] == key and "share_batched" in r]
+        batching = (f" {statistics.median(per_batch):10.1f} "
+                    f"{statistics.median(gathered):9.0%}"
+                    if per_batch and gathered else "")
         print(f"{key:36} {step_medians[key] / 1e3:17.2f} "
-              f"{f'{low:.2f}-{high:.2f}':>17} {medians[key] / 1e6:13.3f}")
+              f"{f'{low:.2f}-{high:.2f}':>17} {medians[key] / 1e6:13.3f}"
+              f"{batching}")
 
     print(f"{'isolated row':36} {'median us':>10} {'range us':>15}")
     for key in (k for k in rates if k in ISOLATED_ROWS):

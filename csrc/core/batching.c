@@ -73,6 +73,7 @@ void hrx_pending_batch_initialize(hrx_pending_batch_t* batch) {
 }
 
 void hrx_pending_batch_deinitialize(hrx_pending_batch_t* batch) {
+  hrx_launch_copies_clear(&batch->launch_copies);
   free(batch->storage);
   batch->storage = NULL;
 }
@@ -173,23 +174,32 @@ hrx_status_t hrx_batch_publish(hrx_backend_device_t* backend,
                                hrx_native_queue_t* queue,
                                const hrx_batch_command_t* commands,
                                uint32_t count,
-                               uint32_t* out_failed_index) {
+                               uint32_t* out_failed_index,
+                               hrx_batch_tally_t* out_tally) {
   const hrx_backend_vtable_t* vtable = backend->vtable;
+  *out_tally = (hrx_batch_tally_t){0};
   uint32_t done = 0;
   while (done < count) {
     uint32_t run = hrx_batch_run_length(commands, done, count);
     bool launches = commands[done].kind == HRX_BATCH_LAUNCH;
     uint32_t published = 0;
     hrx_status_t status;
+    bool gathered = false;
     if (run >= 2 && launches && vtable->kernel.launch_batch) {
       status = vtable->kernel.launch_batch(backend, queue, commands + done,
                                            run, &published);
+      gathered = true;
     } else if (run >= 2 && !launches && vtable->queue.batch_submit) {
       status = vtable->queue.batch_submit(backend, queue, commands + done,
                                           run, &published);
+      gathered = true;
     } else {
       status = hrx_batch_submit_one(backend, queue, &commands[done]);
       published = status ? 0 : 1;
+    }
+    if (gathered && published) {
+      ++out_tally->runs;
+      out_tally->commands += published;
     }
     done += published;
     if (status) {

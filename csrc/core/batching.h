@@ -78,6 +78,7 @@
 
 #include "hal/device.h"
 #include "hrx.h"
+#include "launch_copies.h"
 
 /* ------------------------------------------------------------- batches */
 
@@ -124,6 +125,7 @@ typedef struct hrx_pending_batch_s {
   bool in_flight;                   /* a moved-out batch is publishing */
   atomic_uint_fast64_t since;       /* hrx_now_ns() of commands[0]; 0: none */
   uint64_t last_ns;                 /* the last small command accepted */
+  hrx_launch_copies_t launch_copies;  /* blocks of pending launches' copies */
 } hrx_pending_batch_t;
 
 void hrx_pending_batch_initialize(hrx_pending_batch_t* batch);
@@ -179,17 +181,28 @@ hrx_status_t hrx_batch_submit_one(hrx_backend_device_t* backend,
                                   hrx_native_queue_t* queue,
                                   const hrx_batch_command_t* command);
 
+/* What hrx_batch_publish handed to the backend in gathered runs (runs of
+ * two or more commands in one launch_batch or batch_submit call) that
+ * published at least one command: the runs, and the commands they
+ * published. */
+typedef struct hrx_batch_tally_s {
+  uint32_t runs;
+  uint32_t commands;
+} hrx_batch_tally_t;
+
 /* Publishes commands[0..count) in order, cut into runs of launches and
  * runs of copies and fills: a run of one through hrx_batch_submit_one, a
  * longer one through the backend's launch_batch or batch_submit when it
  * has it, else one call each. Stops at the first command that cannot be
  * published: returns its failure with *out_failed_index set to its index;
- * the commands before it were published, the ones from it on were not. */
+ * the commands before it were published, the ones from it on were not.
+ * *out_tally (zeroed first) counts the gathered runs either way. */
 hrx_status_t hrx_batch_publish(hrx_backend_device_t* backend,
                                hrx_native_queue_t* queue,
                                const hrx_batch_command_t* commands,
                                uint32_t count,
-                               uint32_t* out_failed_index);
+                               uint32_t* out_failed_index,
+                               hrx_batch_tally_t* out_tally);
 
 /* ------------------------------------------------------------- flusher */
 

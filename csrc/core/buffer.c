@@ -104,9 +104,16 @@ uint8_t* hrx_view_pointer(hrx_view_t view) {
   return (uint8_t*)view.buffer->ptr + view.offset;
 }
 
+bool hrx_view_usable(hrx_device_t* device, hrx_view_t view) {
+  return view.buffer && view.buffer->device == device && view.length != 0 &&
+         view.offset <= view.buffer->size &&
+         view.length <= view.buffer->size - view.offset;
+}
+
 hrx_status_t hrx_view_check(hrx_device_t* device, hrx_view_t view,
                             const char* role, const char* holder,
                             const char* rule) {
+  if (hrx_view_usable(device, view)) return NULL;
   if (!view.buffer) {
     return hrx_make_status(HRX_STATUS_INVALID_ARGUMENT, "%s has no buffer",
                            role);

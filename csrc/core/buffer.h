@@ -2,6 +2,7 @@
 #ifndef HRX_CORE_BUFFER_H_
 #define HRX_CORE_BUFFER_H_
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "hrx.h"
@@ -14,6 +15,11 @@
 hrx_status_t hrx_view_check(hrx_device_t* device, hrx_view_t view,
                             const char* role, const char* holder,
                             const char* rule);
+
+/* Whether hrx_view_check(device, view, ...) passes: for a caller that
+ * formats the role only for a view that fails (a launch checks every
+ * buffer argument of every launch). */
+bool hrx_view_usable(hrx_device_t* device, hrx_view_t view);
 
 /* The device address of the view's first byte. */
 uint8_t* hrx_view_pointer(hrx_view_t view);

@@ -24,6 +24,7 @@
 #include "live_device.h"
 #include "entry.h"
 #include "kernel_cache.h"
+#include "launch_copies.h"
 #include "base/status.h"
 
 struct hrx_kernel_s {
@@ -452,10 +453,12 @@ hrx_status_t hrx_kernel_prepare_launch(hrx_kernel_t* kernel,
     const hrx_kernel_arg_t* arg = &args[i];
     uint32_t size = 0;
     if (arg->kind == HRX_KERNEL_ARG_VIEW) {
-      char role[48];
-      snprintf(role, sizeof(role), "argument %zu", i);
-      HRX_RETURN_IF_ERROR(hrx_view_check(device, arg->view, role, holder,
-                                         rule));
+      if (!hrx_view_usable(device, arg->view)) {
+        char role[48];
+        snprintf(role, sizeof(role), "argument %zu", i);
+        HRX_RETURN_IF_ERROR(hrx_view_check(device, arg->view, role, holder,
+                                           rule));
+      }
       int kind = kinfo->param_count >= 0 && i < (size_t)kinfo->param_count
                      ? kinfo->param_kind[i]
                      : HRX_KERNEL_PARAM_UNKNOWN;
@@ -517,44 +520,16 @@ hrx_status_t hrx_kernel_prepare_launch(hrx_kernel_t* kernel,
   return NULL;
 }
 
-/* [launch][args][sizes][values, each 16-byte aligned] */
-static hrx_kernel_launch_t* hrx_kernel_launch_copy_of(
-    const hrx_kernel_launch_t* launch) {
-  enum { ALIGN = 16 };
-  uint32_t n = launch->arg_count;
-  size_t head = sizeof(hrx_kernel_launch_t) + n * sizeof(void*) +
-                n * sizeof(uint32_t);
-  head = (head + ALIGN - 1) & ~(size_t)(ALIGN - 1);
-  size_t values = 0;
-  for (uint32_t i = 0; i < n; ++i) {
-    values += ((size_t)launch->arg_sizes[i] + ALIGN - 1) & ~(size_t)(ALIGN - 1);
-  }
-  unsigned char* block = aligned_alloc(ALIGN, head + (values ? values : ALIGN));
-  if (!block) return NULL;
-  hrx_kernel_launch_t* copy = (hrx_kernel_launch_t*)block;
-  *copy = *launch;
-  const void** args = (const void**)(block + sizeof(hrx_kernel_launch_t));
-  uint32_t* sizes = (uint32_t*)(args + n);
-  unsigned char* value = block + head;
-  for (uint32_t i = 0; i < n; ++i) {
-    memcpy(value, launch->args[i], launch->arg_sizes[i]);
-    args[i] = value;
-    sizes[i] = launch->arg_sizes[i];
-    value += ((size_t)launch->arg_sizes[i] + ALIGN - 1) & ~(size_t)(ALIGN - 1);
-  }
-  copy->args = args;
-  copy->arg_sizes = sizes;
-  return copy;
-}
-
 hrx_kernel_launch_t* hrx_kernel_launch_copy(
     const hrx_kernel_prepared_t* prepared) {
-  return hrx_kernel_launch_copy_of(&prepared->launch);
+  void* block = aligned_alloc(16, hrx_launch_copy_bytes(&prepared->launch));
+  return block ? hrx_launch_copy_write(block, &prepared->launch) : NULL;
 }
 
 bool hrx_kernel_pending_launch_make(const hrx_batch_command_t* command,
+                                    hrx_launch_copies_t* copies,
                                     hrx_batch_command_t* out) {
-  hrx_kernel_launch_t* launch = hrx_kernel_launch_copy_of(command->launch);
+  hrx_kernel_launch_t* launch = hrx_launch_copies_make(copies, command->launch);
   if (!launch) return false;
   *out = *command;
   out->launch = launch;
@@ -563,7 +538,6 @@ bool hrx_kernel_pending_launch_make(const hrx_batch_command_t* command,
 }
 
 void hrx_kernel_pending_launch_release(const hrx_batch_command_t* command) {
-  free((void*)command->launch);
   hrx_kernel_t* kernel = command->owner;
   /* The caller publishes under a stream's locks, and the last release of
    * a kernel may wait for the device (module_unload), which may be running

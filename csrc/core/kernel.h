@@ -5,6 +5,7 @@
 
 #include "hal/device.h"
 #include "hrx.h"
+#include "launch_copies.h"
 
 /* A checked launch, ready for the backend: `launch` points into the other
  * fields (a VIEW argument's device address is in `pointers`). Lives on the
@@ -36,13 +37,16 @@ hrx_kernel_launch_t* hrx_kernel_launch_copy(
 /* A launch command of a stream's pending batch (hal/batch.h,
  * HRX_BATCH_LAUNCH) that lives on its own until it is published or
  * dropped: *out is `command` with the launch copied (argument values
- * included) and its kernel (command->owner, an hrx_kernel_t*) retained, so
- * that neither the caller's arguments nor a release of the kernel change
- * or unload what runs. False (nothing made) when out of memory. */
+ * included) into a block of `copies` (launch_copies.h; the caller guards
+ * it) and its kernel (command->owner, an hrx_kernel_t*) retained, so that
+ * neither the caller's arguments nor a release of the kernel change or
+ * unload what runs. False (nothing made) when out of memory. */
 bool hrx_kernel_pending_launch_make(const hrx_batch_command_t* command,
+                                    hrx_launch_copies_t* copies,
                                     hrx_batch_command_t* out);
-/* Frees what hrx_kernel_pending_launch_make made: the copy, and the
- * kernel's reference (which may wait, like hrx_kernel_release). */
+/* Drops the kernel's reference that hrx_kernel_pending_launch_make took
+ * (the last one goes to the device's cleanup thread); the caller gives the
+ * copy back to its `copies` (hrx_launch_copies_give_back). */
 void hrx_kernel_pending_launch_release(const hrx_batch_command_t* command);
 
 /* The backend's kernel (borrowed; valid while the kernel is). */

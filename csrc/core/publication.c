@@ -90,10 +90,23 @@ void hrx_publication_count_published(hrx_publication_t* publication,
 
 /* --------------------------------------------------------------- batches */
 
-/* The launches of a batch that was published or dropped: their argument
- * copies and kernel references go (kernel.h). */
-static void hrx_publication_release_launches(const hrx_batch_command_t* batch,
+/* The launches of a batch that was published or dropped (batch_mutex not
+ * held): their argument copies go back to the pending batch's blocks, all
+ * under one hold of batch_mutex, then their kernel references go
+ * (kernel.h). */
+static void hrx_publication_release_launches(hrx_publication_t* publication,
+                                             const hrx_batch_command_t* batch,
                                              uint32_t count) {
+  bool locked = false;
+  for (uint32_t i = 0; i < count; ++i) {
+    if (batch[i].kind != HRX_BATCH_LAUNCH) continue;
+    if (!locked) pthread_mutex_lock(&publication->batch_mutex);
+    locked = true;
+    hrx_launch_copies_give_back(&publication->batch.launch_copies,
+                                batch[i].launch);
+  }
+  if (!locked) return;
+  pthread_mutex_unlock(&publication->batch_mutex);
   for (uint32_t i = 0; i < count; ++i) {
     if (batch[i].kind == HRX_BATCH_LAUNCH) {
       hrx_kernel_pending_launch_release(&batch[i]);
@@ -109,13 +122,13 @@ static void hrx_publication_release_launches(const hrx_batch_command_t* batch,
 static void hrx_publication_batch_done_locked(
     hrx_publication_t* publication, const hrx_batch_command_t* batch,
     uint32_t count, uint64_t first, uint64_t bytes, bool skipped,
-    hrx_status_t status, uint32_t failed) {
+    hrx_status_t status, uint32_t failed, const hrx_batch_tally_t* tally) {
   /* The batch's commands were accepted; the device counts them now, once
    * per batch (hrx_device_count_commands). */
   hrx_device_count_commands(publication->device, count);
   if (skipped) {
     hrx_failure_skip(&publication->failure, count);
-    hrx_publication_release_launches(batch, count);
+    hrx_publication_release_launches(publication, batch, count);
     return;
   }
   uint32_t published = status ? failed : count;
@@ -124,6 +137,10 @@ static void hrx_publication_batch_done_locked(
     for (uint32_t i = 0; i < published; ++i) bytes += batch[i].length;
   }
   hrx_publication_count_published(publication, published, bytes);
+  if (publication->pool_queue) {
+    hrx_pool_queue_count_batched(publication->pool_queue, tally->runs,
+                                 tally->commands);
+  }
   if (status) {
     /* The same words as a lone command's, so that a failure reads alike
      * with batching on and off. */
@@ -133,7 +150,7 @@ static void hrx_publication_batch_done_locked(
     hrx_failure_record(&publication->failure, status, first + failed, what,
                        count - failed - 1);
   }
-  hrx_publication_release_launches(batch, count);
+  hrx_publication_release_launches(publication, batch, count);
 }
 
 /* Publishes the pending batch, if any, waiting for queue space if need be
@@ -154,14 +171,15 @@ static void hrx_publication_publish_locked(hrx_publication_t* publication) {
   bool skipped = hrx_failure_held(&publication->failure);
   hrx_status_t status = NULL;
   uint32_t failed = 0;
+  hrx_batch_tally_t tally = {0};
   if (!skipped) {
     bool previous = hrx_thread_set_nonblocking(false);
     status = hrx_batch_publish(publication->backend, publication->queue,
-                               batch, count, &failed);
+                               batch, count, &failed, &tally);
     hrx_thread_set_nonblocking(previous);
   }
   hrx_publication_batch_done_locked(publication, batch, count, first, bytes,
-                                    skipped, status, failed);
+                                    skipped, status, failed, &tally);
   pthread_mutex_lock(&publication->batch_mutex);
   publication->batch.in_flight = false;
   pthread_mutex_unlock(&publication->batch_mutex);
@@ -180,9 +198,11 @@ static hrx_status_t hrx_publication_publish_nonblocking_locked(
   bool skipped = hrx_failure_held(&publication->failure);
   hrx_status_t status = NULL;
   uint32_t failed = 0;
+  hrx_batch_tally_t tally = {0};
   if (count && !skipped) {
     status = hrx_batch_publish(publication->backend, publication->queue,
-                               publication->batch.commands, count, &failed);
+                               publication->batch.commands, count, &failed,
+                               &tally);
   }
   bool blocked = hrx_status_code(status) == HRX_STATUS_WOULD_BLOCK;
   uint32_t taken = blocked ? failed : count;
@@ -196,7 +216,7 @@ static hrx_status_t hrx_publication_publish_nonblocking_locked(
   if (taken) {
     hrx_publication_batch_done_locked(publication, batch, taken, first, bytes,
                                       skipped, blocked ? NULL : status,
-                                      failed);
+                                      failed, &tally);
   }
   return blocked ? status : NULL;
 }
@@ -479,15 +499,6 @@ hrx_status_t hrx_publication_enqueue(hrx_publication_t* publication,
                                       thread.urgent)) {
     return NULL;
   }
-  /* A launch that waits in the batch keeps its arguments and kernel with
-   * it; the caller's are borrowed. */
-  hrx_batch_command_t owned;
-  if (launch) {
-    if (!hrx_kernel_pending_launch_make(command, &owned)) {
-      return hrx_publication_submit_alone(publication, command);
-    }
-    command = &owned;
-  }
   hrx_flusher_t* flusher = hrx_device_flusher(publication->device);
   /* A non-blocking producer starts a batch only while the flusher watches
    * the stream (batching.h, hrx_flusher_try_watch). */
@@ -502,14 +513,28 @@ hrx_status_t hrx_publication_enqueue(hrx_publication_t* publication,
   if (blocked) {
     /* Nothing changed: the repeated call takes the same decisions. */
     hrx_batch_thread_undo(&thread);
-    if (launch) hrx_kernel_pending_launch_release(&owned);
     return blocked;
+  }
+  /* A launch that waits in the batch keeps its arguments and kernel with
+   * it; the caller's are borrowed. */
+  hrx_batch_command_t owned;
+  if (launch) {
+    if (!hrx_kernel_pending_launch_make(
+            command, &publication->batch.launch_copies, &owned)) {
+      pthread_mutex_unlock(&publication->batch_mutex);
+      return hrx_publication_submit_alone(publication, command);
+    }
   }
   bool started = false;
   bool full = false;
-  if (!hrx_pending_batch_append_locked(&publication->batch, settings, command,
+  if (!hrx_pending_batch_append_locked(&publication->batch, settings,
+                                       launch ? &owned : command,
                                        publication->commands + 1, thread.now,
                                        &started, &full)) {
+    if (launch) {
+      hrx_launch_copies_give_back(&publication->batch.launch_copies,
+                                  owned.launch);
+    }
     pthread_mutex_unlock(&publication->batch_mutex);
     hrx_status_t status = hrx_publication_submit_alone(publication, command);
     if (launch) hrx_kernel_pending_launch_release(&owned);

@@ -199,6 +199,8 @@ static hrx_status_t hrx_pool_queue_create(hrx_queue_pool_t* pool, int priority,
   queue->reserved = slot < 0;
   atomic_init(&queue->commands, 0);
   atomic_init(&queue->bytes, 0);
+  atomic_init(&queue->batches, 0);
+  atomic_init(&queue->batched, 0);
   pool->first_use = true;
   *out_queue = queue;
   return NULL;
@@ -398,6 +400,8 @@ static void hrx_pool_queue_fill_stats(hrx_queue_pool_t* pool,
   /* Read after observing, so in flight never exceeds submitted. */
   out->commands_submitted = atomic_load(&queue->commands);
   out->bytes_submitted = atomic_load(&queue->bytes);
+  out->batches_published = atomic_load(&queue->batches);
+  out->commands_batched = atomic_load(&queue->batched);
 }
 
 hrx_status_t hrx_queue_pool_stats(hrx_queue_pool_t* pool,

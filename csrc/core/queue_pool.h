@@ -36,6 +36,9 @@ typedef struct hrx_pool_queue_s {
    * mutex, from queue_query). */
   atomic_uint_fast64_t commands;
   atomic_uint_fast64_t bytes;
+  /* Gathered runs published and the commands they carried (lock-free). */
+  atomic_uint_fast64_t batches;
+  atomic_uint_fast64_t batched;
   uint64_t commands_done;          /* pool mutex */
   uint64_t bytes_done;             /* pool mutex */
 } hrx_pool_queue_t;
@@ -91,6 +94,16 @@ static inline void hrx_pool_queue_count_published(hrx_pool_queue_t* queue,
   atomic_fetch_add_explicit(&queue->commands, commands, memory_order_relaxed);
   if (bytes) atomic_fetch_add_explicit(&queue->bytes, bytes,
                                        memory_order_relaxed);
+}
+
+/* Counts `runs` gathered runs carrying `commands` commands in all, among
+ * those counted published (hrx_batch_tally_t). Lock-free; any thread. */
+static inline void hrx_pool_queue_count_batched(hrx_pool_queue_t* queue,
+                                                uint64_t runs,
+                                                uint64_t commands) {
+  if (!runs) return;
+  atomic_fetch_add_explicit(&queue->batches, runs, memory_order_relaxed);
+  atomic_fetch_add_explicit(&queue->batched, commands, memory_order_relaxed);
 }
 
 /* Queues outside the pool are only counted here. */

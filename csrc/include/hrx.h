@@ -392,6 +392,14 @@ typedef struct hrx_pool_queue_stats_s {
   uint64_t bytes_submitted;
   uint64_t commands_in_flight;
   uint64_t bytes_in_flight;
+  /* Gathering (batching.h): the gathered runs of two or more commands
+   * that were handed to the backend in one call each (a launch_batch or
+   * batch_submit), and the commands they carried; commands_batched /
+   * batches_published is the mean size of a gathered run, and
+   * commands_submitted - commands_batched the commands published alone
+   * (or as paced transfers). */
+  uint64_t batches_published;
+  uint64_t commands_batched;
 } hrx_pool_queue_stats_t;
 
 /* The hardware connection budget of the device's process (NVIDIA:

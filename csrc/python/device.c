@@ -384,7 +384,8 @@ static PyObject* hrx_py_device_pool_stats(PyObject* self, PyObject* unused) {
     PyObject* slot = q->slot < 0 ? Py_NewRef(Py_None) : PyLong_FromLong(q->slot);
     PyObject* entry =
         slot ? Py_BuildValue(
-                   "{s:s,s:N,s:O,s:i,s:i,s:K,s:K,s:K,s:K,s:K}", "priority",
+                   "{s:s,s:N,s:O,s:i,s:i,s:K,s:K,s:K,s:K,s:K,s:K,s:K}",
+                   "priority",
                    hrx_stream_priority_name(q->priority), "slot", slot,
                    "reserved", q->reserved ? Py_True : Py_False,
                    "native_priority", q->native_priority, "streams",
@@ -395,7 +396,10 @@ static PyObject* hrx_py_device_pool_stats(PyObject* self, PyObject* unused) {
                    (unsigned long long)q->bytes_submitted,
                    "commands_in_flight",
                    (unsigned long long)q->commands_in_flight, "bytes_in_flight",
-                   (unsigned long long)q->bytes_in_flight)
+                   (unsigned long long)q->bytes_in_flight, "batches_published",
+                   (unsigned long long)q->batches_published,
+                   "commands_batched",
+                   (unsigned long long)q->commands_batched)
              : NULL;
     if (!entry || PyList_Append(list, entry) < 0) {
       Py_XDECREF(entry);
@@ -876,7 +880,8 @@ static PyMethodDef hrx_py_device_methods[] = {
      "{variable, value, wanted, source}, queues [{priority, slot, "
      "reserved, native_priority, streams, streams_assigned, "
      "commands_submitted, bytes_submitted, commands_in_flight, "
-     "bytes_in_flight}]. native_priority is the runtime's stream priority "
+     "bytes_in_flight, batches_published, commands_batched}]. "
+     "native_priority is the runtime's stream priority "
      "on hip and the lane's rank on the host backend (0 high, 1 normal, "
      "2 low)."},
     {"allocate", hrx_py_device_allocate, METH_O,

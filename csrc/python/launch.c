@@ -481,7 +481,9 @@ int hrx_py_launch_convert(hrx_py_state_t* state, PyObject* kernel_object,
   params.kernel = name;
   char name_copy[HRX_KERNEL_MAX_NAME + 1];
   bool ran_python = false;
-  hrx_py_launch_device_t device = {.known = false};
+  /* Its info (several KiB) is filled only when a foreign array asks. */
+  hrx_py_launch_device_t device;
+  device.known = false;
   /* Values first (they may run Python code), buffers after. */
   for (Py_ssize_t i = 0; i < count; ++i) {
     PyObject* item = items[i];

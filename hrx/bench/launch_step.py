@@ -58,7 +58,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import Any, Callable, Dict, List, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -380,26 +380,47 @@ def _check_counts(steps: int, warmup: int) -> None:
 
 def _measure(run: Callable[[int, int], None], synchronize: Callable[[], None],
              read: Callable[[], Dict[str, np.ndarray]], shape: StepShape,
-             steps: int, warmup: int, what: str) -> Dict[str, Any]:
+             steps: int, warmup: int, what: str,
+             tally: Optional[Callable[[], Tuple[int, int, int]]] = None
+             ) -> Dict[str, Any]:
     """The check (CHECK_STEPS steps from the known state, which the buffers
     hold, against the reference), then ``warmup`` steps, then ``steps``
     timed ones, then the counter's check. ``run(first, count)`` submits
     steps first.. first+count-1; ``read()`` synchronizes and returns every
-    buffer."""
+    buffer. ``tally()``, where given, returns (commands submitted, batches
+    published, commands batched) so far; their changes over the timed
+    steps become the result's ``launches_per_batch`` (the mean gathered
+    batch) and ``share_batched`` (the launches that went out in one)."""
     run(0, CHECK_STEPS)
     compare(read(), reference_steps(initial_state(shape), shape,
                                     CHECK_STEPS), what)
     run(CHECK_STEPS, warmup)
     synchronize()
+    before = tally() if tally else None
     start = time.perf_counter_ns()
     run(CHECK_STEPS + warmup, steps)
     synchronize()
     elapsed = time.perf_counter_ns() - start
+    after = tally() if tally else None
     counted = int(read()["counter"][0])
     if counted != CHECK_STEPS + warmup + steps:
         raise CheckFailed(f"{what}: the step counter is {counted} after "
                           f"{CHECK_STEPS + warmup + steps} steps")
-    return _result(shape, steps, elapsed)
+    result = _result(shape, steps, elapsed)
+    if before is not None and after is not None:
+        commands, batches, batched = (a - b for a, b in zip(after, before))
+        result["launches_per_batch"] = batched / batches if batches else 0.0
+        result["share_batched"] = batched / commands if commands else 0.0
+    return result
+
+
+def pool_tally(device: Any) -> Tuple[int, int, int]:
+    """(commands submitted, batches published, commands batched) over every
+    queue of the device's pool (``Device.pool_stats``)."""
+    queues = device.pool_stats()["queues"]
+    return (sum(q["commands_submitted"] for q in queues),
+            sum(q["batches_published"] for q in queues),
+            sum(q["commands_batched"] for q in queues))
 
 
 # ------------------------------------------------------------------ hrx
@@ -446,7 +467,7 @@ def hrx_step_rate(device: Any, *, steps: int = 5000, warmup: int = 100,
         what = ("step, hrx Stream.launch" +
                 (" of the captured step" if captured else ""))
         return _measure(run, stream.synchronize, read, shape, steps, warmup,
-                        what)
+                        what, tally=lambda: pool_tally(device))
     finally:
         stream.close()
 

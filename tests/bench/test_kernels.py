@@ -130,6 +130,8 @@ def test_the_launch_rate_script_reports_every_row(backend, tmp_path):
     for record in doc["repeats"]:
         if record["row"].startswith("step, "):
             assert (record["steps"], record["launches"]) == (30, 30 * 21)
+            assert 0.0 <= record["share_batched"] <= 1.0, record
+            assert record["launches_per_batch"] >= 0.0, record
             assert record["steps_per_s"] * 21 == pytest.approx(
                 record["launches_per_s"])
         elif record["row"].startswith("isolated, "):

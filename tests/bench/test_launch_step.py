@@ -122,6 +122,20 @@ def test_the_step_matches_numpy_on_the_device(device, captured, shape):
     assert r["steps"] == 7 and r["elapsed_ns"] > 0
     assert r["launches_per_step"] == shape.launches_per_step
     assert r["checked_steps"] == CHECK_STEPS
+    # How the timed steps' launches went out (pool_stats): a share, and a
+    # mean gathered batch of at least two wherever any was gathered.
+    assert 0.0 <= r["share_batched"] <= 1.0, r
+    assert (r["launches_per_batch"] >= 2.0) == (r["share_batched"] > 0), r
+
+
+def test_the_step_says_nothing_was_gathered_with_batching_off(device):
+    was = device.batching
+    device.set_batching(False)
+    try:
+        r = launch_step.hrx_step_rate(device, steps=5, warmup=1, shape=SMALL)
+    finally:
+        device.set_batching(was)
+    assert (r["launches_per_batch"], r["share_batched"]) == (0.0, 0.0), r
 
 
 @pytest.mark.parametrize("captured", [False, True],

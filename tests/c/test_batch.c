@@ -11,6 +11,7 @@
 #include "drivers/hip/hip_batch.h"
 #include "check.h"
 #include "core/batching.h"
+#include "core/launch_copies.h"
 #include "hrx.h"
 
 #define BARRIER (1ull << 57)
@@ -251,8 +252,105 @@ static void test_batched_commands_fit_the_kernel_grid(void) {
   CHECK(!hrx_hip_batch_fits(commands, 2));
 }
 
+/* A launch of `count` arguments of `size` bytes each, argument i's bytes
+ * all i + seed. */
+typedef struct {
+  hrx_kernel_launch_t launch;
+  const void* args[8];
+  uint32_t sizes[8];
+  uint8_t values[8][256];
+} test_launch_t;
+
+static void test_launch_init(test_launch_t* t, uint32_t count, uint32_t size,
+                             uint8_t seed) {
+  memset(t, 0, sizeof(*t));
+  t->launch.grid[0] = 3;
+  t->launch.block[0] = 32;
+  t->launch.arg_count = count;
+  for (uint32_t i = 0; i < count; ++i) {
+    memset(t->values[i], (int)(i + seed), size);
+    t->args[i] = t->values[i];
+    t->sizes[i] = size;
+  }
+  t->launch.args = t->args;
+  t->launch.arg_sizes = t->sizes;
+}
+
+static bool test_launch_equal(const hrx_kernel_launch_t* copy,
+                              const test_launch_t* t) {
+  if (copy->arg_count != t->launch.arg_count || copy->grid[0] != 3 ||
+      copy->block[0] != 32) {
+    return false;
+  }
+  for (uint32_t i = 0; i < copy->arg_count; ++i) {
+    if (copy->arg_sizes[i] != t->sizes[i] ||
+        memcmp(copy->args[i], t->values[i], t->sizes[i]) != 0 ||
+        copy->args[i] == t->args[i] ||
+        ((uintptr_t)copy->args[i] & 15) != 0) {
+      return false;
+    }
+  }
+  return true;
+}
+
+static void test_launch_copies_reuse_given_back_blocks(void) {
+  hrx_launch_copies_t copies = {0};
+  test_launch_t a, b;
+  test_launch_init(&a, 3, 8, 1);
+  test_launch_init(&b, 2, 4, 7);
+  hrx_kernel_launch_t* first = hrx_launch_copies_make(&copies, &a.launch);
+  CHECK(first && test_launch_equal(first, &a));
+  /* The caller's values change after the copy: the copy keeps its own. */
+  memset(a.values[0], 0xee, 8);
+  CHECK(((const uint8_t*)first->args[0])[0] == 1);
+  test_launch_init(&a, 3, 8, 1);
+  hrx_launch_copies_give_back(&copies, first);
+  CHECK(copies.count == 1);
+  hrx_kernel_launch_t* second = hrx_launch_copies_make(&copies, &b.launch);
+  CHECK(second == first);  /* the block came back */
+  CHECK(test_launch_equal(second, &b));
+  CHECK(copies.count == 0);
+  hrx_launch_copies_give_back(&copies, second);
+  hrx_launch_copies_give_back(&copies, NULL);
+  CHECK(copies.count == 1);
+  hrx_launch_copies_clear(&copies);
+  CHECK(copies.count == 0 && copies.free == NULL);
+}
+
+static void test_launch_copies_large_launches_are_not_kept(void) {
+  hrx_launch_copies_t copies = {0};
+  test_launch_t big;
+  test_launch_init(&big, 8, 256, 3);
+  CHECK(hrx_launch_copy_bytes(&big.launch) > HRX_LAUNCH_COPY_BLOCK_BYTES);
+  hrx_kernel_launch_t* copy = hrx_launch_copies_make(&copies, &big.launch);
+  CHECK(copy && test_launch_equal(copy, &big));
+  hrx_launch_copies_give_back(&copies, copy);  /* freed, not listed */
+  CHECK(copies.count == 0 && copies.free == NULL);
+}
+
+static void test_launch_copies_keep_at_most_two_batches(void) {
+  hrx_launch_copies_t copies = {0};
+  enum { N = HRX_LAUNCH_COPY_FREE_MAX + 5 };
+  static hrx_kernel_launch_t* made[N];
+  test_launch_t t;
+  test_launch_init(&t, 1, 8, 0);
+  for (int i = 0; i < N; ++i) {
+    made[i] = hrx_launch_copies_make(&copies, &t.launch);
+    CHECK(made[i] != NULL);
+  }
+  for (int i = 0; i < N; ++i) hrx_launch_copies_give_back(&copies, made[i]);
+  CHECK(copies.count == HRX_LAUNCH_COPY_FREE_MAX);
+  hrx_launch_copies_clear(&copies);
+}
+
 int main(int argc, char** argv) {
   static const hrx_test_t tests[] = {
+      {"launch_copies_reuse_given_back_blocks",
+       test_launch_copies_reuse_given_back_blocks},
+      {"launch_copies_large_launches_are_not_kept",
+       test_launch_copies_large_launches_are_not_kept},
+      {"launch_copies_keep_at_most_two_batches",
+       test_launch_copies_keep_at_most_two_batches},
       {"batched_commands_fit_the_kernel_grid",
        test_batched_commands_fit_the_kernel_grid},
       {"plan_disjoint_commands_run_in_parallel",
