@@ -379,7 +379,9 @@ class Device:
         self, source: str, name: str, *, options: Iterable[str] = ()
     ) -> Kernel:
         """Compiles source (cached in memory and on disk) and returns its
-        kernel `name`; options pass through to the compiler."""
+        kernel `name`; options pass through to the compiler. The compile
+        covers every kernel the source declares, so compiling another of
+        them finds the module."""
 
     def compile_module(
         self, source: str, names: Iterable[str], *, options: Iterable[str] = ()

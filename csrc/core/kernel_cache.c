@@ -7,11 +7,20 @@
 #include <string.h>
 
 #include "kernel_disk_cache.h"
+#include "kernel_source_names.h"
 #include "base/status.h"
+
+/* The most sources a cache remembers as compiled name by name. */
+#define HRX_KERNEL_CACHE_NARROW 64
 
 struct hrx_kernel_cache_s {
   pthread_mutex_t mutex;
   hrx_kernel_module_t* modules;  /* one reference each; mutex */
+  /* Build-key hashes of sources whose declared kernels the compiler
+   * refused together, newest last (a ring); mutex. */
+  uint64_t narrow[HRX_KERNEL_CACHE_NARROW];
+  size_t narrow_count;
+  size_t narrow_next;
 };
 
 /* ------------------------------------------------------------- modules */
@@ -438,33 +447,22 @@ static hrx_status_t hrx_kernel_cache_compile(
   return NULL;
 }
 
-hrx_status_t hrx_kernel_cache_get(hrx_kernel_cache_t* cache,
-                                  hrx_backend_device_t* backend,
-                                  const char* source,
-                                  const char* const* names, size_t name_count,
-                                  const char* const* options,
-                                  size_t option_count,
-                                  hrx_kernel_module_t** out_module,
-                                  hrx_kernel_origin_t* out_origin) {
-  hrx_key_t build = {0};
-  hrx_key_add_build(&build, source, options, option_count);
-  if (build.failed) {
-    free(build.bytes);
+/* The module of (source, options) with names[0..name_count), from the
+ * disk cache or compiled (`build` is the memory key, `hash` its hash; the
+ * module gets a copy), then kept in the memory cache (or the module another
+ * thread kept there first). */
+static hrx_status_t hrx_kernel_cache_make(
+    hrx_kernel_cache_t* cache, hrx_backend_device_t* backend,
+    const char* source, const hrx_key_t* build, uint64_t hash,
+    const char* const* names, size_t name_count, const char* const* options,
+    size_t option_count, hrx_kernel_module_t** out_module,
+    hrx_kernel_origin_t* out_origin) {
+  void* key_copy = malloc(build->size ? build->size : 1);
+  if (!key_copy) {
     return hrx_make_status(HRX_STATUS_OUT_OF_MEMORY,
-                           "cannot build the kernel cache key");
+                           "cannot copy the kernel cache key");
   }
-  uint64_t hash = hrx_kernel_hash(build.bytes, build.size, 0);
-  pthread_mutex_lock(&cache->mutex);
-  hrx_kernel_module_t* module = hrx_kernel_cache_find_locked(
-      cache, hash, build.bytes, build.size, names, name_count);
-  pthread_mutex_unlock(&cache->mutex);
-  if (module) {
-    free(build.bytes);
-    *out_module = module;
-    *out_origin = HRX_KERNEL_ORIGIN_MEMORY_CACHE;
-    return NULL;
-  }
-
+  memcpy(key_copy, build->bytes, build->size);
   hrx_kernel_compiler_t toolchain;
   memset(&toolchain, 0, sizeof(toolchain));
   hrx_status_t status = backend->vtable->kernel.toolchain(backend, &toolchain);
@@ -472,7 +470,7 @@ hrx_status_t hrx_kernel_cache_get(hrx_kernel_cache_t* cache,
   char* note = NULL;
   if (!status) status = hrx_kernel_disk_cache_dir(&dir, &note);
   if (status) {
-    free(build.bytes);
+    free(key_copy);
     return status;
   }
   /* The disk key: a version tag, the toolchain, then the names, options
@@ -484,8 +482,9 @@ hrx_status_t hrx_kernel_cache_get(hrx_kernel_cache_t* cache,
   hrx_key_add_text(&key, toolchain.target);
   hrx_key_add_text(&key, toolchain.image_format);
   hrx_key_add_names(&key, names, name_count);
-  hrx_key_add(&key, (const char*)build.bytes, build.size);
+  hrx_key_add(&key, (const char*)build->bytes, build->size);
   hrx_kernel_origin_t origin = HRX_KERNEL_ORIGIN_DISK_CACHE;
+  hrx_kernel_module_t* module = NULL;
   if (dir && !key.failed) {
     module = hrx_kernel_cache_read_disk(backend, dir, &key, names, name_count,
                                         &note);
@@ -524,13 +523,13 @@ hrx_status_t hrx_kernel_cache_get(hrx_kernel_cache_t* cache,
   free(key.bytes);
   if (status) {
     free(note);
-    free(build.bytes);
+    free(key_copy);
     return status;
   }
   module->cache_note = note;
   module->hash = hash;
-  module->key = build.bytes;
-  module->key_size = build.size;
+  module->key = key_copy;
+  module->key_size = build->size;
 
   pthread_mutex_lock(&cache->mutex);
   hrx_kernel_module_t* raced = hrx_kernel_cache_find_locked(
@@ -550,4 +549,156 @@ hrx_status_t hrx_kernel_cache_get(hrx_kernel_cache_t* cache,
   *out_module = module;
   *out_origin = origin;
   return NULL;
+}
+
+static bool hrx_is_word_char(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+         (c >= '0' && c <= '9') || c == '_';
+}
+
+static int hrx_kernel_name_order(const void* a, const void* b) {
+  return strcmp(*(const char* const*)a, *(const char* const*)b);
+}
+
+/* The names a compile of names[0..name_count) compiles for (kernel
+ * cache.h): the source's declared kernels (kernel_source_names.h) when
+ * they include every name asked for, sorted (so that a compile of any of
+ * them makes the same module and disk entry); else NULL (compile the names
+ * asked for). *out_declared holds the strings; free both. */
+static hrx_status_t hrx_kernel_cache_declared(
+    const char* source, const char* const* names, size_t name_count,
+    char*** out_declared, size_t* out_count) {
+  *out_declared = NULL;
+  *out_count = 0;
+  char** declared = NULL;
+  size_t count = 0;
+  HRX_RETURN_IF_ERROR(hrx_kernel_source_names(
+      source, HRX_KERNEL_MAX_MODULE_NAMES, &declared, &count));
+  bool covers = count > name_count;
+  for (size_t i = 0; covers && i < name_count; ++i) {
+    bool found = false;
+    for (size_t j = 0; !found && j < count; ++j) {
+      found = strcmp(names[i], declared[j]) == 0;
+    }
+    covers = found;
+  }
+  if (!covers) {
+    hrx_kernel_source_names_free(declared, count);
+    return NULL;
+  }
+  qsort(declared, count, sizeof(*declared), hrx_kernel_name_order);
+  *out_declared = declared;
+  *out_count = count;
+  return NULL;
+}
+
+/* Whether `message` names a kernel of declared[0..declared_count) that is
+ * not among names[0..name_count) (as a whole word). */
+static bool hrx_kernel_message_names_other(const char* message,
+                                           char* const* declared,
+                                           size_t declared_count,
+                                           const char* const* names,
+                                           size_t name_count) {
+  for (size_t i = 0; message && i < declared_count; ++i) {
+    bool asked = false;
+    for (size_t j = 0; !asked && j < name_count; ++j) {
+      asked = strcmp(declared[i], names[j]) == 0;
+    }
+    if (asked) continue;
+    size_t n = strlen(declared[i]);
+    for (const char* at = strstr(message, declared[i]); at;
+         at = strstr(at + 1, declared[i])) {
+      bool starts = at == message || !hrx_is_word_char(at[-1]);
+      if (starts && !hrx_is_word_char(at[n])) return true;
+    }
+  }
+  return false;
+}
+
+/* Sources whose declared kernels the compiler refused together (the
+ * cache's `narrow` list): compiled for the names asked for only. */
+static bool hrx_kernel_cache_is_narrow(hrx_kernel_cache_t* cache,
+                                       uint64_t hash) {
+  pthread_mutex_lock(&cache->mutex);
+  bool narrow = false;
+  for (size_t i = 0; !narrow && i < cache->narrow_count; ++i) {
+    narrow = cache->narrow[i] == hash;
+  }
+  pthread_mutex_unlock(&cache->mutex);
+  return narrow;
+}
+
+static void hrx_kernel_cache_set_narrow(hrx_kernel_cache_t* cache,
+                                        uint64_t hash) {
+  pthread_mutex_lock(&cache->mutex);
+  cache->narrow[cache->narrow_next] = hash;
+  cache->narrow_next = (cache->narrow_next + 1) % HRX_KERNEL_CACHE_NARROW;
+  if (cache->narrow_count < HRX_KERNEL_CACHE_NARROW) ++cache->narrow_count;
+  pthread_mutex_unlock(&cache->mutex);
+}
+
+hrx_status_t hrx_kernel_cache_get(hrx_kernel_cache_t* cache,
+                                  hrx_backend_device_t* backend,
+                                  const char* source,
+                                  const char* const* names, size_t name_count,
+                                  const char* const* options,
+                                  size_t option_count,
+                                  hrx_kernel_module_t** out_module,
+                                  hrx_kernel_origin_t* out_origin) {
+  hrx_key_t build = {0};
+  hrx_key_add_build(&build, source, options, option_count);
+  if (build.failed) {
+    free(build.bytes);
+    return hrx_make_status(HRX_STATUS_OUT_OF_MEMORY,
+                           "cannot build the kernel cache key");
+  }
+  uint64_t hash = hrx_kernel_hash(build.bytes, build.size, 0);
+  pthread_mutex_lock(&cache->mutex);
+  hrx_kernel_module_t* module = hrx_kernel_cache_find_locked(
+      cache, hash, build.bytes, build.size, names, name_count);
+  pthread_mutex_unlock(&cache->mutex);
+  if (module) {
+    free(build.bytes);
+    *out_module = module;
+    *out_origin = HRX_KERNEL_ORIGIN_MEMORY_CACHE;
+    return NULL;
+  }
+  /* One compile for every kernel the source declares, so that a compile
+   * of another of them finds this module. */
+  char** declared = NULL;
+  size_t declared_count = 0;
+  hrx_status_t status =
+      hrx_kernel_cache_is_narrow(cache, hash)
+          ? NULL
+          : hrx_kernel_cache_declared(source, names, name_count, &declared,
+                                      &declared_count);
+  if (!status && declared) {
+    status = hrx_kernel_cache_make(cache, backend, source, &build, hash,
+                                   (const char* const*)declared,
+                                   declared_count, options, option_count,
+                                   out_module, out_origin);
+    bool refused_other =
+        hrx_status_code(status) == HRX_STATUS_INVALID_ARGUMENT &&
+        hrx_kernel_message_names_other(hrx_status_message(status), declared,
+                                       declared_count, names, name_count);
+    hrx_kernel_source_names_free(declared, declared_count);
+    if (!refused_other) {
+      free(build.bytes);
+      return status;
+    }
+    /* The compiler (or loader) refused a kernel that was not asked for
+     * (one inside a disabled #if block, or of C++ linkage): the names
+     * asked for alone decide, now and for later compiles of this source.
+     * Any other refusal (a syntax error) is the source's own. */
+    hrx_status_free(status);
+    status = NULL;
+    hrx_kernel_cache_set_narrow(cache, hash);
+  }
+  if (!status) {
+    status = hrx_kernel_cache_make(cache, backend, source, &build, hash,
+                                   names, name_count, options, option_count,
+                                   out_module, out_origin);
+  }
+  free(build.bytes);
+  return status;
 }

@@ -14,12 +14,18 @@
  * The cache maps (source, options) to modules: a compile on a live device
  * whose names a cached module of the same source and options has is a
  * lookup, so one compile of a module gives every kernel it names. A miss
- * looks in the disk cache (kernel_disk_cache.h), keyed by that, the names
- * and the backend's toolchain, and only then compiles (once for all the
- * names), writing the disk entry: the image with what the compiler
- * recorded of the kernels' parameters (hal/kernel.h), which a cubin does
- * not keep. Two threads missing on the same key may
- * both compile; the first to finish is kept.
+ * compiles for every kernel the source declares (kernel_source_names.h)
+ * where those include the names asked for, sorted, so that a compile of
+ * any of them is the same module and disk entry; where the compiler
+ * refuses them together for a kernel not asked for (its message names
+ * one), for the names asked for alone, as every later compile of that
+ * source on the device (the cache remembers such sources). It looks in the
+ * disk cache (kernel_disk_cache.h), keyed by that, the names and the
+ * backend's toolchain, and only then compiles (once for all the names),
+ * writing the disk entry: the image with what the compiler recorded of the
+ * kernels' parameters (hal/kernel.h), which a cubin does not keep. Two
+ * threads missing on the same key may both compile; the first to finish
+ * is kept.
  *
  * Thread-safe. */
 #ifndef HRX_CORE_KERNEL_CACHE_H_

@@ -742,7 +742,12 @@ hrx_status_t hrx_stream_query(hrx_stream_t* stream, bool* out_done);
  * Cache: a compile is looked up first among the modules the live device
  * compiled before (same source and options, a module that has the name:
  * the same module, no compiler run), then in the disk cache (see
- * hrx_device_compile_kernel), and only then compiled. */
+ * hrx_device_compile_kernel), and only then compiled. A compile covers
+ * every kernel the source declares (a __global__ function at file scope or
+ * in an extern "C" block, not a template, read from the text), so a later
+ * compile of another of them finds the module; where the compiler refuses
+ * them together for a kernel not asked for, the names asked for are
+ * compiled alone (docs/kernels.md, "Modules"). */
 typedef struct hrx_kernel_s hrx_kernel_t;
 
 /* The most arguments one launch passes, and the most bytes of argument

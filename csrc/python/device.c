@@ -917,7 +917,9 @@ static PyMethodDef hrx_py_device_methods[] = {
      "system C compiler; NVIDIA: NVRTC; AMD: hiprtc). A compile is looked up "
      "first in the live device's memory cache and in the disk cache "
      "(HRX_KERNEL_CACHE_DIR, default ~/.cache/hrx/kernels), so each kernel "
-     "is compiled once. A source the compiler rejects raises "
+     "is compiled once; a compile covers every kernel the source declares "
+     "(__global__ at file scope), so compiling another of them runs no "
+     "compiler (docs/kernels.md, Modules). A source the compiler rejects raises "
      "InvalidArgumentError with the compiler's log; no compiler raises "
      "UnavailableError. The GIL is released while compiling."},
     {"compile_module",

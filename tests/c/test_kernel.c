@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "core/kernel_cache.h"
+#include "core/kernel_source_names.h"
 #include "core/live_device.h"
 #include "hrx.h"
 
@@ -881,12 +882,20 @@ static void test_graph(hrx_device_t* device) {
   hrx_stream_release(stream);
 }
 
-/* A launch the device refuses fails its stream like a copy. */
-static void test_injected_failure(void) {
-  setenv("HRX_FAULTS", "launch:2", 1);
+/* Host device 1 behind the testing build's fault wrapper with `faults`
+ * (HRX_FAULTS: "none" counts calls and compiler runs, injecting nothing),
+ * or NULL (a failed check). */
+static hrx_device_t* open_wrapped(const char* faults) {
+  setenv("HRX_FAULTS", faults, 1);
   hrx_device_t* device = NULL;
   CHECK_OK(hrx_device_open("host", 1, &device));
   unsetenv("HRX_FAULTS");
+  return device;
+}
+
+/* A launch the device refuses fails its stream like a copy. */
+static void test_injected_failure(void) {
+  hrx_device_t* device = open_wrapped("launch:2");
   if (!device) return;
   /* The wrapper counts compiler runs: the disk cache has this kernel from
    * device 0, a new source needs the compiler once, then the memory
@@ -993,10 +1002,7 @@ static void wait_for_gate(void* arg) {
  * once; made blocking it unloads the module before it returns. Modules of
  * images are not cached, so the fault wrapper's live count shows it. */
 static void test_nonblocking_release(void) {
-  setenv("HRX_FAULTS", "seed:1", 1); /* the counting wrapper, no faults */
-  hrx_device_t* device = NULL;
-  CHECK_OK(hrx_device_open("host", 1, &device));
-  unsetenv("HRX_FAULTS");
+  hrx_device_t* device = open_wrapped("seed:1");  /* counts, injects none */
   if (!device) return;
   hrx_kernel_t* kernel = compile(device, kWhere, "where");
   if (!kernel) {
@@ -1099,6 +1105,131 @@ static void test_bench_kernels(hrx_device_t* device) {
   CHECK(hrx_bench_kernel_source("fortran") == NULL);
 }
 
+/* The names hrx_kernel_source_names finds in `source`, joined by ' '. */
+static void scanned(const char* source, size_t limit, char* out,
+                    size_t capacity) {
+  char** names = NULL;
+  size_t count = 0;
+  CHECK_OK(hrx_kernel_source_names(source, limit, &names, &count));
+  out[0] = '\0';
+  for (size_t i = 0; i < count; ++i) {
+    if (i) strncat(out, " ", capacity - strlen(out) - 1);
+    strncat(out, names[i], capacity - strlen(out) - 1);
+  }
+  hrx_kernel_source_names_free(names, count);
+}
+
+#define CHECK_SCAN(source, expected)                                     \
+  do {                                                                   \
+    char found_[256];                                                    \
+    scanned((source), 100, found_, sizeof(found_));                      \
+    if (strcmp(found_, (expected)) != 0) {                               \
+      fprintf(stderr, "scanning %s: found \"%s\", expected \"%s\"\n",  \
+              #source, found_, (expected));                              \
+    }                                                                    \
+    CHECK(strcmp(found_, (expected)) == 0);                              \
+  } while (0)
+
+/* What counts as a kernel a source declares (kernel_source_names.h). */
+static void test_source_names(void) {
+  CHECK_SCAN("__global__ void a(int* p) { *p = 1; }\n"
+             "extern \"C\" __global__ void b(float x) {}\n"
+             "static __global__ void c() {}\n",
+             "a b c");
+  /* A prototype and its definition are one kernel; helpers are none. */
+  CHECK_SCAN("__global__ void k(int*);\n__device__ int h(int x) { return x; }\n"
+             "__global__ void k(int* p) { *p = h(2); }\n",
+             "k");
+  /* Comments, literals and preprocessor lines are not code. */
+  CHECK_SCAN("// __global__ void no1(int* p) {}\n"
+             "/* __global__ void no2(int* p) {} */\n"
+             "#define K __global__ void no3(int* p) {} \\\n"
+             "  __global__ void no4() {}\n"
+             "__device__ const char* s = \"__global__ void no5() {\";\n"
+             "__global__ void yes(char c = '}') {}\n",
+             "yes");
+  /* extern "C" blocks are file scope; namespaces, classes and bodies are
+   * not. */
+  CHECK_SCAN("extern \"C\" {\n__global__ void in_block(int* p) {}\n}\n"
+             "namespace ns { __global__ void hidden(int* p) {} }\n"
+             "struct S { __global__ void member(); };\n"
+             "__global__ void after(int* p) { if (p) { *p = 1; } }\n",
+             "in_block after");
+  /* Templates and qualified names are left out; attributes passed over. */
+  CHECK_SCAN("template <typename T> __global__ void t(T* p) {}\n"
+             "template <> __global__ void t<float>(float* p) {}\n"
+             "__global__ void ns::q(int* p) {}\n"
+             "__global__ void __launch_bounds__(256, 2) lb(int* p) {}\n"
+             "__global__ __attribute__((noinline)) void at(int* p) {}\n",
+             "lb at");
+  /* The limit, and a source with none. */
+  char few[64];
+  scanned("__global__ void x1() {} __global__ void x2() {}\n"
+          "__global__ void x3() {}\n", 2, few, sizeof(few));
+  CHECK(strcmp(few, "x1 x2") == 0);
+  CHECK_SCAN("int main(void) { return 0; }\n", "");
+  CHECK_SCAN("", "");
+}
+
+/* A compile of one kernel compiles every kernel its source declares, so a
+ * later compile of another finds the module; a source whose declared
+ * kernels do not compile together is compiled for the names asked for. */
+static void test_one_compile_per_source(void) {
+  hrx_device_t* device = open_wrapped("none");
+  if (!device) return;
+  hrx_fault_counts_t before, after;
+  static const char three[] =
+      "__global__ void one_of_three(int* p) { *p = 1; }\n"
+      "__global__ void two_of_three(int* p) { *p = 2; }\n"
+      "extern \"C\" __global__ void three_of_three(int* p) { *p = 3; }\n";
+  hrx_fault_query_counts(&before);
+  hrx_kernel_t* a = compile(device, three, "two_of_three");
+  hrx_kernel_t* b = compile(device, three, "one_of_three");
+  hrx_kernel_t* c = compile(device, three, "three_of_three");
+  hrx_fault_query_counts(&after);
+  CHECK(after.kernel_compiles == before.kernel_compiles + 1);
+  CHECK(a && hrx_kernel_origin(a) == HRX_KERNEL_ORIGIN_COMPILED);
+  CHECK(b && hrx_kernel_origin(b) == HRX_KERNEL_ORIGIN_MEMORY_CACHE);
+  CHECK(c && hrx_kernel_origin(c) == HRX_KERNEL_ORIGIN_MEMORY_CACHE);
+  if (a && b) CHECK(strcmp(hrx_kernel_name(b), "one_of_three") == 0);
+  hrx_kernel_release(a);
+  hrx_kernel_release(b);
+  hrx_kernel_release(c);
+
+  /* A kernel inside a disabled block is declared to the scan but not to
+   * the compiler: the compile falls back to the name asked for, and later
+   * compiles of the source ask for their own names only. */
+  static const char disabled[] =
+      "#if 0\n__global__ void switched_off(int* p) { *p = 0; }\n#endif\n"
+      "__global__ void kept_one(int* p) { *p = 1; }\n"
+      "__global__ void kept_two(int* p) { *p = 2; }\n";
+  hrx_fault_query_counts(&before);
+  hrx_kernel_t* one = compile(device, disabled, "kept_one");
+  hrx_fault_query_counts(&after);
+  CHECK(after.kernel_compiles == before.kernel_compiles + 2);
+  hrx_kernel_t* two = compile(device, disabled, "kept_two");
+  hrx_fault_query_counts(&before);
+  CHECK(before.kernel_compiles == after.kernel_compiles + 1);
+  CHECK(one && two);
+  hrx_kernel_release(one);
+  hrx_kernel_release(two);
+
+  /* An error in the kernel asked for is the source's: one compiler run,
+   * its message. */
+  static const char broken[] =
+      "__global__ void fine_kernel(int* p) { *p = 1; }\n"
+      "__global__ void broken_kernel(int* p) { *p = ; }\n";
+  hrx_kernel_t* none = NULL;
+  hrx_fault_query_counts(&before);
+  CHECK_CODE(hrx_device_compile_kernel(device, broken, "broken_kernel", NULL,
+                                       0, &none),
+             HRX_STATUS_INVALID_ARGUMENT, "broken_kernel");
+  hrx_fault_query_counts(&after);
+  CHECK(after.kernel_compiles == before.kernel_compiles + 1);
+  CHECK(none == NULL);
+  hrx_device_release(device);
+}
+
 int main(void) {
   char dir[] = "/tmp/hrx-test-kernel-XXXXXX";
   if (!mkdtemp(dir)) {
@@ -1133,6 +1264,8 @@ int main(void) {
   hrx_device_release(other);
   hrx_device_release(device);
   test_injected_failure();
+  test_source_names();
+  test_one_compile_per_source();
   test_nonblocking_launch();
   test_nonblocking_release();
   test_disk_cache(dir);
