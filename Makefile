@@ -34,7 +34,7 @@ CONFORMANCE_TESTS := test_pool_contract.py test_stream_ops.py \
   test_host_callbacks.py test_stream_independence.py test_failure_model.py \
   test_stream_api.py test_multi_device.py test_kernel_launch.py \
   test_kernel_graph.py test_launch_batching.py test_kernel_cuda_dialect.py \
-  test_staged_transfers.py test_pinned_memory.py
+  test_staged_transfers.py test_pinned_memory.py test_cupy_style_program.py
 
 CONFORMANCE_CHUNKING := HRX_CHUNK_BYTES=65536 HRX_CHUNK_WINDOW_BYTES=131072
 
