@@ -66,8 +66,11 @@ synchronize:
 CuPy, PyTorch, c-runtime and c-function rows need their library and a GPU
 of the hip backend; elsewhere they are skipped with the reason. Each row
 runs `--repeat` times, interleaved with the others; the tables give the
-median and the range (a step row's in steps/s, with the launches per second
-they come to and, for hrx, the median of the mean gathered batch of its
+median and the range (for the hrx python rows also "call us": the median
+over repeats of the mean thread's time per launch call, from its start
+until its last call returned, its synchronize left out; with 16 threads,
+what a call costs while the threads share the GIL; a step row's in
+steps/s, with the launches per second they come to and, for hrx, the median of the mean gathered batch of its
 timed steps and the share of its launches that went out in one, from
 Device.pool_stats), and the ratios the runtime's goals name: hrx python 1 thread
 against the C baseline (c-runtime where it ran, else hrx C raw) and against
@@ -121,7 +124,9 @@ class Skip(Exception):
 def hrx_python(device, args, threads):
     r = kernel_launches.launch_rate(device, launches=args.launches,
                                     warmup=args.warmup, threads=threads)
-    return r["launches"], r["elapsed_ns"] / 1e9
+    # The mean thread's time per launch call, synchronize left out.
+    call_us = statistics.mean(r["call_ns"]) / args.launches / 1e3
+    return r["launches"], r["elapsed_ns"] / 1e9, {"call_us": call_us}
 
 
 def batching_off(runner):
@@ -435,13 +440,17 @@ def main() -> int:
             print(f"{key:36} {'skipped':>11}  {skipped[key]}")
         return key in failed or key in skipped
 
-    print(f"{'row':36} {'median M/s':>11} {'range M/s':>17}")
+    print(f"{'row':36} {'median M/s':>11} {'range M/s':>17} "
+          f"{'call us':>8}")
     for key, values in rates.items():
         if key in step_rates or key in ISOLATED_ROWS or unmeasured(key):
             continue
         low, high = min(values) / 1e6, max(values) / 1e6
+        calls = [r["call_us"] for r in records
+                 if r["row"] == key and "call_us" in r]
+        call = f" {statistics.median(calls):8.3f}" if calls else ""
         print(f"{key:36} {medians[key] / 1e6:11.3f} "
-              f"{f'{low:.3f}-{high:.3f}':>17}")
+              f"{f'{low:.3f}-{high:.3f}':>17}{call}")
     print(f"{'step row':36} {'median k steps/s':>17} "
           f"{'range k steps/s':>17} {'M launches/s':>13} "
           f"{'per batch':>10} {'gathered':>9}")

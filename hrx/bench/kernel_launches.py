@@ -10,7 +10,10 @@ out)`` busy-waits ``ns`` nanoseconds per block first.
 driver "python": each of ``threads`` Python threads launches on a stream of
 its own, the threads start together, and the elapsed time runs from the
 first start to the slowest thread's synchronize. Its numbers include the
-Python layer and the GIL, which is the point.
+Python layer and the GIL, which is the point. ``call_ns`` gives each
+thread's time from its start until its last launch call returned (before
+its synchronize): per launch, what the launch calls themselves cost that
+thread, GIL waits included.
 """
 from __future__ import annotations
 
@@ -58,6 +61,7 @@ def launch_rate(device: Any, *, kernel: str = "tiny", grid: int = 1,
     args = [((np.uint64(spin_ns), out) if kernel == "spin" else (out,))
             for out in outputs]
     starts: List[int] = [0] * threads
+    called: List[int] = [0] * threads   # when the last launch call returned
     ends: List[int] = [0] * threads
     errors: List[BaseException] = []
     gate = threading.Barrier(threads)
@@ -73,6 +77,7 @@ def launch_rate(device: Any, *, kernel: str = "tiny", grid: int = 1,
             starts[index] = time.perf_counter_ns()
             for _ in range(launches):
                 launch(k, grid, block, a)
+            called[index] = time.perf_counter_ns()
             stream.synchronize()
             ends[index] = time.perf_counter_ns()
         except BaseException as error:  # noqa: BLE001 - re-raised below
@@ -98,7 +103,8 @@ def launch_rate(device: Any, *, kernel: str = "tiny", grid: int = 1,
             "block": block, "spin_ns": spin_ns, "threads": threads,
             "launches": launches * threads,
             "elapsed_ns": max(ends) - min(starts),
-            "thread_ns": [e - s for s, e in zip(starts, ends)]}
+            "thread_ns": [e - s for s, e in zip(starts, ends)],
+            "call_ns": [c - s for s, c in zip(starts, called)]}
 
 
 def launch_latency(device: Any, *, launches: int = 1000,

@@ -76,6 +76,8 @@ def test_the_python_driver_times_launches(device):
                                     threads=3, grid=2)
     assert (r["driver"], r["threads"], r["launches"]) == ("python", 3, 300)
     assert 0 < max(r["thread_ns"]) <= r["elapsed_ns"]
+    # Each thread's calls end before its synchronize does.
+    assert all(0 < c <= t for c, t in zip(r["call_ns"], r["thread_ns"]))
     with pytest.raises(ValueError, match="unknown benchmark kernel"):
         kernel_launches.builtin_kernel(device, "huge")
 
@@ -138,6 +140,11 @@ def test_the_launch_rate_script_reports_every_row(backend, tmp_path):
             assert record["launches"] == 40, record
         else:
             assert record["launches"] == 300 * record["threads"]
+        # The Python rows say what a launch call cost their threads.
+        python_row = record["row"].startswith("hrx python")
+        assert ("call_us" in record) == python_row, record
+        if python_row:
+            assert record["call_us"] > 0
         assert record["launches_per_s"] > 0
     for row in measured:
         assert any(line.startswith(row) and "skipped" not in line
