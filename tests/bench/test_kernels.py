@@ -187,3 +187,24 @@ def test_the_launch_rate_script_fails_loudly_when_a_step_check_fails(
     assert any(line.startswith("step, hrx Stream.launch") and
                "FAILED" in line and "h[3] is 7.0" in line
                for line in result.stdout.splitlines())
+
+
+CALL_COST = os.path.join(os.path.dirname(SCRIPT), "launch_call_cost.py")
+
+
+def test_the_call_cost_script_compares_builds(backend):
+    if backend != "host":
+        pytest.skip("the host record is the one this script makes")
+    here = os.environ.get("PYTHONPATH", "").split(os.pathsep)[0]
+    result = subprocess.run(
+        [sys.executable, "-P", CALL_COST, "--backend", "host", "--repeat",
+         "2", "--launches", "2000", f"a={here}", f"b={here}"],
+        capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr[-3000:]
+    rows = [line.split() for line in result.stdout.splitlines()
+            if line.startswith(("a ", "b "))]
+    assert [row[0] for row in rows] == ["a", "b"]
+    assert float(rows[0][1]) > 0 and rows[0][3] == "1.00"
+    bad = subprocess.run([sys.executable, "-P", CALL_COST, "nameless"],
+                         capture_output=True, text=True, timeout=60)
+    assert bad.returncode != 0 and "NAME=PATH" in bad.stderr
