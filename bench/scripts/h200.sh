@@ -52,6 +52,13 @@
 #                    through hrx, CuPy and a replayed CuPy graph; 5
 #                    interleaved repeats (kernel_launch_rate.py; about 2
 #                    minutes)
+#   launch-delays    the one-thread tiny-kernel row and the step rows again
+#                    at batch delays (HRX_BATCH_DELAY_US) of 20, 100, 500
+#                    and 2000 us, 3 repeats each, in launch-delays.txt:
+#                    whether fewer, larger gathered batches (the step rows'
+#                    "per batch" column) bring the step closer to the
+#                    replayed graph (kernel_launch_rate.py --row; about 2
+#                    minutes)
 #   host-bandwidth   host-to-device and device-to-host bandwidth, 64 KiB to
 #                    256 MiB: hrx from pageable (numpy) and pinned memory
 #                    (upload, read_into, read().wait()), the pageable rows
@@ -123,7 +130,7 @@ export PYTHONUNBUFFERED=1
 export PYTHONSAFEPATH=1   # import the installed hrx, not ./hrx (no extension there)
 STAGES="sweep-drivers sweep sweep-raw sweep-python connections connections-hrx workload submission-cost \
 quick-batching read-latency call-latency python-threads kernel-launch-rate \
-host-bandwidth chunking conformance conformance-off \
+launch-delays host-bandwidth chunking conformance conformance-off \
 selected before-after model-random load multi-gpu multi-gpu-sweep multi-gpu-concurrent"
 if [ $# -eq 0 ]; then
   echo "usage: bash bench/scripts/h200.sh STAGE [STAGE...]; stages: $STAGES" >&2
@@ -339,6 +346,15 @@ for stage in "$@"; do
         --launches 100000 --output "$OUT/kernel-launch-rate.json" \
         >"$OUT/kernel-launch-rate.txt"
       echo "exit status $?" ;;
+    launch-delays)
+      : >"$OUT/launch-delays.txt"
+      for delay in 20 100 500 2000; do
+        HRX_BATCH_DELAY_US=$delay timeout 200 python3 -P \
+          bench/scripts/kernel_launch_rate.py --backend hip --launches 100000 \
+          --repeat 3 --row 'hrx python, 1 thread' --row 'step, ' \
+          >>"$OUT/launch-delays.txt"
+        echo "exit status $? (HRX_BATCH_DELAY_US=$delay)"
+      done ;;
     host-bandwidth)
       timeout 300 python3 -P bench/scripts/host_bandwidth.py --backend hip \
         --max-bytes 268435456 --single-thread-copies \

@@ -353,8 +353,19 @@ def main() -> int:
     parser.add_argument("--latency-launches", type=int, default=2000,
                         help="isolated launches (each followed by a "
                              "synchronize) per repeat of the isolated rows")
+    parser.add_argument("--row", action="append", default=[],
+                        metavar="PREFIX",
+                        help="run only the rows whose label starts with "
+                             "PREFIX (repeat for more: --row 'hrx python' "
+                             "--row 'step, hrx'); default: every row")
     parser.add_argument("--output", help="a JSON file of every repeat")
     args = parser.parse_args()
+    rows = [(n, t, r) for n, t, r in ROWS
+            if not args.row or label(n, t).startswith(tuple(args.row))]
+    if not rows:
+        parser.error(f"--row {' --row '.join(map(repr, args.row))} matches "
+                     f"no row; the rows: "
+                     f"{'; '.join(label(n, t) for n, t, _ in ROWS)}")
 
     device = hrx.Device.open(args.device, backend=args.backend)
     device.set_stream_queue_count(args.queues)
@@ -382,13 +393,13 @@ def main() -> int:
           f"{args.steps} steps after {args.step_warmup} warm-up, each "
           f"version checked against numpy first")
 
-    rates = {label(n, t): [] for n, t, _ in ROWS}     # launches/s
-    step_rates = {label(n, t): [] for n, t, _ in ROWS if n in STEP_ROWS}
+    rates = {label(n, t): [] for n, t, _ in rows}     # launches/s
+    step_rates = {label(n, t): [] for n, t, _ in rows if n in STEP_ROWS}
     skipped = {}
     failed = {}
     records = []
     for repeat in range(args.repeat):
-        for name, threads, runner in ROWS:
+        for name, threads, runner in rows:
             key = label(name, threads)
             if key in skipped or key in failed:
                 continue
@@ -440,8 +451,11 @@ def main() -> int:
             print(f"{key:36} {'skipped':>11}  {skipped[key]}")
         return key in failed or key in skipped
 
-    print(f"{'row':36} {'median M/s':>11} {'range M/s':>17} "
-          f"{'call us':>8}")
+    launch_keys = [k for k in rates
+                   if k not in step_rates and k not in ISOLATED_ROWS]
+    if launch_keys:
+        print(f"{'row':36} {'median M/s':>11} {'range M/s':>17} "
+              f"{'call us':>8}")
     for key, values in rates.items():
         if key in step_rates or key in ISOLATED_ROWS or unmeasured(key):
             continue
@@ -451,9 +465,10 @@ def main() -> int:
         call = f" {statistics.median(calls):8.3f}" if calls else ""
         print(f"{key:36} {medians[key] / 1e6:11.3f} "
               f"{f'{low:.3f}-{high:.3f}':>17}{call}")
-    print(f"{'step row':36} {'median k steps/s':>17} "
-          f"{'range k steps/s':>17} {'M launches/s':>13} "
-          f"{'per batch':>10} {'gathered':>9}")
+    if step_rates:
+        print(f"{'step row':36} {'median k steps/s':>17} "
+              f"{'range k steps/s':>17} {'M launches/s':>13} "
+              f"{'per batch':>10} {'gathered':>9}")
     for key, values in step_rates.items():
         if unmeasured(key):
             continue
@@ -469,7 +484,8 @@ def main() -> int:
               f"{f'{low:.2f}-{high:.2f}':>17} {medians[key] / 1e6:13.3f}"
               f"{batching}")
 
-    print(f"{'isolated row':36} {'median us':>10} {'range us':>15}")
+    if any(k in ISOLATED_ROWS for k in rates):
+        print(f"{'isolated row':36} {'median us':>10} {'range us':>15}")
     for key in (k for k in rates if k in ISOLATED_ROWS):
         if unmeasured(key):
             continue

@@ -208,3 +208,28 @@ def test_the_call_cost_script_compares_builds(backend):
     bad = subprocess.run([sys.executable, "-P", CALL_COST, "nameless"],
                          capture_output=True, text=True, timeout=60)
     assert bad.returncode != 0 and "NAME=PATH" in bad.stderr
+
+
+def test_the_launch_rate_script_runs_only_the_rows_asked_for(backend,
+                                                            tmp_path):
+    if backend != "host":
+        pytest.skip("the H200 stage launch-delays runs it on hip")
+    output = tmp_path / "rows.json"
+    env = dict(os.environ)
+    env.pop("HRX_PYTHON_SITE_DIRS", None)
+    result = subprocess.run(
+        [sys.executable, "-P", SCRIPT, "--backend", "host", "--launches",
+         "200", "--warmup", "10", "--repeat", "1", "--steps", "20",
+         "--step-warmup", "2", "--row", "hrx python, 1 thread", "--row",
+         "step, hrx", "--output", str(output)],
+        capture_output=True, text=True, timeout=120, env=env)
+    assert result.returncode == 0, result.stderr[-3000:]
+    doc = json.loads(output.read_text())
+    assert sorted(doc["medians"]) == ["hrx python, 1 thread",
+                                      "step, hrx Stream.launch"]
+    assert doc["skipped"] == {} and doc["failed"] == {}
+    assert "isolated row" not in result.stdout
+    bad = subprocess.run(
+        [sys.executable, "-P", SCRIPT, "--backend", "host", "--row", "none"],
+        capture_output=True, text=True, timeout=60, env=env)
+    assert bad.returncode != 0 and "matches no row" in bad.stderr
