@@ -60,12 +60,12 @@
 #                    replayed graph (kernel_launch_rate.py --row; about 2
 #                    minutes)
 #   host-bandwidth   host-to-device and device-to-host bandwidth, 64 KiB to
-#                    256 MiB: hrx from pageable (numpy) and pinned memory
+#                    1 GiB: hrx from pageable (numpy) and pinned memory
 #                    (upload, read_into, read().wait()), the pageable rows
 #                    again with the copy threads off, beside CuPy and
 #                    PyTorch; 5 interleaved repeats; table in
 #                    host-bandwidth.txt, JSON lines in host-bandwidth.jsonl
-#                    (host_bandwidth.py; about 90 s)
+#                    (host_bandwidth.py; about 2 minutes)
 #   chunking         a 4 KiB high-priority probe behind 16 x 64 MiB reads
 #                    (then uploads) on a normal stream, chunking off against
 #                    chunk sizes 1-16 MiB x windows 1-4 chunks, a fresh
@@ -356,8 +356,8 @@ for stage in "$@"; do
         echo "exit status $? (HRX_BATCH_DELAY_US=$delay)"
       done ;;
     host-bandwidth)
-      timeout 300 python3 -P bench/scripts/host_bandwidth.py --backend hip \
-        --max-bytes 268435456 --single-thread-copies \
+      timeout 420 python3 -P bench/scripts/host_bandwidth.py --backend hip \
+        --single-thread-copies \
         --output "$OUT/host-bandwidth.jsonl" >"$OUT/host-bandwidth.txt"
       echo "exit status $?"; grep -v '^{' "$OUT/host-bandwidth.txt" ;;
     conformance)  conformance ;;

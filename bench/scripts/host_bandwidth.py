@@ -45,7 +45,7 @@ them.
 
     python3 -P bench/scripts/host_bandwidth.py --backend host --max-bytes 16777216
     python3 -P bench/scripts/host_bandwidth.py --backend hip \\
-        --max-bytes 268435456 --output host-bandwidth.jsonl
+        --output host-bandwidth.jsonl
 
 Prints the provenance header (device, commit, the command with the HRX_*
 settings it was given), the table and the skipped rows; writes one JSON

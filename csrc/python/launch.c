@@ -370,7 +370,12 @@ static int hrx_py_launch_device(hrx_py_launch_device_t* device,
   if (device->known) return 0;
   hrx_device_t* d = device_of(owner);
   if (!d) return -1;
-  hrx_status_free(hrx_device_query_info(d, &device->info));
+  hrx_status_t status = hrx_device_query_info(d, &device->info);
+  if (status) {
+    /* Described as unknown rather than left uninitialized. */
+    memset(&device->info, 0, sizeof(device->info));
+    hrx_status_free(status);
+  }
   device->known = true;
   return 0;
 }
