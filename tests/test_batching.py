@@ -67,7 +67,8 @@ def test_one_or_empty_leaves_batching_on(fresh, value):
 @pytest.mark.parametrize("name, value", [
     ("HRX_BATCHING", "2"), ("HRX_BATCHING", "off"), ("HRX_BATCHING", " 0"),
     ("HRX_BATCH_DELAY_US", "0"), ("HRX_BATCH_MAX_COMMANDS", "1"),
-    ("HRX_BATCH_MAX_COPY_BYTES", "64k")])
+    ("HRX_BATCH_MAX_COPY_BYTES", "64k"), ("HRX_BATCH_HOLD_US", "-1"),
+    ("HRX_BATCH_HOLD_US", "10000001")])
 def test_a_malformed_variable_is_refused_naming_it(fresh, name, value):
     out = fresh("""
         try:

@@ -54,11 +54,12 @@
 #                    minutes)
 #   launch-delays    the one-thread tiny-kernel row and the step rows again
 #                    at batch delays (HRX_BATCH_DELAY_US) of 20, 100, 500
-#                    and 2000 us, 3 repeats each, in launch-delays.txt:
-#                    whether fewer, larger gathered batches (the step rows'
-#                    "per batch" column) bring the step closer to the
-#                    replayed graph (kernel_launch_rate.py --row; about 2
-#                    minutes)
+#                    and 2000 us, then at 20 us with batches held for a
+#                    busy queue (HRX_BATCH_HOLD_US 1000 and 10000), 3
+#                    repeats each, in launch-delays.txt: whether fewer,
+#                    larger gathered batches (the step rows' "per batch"
+#                    column) bring the step closer to the replayed graph
+#                    (kernel_launch_rate.py --row; about 3 minutes)
 #   host-bandwidth   host-to-device and device-to-host bandwidth, 64 KiB to
 #                    1 GiB: hrx from pageable (numpy) and pinned memory
 #                    (upload, read_into, read().wait()), the pageable rows
@@ -348,12 +349,13 @@ for stage in "$@"; do
       echo "exit status $?" ;;
     launch-delays)
       : >"$OUT/launch-delays.txt"
-      for delay in 20 100 500 2000; do
-        HRX_BATCH_DELAY_US=$delay timeout 200 python3 -P \
-          bench/scripts/kernel_launch_rate.py --backend hip --launches 100000 \
-          --repeat 3 --row 'hrx python, 1 thread' --row 'step, ' \
+      for setting in 20:0 100:0 500:0 2000:0 20:1000 20:10000; do
+        HRX_BATCH_DELAY_US=${setting%:*} HRX_BATCH_HOLD_US=${setting#*:} \
+          timeout 200 python3 -P bench/scripts/kernel_launch_rate.py \
+          --backend hip --launches 100000 --repeat 3 \
+          --row 'hrx python, 1 thread' --row 'step, ' \
           >>"$OUT/launch-delays.txt"
-        echo "exit status $? (HRX_BATCH_DELAY_US=$delay)"
+        echo "exit status $? (delay:hold $setting)"
       done ;;
     host-bandwidth)
       timeout 420 python3 -P bench/scripts/host_bandwidth.py --backend hip \

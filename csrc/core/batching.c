@@ -24,7 +24,10 @@ hrx_status_t hrx_batch_settings_from_environment(
   int64_t max_commands = 0;
   int64_t max_command_bytes = 0;
   int64_t launches = -1;
+  int64_t hold_us = 0;
   HRX_RETURN_IF_ERROR(hrx_env_switch("HRX_BATCHING", true, &enabled));
+  HRX_RETURN_IF_ERROR(
+      hrx_env_int("HRX_BATCH_HOLD_US", 0, 0, 10000000, &hold_us));
   HRX_RETURN_IF_ERROR(hrx_env_int("HRX_BATCH_LAUNCHES", -1, 0, 1, &launches));
   HRX_RETURN_IF_ERROR(
       hrx_env_int("HRX_BATCH_DELAY_US", 20, 1, 10000000, &delay_us));
@@ -40,6 +43,7 @@ hrx_status_t hrx_batch_settings_from_environment(
   out_settings->max_command_bytes = (uint64_t)max_command_bytes;
   out_settings->max_batch_bytes = 2u << 20;
   out_settings->launches = (int)launches;
+  out_settings->hold_ns = (uint64_t)hold_us * 1000u;
   return NULL;
 }
 

@@ -45,6 +45,11 @@
  *                            publishes each launch alone; unset: the
  *                            driver's default (on for host and CUDA, off on
  *                            AMD's HIP). Without launch_batch it is off.
+ *   HRX_BATCH_HOLD_US        the longest the flusher holds a stream's
+ *                            partial batch past its delay while the
+ *                            stream's queue still has two published
+ *                            batches to run (batch_window.h); 0, the
+ *                            default, never holds (0..10000000)
  *
  * The flusher: one thread per live device that publishes pending batches
  * whose oldest command has waited `delay_ns`, so batched work reaches its
@@ -89,6 +94,7 @@ typedef struct hrx_batch_settings_s {
   uint64_t max_command_bytes;  /* larger commands are never batched */
   uint64_t max_batch_bytes;    /* a batch is published once it holds this */
   int launches;                /* HRX_BATCH_LAUNCHES: 1, 0, or -1 unset */
+  uint64_t hold_ns;            /* HRX_BATCH_HOLD_US; 0: never held */
 } hrx_batch_settings_t;
 
 /* Reads the variables above (environment.h: a malformed or out-of-range

@@ -3,6 +3,7 @@
 
 #include <stddef.h>
 
+#include "base/clock.h"
 #include "base/nonblocking.h"
 #include "base/status.h"
 #include "base/thread_state.h"
@@ -23,6 +24,16 @@ static uint64_t hrx_publication_pending_since(hrx_flush_entry_t* entry) {
 static bool hrx_publication_try_publish_entry(hrx_flush_entry_t* entry) {
   hrx_publication_t* publication = HRX_PUBLICATION_OF_ENTRY(entry);
   if (pthread_mutex_trylock(&publication->publish_mutex) != 0) return false;
+  /* Held while the queue still has two published batches to run, for at
+   * most the hold (batch_window.h): the flusher comes back at the next
+   * delay. */
+  uint64_t hold = hrx_device_batch_settings(publication->device)->hold_ns;
+  uint64_t since = atomic_load(&publication->batch.since);
+  if (hold && since && hrx_now_ns() - since < hold &&
+      hrx_batch_window_full(&publication->window, publication->backend)) {
+    pthread_mutex_unlock(&publication->publish_mutex);
+    return false;
+  }
   hrx_publication_publish_locked(publication);
   pthread_mutex_unlock(&publication->publish_mutex);
   return true;
@@ -55,6 +66,7 @@ void hrx_publication_initialize(hrx_publication_t* publication,
   publication->commands = 0;
   publication->flush_entry.ops = &hrx_publication_flush_ops;
   atomic_init(&publication->flush_entry.listed, false);
+  publication->window = (hrx_batch_window_t){0};
   publication->pace_entry.backend = publication->backend;
   publication->pace_entry.queue = queue;
   atomic_init(&publication->pace_entry.held, 0);
@@ -70,6 +82,7 @@ void hrx_publication_finish(hrx_publication_t* publication) {
 }
 
 void hrx_publication_deinitialize(hrx_publication_t* publication) {
+  hrx_batch_window_deinitialize(&publication->window, publication->backend);
   hrx_pending_batch_deinitialize(&publication->batch);
   hrx_failure_unlist(&publication->failure);
   hrx_failure_deinitialize(&publication->failure);
@@ -153,6 +166,15 @@ static void hrx_publication_batch_done_locked(
   hrx_publication_release_launches(publication, batch, count);
 }
 
+/* After a pending batch went out whole (publish_mutex held): its end
+ * joins the stream's window while batches may be held. */
+static void hrx_publication_note_batch(hrx_publication_t* publication) {
+  if (hrx_device_batch_settings(publication->device)->hold_ns) {
+    hrx_batch_window_note(&publication->window, publication->backend,
+                          publication->queue);
+  }
+}
+
 /* Publishes the pending batch, if any, waiting for queue space if need be
  * (also when called in non-blocking mode); the caller holds publish_mutex.
  * The batch is moved out under batch_mutex (the two halves of the buffer
@@ -180,6 +202,7 @@ static void hrx_publication_publish_locked(hrx_publication_t* publication) {
   }
   hrx_publication_batch_done_locked(publication, batch, count, first, bytes,
                                     skipped, status, failed, &tally);
+  if (!skipped && !status) hrx_publication_note_batch(publication);
   pthread_mutex_lock(&publication->batch_mutex);
   publication->batch.in_flight = false;
   pthread_mutex_unlock(&publication->batch_mutex);
@@ -217,6 +240,9 @@ static hrx_status_t hrx_publication_publish_nonblocking_locked(
     hrx_publication_batch_done_locked(publication, batch, taken, first, bytes,
                                       skipped, blocked ? NULL : status,
                                       failed, &tally);
+    if (!skipped && (blocked || !status)) {
+      hrx_publication_note_batch(publication);
+    }
   }
   return blocked ? status : NULL;
 }

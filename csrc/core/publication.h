@@ -57,6 +57,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "batch_window.h"
 #include "batching.h"
 #include "failure.h"
 #include "hal/device.h"
@@ -96,6 +97,9 @@ typedef struct hrx_publication_s {
   uint64_t commands;               /* commands accepted (numbers them);
                                       batch_mutex */
   hrx_flush_entry_t flush_entry;   /* on the device flusher's list */
+  hrx_batch_window_t window;       /* publish_mutex: the last batches
+                                      published (batch_window.h), recorded
+                                      while HRX_BATCH_HOLD_US is set */
   hrx_pace_entry_t pace_entry;     /* held transfers (pacing.h; its ops
                                       are paced_submission.c's) */
 } hrx_publication_t;

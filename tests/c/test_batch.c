@@ -2,6 +2,7 @@
  * (hip_batch.c, pure host code) and the core's batching policy on the host
  * backend (stream.c, batching.c). The last line of output is "N passed, M
  * failed"; the exit status is 0 only when M is 0. */
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,6 +13,7 @@
 #include "check.h"
 #include "core/batching.h"
 #include "core/launch_copies.h"
+#include "core/live_device.h"
 #include "hrx.h"
 
 #define BARRIER (1ull << 57)
@@ -252,6 +254,96 @@ static void test_batched_commands_fit_the_kernel_grid(void) {
   CHECK(!hrx_hip_batch_fits(commands, 2));
 }
 
+/* Commands published on the device's pool queues so far (pool stats, which
+ * publish nothing). */
+static uint64_t published_commands(hrx_device_t* device) {
+  static hrx_pool_queue_stats_t queues[64];
+  hrx_pool_stats_t stats;
+  CHECK_OK(hrx_device_query_pool_stats(device, queues, 64, &stats));
+  uint64_t count = 0;
+  for (int i = 0; i < stats.queue_stats_count; ++i) {
+    count += queues[i].commands_submitted;
+  }
+  return count;
+}
+
+/* Whether `want` commands are published within `ms` milliseconds. */
+static bool published_within(hrx_device_t* device, uint64_t want, int ms) {
+  for (int i = 0; i <= ms; ++i) {
+    if (published_commands(device) >= want) return true;
+    usleep(1000);
+  }
+  return false;
+}
+
+static atomic_int gate;
+
+/* Holds its queue until the test opens the gate. */
+static void gated(void* arg) {
+  (void)arg;
+  while (!atomic_load(&gate)) sched_yield();
+}
+
+/* The batch window (batch_window.h), in publication order: the stream's
+ * queue is held by a closed gate; two partial batches go out at the
+ * flusher's delay. With HRX_BATCH_HOLD_US set, a third is held, since the
+ * first is still queued, until the gate opens and the first completes;
+ * without it, the third goes out at its delay too. */
+static void check_batch_hold(bool hold) {
+  setenv("HRX_BATCH_DELAY_US", "1000", 1);
+  if (hold) setenv("HRX_BATCH_HOLD_US", "10000000", 1);
+  hrx_device_t* device = open_host();
+  unsetenv("HRX_BATCH_DELAY_US");
+  unsetenv("HRX_BATCH_HOLD_US");
+  if (!device) return;
+  CHECK_OK(hrx_device_set_stream_queue_count(device, 1));
+  hrx_buffer_t* buffer = NULL;
+  CHECK_OK(hrx_buffer_allocate(device, 4096, &buffer));
+  hrx_stream_t* stream = NULL;
+  CHECK_OK(hrx_stream_create(device, &stream));
+  CHECK_OK(hrx_stream_synchronize(stream, NULL, NULL));
+  atomic_store(&gate, 0);
+  hrx_backend_device_t* backend = hrx_device_backend(device);
+  CHECK_OK(backend->vtable->queue.host_call(
+      backend, hrx_stream_native_handle(stream), gated, NULL));
+  uint64_t base = published_commands(device);
+  for (int batch = 0; batch < 3; ++batch) {
+    for (int i = 0; i < 4; ++i) {
+      hrx_view_t view;
+      CHECK_OK(hrx_view_make(buffer, (uint64_t)(64 * (4 * batch + i)), 64,
+                             &view));
+      CHECK_OK(hrx_stream_fill(stream, view, (uint8_t)(1 + 4 * batch + i)));
+    }
+    uint64_t want = base + 4u * (uint64_t)(batch + 1);
+    if (batch < 2 || !hold) {
+      CHECK(published_within(device, want, 5000));
+    } else {
+      CHECK(!published_within(device, want, 50));  /* held */
+    }
+  }
+  atomic_store(&gate, 1);
+  CHECK(published_within(device, base + 12, 5000));
+  uint8_t bytes[12 * 64];
+  hrx_view_t all;
+  CHECK_OK(hrx_view_make(buffer, 0, sizeof(bytes), &all));
+  CHECK_OK(hrx_stream_read_blocking(stream, all, bytes, sizeof(bytes), NULL,
+                                    NULL));
+  int wrong = 0;
+  for (int i = 0; i < 12; ++i) wrong += bytes[64 * i + 63] != 1 + i;
+  CHECK(wrong == 0);
+  hrx_stream_release(stream);
+  hrx_buffer_release(buffer);
+  hrx_device_release(device);
+}
+
+static void test_a_partial_batch_is_held_behind_two_queued(void) {
+  check_batch_hold(true);
+}
+
+static void test_without_a_hold_each_batch_goes_at_its_delay(void) {
+  check_batch_hold(false);
+}
+
 /* A launch of `count` arguments of `size` bytes each, argument i's bytes
  * all i + seed. */
 typedef struct {
@@ -345,6 +437,10 @@ static void test_launch_copies_keep_at_most_two_batches(void) {
 
 int main(int argc, char** argv) {
   static const hrx_test_t tests[] = {
+      {"a_partial_batch_is_held_behind_two_queued",
+       test_a_partial_batch_is_held_behind_two_queued},
+      {"without_a_hold_each_batch_goes_at_its_delay",
+       test_without_a_hold_each_batch_goes_at_its_delay},
       {"launch_copies_reuse_given_back_blocks",
        test_launch_copies_reuse_given_back_blocks},
       {"launch_copies_large_launches_are_not_kept",
