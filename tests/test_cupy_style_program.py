@@ -19,26 +19,10 @@ import numpy as np
 import pytest
 
 import hrx
+from test_kernel_cuda_dialect import REDUCE, SAXPY
 
-SOURCE = r"""
-extern "C" __global__ void saxpy(const float* x, float* y, float a, int n) {
-  int i = blockIdx.x * blockDim.x + threadIdx.x;
-  if (i < n) y[i] = a * x[i] + y[i];
-}
-
-extern "C" __global__ void block_sum(const float* in, float* out, int n) {
-  extern __shared__ float partial[];
-  unsigned int t = threadIdx.x;
-  unsigned int i = blockIdx.x * blockDim.x + t;
-  partial[t] = i < n ? in[i] : 0.0f;
-  __syncthreads();
-  for (unsigned int half = blockDim.x / 2; half > 0; half >>= 1) {
-    if (t < half) partial[t] += partial[t + half];
-    __syncthreads();
-  }
-  if (t == 0) out[blockIdx.x] = partial[0];
-}
-
+# The saxpy and the tree reduction of the dialect's suite, and a row sum.
+SOURCE = SAXPY + REDUCE + r"""
 extern "C" __global__ void add_rows(const float* rows, float* total,
                                    int count, int width) {
   int j = blockIdx.x * blockDim.x + threadIdx.x;

@@ -1,10 +1,11 @@
 """What one Stream.launch call costs the calling Python thread, for builds
-of hrx side by side: each build (a directory to put first on PYTHONPATH,
-e.g. a testing build's build/testing, or "" for the installed hrx) times
-`--launches` launches of the built-in tiny kernel on one stream of device
-0 of `--backend` in a fresh process, `--repeat` times, the builds taking
-turns; the table gives each build's median and range in nanoseconds per
-call and the ratio of each median to the first build's.
+of hrx side by side: each build (`--build LABEL=PATH`, PATH the directory
+a child imports hrx from, e.g. a testing build's build/testing; without
+one, the installed hrx) times `--launches` launches of the built-in tiny
+kernel on one stream of device 0 of `--backend` in a fresh process,
+`--repeat` times, the builds taking turns; the table gives each build's
+median and range in nanoseconds per call and the ratio of each median to
+the first build's.
 
 The time runs from the first call to the return of the last, before the
 stream's synchronize: what the launches hold the calling thread (and the
@@ -13,14 +14,15 @@ launches go to one stream after a warm-up, so they are gathered into
 batches as a launch loop's are.
 
     python3 -P bench/scripts/launch_call_cost.py --backend host \\
-        before=/path/to/old/build/testing after=build/testing
+        --build before=/path/to/old/build/testing --build after=build/testing
 """
 import argparse
 import json
-import os
 import statistics
 import subprocess
 import sys
+
+from hrx.bench.builds import parse_builds, python_env
 
 CHILD = r"""
 import json, sys, time
@@ -49,33 +51,28 @@ print(json.dumps({"ns_per_call": (called - start) / launches}))
 
 
 def measure(path, backend, launches):
-    env = dict(os.environ)
-    if path:
-        env["PYTHONPATH"] = os.pathsep.join(
-            p for p in (os.path.abspath(path), env.get("PYTHONPATH")) if p)
     done = subprocess.run([sys.executable, "-P", "-c", CHILD, backend,
                            str(launches)], capture_output=True, text=True,
-                          env=env, timeout=600)
+                          env=python_env(path), timeout=600)
     if done.returncode != 0:
-        raise SystemExit(f"build {path!r} failed:\n{done.stderr[-2000:]}")
+        raise SystemExit(f"build {path or '(installed)'} failed:\n"
+                         f"{done.stderr[-2000:]}")
     return json.loads(done.stdout.strip().splitlines()[-1])["ns_per_call"]
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("builds", nargs="+", metavar="NAME=PATH",
-                        help="a build: its name and the directory to put "
-                             "first on PYTHONPATH ('' for the installed hrx)")
+    parser.add_argument("--build", action="append", default=[],
+                        metavar="LABEL=PATH",
+                        help="a build of hrx to time, importing hrx from "
+                             "PATH (repeatable; the builds take turns); "
+                             "default: the installed hrx")
     parser.add_argument("--backend", default="host")
     parser.add_argument("--launches", type=int, default=200000)
     parser.add_argument("--repeat", type=int, default=7)
     args = parser.parse_args()
-    builds = []
-    for item in args.builds:
-        name, sep, path = item.partition("=")
-        if not sep or not name:
-            parser.error(f"a build is NAME=PATH, not {item!r}")
-        builds.append((name, path))
+    builds = (parse_builds(parser, args.build, "--build") or
+              [("hrx", None)])
     times = {name: [] for name, _ in builds}
     for _ in range(args.repeat):
         for name, path in builds:

@@ -31,26 +31,17 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import statistics
 import subprocess
 import sys
 import time
 
+from hrx.bench.builds import parse_builds, python_env
 from hrx.bench.rounds import barrier_rounds, timed_rounds
 from hrx.bench.stats import median
 
 LANES = 16
 SMALL_BYTES = 4096
-
-
-def python_env(path):
-    """The environment of a child importing hrx from `path` (None: the
-    installed hrx)."""
-    env = dict(os.environ)
-    if path:
-        env["PYTHONPATH"] = os.path.abspath(path)
-    return env
 
 
 def hrx_run(args, queues, label="hrx", path=None):
@@ -215,13 +206,7 @@ def main(argv=None):
                         help="a testing build (make testing-build) to count "
                              "the submissions that release the GIL with")
     args = parser.parse_args(argv)
-    builds = []
-    for spec in args.build:
-        label, _, path = spec.partition("=")
-        if not label or not path:
-            parser.error(f"--build takes LABEL=PATH, got {spec!r}")
-        builds.append((label, path))
-    builds = builds or [("hrx", None)]
+    builds = parse_builds(parser, args.build, "--build") or [("hrx", None)]
     copies = 256 if args.quick else 1024
     results = []
     for repeat in range(args.repeat):

@@ -198,16 +198,18 @@ def test_the_call_cost_script_compares_builds(backend):
     here = os.environ.get("PYTHONPATH", "").split(os.pathsep)[0]
     result = subprocess.run(
         [sys.executable, "-P", CALL_COST, "--backend", "host", "--repeat",
-         "2", "--launches", "2000", f"a={here}", f"b={here}"],
+         "2", "--launches", "2000", "--build", f"a={here}", "--build",
+         f"b={here}"],
         capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr[-3000:]
     rows = [line.split() for line in result.stdout.splitlines()
             if line.startswith(("a ", "b "))]
     assert [row[0] for row in rows] == ["a", "b"]
     assert float(rows[0][1]) > 0 and rows[0][3] == "1.00"
-    bad = subprocess.run([sys.executable, "-P", CALL_COST, "nameless"],
+    bad = subprocess.run([sys.executable, "-P", CALL_COST, "--build",
+                          "nameless"],
                          capture_output=True, text=True, timeout=60)
-    assert bad.returncode != 0 and "NAME=PATH" in bad.stderr
+    assert bad.returncode != 0 and "LABEL=PATH" in bad.stderr
 
 
 def test_the_launch_rate_script_runs_only_the_rows_asked_for(backend,
