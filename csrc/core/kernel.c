@@ -24,6 +24,7 @@
 #include "live_device.h"
 #include "entry.h"
 #include "kernel_cache.h"
+#include "kernel_source_names.h"
 #include "launch_copies.h"
 #include "base/status.h"
 
@@ -80,9 +81,7 @@ static hrx_status_t hrx_kernel_check_name(const char* name) {
   bool valid = length > 0 && length <= HRX_KERNEL_MAX_NAME &&
                !(name[0] >= '0' && name[0] <= '9');
   for (size_t i = 0; valid && i < length; ++i) {
-    char c = name[i];
-    valid = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-            (c >= '0' && c <= '9') || c == '_';
+    valid = hrx_kernel_name_char(name[i]);
   }
   if (valid) return NULL;
   return hrx_make_status(

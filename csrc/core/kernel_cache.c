@@ -551,11 +551,6 @@ static hrx_status_t hrx_kernel_cache_make(
   return NULL;
 }
 
-static bool hrx_is_word_char(char c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-         (c >= '0' && c <= '9') || c == '_';
-}
-
 static int hrx_kernel_name_order(const void* a, const void* b) {
   return strcmp(*(const char* const*)a, *(const char* const*)b);
 }
@@ -599,18 +594,12 @@ static bool hrx_kernel_message_names_other(const char* message,
                                            size_t declared_count,
                                            const char* const* names,
                                            size_t name_count) {
-  for (size_t i = 0; message && i < declared_count; ++i) {
+  for (size_t i = 0; i < declared_count; ++i) {
     bool asked = false;
     for (size_t j = 0; !asked && j < name_count; ++j) {
       asked = strcmp(declared[i], names[j]) == 0;
     }
-    if (asked) continue;
-    size_t n = strlen(declared[i]);
-    for (const char* at = strstr(message, declared[i]); at;
-         at = strstr(at + 1, declared[i])) {
-      bool starts = at == message || !hrx_is_word_char(at[-1]);
-      if (starts && !hrx_is_word_char(at[n])) return true;
-    }
+    if (!asked && hrx_kernel_text_names(message, declared[i])) return true;
   }
   return false;
 }

@@ -32,8 +32,18 @@ static bool hrx_scan_is_identifier_start(char c) {
   return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
 }
 
-static bool hrx_scan_is_identifier_char(char c) {
+bool hrx_kernel_name_char(char c) {
   return hrx_scan_is_identifier_start(c) || (c >= '0' && c <= '9');
+}
+
+bool hrx_kernel_text_names(const char* text, const char* name) {
+  size_t n = strlen(name);
+  if (!text || !n) return false;
+  for (const char* at = strstr(text, name); at; at = strstr(at + 1, name)) {
+    bool starts = at == text || !hrx_kernel_name_char(at[-1]);
+    if (starts && !hrx_kernel_name_char(at[n])) return true;
+  }
+  return false;
 }
 
 /* Past a preprocessor line and its backslash continuations. */
@@ -94,7 +104,7 @@ static hrx_scan_token_t hrx_scan_next(hrx_scan_lexer_t* lexer) {
   hrx_scan_kind_t kind = HRX_SCAN_PUNCT;
   char c = *at;
   if (hrx_scan_is_identifier_start(c)) {
-    while (hrx_scan_is_identifier_char(*at)) ++at;
+    while (hrx_kernel_name_char(*at)) ++at;
     kind = HRX_SCAN_IDENTIFIER;
   } else if ((c >= '0' && c <= '9') ||
              (c == '.' && at[1] >= '0' && at[1] <= '9')) {
@@ -106,7 +116,7 @@ static hrx_scan_token_t hrx_scan_next(hrx_scan_lexer_t* lexer) {
           (at[-1] == 'e' || at[-1] == 'E' || at[-1] == 'p' ||
            at[-1] == 'P')) {
         ++at;
-      } else if (hrx_scan_is_identifier_char(*at) || *at == '.' ||
+      } else if (hrx_kernel_name_char(*at) || *at == '.' ||
                  *at == '\'') {
         ++at;
       } else {

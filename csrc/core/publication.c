@@ -200,9 +200,11 @@ static void hrx_publication_publish_locked(hrx_publication_t* publication) {
                                batch, count, &failed, &tally);
     hrx_thread_set_nonblocking(previous);
   }
+  /* Decided before batch_done_locked takes `status`. */
+  bool whole = !skipped && !status;
   hrx_publication_batch_done_locked(publication, batch, count, first, bytes,
                                     skipped, status, failed, &tally);
-  if (!skipped && !status) hrx_publication_note_batch(publication);
+  if (whole) hrx_publication_note_batch(publication);
   pthread_mutex_lock(&publication->batch_mutex);
   publication->batch.in_flight = false;
   pthread_mutex_unlock(&publication->batch_mutex);
@@ -237,12 +239,12 @@ static hrx_status_t hrx_publication_publish_nonblocking_locked(
             : NULL;
   pthread_mutex_unlock(&publication->batch_mutex);
   if (taken) {
+    /* Decided before batch_done_locked takes a failure's status. */
+    bool whole = !skipped && (blocked || !status);
     hrx_publication_batch_done_locked(publication, batch, taken, first, bytes,
                                       skipped, blocked ? NULL : status,
                                       failed, &tally);
-    if (!skipped && (blocked || !status)) {
-      hrx_publication_note_batch(publication);
-    }
+    if (whole) hrx_publication_note_batch(publication);
   }
   return blocked ? status : NULL;
 }
