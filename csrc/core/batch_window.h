@@ -10,7 +10,7 @@
  * queued when the older one completes. Internal to the core.
  *
  * Not thread-safe: the owner guards it (a stream's publication: its
- * publish_mutex). Never touches Python. */
+ * publish_lock). Never touches Python. */
 #ifndef HRX_CORE_BATCH_WINDOW_H_
 #define HRX_CORE_BATCH_WINDOW_H_
 

@@ -25,7 +25,7 @@
  * Lock order: the publication's (publication.h), then the flusher's list
  * mutex (the streams with pending work). The flusher thread never
  * publishes while it holds its list mutex, and only try-locks a
- * publication's publish_mutex (a stream busy publishing is retried at the
+ * publication's publish_lock (a stream busy publishing is retried at the
  * next delay).
  *
  * Environment (read when a live device is created):
@@ -155,7 +155,7 @@ bool hrx_pending_batch_append_locked(hrx_pending_batch_t* batch,
                                      uint64_t number, uint64_t now,
                                      bool* out_started, bool* out_full);
 /* Moves the pending commands out for publication and returns their count
- * (0: none). The publisher (holding publish_mutex, so the half stays
+ * (0: none). The publisher (holding publish_lock, so the half stays
  * valid) clears in_flight when done. */
 uint32_t hrx_pending_batch_take_locked(hrx_pending_batch_t* batch,
                                        hrx_batch_command_t** out_commands,
@@ -164,7 +164,7 @@ uint32_t hrx_pending_batch_take_locked(hrx_pending_batch_t* batch,
 /* Moves the first `count` (1..batch->count) pending commands out, into the
  * other half, which it returns; the rest stay pending, in order. For a
  * publisher that published them from `commands` while holding batch_mutex
- * (no publication is left in flight); it holds publish_mutex, so the
+ * (no publication is left in flight); it holds publish_lock, so the
  * returned half stays valid. */
 hrx_batch_command_t* hrx_pending_batch_take_first_locked(
     hrx_pending_batch_t* batch, uint32_t count, uint64_t* out_first,

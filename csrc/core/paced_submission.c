@@ -16,9 +16,9 @@
 
 static void hrx_paced_publish(hrx_pace_entry_t* entry) {
   hrx_publication_t* publication = HRX_PUBLICATION_OF_PACE(entry);
-  pthread_mutex_lock(&publication->publish_mutex);
+  hrx_turn_lock(&publication->publish_lock);
   hrx_pacer_publish_locked(hrx_device_pacer(publication->device), entry);
-  pthread_mutex_unlock(&publication->publish_mutex);
+  hrx_turn_unlock(&publication->publish_lock);
 }
 
 static bool hrx_paced_failed(hrx_pace_entry_t* entry) {

@@ -53,7 +53,7 @@
  * stream's publication (publication.h) makes every other command of a stream with held
  * work wait until its held list is published.
  *
- * Lock order: the stream's publish_mutex and batch_mutex (batching.h) come
+ * Lock order: the stream's publish_lock and batch_mutex (batching.h) come
  * before the pacer's mutex; no pacer lock is held while a stream lock is
  * taken or a backend call is made. The entry ops are called without the
  * pacer's mutex.
@@ -202,7 +202,7 @@ typedef struct hrx_pacer_s hrx_pacer_t;
 typedef struct hrx_pace_entry_s hrx_pace_entry_t;
 
 typedef struct hrx_pace_entry_ops_s {
-  /* Takes the entry's publish lock (its stream's publish_mutex), calls
+  /* Takes the entry's publish lock (its stream's publish_lock), calls
    * hrx_pacer_publish_locked, and lets go. */
   void (*publish)(hrx_pace_entry_t* entry);
   /* Whether the entry's stream has failed: its held transfers are dropped

@@ -23,7 +23,7 @@ static uint64_t hrx_publication_pending_since(hrx_flush_entry_t* entry) {
 
 static bool hrx_publication_try_publish_entry(hrx_flush_entry_t* entry) {
   hrx_publication_t* publication = HRX_PUBLICATION_OF_ENTRY(entry);
-  if (pthread_mutex_trylock(&publication->publish_mutex) != 0) return false;
+  if (!hrx_turn_lock_try(&publication->publish_lock)) return false;
   /* Held while the queue still has two published batches to run, for at
    * most the hold (batch_window.h): the flusher comes back at the next
    * delay. */
@@ -31,11 +31,11 @@ static bool hrx_publication_try_publish_entry(hrx_flush_entry_t* entry) {
   uint64_t since = atomic_load(&publication->batch.since);
   if (hold && since && hrx_now_ns() - since < hold &&
       hrx_batch_window_full(&publication->window, publication->backend)) {
-    pthread_mutex_unlock(&publication->publish_mutex);
+    hrx_turn_unlock(&publication->publish_lock);
     return false;
   }
   hrx_publication_publish_locked(publication);
-  pthread_mutex_unlock(&publication->publish_mutex);
+  hrx_turn_unlock(&publication->publish_lock);
   return true;
 }
 
@@ -59,7 +59,7 @@ void hrx_publication_initialize(hrx_publication_t* publication,
   publication->backend = hrx_device_backend(device);
   publication->queue = queue;
   publication->pool_queue = pool_queue;
-  pthread_mutex_init(&publication->publish_mutex, NULL);
+  hrx_turn_lock_initialize(&publication->publish_lock);
   pthread_mutex_init(&publication->batch_mutex, NULL);
   hrx_failure_initialize(&publication->failure, hrx_device_failures(device));
   hrx_pending_batch_initialize(&publication->batch);
@@ -86,7 +86,7 @@ void hrx_publication_deinitialize(hrx_publication_t* publication) {
   hrx_pending_batch_deinitialize(&publication->batch);
   hrx_failure_unlist(&publication->failure);
   hrx_failure_deinitialize(&publication->failure);
-  pthread_mutex_destroy(&publication->publish_mutex);
+  hrx_turn_lock_deinitialize(&publication->publish_lock);
   pthread_mutex_destroy(&publication->batch_mutex);
 }
 
@@ -127,7 +127,7 @@ static void hrx_publication_release_launches(hrx_publication_t* publication,
   }
 }
 
-/* What became of a batch moved out of the pending one (publish_mutex
+/* What became of a batch moved out of the pending one (publish_lock
  * held, batch_mutex not): `skipped`, it was not run (the stream had
  * failed); otherwise `status` (taken) is NULL when every command was
  * published, or the failure of command `failed`: the ones before it were
@@ -166,7 +166,7 @@ static void hrx_publication_batch_done_locked(
   hrx_publication_release_launches(publication, batch, count);
 }
 
-/* After a pending batch went out whole (publish_mutex held): its end
+/* After a pending batch went out whole (publish_lock held): its end
  * joins the stream's window while batches may be held. */
 static void hrx_publication_note_batch(hrx_publication_t* publication) {
   if (hrx_device_batch_settings(publication->device)->hold_ns) {
@@ -176,7 +176,7 @@ static void hrx_publication_note_batch(hrx_publication_t* publication) {
 }
 
 /* Publishes the pending batch, if any, waiting for queue space if need be
- * (also when called in non-blocking mode); the caller holds publish_mutex.
+ * (also when called in non-blocking mode); the caller holds publish_lock.
  * The batch is moved out under batch_mutex (the two halves of the buffer
  * swap), so producers keep appending to a fresh batch during the launch.
  * On a failed stream the batch is dropped (not run); a command that fails
@@ -211,7 +211,7 @@ static void hrx_publication_publish_locked(hrx_publication_t* publication) {
 }
 
 /* The same in non-blocking mode, for a publication that must not wait
- * (publish_mutex held). The driver is called with batch_mutex held (a
+ * (publish_lock held). The driver is called with batch_mutex held (a
  * non-blocking call does not wait, so an appending producer waits no
  * longer than for another append), so that the commands it refuses with
  * WOULD_BLOCK stay pending, in order, as if they had not been offered;
@@ -250,9 +250,9 @@ static hrx_status_t hrx_publication_publish_nonblocking_locked(
 }
 
 void hrx_publication_publish(hrx_publication_t* publication) {
-  pthread_mutex_lock(&publication->publish_mutex);
+  hrx_turn_lock(&publication->publish_lock);
   hrx_publication_publish_locked(publication);
-  pthread_mutex_unlock(&publication->publish_mutex);
+  hrx_turn_unlock(&publication->publish_lock);
 }
 
 /* ------------------------------------------------------------ ordering */
@@ -275,7 +275,7 @@ bool hrx_publication_has_unpublished(hrx_publication_t* publication) {
   return unpublished;
 }
 
-/* Takes publish_mutex and publishes the pending batch (for a lone command,
+/* Takes publish_lock and publishes the pending batch (for a lone command,
  * which must follow it, or an observation). In non-blocking mode:
  * WOULD_BLOCK (not locked, nothing published) when another publisher holds
  * the lock (a batch moved out may still be on its way), or when the
@@ -285,13 +285,13 @@ static hrx_status_t hrx_publication_lock_published(
   hrx_pacer_t* pacer = hrx_device_pacer(publication->device);
   bool draining = false;  /* counted in the entry's drainers */
   for (;;) {
-    if (!hrx_nonblocking_lock(&publication->publish_mutex)) {
+    if (!hrx_turn_lock_nonblocking(&publication->publish_lock)) {
       return hrx_would_block_briefly("the stream's publication lock");
     }
     if (!atomic_load(&publication->pace_entry.held)) break;
-    /* Held transfers come first; only publish_mutex lets the list grow,
+    /* Held transfers come first; only publish_lock lets the list grow,
      * and while this caller drains it no new transfer joins it. */
-    pthread_mutex_unlock(&publication->publish_mutex);
+    hrx_turn_unlock(&publication->publish_lock);
     if (hrx_nonblocking()) {
       return hrx_would_block("the stream's held transfers to be published");
     }
@@ -306,7 +306,7 @@ static hrx_status_t hrx_publication_lock_published(
   }
   hrx_status_t blocked = hrx_publication_publish_nonblocking_locked(publication);
   if (blocked) {
-    pthread_mutex_unlock(&publication->publish_mutex);
+    hrx_turn_unlock(&publication->publish_lock);
     return hrx_status_annotate(blocked,
                                "publishing the stream's pending batch");
   }
@@ -316,12 +316,12 @@ static hrx_status_t hrx_publication_lock_published(
 hrx_status_t hrx_publication_publish_pending(hrx_publication_t* publication) {
   if (!hrx_publication_has_unpublished(publication)) return NULL;
   HRX_RETURN_IF_ERROR(hrx_publication_lock_published(publication));
-  pthread_mutex_unlock(&publication->publish_mutex);
+  hrx_turn_unlock(&publication->publish_lock);
   return NULL;
 }
 
 uint64_t hrx_publication_lock_held(hrx_publication_t* publication) {
-  pthread_mutex_lock(&publication->publish_mutex);
+  hrx_turn_lock(&publication->publish_lock);
   /* The pending batch goes out first: nothing accepted earlier may run
    * after the held transfer. */
   for (;;) {
@@ -338,7 +338,7 @@ uint64_t hrx_publication_lock_held(hrx_publication_t* publication) {
 }
 
 void hrx_publication_unlock(hrx_publication_t* publication) {
-  pthread_mutex_unlock(&publication->publish_mutex);
+  hrx_turn_unlock(&publication->publish_lock);
 }
 
 /* ------------------------------------------------------- lone commands */
@@ -352,7 +352,7 @@ static uint64_t hrx_publication_accept_one(hrx_publication_t* publication) {
   return number;
 }
 
-/* Runs one command outside a batch with publish_mutex held (the pending
+/* Runs one command outside a batch with publish_lock held (the pending
  * batch already published): not run on a failed stream; a failure fails the
  * stream, or is returned when the command is an observation point. A
  * WOULD_BLOCK of the driver (non-blocking mode) is returned as it is, with
@@ -390,7 +390,7 @@ hrx_status_t hrx_publication_submit(hrx_publication_t* publication,
    * queue sees them in order. */
   HRX_RETURN_IF_ERROR(hrx_publication_lock_published(publication));
   hrx_status_t status = hrx_publication_run_locked(publication, command);
-  pthread_mutex_unlock(&publication->publish_mutex);
+  hrx_turn_unlock(&publication->publish_lock);
   return status;
 }
 
@@ -432,9 +432,9 @@ static bool hrx_publication_publish_if_idle(
   const hrx_backend_vtable_t* vtable = publication->backend->vtable;
   /* In non-blocking mode a publication in progress means the queue is not
    * idle: batch. */
-  if (!hrx_nonblocking_lock(&publication->publish_mutex)) return false;
+  if (!hrx_turn_lock_nonblocking(&publication->publish_lock)) return false;
   if (atomic_load(&publication->pace_entry.held)) {
-    pthread_mutex_unlock(&publication->publish_mutex);
+    hrx_turn_unlock(&publication->publish_lock);
     return false;  /* the batch path waits for the held transfers */
   }
   pthread_mutex_lock(&publication->batch_mutex);
@@ -459,14 +459,14 @@ static bool hrx_publication_publish_if_idle(
       pthread_mutex_unlock(&publication->batch_mutex);
     }
   }
-  pthread_mutex_unlock(&publication->publish_mutex);
+  hrx_turn_unlock(&publication->publish_lock);
   return published;
 }
 
 /* Publishes a full pending batch before a command joins it; returns with
  * batch_mutex held and the batch not full. In non-blocking mode it
  * publishes only what can go without waiting: WOULD_BLOCK (batch_mutex not
- * held, nothing changed) when another publisher holds publish_mutex or the
+ * held, nothing changed) when another publisher holds publish_lock or the
  * queue is full. */
 static hrx_status_t hrx_publication_lock_batch_with_room(
     hrx_publication_t* publication, const hrx_batch_settings_t* settings) {
@@ -495,7 +495,7 @@ static hrx_status_t hrx_publication_lock_batch_with_room(
     pthread_mutex_unlock(&publication->batch_mutex);
     status = hrx_publication_lock_published(publication);
     if (status) break;
-    pthread_mutex_unlock(&publication->publish_mutex);
+    hrx_turn_unlock(&publication->publish_lock);
   }
   /* With batch_mutex held (on success), no transfer is counted held before
    * the command joins the batch. */

@@ -14,8 +14,11 @@
  * device's flusher.
  *
  * Locks, in the one order a thread may take them:
- *   1. publish_mutex: one publication at a time; it may wait for queue
- *      space;
+ *   1. publish_lock: one publication at a time; it may wait for queue
+ *      space. Threads waiting for it are served in the order they came
+ *      (base/turn_lock.h): a thread that publishes in a tight loop, each
+ *      time waiting for space in a full queue, does not keep another
+ *      thread's call on the same stream waiting for the whole backlog;
  *   2. the failure state's mutex (failure.h), never held across a wait;
  *   3. batch_mutex: the pending batch and the command count, held only to
  *      append to the batch or move it out, or across a publication in
@@ -23,15 +26,15 @@
  *      pending as it was);
  *   4. the flusher's list mutex (batching.h); the pacer's mutex
  *      (pacing.h).
- * The flusher thread only try-locks publish_mutex (a stream busy
+ * The flusher thread only try-locks publish_lock (a stream busy
  * publishing is retried at the next delay).
  *
- * Non-blocking mode (base/nonblocking.h): publish_mutex is only taken when
+ * Non-blocking mode (base/nonblocking.h): publish_lock is only taken when
  * free. A pending batch is published without waiting whenever the queue
  * has room; a command that fills the batch is accepted even when the batch
  * cannot go at once (it stays pending for the flusher or the next
  * command). A command that would have to publish a pending batch first
- * while another publisher holds publish_mutex or the queue is full, start
+ * while another publisher holds publish_lock or the queue is full, start
  * a batch the flusher cannot be made to watch without waiting for its
  * lock, or find the queue full for a lone command reports WOULD_BLOCK
  * before it is numbered or counted, so that it never fails the stream and
@@ -40,9 +43,9 @@
  * busy). A lone command is numbered once the driver took it.
  *
  * Held transfers (pacing.h): every other command and observation of a
- * publication with held work first waits (publish_mutex not held) until
+ * publication with held work first waits (publish_lock not held) until
  * the held list is published, in non-blocking mode WOULD_BLOCK instead. The
- * held list only grows under publish_mutex, so a publisher that finds it
+ * held list only grows under publish_lock, so a publisher that finds it
  * empty there publishes after everything held before it; the batch path
  * checks the count under batch_mutex, where a held transfer is counted.
  * While a caller waits for the held list to drain, a new paced transfer
@@ -57,6 +60,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "base/turn_lock.h"
 #include "batch_window.h"
 #include "batching.h"
 #include "failure.h"
@@ -67,7 +71,7 @@
 #include "wait.h"
 
 /* A command published alone. `submit` gets the driver device and native
- * queue and runs under publish_mutex, after the pending batch was
+ * queue and runs under publish_lock, after the pending batch was
  * published. */
 typedef hrx_status_t (*hrx_command_submit_fn_t)(hrx_backend_device_t* backend,
                                                 hrx_native_queue_t* queue,
@@ -90,14 +94,14 @@ typedef struct hrx_publication_s {
   hrx_native_queue_t* queue;       /* borrowed from the stream */
   hrx_pool_queue_t* pool_queue;    /* its counters, or NULL outside the
                                       pool (not counted) */
-  pthread_mutex_t publish_mutex;
+  hrx_turn_lock_t publish_lock;   /* served in turn (base/turn_lock.h) */
   pthread_mutex_t batch_mutex;
   hrx_failure_t failure;           /* the stream's failure state */
   hrx_pending_batch_t batch;       /* batch_mutex (batching.h) */
   uint64_t commands;               /* commands accepted (numbers them);
                                       batch_mutex */
   hrx_flush_entry_t flush_entry;   /* on the device flusher's list */
-  hrx_batch_window_t window;       /* publish_mutex: the last batches
+  hrx_batch_window_t window;       /* publish_lock: the last batches
                                       published (batch_window.h), recorded
                                       while HRX_BATCH_HOLD_US is set */
   hrx_pace_entry_t pace_entry;     /* held transfers (pacing.h; its ops
@@ -144,16 +148,16 @@ hrx_status_t hrx_publication_publish_pending(hrx_publication_t* publication);
 bool hrx_publication_wait_held(hrx_publication_t* publication,
                                const hrx_wait_hook_t* hook,
                                bool* out_interrupted);
-/* Publishes the pending batch, waiting for publish_mutex. */
+/* Publishes the pending batch, waiting for publish_lock. */
 void hrx_publication_publish(hrx_publication_t* publication);
 
 /* The failure an observation point raises (failure.h), or NULL. */
 hrx_status_t hrx_publication_take_failure(hrx_publication_t* publication);
 
-/* For held transfers (paced_submission.c): takes publish_mutex, publishes
+/* For held transfers (paced_submission.c): takes publish_lock, publishes
  * the pending batch and numbers the next command, counted as held
  * (pace_entry.held) under batch_mutex so that nothing joins a batch ahead
- * of it; returns its number with publish_mutex held. */
+ * of it; returns its number with publish_lock held. */
 uint64_t hrx_publication_lock_held(hrx_publication_t* publication);
 void hrx_publication_unlock(hrx_publication_t* publication);
 /* Counts published commands for the pool's stats (outside the pool, not
