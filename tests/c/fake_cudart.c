@@ -225,9 +225,11 @@ EXPORT int cudaFree(void* ptr) {
 }
 /* Pinned memory, allocated (cudaHostAlloc) or registered: remembered, so
  * that registering pinned memory again or unregistering what was not
- * registered fails as the real runtime's does
- * (cudaErrorHostMemoryAlreadyRegistered = 712,
- * cudaErrorHostMemoryNotRegistered = 713). */
+ * registered fails as the real runtime's does: registered memory again is
+ * cudaErrorHostMemoryAlreadyRegistered (712), cudaHostAlloc'd memory
+ * cudaErrorInvalidValue (the CUDA 13 runtime on the H200), and
+ * unregistering what was not registered cudaErrorHostMemoryNotRegistered
+ * (713). cudaHostGetFlags knows only cudaHostAlloc'd memory. */
 enum { kPinnedSlots = 256 };
 static struct {
   void* ptr;
@@ -276,14 +278,24 @@ EXPORT int cudaHostRegister(void* ptr, size_t size, unsigned int flags) {
   (void)flags;
   pthread_mutex_lock(&pinned_mutex);
   int err = kSuccess;
-  if (pinned_find(ptr) >= 0) {
-    err = 712;
+  int slot = pinned_find(ptr);
+  if (slot >= 0) {
+    err = pinned_memory[slot].registered ? 712 : kInvalidValue;
   } else if (pinned_add(ptr, 1) < 0) {
     err = kOutOfMemory;
   } else {
     state.host_registrations++;
   }
   pthread_mutex_unlock(&pinned_mutex);
+  return fail(err);
+}
+EXPORT int cudaHostGetFlags(unsigned int* flags, void* ptr) {
+  pthread_mutex_lock(&pinned_mutex);
+  int slot = pinned_find(ptr);
+  int err = slot >= 0 && !pinned_memory[slot].registered ? kSuccess
+                                                         : kInvalidValue;
+  pthread_mutex_unlock(&pinned_mutex);
+  if (!err) *flags = 0;
   return fail(err);
 }
 EXPORT int cudaHostUnregister(void* ptr) {

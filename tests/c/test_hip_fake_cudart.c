@@ -506,9 +506,10 @@ static int scenario_fake_cuda(const char* library, bool driver_params) {
           state->bad_streams);
   }
   /* Pinned host memory: caller memory is registered and unregistered;
-   * memory the runtime pinned already (cudaHostAlloc) is usable as it is
-   * and never unregistered; transfers of either are plain async copies on
-   * the queue's stream. */
+   * memory pinned already (registered before: "already registered";
+   * cudaHostAlloc'd: "invalid value", told apart by cudaHostGetFlags) is
+   * usable as it is and never unregistered; transfers of either are plain
+   * async copies on the queue's stream. */
   {
     const int registrations = state->host_registrations;
     const int unregistrations = state->host_unregistrations;
@@ -521,6 +522,11 @@ static int scenario_fake_cuda(const char* library, bool driver_params) {
     CHECK(registered, "caller memory not registered");
     CHECK(state->host_registrations == registrations + 1,
           "cudaHostRegister not called");
+    registered = true;
+    CHECK_OK(vt->memory.host_register(f->device, host, 4096, &registered));
+    CHECK(!registered, "registered memory registered again");
+    CHECK(state->host_registrations == registrations + 1,
+          "a second registration counted");
     CHECK_OK(vt->memory.host_alloc(f->device, 4096, (void**)&pinned));
     registered = true;
     CHECK_OK(vt->memory.host_register(f->device, pinned, 4096, &registered));

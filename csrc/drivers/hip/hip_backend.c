@@ -579,10 +579,24 @@ static void hrx_hip_host_free(hrx_backend_device_t* base, void* ptr) {
   hrx_hip_rt.sym.HostFree(ptr);
 }
 
-/* Page-locks caller memory for asynchronous copies (hal/memory.h). The
- * runtime refuses memory that it has pinned already (cudaHostAlloc'd, or
- * registered by another library) as "already registered": such memory is
- * usable as it is, and stays the other owner's to unpin. */
+/* Whether the runtime allocated the page-locked memory at `ptr` itself
+ * (hipHostMalloc / cudaHostAlloc, e.g. another library's pinned pool): its
+ * flags can be read. The runtime's last error is left clean. */
+static bool hrx_hip_runtime_allocated_host(void* ptr) {
+  if (!hrx_hip_rt.sym.HostGetFlags) return false;
+  unsigned int flags = 0;
+  hrx_hip_error_t err = hrx_hip_rt.sym.HostGetFlags(&flags, ptr);
+  if (hrx_hip_ok(err)) return true;
+  hrx_hip_forget_error(err);
+  return false;
+}
+
+/* Page-locks caller memory for asynchronous copies (hal/memory.h). Memory
+ * pinned already is usable as it is and stays its owner's to unpin
+ * (*out_registered false): the runtime refuses memory registered before
+ * (by hrx or another library) as "already registered", and memory it
+ * allocated page-locked itself as an invalid value (the CUDA runtime
+ * does), which the allocation's flags tell apart from a bad range. */
 static hrx_status_t hrx_hip_host_register(hrx_backend_device_t* base,
                                           void* ptr, uint64_t size,
                                           bool* out_registered) {
@@ -594,7 +608,9 @@ static hrx_status_t hrx_hip_host_register(hrx_backend_device_t* base,
   }
   hrx_hip_error_t err = hrx_hip_rt.sym.HostRegister(
       ptr, (size_t)size, hrx_hip_rt.platform->host_register_default);
-  if (err == hrx_hip_rt.platform->error_host_memory_already_registered) {
+  if (err == hrx_hip_rt.platform->error_host_memory_already_registered ||
+      (err == hrx_hip_rt.platform->error_invalid_value &&
+       hrx_hip_runtime_allocated_host(ptr))) {
     hrx_hip_forget_error(err);
     *out_registered = false;
     return NULL;

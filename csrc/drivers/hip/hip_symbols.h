@@ -112,6 +112,9 @@ HRX_HIP_OPTIONAL(HostRegister, hrx_hip_error_t,
                  hipHostRegister, cudaHostRegister)
 HRX_HIP_OPTIONAL(HostUnregister, hrx_hip_error_t, (void* ptr),
                  hipHostUnregister, cudaHostUnregister)
+HRX_HIP_OPTIONAL(HostGetFlags, hrx_hip_error_t,
+                 (unsigned int* flags, void* ptr),
+                 hipHostGetFlags, cudaHostGetFlags)
 HRX_HIP_REQUIRED(MemcpyAsync, hrx_hip_error_t,
                  (void* dst, const void* src, size_t size,
                   hrx_hip_memcpy_kind_t kind, hrx_hip_stream_t stream),
