@@ -191,6 +191,43 @@ static void hrx_staging_evict(hrx_staging_pool_t* pool,
   }
 }
 
+/* Puts a free block on its class's list and, while the cache holds more
+ * than cache_bytes, evicts the other free blocks, the largest first, then
+ * the block itself if it alone is larger than the cache. The block freed
+ * last is kept before older ones: a transfer repeated at one size takes it
+ * next, where a cache already holding anything would otherwise free and
+ * allocate a block as large as the cache on every transfer. Mutex held;
+ * returns the evicted blocks for the caller to evict without the lock. */
+static hrx_staging_block_t* hrx_staging_cache_locked(
+    hrx_staging_pool_t* pool, hrx_staging_block_t* block) {
+  uint64_t capacity = 0;
+  unsigned index = hrx_staging_class(block->capacity, &capacity);
+  if (block->capacity > pool->cache_bytes) {
+    block->next = NULL;
+    return block;
+  }
+  pool->cached_bytes += block->capacity;
+  block->next = pool->free[index];
+  pool->free[index] = block;
+  hrx_staging_block_t* evicted = NULL;
+  for (unsigned i = HRX_STAGING_CLASSES;
+       i-- > 0 && pool->cached_bytes > pool->cache_bytes;) {
+    hrx_staging_block_t** link = &pool->free[i];
+    while (*link && pool->cached_bytes > pool->cache_bytes) {
+      hrx_staging_block_t* other = *link;
+      if (other == block) {
+        link = &other->next;
+        continue;
+      }
+      *link = other->next;
+      pool->cached_bytes -= other->capacity;
+      other->next = evicted;
+      evicted = other;
+    }
+  }
+  return evicted;
+}
+
 /* Moves the pending blocks whose reads are complete to the free lists;
  * returns the blocks that no longer fit the cache (the caller frees them
  * without the lock). */
@@ -223,15 +260,12 @@ static hrx_staging_block_t* hrx_staging_reclaim(hrx_staging_pool_t* pool) {
   }
   while (done) {
     hrx_staging_block_t* next = done->next;
-    uint64_t capacity = 0;
-    unsigned index = hrx_staging_class(done->capacity, &capacity);
-    if (pool->cached_bytes + done->capacity > pool->cache_bytes) {
-      done->next = evicted;
-      evicted = done;
-    } else {
-      pool->cached_bytes += done->capacity;
-      done->next = pool->free[index];
-      pool->free[index] = done;
+    hrx_staging_block_t* out = hrx_staging_cache_locked(pool, done);
+    while (out) {
+      hrx_staging_block_t* after = out->next;
+      out->next = evicted;
+      evicted = out;
+      out = after;
     }
     done = next;
   }
@@ -384,22 +418,20 @@ void hrx_staging_release(hrx_staging_pool_t* pool, hrx_staging_block_t* block) {
   if (!block) return;
   uint64_t capacity = 0;
   unsigned index = hrx_staging_class(block->capacity, &capacity);
+  hrx_staging_block_t* evicted = NULL;
   pthread_mutex_lock(&pool->mutex);
-  /* Beyond the cache the block is evicted; in non-blocking mode a pool
-   * without a cleanup thread keeps it (even beyond the cache) for the next
-   * blocking acquire to trim. */
-  bool keep = (hrx_nonblocking() && !pool->cleanup) ||
-              pool->cached_bytes + block->capacity <= pool->cache_bytes;
-  if (keep) {
+  /* Beyond the cache, blocks are evicted (hrx_staging_cache_locked); in
+   * non-blocking mode a pool without a cleanup thread keeps this one (even
+   * beyond the cache) for the next blocking acquire to trim. */
+  if (hrx_nonblocking() && !pool->cleanup) {
     pool->cached_bytes += block->capacity;
     block->next = pool->free[index];
     pool->free[index] = block;
+  } else {
+    evicted = hrx_staging_cache_locked(pool, block);
   }
   pthread_mutex_unlock(&pool->mutex);
-  if (!keep) {
-    block->next = NULL;
-    hrx_staging_evict(pool, block);
-  }
+  hrx_staging_evict(pool, evicted);
 }
 
 void hrx_staging_release_pending(hrx_staging_pool_t* pool,

@@ -11,7 +11,10 @@
  * Cache: free blocks are kept up to the pool's cache_bytes in total
  * ($HRX_STAGING_CACHE_BYTES, read when a live device is created), enough
  * for a backlog of large reads and uploads to reuse its blocks round after
- * round. A block that does not fit is evicted: freed (host_free, which may
+ * round. A block freed when the cache is full displaces older free blocks,
+ * the largest first (a block larger than the whole cache is not kept), so
+ * that transfers repeated at one size reuse their block even when it is as
+ * large as the cache. An evicted block is freed (host_free, which may
  * wait for the device) by the device's cleanup thread (cleanup.h), never on
  * a caller's path. A pool without a cleanup thread (hrx_staging_pool_create
  * with none) frees evicted blocks at once, except in non-blocking mode

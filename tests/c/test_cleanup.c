@@ -290,9 +290,51 @@ static void test_staging_beyond_the_cache(void) {
   hrx_device_release(device);
 }
 
+/* A cache of 64 KiB holding a 4 KiB block: a 64 KiB block released
+ * displaces it and is taken again by the next transfer of its size (no new
+ * allocation), where keeping the older block would allocate and free a
+ * cache-sized block on every transfer; a block larger than the cache is
+ * not kept, and leaves the cached one alone. */
+static void test_staging_keeps_the_block_freed_last(void) {
+  hrx_device_t* device = open_counted();
+  hrx_backend_device_t* backend = hrx_device_backend(device);
+  hrx_staging_pool_t* pool = NULL;
+  const uint64_t cache = 64 << 10;
+  CHECK_OK(hrx_staging_pool_create(backend, cache, NULL, &pool));
+  hrx_staging_block_t* small = NULL;
+  hrx_staging_block_t* large = NULL;
+  CHECK_OK(hrx_staging_acquire(pool, 4096, &small));
+  hrx_staging_release(pool, small);
+  uint64_t evicted = inline_evictions();
+  uint64_t reads = read_allocations();
+  CHECK_OK(hrx_staging_acquire(pool, cache, &large));
+  CHECK(large->capacity == cache);
+  CHECK(read_allocations() == reads + 1);
+  void* memory = large->memory;
+  hrx_staging_release(pool, large);
+  CHECK(inline_evictions() == evicted + 1);  /* the 4 KiB block */
+  for (int round = 0; round < 3; ++round) {
+    CHECK_OK(hrx_staging_acquire(pool, cache, &large));
+    CHECK(large->memory == memory);
+    hrx_staging_release(pool, large);
+  }
+  CHECK(read_allocations() == reads + 1);
+  CHECK(inline_evictions() == evicted + 1);
+  hrx_staging_block_t* huge = NULL;
+  CHECK_OK(hrx_staging_acquire(pool, 2 * cache, &huge));
+  hrx_staging_release(pool, huge);
+  CHECK(inline_evictions() == evicted + 2);  /* only the huge block */
+  CHECK_OK(hrx_staging_acquire(pool, cache, &large));
+  CHECK(large->memory == memory);
+  hrx_staging_release(pool, large);
+  hrx_staging_pool_destroy(pool);
+  hrx_device_release(device);
+}
+
 int main(void) {
   test_staging_warm_up();
   test_staging_beyond_the_cache();
+  test_staging_keeps_the_block_freed_last();
   test_tasks_run_in_order_on_their_thread();
   test_deferred_releases_never_hold_up_callers();
   test_last_release_outlives_deferred_releases();
