@@ -52,6 +52,27 @@ def _full_history() -> bool:
     return shallow.stdout.strip() == "false"
 
 
+# A line of bench/scripts/host_bandwidth.py (one timed measurement of one
+# row at one size), the one kind of .jsonl under bench/results that is not
+# a sweep's.
+BANDWIDTH_KEYS = ("row", "direction", "bytes", "iters", "repeat", "seconds",
+                  "gb_per_s", "device", "git_commit")
+
+
+def _line_errors(line):
+    """What is wrong with a recorded line, by its kind."""
+    if "gb_per_s" in line and "row" in line:
+        errors = [f"missing key {key!r}" for key in BANDWIDTH_KEYS
+                  if key not in line]
+        if line.get("direction") not in ("up", "down"):
+            errors.append(f"direction {line.get('direction')!r}")
+        if not (isinstance(line.get("gb_per_s"), (int, float))
+                and line["gb_per_s"] > 0):
+            errors.append(f"gb_per_s {line.get('gb_per_s')!r}")
+        return errors
+    return schema_errors(line, use_jsonschema=False)
+
+
 @pytest.mark.parametrize("path", FILES, ids=lambda path: path.name)
 def test_a_recorded_line_names_its_commit(path):
     lines, unreadable = read_lines([path])
@@ -60,7 +81,7 @@ def test_a_recorded_line_names_its_commit(path):
     for number, line in enumerate(lines, 1):
         if is_error_line(line):
             continue
-        assert schema_errors(line, use_jsonschema=False) == [], (number, line.get("queues"))
+        assert _line_errors(line) == [], (number, line.get("queues"))
         commit = line.get("git_commit") or line.get("committed_in")
         assert commit, f"{path.name}:{number} names no commit"
         commits.add(commit)
