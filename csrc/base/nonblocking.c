@@ -25,14 +25,6 @@ hrx_status_t hrx_would_block_briefly(const char* what) {
   return hrx_status_mark_brief(hrx_would_block(what));
 }
 
-bool hrx_nonblocking_lock(pthread_mutex_t* mutex) {
-  if (!hrx_nonblocking()) {
-    pthread_mutex_lock(mutex);
-    return true;
-  }
-  return pthread_mutex_trylock(mutex) == 0;
-}
-
 void hrx_host_callbacks_queued(int delta) {
   atomic_fetch_add(&hrx_host_callbacks, delta);
 }

@@ -15,7 +15,6 @@
 #ifndef HRX_BASE_NONBLOCKING_H_
 #define HRX_BASE_NONBLOCKING_H_
 
-#include <pthread.h>
 #include <stdbool.h>
 
 #include "hrx.h"
@@ -33,10 +32,6 @@ hrx_status_t hrx_would_block(const char* what);
  * queue space or anything else that may take long
  * (hrx_status_would_block_briefly, hrx.h). */
 hrx_status_t hrx_would_block_briefly(const char* what);
-
-/* Locks `mutex`; in non-blocking mode only if it is free at once. Returns
- * false (not locked) when it would have waited. */
-bool hrx_nonblocking_lock(pthread_mutex_t* mutex);
 
 /* Host callbacks queued or running anywhere in the process. A callback of
  * a binding may need the binding's global lock (a Python callback takes the

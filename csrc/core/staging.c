@@ -191,41 +191,56 @@ static void hrx_staging_evict(hrx_staging_pool_t* pool,
   }
 }
 
-/* Puts a free block on its class's list and, while the cache holds more
- * than cache_bytes, evicts the other free blocks, the largest first, then
- * the block itself if it alone is larger than the cache. The block freed
- * last is kept before older ones: a transfer repeated at one size takes it
- * next, where a cache already holding anything would otherwise free and
- * allocate a block as large as the cache on every transfer. Mutex held;
- * returns the evicted blocks for the caller to evict without the lock. */
-static hrx_staging_block_t* hrx_staging_cache_locked(
-    hrx_staging_pool_t* pool, hrx_staging_block_t* block) {
+/* Puts a free block on its class's list, counted in the cache. Mutex
+ * held. */
+static void hrx_staging_push_free_locked(hrx_staging_pool_t* pool,
+                                         hrx_staging_block_t* block) {
   uint64_t capacity = 0;
   unsigned index = hrx_staging_class(block->capacity, &capacity);
-  if (block->capacity > pool->cache_bytes) {
-    block->next = NULL;
-    return block;
-  }
   pool->cached_bytes += block->capacity;
   block->next = pool->free[index];
   pool->free[index] = block;
+}
+
+/* Takes free blocks but `keep` (may be NULL) off the lists, largest first,
+ * until the cache holds at most cache_bytes; returns them for the caller
+ * to evict without the lock. Mutex held. */
+static hrx_staging_block_t* hrx_staging_trim_locked(
+    hrx_staging_pool_t* pool, const hrx_staging_block_t* keep) {
   hrx_staging_block_t* evicted = NULL;
   for (unsigned i = HRX_STAGING_CLASSES;
        i-- > 0 && pool->cached_bytes > pool->cache_bytes;) {
     hrx_staging_block_t** link = &pool->free[i];
     while (*link && pool->cached_bytes > pool->cache_bytes) {
-      hrx_staging_block_t* other = *link;
-      if (other == block) {
-        link = &other->next;
+      hrx_staging_block_t* block = *link;
+      if (block == keep) {
+        link = &block->next;
         continue;
       }
-      *link = other->next;
-      pool->cached_bytes -= other->capacity;
-      other->next = evicted;
-      evicted = other;
+      *link = block->next;
+      pool->cached_bytes -= block->capacity;
+      block->next = evicted;
+      evicted = block;
     }
   }
   return evicted;
+}
+
+/* Caches a free block, evicting older free blocks, the largest first, to
+ * make room for it; a block larger than the whole cache is evicted itself.
+ * The block freed last is kept before older ones: a transfer repeated at
+ * one size takes it next, where a cache already holding anything would
+ * otherwise free and allocate a block as large as the cache on every
+ * transfer. Mutex held; returns the evicted blocks for the caller to evict
+ * without the lock. */
+static hrx_staging_block_t* hrx_staging_cache_locked(
+    hrx_staging_pool_t* pool, hrx_staging_block_t* block) {
+  if (block->capacity > pool->cache_bytes) {
+    block->next = NULL;
+    return block;
+  }
+  hrx_staging_push_free_locked(pool, block);
+  return hrx_staging_trim_locked(pool, block);
 }
 
 /* Moves the pending blocks whose reads are complete to the free lists;
@@ -349,22 +364,12 @@ void hrx_staging_pool_end_warm(hrx_staging_pool_t* pool) {
   pthread_mutex_unlock(&pool->mutex);
 }
 
-/* Takes free blocks off the lists, largest first, until the cache holds
- * at most the pool's cache_bytes (releases in non-blocking mode may leave
- * more); returns them for the caller to evict without the lock. */
+/* Trims the cache to the pool's cache_bytes (releases in non-blocking
+ * mode may leave more); returns the evicted blocks for the caller to evict
+ * without the lock. */
 static hrx_staging_block_t* hrx_staging_trim(hrx_staging_pool_t* pool) {
-  hrx_staging_block_t* evicted = NULL;
   pthread_mutex_lock(&pool->mutex);
-  for (unsigned i = HRX_STAGING_CLASSES;
-       i-- > 0 && pool->cached_bytes > pool->cache_bytes;) {
-    while (pool->free[i] && pool->cached_bytes > pool->cache_bytes) {
-      hrx_staging_block_t* block = pool->free[i];
-      pool->free[i] = block->next;
-      pool->cached_bytes -= block->capacity;
-      block->next = evicted;
-      evicted = block;
-    }
-  }
+  hrx_staging_block_t* evicted = hrx_staging_trim_locked(pool, NULL);
   pthread_mutex_unlock(&pool->mutex);
   return evicted;
 }
@@ -416,17 +421,13 @@ hrx_status_t hrx_staging_acquire(hrx_staging_pool_t* pool, uint64_t length,
 
 void hrx_staging_release(hrx_staging_pool_t* pool, hrx_staging_block_t* block) {
   if (!block) return;
-  uint64_t capacity = 0;
-  unsigned index = hrx_staging_class(block->capacity, &capacity);
   hrx_staging_block_t* evicted = NULL;
   pthread_mutex_lock(&pool->mutex);
   /* Beyond the cache, blocks are evicted (hrx_staging_cache_locked); in
    * non-blocking mode a pool without a cleanup thread keeps this one (even
    * beyond the cache) for the next blocking acquire to trim. */
   if (hrx_nonblocking() && !pool->cleanup) {
-    pool->cached_bytes += block->capacity;
-    block->next = pool->free[index];
-    pool->free[index] = block;
+    hrx_staging_push_free_locked(pool, block);
   } else {
     evicted = hrx_staging_cache_locked(pool, block);
   }
