@@ -45,6 +45,8 @@ CHILD = textwrap.dedent("""
         "device": dev.synchronize,
         "event": lambda: s.record_event().synchronize(),
         "readback": lambda: s.read(dst[:16]).wait(),
+        # A paced read into a new array: its wait copies chunks as they land.
+        "large-readback": lambda: s.read(dst[:16 << 20]).wait(),
         "read_blocking": lambda: s.read_blocking(
             dst[:16], np.zeros(16, np.uint8)),
     }
@@ -84,7 +86,8 @@ def run_and_interrupt(target: str, mode: str, backend: str):
     return sent, out, err, child.returncode
 
 
-TARGETS = ["stream", "device", "event", "readback", "read_blocking"]
+TARGETS = ["stream", "device", "event", "readback", "large-readback",
+           "read_blocking"]
 
 
 @pytest.mark.parametrize("target", TARGETS)

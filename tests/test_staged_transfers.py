@@ -27,6 +27,8 @@ SMALL = {"HRX_CHUNKING": "1", "HRX_CHUNK_BYTES": str(CHUNK),
 PIPELINED = dict(SMALL, HRX_STAGED_COPY_THREADS="3",
                  HRX_STAGED_COPY_MIN_BYTES=str(CHUNK))
 SINGLE = dict(SMALL, HRX_STAGED_COPY_THREADS="0")
+# Large copies through the caches (memcpy) instead of around them.
+CACHED = dict(PIPELINED, HRX_STAGED_COPY_STREAMING="0")
 # Not paced: staged whole by the copy threads, then one upload.
 UNCHUNKED = dict(PIPELINED, HRX_CHUNKING="0")
 
@@ -42,8 +44,9 @@ SIZES = [CHUNK - 1, CHUNK, CHUNK + 1, 2 * CHUNK - 1, 2 * CHUNK,
          2 * CHUNK + 1, 7 * CHUNK + 13, (5 << 20) + 3]
 
 
-@pytest.mark.parametrize("env", [PIPELINED, UNCHUNKED, SINGLE],
-                         ids=["pipelined", "unchunked", "one-thread"])
+@pytest.mark.parametrize("env", [PIPELINED, UNCHUNKED, SINGLE, CACHED],
+                         ids=["pipelined", "unchunked", "one-thread",
+                              "cached"])
 def test_staged_transfers_give_identical_bytes(fresh, env):
     out = fresh(f"""
         dev = hrx.Device.open(0, backend=backend)
@@ -274,6 +277,8 @@ def test_many_threads_upload_and_read_at_once(fresh):
     ("HRX_STAGED_COPY_THREADS", "four", "got 'four'"),
     ("HRX_STAGED_COPY_MIN_BYTES", "65535",
      "HRX_STAGED_COPY_MIN_BYTES must be an integer from 65536"),
+    ("HRX_STAGED_COPY_STREAMING", "2",
+     "HRX_STAGED_COPY_STREAMING must be an integer from 0 to 1"),
 ])
 def test_malformed_staged_copy_variables_are_refused(fresh, name, value,
                                                      part):
@@ -346,6 +351,33 @@ def test_a_failing_read_into_keeps_only_landed_chunks(fresh):
         assert (out[written] == 4).all()
         assert len(written) <= 3 * chunk, len(written)
         assert (out[3 * chunk:] == 0).all()
+        print("ok")
+    """, env=dict(PIPELINED, HRX_FAULTS="download:4"))
+    assert out.strip() == "ok"
+
+
+def test_a_failing_read_raises_from_its_wait_and_returns_no_array(fresh):
+    """read().wait() copies a paced read's chunks into the new array as
+    they land; when a later chunk fails, the wait raises the failure
+    (returning no partial array), and the stream reads again after it."""
+    out = fresh(LIVE + """
+        dev = hrx.Device.open(0, backend=backend)
+        s = dev.stream()
+        chunk = 65536
+        n = chunk * 6 + 5
+        a = dev.allocate(n)
+        s.upload(a, np.full(n, 4, np.uint8))
+        s.synchronize()
+        try:
+            r = s.read(a)
+        except hrx.DeviceError as e:   # published by the call itself
+            m = str(e)
+        else:
+            m = message(r.wait)
+            assert "injected fault: download call #4" in message(r.wait)
+            r.close()
+        assert "injected fault: download call #4" in m, m
+        assert (s.read(a).wait() == 4).all()
         print("ok")
     """, env=dict(PIPELINED, HRX_FAULTS="download:4"))
     assert out.strip() == "ok"

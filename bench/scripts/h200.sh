@@ -60,13 +60,16 @@
 #                    larger gathered batches (the step rows' "per batch"
 #                    column) bring the step closer to the replayed graph
 #                    (kernel_launch_rate.py --row; about 3 minutes)
-#   host-bandwidth   host-to-device and device-to-host bandwidth, 64 KiB to
-#                    1 GiB: hrx from pageable (numpy) and pinned memory
+#   host-bandwidth   first the host copy rate of staged transfers by copy
+#                    threads, streaming stores against memcpy, no device
+#                    (staged_copy_rate.sh, in staged-copy-rate.txt; seconds);
+#                    then host-to-device and device-to-host bandwidth, 64 KiB
+#                    to 1 GiB: hrx from pageable (numpy) and pinned memory
 #                    (upload, read_into, read().wait()), the pageable rows
-#                    again with the copy threads off, beside CuPy and
-#                    PyTorch; 5 interleaved repeats; table in
+#                    again with the copy threads off and with cached copies,
+#                    beside CuPy and PyTorch; 5 interleaved repeats; table in
 #                    host-bandwidth.txt, JSON lines in host-bandwidth.jsonl
-#                    (host_bandwidth.py; about 2 minutes)
+#                    (host_bandwidth.py; about 3 minutes)
 #   chunking         a 4 KiB high-priority probe behind 16 x 64 MiB reads
 #                    (then uploads) on a normal stream, chunking off against
 #                    chunk sizes 1-16 MiB x windows 1-4 chunks, a fresh
@@ -358,8 +361,11 @@ for stage in "$@"; do
         echo "exit status $? (delay:hold $setting)"
       done ;;
     host-bandwidth)
-      timeout 420 python3 -P bench/scripts/host_bandwidth.py --backend hip \
-        --single-thread-copies \
+      timeout 60 bash bench/scripts/staged_copy_rate.sh 256 5 0,1,2,4,8,15 \
+        >"$OUT/staged-copy-rate.txt"
+      echo "exit status $?"; cat "$OUT/staged-copy-rate.txt"
+      timeout 450 python3 -P bench/scripts/host_bandwidth.py --backend hip \
+        --single-thread-copies --cached-copies \
         --output "$OUT/host-bandwidth.jsonl" >"$OUT/host-bandwidth.txt"
       echo "exit status $?"; grep -v '^{' "$OUT/host-bandwidth.txt" ;;
     conformance)  conformance ;;

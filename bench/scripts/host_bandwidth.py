@@ -40,8 +40,10 @@ cannot run here is skipped with the reason, printed under the table.
 process with HRX_STAGED_COPY_THREADS=0 (the staging copies of large
 pageable transfers made by the calling thread alone; a paced read is still
 copied out as its chunks land; docs/api.md, "Staged transfers"), labelled
-", copy threads off"; those run after the others, not interleaved with
-them.
+", copy threads off". --cached-copies adds them from a child with
+HRX_STAGED_COPY_STREAMING=0 (the large staging copies made with memcpy,
+through the CPU caches, instead of around them), labelled ", cached
+copies". Child rows run after the others, not interleaved with them.
 
     python3 -P bench/scripts/host_bandwidth.py --backend host --max-bytes 16777216
     python3 -P bench/scripts/host_bandwidth.py --backend hip \\
@@ -354,8 +356,17 @@ def measure(rows, sizes, args, suffix=""):
     return records, skipped, failed
 
 
-def single_thread_records(args, sizes):
-    """The hrx pageable rows from a child with HRX_STAGED_COPY_THREADS=0."""
+# The child runs of the hrx pageable rows: option, label suffix, settings.
+CHILD_RUNS = {
+    "single_thread_copies": (", copy threads off",
+                             {"HRX_STAGED_COPY_THREADS": "0"}),
+    "cached_copies": (", cached copies",
+                      {"HRX_STAGED_COPY_STREAMING": "0"}),
+}
+
+
+def child_records(args, sizes, suffix, settings):
+    """The hrx pageable rows from a child process given `settings`."""
     with tempfile.TemporaryDirectory() as scratch:
         output = os.path.join(scratch, "child.jsonl")
         command = [sys.executable, "-P", os.path.abspath(__file__),
@@ -363,16 +374,16 @@ def single_thread_records(args, sizes):
                    "--target-bytes", str(args.target_bytes),
                    "--max-iters", str(args.max_iters),
                    "--sizes", ",".join(str(s) for s in sizes),
-                   "--child-suffix", ", copy threads off",
+                   "--child-suffix", suffix,
                    "--output", output]
         if args.backend:
             command += ["--backend", args.backend]
-        env = dict(os.environ, HRX_STAGED_COPY_THREADS="0")
+        env = dict(os.environ, **settings)
         env.pop("HRX_PYTHON_SITE_DIRS", None)
         result = subprocess.run(command, capture_output=True, text=True,
                                 env=env)
         if result.returncode != 0:
-            raise CheckFailed("the single-thread child failed: "
+            raise CheckFailed(f"the child run{suffix} failed: "
                               + result.stderr[-2000:])
         with open(output) as lines:
             return [json.loads(line) for line in lines if line.strip()]
@@ -423,6 +434,9 @@ def main() -> int:
     parser.add_argument("--single-thread-copies", action="store_true",
                         help="the hrx pageable rows again with "
                              "HRX_STAGED_COPY_THREADS=0 (a child process)")
+    parser.add_argument("--cached-copies", action="store_true",
+                        help="the hrx pageable rows again with "
+                             "HRX_STAGED_COPY_STREAMING=0 (a child process)")
     parser.add_argument("--child-suffix", default=None,
                         help=argparse.SUPPRESS)
     parser.add_argument("--output", help="a file of JSON lines, one per "
@@ -462,11 +476,13 @@ def main() -> int:
           f"interleaved; GB/s = 10^9 bytes/s")
 
     records, skipped, failed = measure(make_rows(device), sizes, args)
-    if args.single_thread_copies:
+    for option, (suffix, settings) in CHILD_RUNS.items():
+        if not getattr(args, option):
+            continue
         try:
-            records += single_thread_records(args, sizes)
+            records += child_records(args, sizes, suffix, settings)
         except CheckFailed as error:
-            failed["hrx, copy threads off"] = str(error)
+            failed["hrx" + suffix] = str(error)
             print(f"# FAILED {error}", file=sys.stderr)
     commit_text = commit + ("+modified" if dirty else "") if commit else None
     lines = [json.dumps(dict(record, device=f"{info['backend']}:"

@@ -2,7 +2,6 @@
 #include "paced_submission.h"
 
 #include <stddef.h>
-#include <string.h>
 
 #include "base/nonblocking.h"
 #include "base/status.h"
@@ -166,7 +165,9 @@ hrx_status_t hrx_paced_upload(hrx_publication_t* publication, void* dst,
   hrx_staged_copier_t* copier =
       hrx_device_staged_copier(publication->device);
   if (!hrx_staged_copier_applies(copier, length)) {
-    memcpy(transfer->source_block->memory, data, length);
+    /* The caller's thread alone (around the caches when large). */
+    hrx_staged_copy(copier, transfer->source_block->memory, data, length, 0,
+                    NULL, NULL);
     return hrx_paced_submit(publication, transfer);
   }
   /* Pipelined: held (in the stream's order) with nothing staged, then

@@ -60,7 +60,8 @@ struct hrx_readback_s {
    * freed); `block` is then owned by the readback alone and names `into`
    * and the use's event. NULL for a staged read. */
   hrx_pinned_use_t* pinned_use;
-  bool waited;                    /* a wait returned the bytes */
+  atomic_bool waited;             /* a wait returned the bytes (waits may
+                                     run at once) */
 };
 
 /* Copies [drained, upto) of the staging into `into` (into_mutex held). */
@@ -86,29 +87,32 @@ static void hrx_readback_fill_into(hrx_readback_t* readback) {
   pthread_mutex_unlock(&readback->into_mutex);
 }
 
-/* A paced read into caller memory, waited in blocking mode: the chunks
- * that landed are copied into `into` (by the copy threads too, for a
- * large prefix) while later ones run, so the copy overlaps the transfer.
- * Returns once everything landed, or the read was dropped or its landing
- * failed (the wait that follows reports it), or the hook interrupted it
- * (*out_interrupted). The lock is not held while waiting: a query may
- * fill `into` meanwhile. */
+/* Copies the prefix of a paced read that landed (`landed` bytes) into a
+ * destination, beyond what it copied before; sets *out_drained to the
+ * prefix copied and returns whether the destination is complete. */
+typedef bool (*hrx_readback_copy_landed_fn_t)(hrx_readback_t* readback,
+                                              void* destination,
+                                              uint64_t landed,
+                                              uint64_t* out_drained);
+
+/* A paced read waited in blocking mode: the chunks that landed are copied
+ * into the destination (by the copy threads too, for a large prefix)
+ * while later ones run, so the copy overlaps the transfer. Returns once
+ * everything landed, or the read was dropped or its landing failed (the
+ * wait that follows reports it), or the hook interrupted it
+ * (*out_interrupted). No lock is held while waiting. */
 static void hrx_readback_drain_landed(hrx_readback_t* readback,
+                                      hrx_readback_copy_landed_fn_t copy_landed,
+                                      void* destination,
                                       const hrx_wait_hook_t* hook,
                                       bool* out_interrupted) {
   hrx_paced_transfer_t* transfer = readback->transfer;
   hrx_pacer_t* pacer = hrx_device_pacer(readback->device);
   for (;;) {
     uint64_t landed = atomic_load(&transfer->landed_bytes);
-    pthread_mutex_lock(&readback->into_mutex);
-    bool finished = readback->into_copied;
-    if (!finished) {
-      hrx_readback_copy_into_locked(readback, landed);
-      finished = readback->drained == readback->length;
-    }
-    uint64_t drained = readback->drained;
-    pthread_mutex_unlock(&readback->into_mutex);
-    if (finished || atomic_load(&transfer->landing_failed) ||
+    uint64_t drained = 0;
+    if (copy_landed(readback, destination, landed, &drained) ||
+        atomic_load(&transfer->landing_failed) ||
         atomic_load(&transfer->state) == HRX_PACED_DROPPED) {
       return;
     }
@@ -117,6 +121,44 @@ static void hrx_readback_drain_landed(hrx_readback_t* readback,
       return;
     }
   }
+}
+
+/* The destination of a read_into (`into`, shared with queries that may
+ * fill it meanwhile: into_mutex). */
+static bool hrx_readback_copy_landed_into(hrx_readback_t* readback,
+                                          void* unused, uint64_t landed,
+                                          uint64_t* out_drained) {
+  (void)unused;
+  pthread_mutex_lock(&readback->into_mutex);
+  bool finished = readback->into_copied;
+  if (!finished) {
+    hrx_readback_copy_into_locked(readback, landed);
+    finished = readback->drained == readback->length;
+  }
+  *out_drained = readback->drained;
+  pthread_mutex_unlock(&readback->into_mutex);
+  return finished;
+}
+
+/* A destination of one hrx_readback_wait_copy call: its own. */
+typedef struct {
+  uint8_t* out;
+  uint64_t drained;
+} hrx_readback_copy_target_t;
+
+static bool hrx_readback_copy_landed_out(hrx_readback_t* readback,
+                                         void* destination, uint64_t landed,
+                                         uint64_t* out_drained) {
+  hrx_readback_copy_target_t* target = destination;
+  if (landed > target->drained) {
+    hrx_staged_copy(hrx_device_staged_copier(readback->device),
+                    target->out + target->drained,
+                    (const uint8_t*)readback->block->memory + target->drained,
+                    landed - target->drained, 0, NULL, NULL);
+    target->drained = landed;
+  }
+  *out_drained = target->drained;
+  return target->drained == readback->length;
 }
 
 /* A paced read's failure (a chunk failed, or it was not run), copied for
@@ -475,7 +517,8 @@ hrx_status_t hrx_readback_wait(hrx_readback_t* readback,
   hrx_backend_device_t* backend = hrx_device_backend(readback->device);
   if (readback->transfer && readback->into && !readback->pinned_use &&
       !nonblocking) {
-    hrx_readback_drain_landed(readback, hook, out_interrupted);
+    hrx_readback_drain_landed(readback, hrx_readback_copy_landed_into, NULL,
+                              hook, out_interrupted);
     if (*out_interrupted) return NULL;
   }
   if (readback->transfer) {
@@ -537,14 +580,50 @@ hrx_status_t hrx_readback_wait(hrx_readback_t* readback,
     *out_bytes = readback->into;
   } else {
     *out_bytes = readback->block->memory;
-    readback->waited = true;
+    atomic_store(&readback->waited, true);
   }
+  return NULL;
+}
+
+hrx_status_t hrx_readback_wait_copy(hrx_readback_t* readback, void* out,
+                                    const hrx_wait_hook_t* hook,
+                                    bool* out_interrupted) {
+  bool interrupted = false;
+  if (!out_interrupted) out_interrupted = &interrupted;
+  *out_interrupted = false;
+  if (readback->into) {
+    return hrx_make_status(HRX_STATUS_FAILED_PRECONDITION,
+                           "a read into caller memory (read_into) lands "
+                           "there: wait for it with hrx_readback_wait");
+  }
+  bool nonblocking;
+  HRX_RETURN_IF_ERROR(hrx_entry_check_mode(readback->device,
+                                           HRX_ENTRY_BLOCKING,
+                                           "waiting for a read", &nonblocking));
+  if (nonblocking) {
+    return hrx_make_status(HRX_STATUS_FAILED_PRECONDITION,
+                           "a read's wait and copy blocks: make it outside "
+                           "non-blocking mode");
+  }
+  hrx_readback_copy_target_t target = {out, 0};
+  if (readback->transfer && readback->block) {
+    hrx_readback_drain_landed(readback, hrx_readback_copy_landed_out, &target,
+                              hook, out_interrupted);
+    if (*out_interrupted) return NULL;
+  }
+  const uint8_t* bytes = NULL;
+  HRX_RETURN_IF_ERROR(
+      hrx_readback_wait(readback, hook, &bytes, out_interrupted));
+  if (*out_interrupted) return NULL;
+  /* What landed after the drain (all of an unpaced read). */
+  hrx_readback_copy_landed_out(readback, &target, readback->length,
+                               &target.drained);
   return NULL;
 }
 
 hrx_status_t hrx_readback_take(hrx_readback_t* readback, void** out_ptr,
                                hrx_device_t** out_device) {
-  if (readback->into || !readback->block || !readback->waited) {
+  if (readback->into || !readback->block || !atomic_load(&readback->waited)) {
     return hrx_make_status(HRX_STATUS_FAILED_PRECONDITION,
                            "only a complete read's bytes (Stream.read, "
                            "after its wait) can be taken, once");

@@ -7,6 +7,7 @@
 
 #include "base/environment.h"
 #include "base/status.h"
+#include "base/streaming_copy.h"
 
 /* One copy in progress: the caller's, on its stack. The pieces not yet
  * taken and the done flags are the copier's (its mutex). */
@@ -16,6 +17,7 @@ typedef struct hrx_staged_job_s {
   uint64_t length;
   uint64_t piece_bytes;
   uint64_t pieces;
+  bool streaming;          /* pieces write around the caches */
   uint64_t next_piece;     /* mutex: the next piece to take */
   uint64_t ready_pieces;   /* mutex: the copied prefix, in pieces */
   uint64_t finished;       /* mutex: pieces copied and reported */
@@ -49,13 +51,17 @@ hrx_status_t hrx_staged_copy_settings_from_environment(
   }
   int64_t threads = 0;
   int64_t min_bytes = 0;
+  bool streaming = true;
   HRX_RETURN_IF_ERROR(hrx_env_int("HRX_STAGED_COPY_THREADS", fallback, 0,
                                   HRX_STAGED_COPY_MAX_THREADS, &threads));
   HRX_RETURN_IF_ERROR(hrx_env_int(
       "HRX_STAGED_COPY_MIN_BYTES", (int64_t)HRX_STAGED_COPY_DEFAULT_MIN_BYTES,
       (int64_t)HRX_STAGED_COPY_MIN_MIN_BYTES, (int64_t)1 << 40, &min_bytes));
+  HRX_RETURN_IF_ERROR(
+      hrx_env_switch("HRX_STAGED_COPY_STREAMING", true, &streaming));
   out_settings->threads = (uint32_t)threads;
   out_settings->min_bytes = (uint64_t)min_bytes;
+  out_settings->streaming = streaming;
   return NULL;
 }
 
@@ -137,7 +143,11 @@ static void hrx_staged_copy_piece(hrx_staged_copier_t* copier,
   uint64_t offset = piece * job->piece_bytes;
   uint64_t bytes = job->length - offset;
   if (bytes > job->piece_bytes) bytes = job->piece_bytes;
-  memcpy(job->dst + offset, job->src + offset, bytes);
+  if (job->streaming) {
+    hrx_streaming_copy(job->dst + offset, job->src + offset, bytes);
+  } else {
+    memcpy(job->dst + offset, job->src + offset, bytes);
+  }
   pthread_mutex_lock(&copier->mutex);
   job->done[piece] = 1;
   uint64_t before = job->ready_pieces;
@@ -194,8 +204,11 @@ static void hrx_staged_start_locked(hrx_staged_copier_t* copier) {
 void hrx_staged_copy(hrx_staged_copier_t* copier, void* dst, const void* src,
                      uint64_t length, uint64_t piece_bytes,
                      hrx_staged_ready_fn_t ready, void* user_data) {
-  hrx_staged_job_t job = {.dst = dst, .src = src, .length = length,
-                          .ready = ready, .user_data = user_data};
+  hrx_staged_job_t job = {
+      .dst = dst, .src = src, .length = length, .ready = ready,
+      .user_data = user_data,
+      .streaming = copier && copier->settings.streaming &&
+                   length >= HRX_STAGED_COPY_STREAMING_MIN_BYTES};
   if (!piece_bytes && copier) {
     /* Every participant gets a piece or more. */
     uint64_t share = length / ((uint64_t)copier->settings.threads + 1);
@@ -209,7 +222,11 @@ void hrx_staged_copy(hrx_staged_copier_t* copier, void* dst, const void* src,
   job.pieces = piece_bytes ? (length + piece_bytes - 1) / piece_bytes : 0;
   if (!hrx_staged_copier_applies(copier, length) || job.pieces < 2 ||
       !(job.done = calloc(job.pieces, 1))) {
-    if (length) memcpy(dst, src, length);
+    if (job.streaming) {
+      hrx_streaming_copy(dst, src, length);
+    } else if (length) {
+      memcpy(dst, src, length);
+    }
     if (ready) ready(user_data, length);
     return;
   }

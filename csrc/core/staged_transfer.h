@@ -7,7 +7,11 @@
  * Which copies: a host copy of at least min_bytes
  * ($HRX_STAGED_COPY_MIN_BYTES) while the device has copy threads
  * ($HRX_STAGED_COPY_THREADS, 0 turns this off). Smaller copies, and every
- * copy with no threads, are one memcpy on the caller's thread, as before.
+ * copy with no threads, are one copy on the caller's thread, as before.
+ * A copy of at least HRX_STAGED_COPY_STREAMING_MIN_BYTES, pipelined or
+ * not, writes around the CPU caches (base/streaming_copy.h) unless
+ * $HRX_STAGED_COPY_STREAMING is 0: its bytes go to pinned staging that the
+ * device reads next, or to caller memory larger than the caches.
  *
  * - A paced upload (paced_submission.c) is held on its stream before its
  *   staging is filled; the copy is cut into pieces, and whenever the
@@ -50,19 +54,23 @@
  * thread a piece, down to HRX_STAGED_COPY_MIN_PIECE_BYTES. */
 #define HRX_STAGED_COPY_DRAIN_PIECE_BYTES (2ull << 20)
 #define HRX_STAGED_COPY_MIN_PIECE_BYTES (16ull << 10)
+/* Copies from this size up write around the caches (when streaming). */
+#define HRX_STAGED_COPY_STREAMING_MIN_BYTES (4ull << 20)
 
 typedef struct hrx_staged_copier_s hrx_staged_copier_t;
 
 typedef struct hrx_staged_copy_settings_s {
   uint32_t threads;    /* copy threads besides the caller; 0: off */
   uint64_t min_bytes;  /* copies of at least this many bytes use them */
+  bool streaming;      /* large copies write around the caches */
 } hrx_staged_copy_settings_t;
 
 /* $HRX_STAGED_COPY_THREADS (0 .. HRX_STAGED_COPY_MAX_THREADS; default half
- * the CPUs the process may run on, 1 .. HRX_STAGED_COPY_DEFAULT_MAX_THREADS) and
+ * the CPUs the process may run on, 1 .. HRX_STAGED_COPY_DEFAULT_MAX_THREADS),
  * $HRX_STAGED_COPY_MIN_BYTES (HRX_STAGED_COPY_MIN_MIN_BYTES .. 2^40;
- * default HRX_STAGED_COPY_DEFAULT_MIN_BYTES): INVALID_ARGUMENT naming a
- * malformed one (out unchanged). */
+ * default HRX_STAGED_COPY_DEFAULT_MIN_BYTES) and $HRX_STAGED_COPY_STREAMING
+ * (0 or 1, default 1): INVALID_ARGUMENT naming a malformed one (out
+ * unchanged). */
 hrx_status_t hrx_staged_copy_settings_from_environment(
     hrx_staged_copy_settings_t* out_settings);
 
@@ -87,7 +95,8 @@ typedef void (*hrx_staged_ready_fn_t)(void* user_data, uint64_t ready_bytes);
  * threads; returns once every piece was copied. `ready` (may be NULL)
  * reports the copied prefix. A copy that does not apply, or that cannot
  * get its bookkeeping allocated, is copied by the caller alone (with
- * `ready` called once, at the end): it never fails. */
+ * `ready` called once, at the end): it never fails. `copier` may be NULL
+ * (one plain copy by the caller). */
 void hrx_staged_copy(hrx_staged_copier_t* copier, void* dst, const void* src,
                      uint64_t length, uint64_t piece_bytes,
                      hrx_staged_ready_fn_t ready, void* user_data);

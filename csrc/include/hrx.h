@@ -629,6 +629,18 @@ hrx_status_t hrx_readback_wait(hrx_readback_t* readback,
  * a binding that copies a read out. */
 void hrx_readback_copy_out(const hrx_readback_t* readback,
                            const uint8_t* bytes, void* out);
+/* Waits for a read of hrx_stream_read and copies its bytes into `out`
+ * (hrx_readback_length bytes, not overlapping): hrx_readback_wait, then
+ * hrx_readback_copy_out, except that a paced read's chunks are copied as
+ * they land, while later ones run, as a read_into's are. For a binding
+ * that returns a read's bytes in new memory. Blocking mode only
+ * (FAILED_PRECONDITION in non-blocking mode, and for a read_into, whose
+ * bytes land in its own `out`). Wait hook: see "waits" above. When
+ * interrupted or failed, `out` holds an unspecified part of the bytes;
+ * the readback stays usable (a later wait finishes it). */
+hrx_status_t hrx_readback_wait_copy(hrx_readback_t* readback, void* out,
+                                    const hrx_wait_hook_t* hook,
+                                    bool* out_interrupted);
 /* Pageable host memory for a read's result (docs/host-memory.md, "Reads
  * into new arrays"): what a binding copies a read into when it returns a
  * new array. hrx_result_memory_alloc gives `size` (> 0) writable bytes,

@@ -43,9 +43,11 @@ typedef struct {
 } hrx_py_readback_t;
 
 /* Readback.wait() copies the read's bytes into a new array, the large
- * ones by the device's copy threads too (hrx_readback_copy_out), into
- * pooled result memory (result_memory.h) that is mapped already when an
- * earlier result of a like size was let go. It does not hand over the
+ * ones by the device's copy threads too, into pooled result memory
+ * (result_memory.h) that is mapped already when an earlier result of a
+ * like size was let go. That memory is taken before the wait, so that a
+ * paced read's chunks are copied into it as they land
+ * (hrx_readback_wait_copy), as read_into's are. It does not hand over the
  * read's pinned staging (hrx_readback_take): memory of the device's pool
  * holds the live device, and an array a user keeps must not keep the
  * device (and its queue count) alive. */
@@ -207,6 +209,66 @@ static int hrx_py_read_wait(hrx_readback_t* readback, int* waiters,
   return 1;
 }
 
+/* A new result's memory: result memory for a large one, else a bytearray;
+ * *out_into is where its bytes go. NULL with an error set. */
+static PyObject* hrx_py_result_data_new(hrx_py_state_t* state,
+                                        Py_ssize_t length, void** out_into) {
+  if ((uint64_t)length >= HRX_PY_RESULT_MEMORY_MIN_BYTES) {
+    return hrx_py_result_memory_new(state, (uint64_t)length, out_into);
+  }
+  PyObject* data = PyByteArray_FromStringAndSize(NULL, length);
+  if (data) *out_into = PyByteArray_AS_STRING(data);
+  return data;
+}
+
+/* The array a wait returns over `data` (consumed): typed as Stream.read
+ * of a typed view asked, else uint8. NULL with an error set. */
+static PyObject* hrx_py_result_array(hrx_py_readback_t* readback,
+                                     PyObject* data) {
+  PyObject* array = NULL;
+  PyObject* numpy = PyImport_ImportModule("numpy");
+  if (numpy && readback->dtype) {
+    PyObject* flat = PyObject_CallMethod(numpy, "frombuffer", "OO", data,
+                                         readback->dtype);
+    if (flat) {
+      array = PyObject_CallMethod(flat, "reshape", "O", readback->shape);
+      Py_DECREF(flat);
+    }
+  } else if (numpy) {
+    array = PyObject_CallMethod(numpy, "frombuffer", "Os", data, "uint8");
+  }
+  Py_XDECREF(numpy);
+  Py_DECREF(data);
+  return array;
+}
+
+/* Waits for a large read of Stream.read and copies its bytes into `into`:
+ * when the read is not done at once, with the GIL released, the copy
+ * overlapping a paced read's later chunks (hrx_readback_wait_copy);
+ * when it is, copied out with the GIL released. The caller counts itself
+ * in `waiters`. Returns as hrx_py_read_wait. */
+static int hrx_py_read_wait_copy(hrx_readback_t* readback, void* into,
+                                 hrx_status_t* out_status) {
+  hrx_py_read_wait_t wait = {readback, NULL};
+  hrx_status_t status =
+      hrx_py_attempt_keeping_gil(hrx_py_read_wait_attempt, &wait);
+  bool interrupted = false;
+  if (hrx_status_code(status) == HRX_STATUS_WOULD_BLOCK) {
+    hrx_status_free(status);
+    hrx_py_wait_t gil;
+    hrx_py_wait_begin(&gil);
+    status = hrx_readback_wait_copy(readback, into, &gil.hook, &interrupted);
+    hrx_py_wait_end(&gil);
+  } else if (!status) {
+    Py_BEGIN_ALLOW_THREADS
+    hrx_readback_copy_out(readback, wait.bytes, into);
+    Py_END_ALLOW_THREADS
+  }
+  *out_status = status;
+  if (status) return -1;
+  return interrupted ? 0 : 1;
+}
+
 static PyObject* hrx_py_readback_wait(PyObject* self, PyObject* unused) {
   (void)unused;
   hrx_py_readback_t* readback = (hrx_py_readback_t*)self;
@@ -214,10 +276,26 @@ static PyObject* hrx_py_readback_wait(PyObject* self, PyObject* unused) {
   if (!hrx_py_handle_get(self, &hrx_py_readback_kind)) return NULL;
   if (readback->result) return Py_NewRef(readback->result);
   hrx_readback_t* read = readback->readback;
+  Py_ssize_t length = (Py_ssize_t)hrx_readback_length(read);
   const uint8_t* bytes = NULL;
   hrx_status_t status = NULL;
-  int outcome = hrx_py_read_wait(read, &readback->waiters, &bytes, &status);
   PyObject* array = NULL;
+  PyObject* data = NULL;
+  void* into = NULL;
+  int outcome;
+  if (!readback->has_into &&
+      (uint64_t)length > HRX_PY_READ_COPY_KEEP_GIL_BYTES) {
+    /* A large read into a new array: its memory first, so that the copy
+     * can start with the first chunk that lands. Counted as a waiter: a
+     * close meanwhile keeps the bytes. */
+    data = hrx_py_result_data_new(state, length, &into);
+    if (!data) return NULL;
+    ++readback->waiters;
+    outcome = hrx_py_read_wait_copy(read, into, &status);
+    --readback->waiters;
+  } else {
+    outcome = hrx_py_read_wait(read, &readback->waiters, &bytes, &status);
+  }
   if (outcome == 1 && readback->result) {
     array = Py_NewRef(readback->result); /* another wait made it */
   } else if (outcome == 1 && readback->has_into) {
@@ -226,41 +304,13 @@ static PyObject* hrx_py_readback_wait(PyObject* self, PyObject* unused) {
     if (!readback->closing) readback->result = Py_NewRef(array);
   } else if (outcome == 1) {
     /* `read` is alive: only the last wait out (this one or a later one)
-     * releases it. */
-    Py_ssize_t length = (Py_ssize_t)hrx_readback_length(read);
-    PyObject* data = NULL;
-    void* into = NULL;
-    if ((uint64_t)length >= HRX_PY_RESULT_MEMORY_MIN_BYTES) {
-      data = hrx_py_result_memory_new(state, (uint64_t)length, &into);
-    } else {
-      data = PyByteArray_FromStringAndSize(NULL, length);
-      if (data) into = PyByteArray_AS_STRING(data);
+     * releases it. A small read is copied here, with the GIL. */
+    if (!data) {
+      data = hrx_py_result_data_new(state, length, &into);
+      if (data) memcpy(into, bytes, (size_t)length);
     }
-    if (data) {
-      if ((uint64_t)length > HRX_PY_READ_COPY_KEEP_GIL_BYTES) {
-        /* Counted as a waiter: a close meanwhile keeps the bytes. */
-        ++readback->waiters;
-        Py_BEGIN_ALLOW_THREADS
-        hrx_readback_copy_out(read, bytes, into);
-        Py_END_ALLOW_THREADS
-        --readback->waiters;
-      } else {
-        memcpy(into, bytes, (size_t)length);
-      }
-    }
-    PyObject* numpy = data ? PyImport_ImportModule("numpy") : NULL;
-    if (numpy && readback->dtype) {
-      PyObject* flat = PyObject_CallMethod(numpy, "frombuffer", "OO", data,
-                                           readback->dtype);
-      if (flat) {
-        array = PyObject_CallMethod(flat, "reshape", "O", readback->shape);
-        Py_DECREF(flat);
-      }
-    } else if (numpy) {
-      array = PyObject_CallMethod(numpy, "frombuffer", "Os", data, "uint8");
-    }
-    Py_XDECREF(numpy);
-    Py_XDECREF(data);
+    array = data ? hrx_py_result_array(readback, data) : NULL;
+    data = NULL;
     if (array && readback->result) {
       /* Another wait made it while this one copied without the GIL. */
       PyObject* made = Py_NewRef(readback->result);
@@ -273,6 +323,7 @@ static PyObject* hrx_py_readback_wait(PyObject* self, PyObject* unused) {
     /* Dropping the handle must not wait for the read either. */
     readback->abandoned = true;
   }
+  Py_XDECREF(data);
   hrx_py_readback_settle(readback);
   if (status) return hrx_py_raise(state, status);
   return array;

@@ -30,6 +30,14 @@ static void test_settings(void) {
   CHECK(settings.threads >= 1 &&
         settings.threads <= HRX_STAGED_COPY_DEFAULT_MAX_THREADS);
   CHECK(settings.min_bytes == HRX_STAGED_COPY_DEFAULT_MIN_BYTES);
+  CHECK(settings.streaming);
+  setenv("HRX_STAGED_COPY_STREAMING", "0", 1);
+  CHECK_OK(hrx_staged_copy_settings_from_environment(&settings));
+  CHECK(!settings.streaming);
+  setenv("HRX_STAGED_COPY_STREAMING", "2", 1);
+  CHECK_CODE(hrx_staged_copy_settings_from_environment(&settings),
+             HRX_STATUS_INVALID_ARGUMENT, "HRX_STAGED_COPY_STREAMING");
+  unsetenv("HRX_STAGED_COPY_STREAMING");
   setenv("HRX_STAGED_COPY_THREADS", "0", 1);
   CHECK_OK(hrx_staged_copy_settings_from_environment(&settings));
   CHECK(settings.threads == 0);
@@ -102,6 +110,18 @@ static void test_copier(void) {
     CHECK(copy_is_right(copier, sizes[i], 4096, (unsigned)i + 100));
   }
   hrx_staged_copier_destroy(copier);
+  /* Streaming: large copies write around the caches, in pieces that start
+   * anywhere (odd piece sizes), pipelined or by the caller alone. */
+  for (uint32_t threads = 0; threads <= 2; threads += 2) {
+    hrx_staged_copy_settings_t streaming = {
+        .threads = threads, .min_bytes = 65536, .streaming = true};
+    CHECK_OK(hrx_staged_copier_create(&streaming, &copier));
+    const uint64_t large = HRX_STAGED_COPY_STREAMING_MIN_BYTES;
+    CHECK(copy_is_right(copier, large, 65537, 11 + threads));
+    CHECK(copy_is_right(copier, large + 77, 0, 12 + threads));
+    CHECK(copy_is_right(copier, large - 1, 4095, 13 + threads));
+    hrx_staged_copier_destroy(copier);
+  }
   /* Off: the caller copies alone, and reports the whole copy once. */
   hrx_staged_copy_settings_t off = {.threads = 0, .min_bytes = 65536};
   CHECK_OK(hrx_staged_copier_create(&off, &copier));
@@ -302,12 +322,129 @@ static void test_drain_beside_queries(void) {
   free(out);
 }
 
+typedef struct {
+  hrx_readback_t* read;
+  uint8_t* out;
+  int failures;
+} wait_copy_arg_t;
+
+static void* wait_copy_thread(void* arg) {
+  wait_copy_arg_t* a = arg;
+  hrx_status_t status = hrx_readback_wait_copy(a->read, a->out, NULL, NULL);
+  if (status) {
+    hrx_status_free(status);
+    a->failures++;
+  }
+  return NULL;
+}
+
+/* hrx_readback_wait_copy: a paced read's bytes copied into new memory as
+ * they land (also by two waits at once, each into its own memory, and
+ * again after the first), an unpaced read's, and the refusals. */
+static void test_wait_copy(void) {
+  hrx_device_t* device = open_pipelined();
+  hrx_stream_t* stream = NULL;
+  hrx_stream_t* urgent = NULL;
+  CHECK_OK(hrx_stream_create(device, &stream));
+  hrx_stream_options_t options;
+  hrx_stream_options_default(&options);
+  options.priority = HRX_STREAM_PRIORITY_HIGH; /* never paced */
+  CHECK_OK(hrx_stream_create_with_options(device, &options, &urgent));
+  const uint64_t n = 65536 * 24 + 5;
+  uint8_t* data = malloc(n);
+  uint8_t* outs[2] = {malloc(n), malloc(n)};
+  fill_pattern(data, n, 21);
+  hrx_buffer_t* buffer = NULL;
+  CHECK_OK(hrx_buffer_allocate(device, n, &buffer));
+  CHECK_OK(hrx_stream_upload(stream, whole(buffer), data, n));
+  for (int round = 0; round < 4; ++round) {
+    hrx_readback_t* read = NULL;
+    CHECK_OK(hrx_stream_read(round % 2 ? urgent : stream, whole(buffer),
+                             &read));
+    memset(outs[0], 0, n);
+    memset(outs[1], 0, n);
+    wait_copy_arg_t args[2] = {{read, outs[0], 0}, {read, outs[1], 0}};
+    pthread_t other;
+    pthread_create(&other, NULL, wait_copy_thread, &args[1]);
+    wait_copy_thread(&args[0]);
+    pthread_join(other, NULL);
+    CHECK(args[0].failures == 0 && args[1].failures == 0);
+    CHECK(memcmp(outs[0], data, n) == 0 && memcmp(outs[1], data, n) == 0);
+    /* Complete now: copied again, whole, and still waitable. */
+    memset(outs[0], 0, n);
+    CHECK_OK(hrx_readback_wait_copy(read, outs[0], NULL, NULL));
+    CHECK(memcmp(outs[0], data, n) == 0);
+    const uint8_t* bytes = NULL;
+    CHECK_OK(hrx_readback_wait(read, NULL, &bytes, NULL));
+    CHECK(bytes && memcmp(bytes, data, n) == 0);
+    hrx_readback_release(read);
+  }
+  /* Refused: a read_into's bytes land in its own out; non-blocking mode. */
+  hrx_readback_t* into = NULL;
+  CHECK_OK(hrx_stream_read_into(stream, whole(buffer), outs[1], n, &into));
+  CHECK_CODE(hrx_readback_wait_copy(into, outs[0], NULL, NULL),
+             HRX_STATUS_FAILED_PRECONDITION, "read_into");
+  hrx_readback_release(into);
+  hrx_readback_t* read = NULL;
+  CHECK_OK(hrx_stream_read(stream, whole(buffer), &read));
+  bool previous = hrx_thread_set_nonblocking(true);
+  CHECK_CODE(hrx_readback_wait_copy(read, outs[0], NULL, NULL),
+             HRX_STATUS_FAILED_PRECONDITION, "non-blocking");
+  hrx_thread_set_nonblocking(previous);
+  hrx_readback_release(read);
+  hrx_buffer_release(buffer);
+  hrx_stream_release(urgent);
+  hrx_stream_release(stream);
+  hrx_device_release(device);
+  free(data);
+  free(outs[0]);
+  free(outs[1]);
+}
+
+/* A paced read whose fourth chunk fails: the copying wait reports the
+ * failure, and the stream reads again once it was reported. */
+static void test_wait_copy_of_a_failing_read(void) {
+  setenv("HRX_FAULTS", "download:4", 1);
+  hrx_device_t* device = open_pipelined();
+  unsetenv("HRX_FAULTS");
+  hrx_stream_t* stream = NULL;
+  CHECK_OK(hrx_stream_create(device, &stream));
+  const uint64_t n = 65536 * 8 + 3;
+  uint8_t* data = malloc(n);
+  uint8_t* out = malloc(n);
+  fill_pattern(data, n, 5);
+  hrx_buffer_t* buffer = NULL;
+  CHECK_OK(hrx_buffer_allocate(device, n, &buffer));
+  CHECK_OK(hrx_stream_upload(stream, whole(buffer), data, n));
+  CHECK_OK(hrx_stream_synchronize(stream, NULL, NULL));
+  hrx_readback_t* read = NULL;
+  hrx_status_t status = hrx_stream_read(stream, whole(buffer), &read);
+  if (!status) {
+    status = hrx_readback_wait_copy(read, out, NULL, NULL);
+    hrx_readback_release(read);
+  }
+  CHECK_CODE(status, HRX_STATUS_DEVICE_ERROR, "injected fault");
+  hrx_stream_synchronize(stream, NULL, NULL); /* reports it, if not yet */
+  CHECK_OK(hrx_stream_read(stream, whole(buffer), &read));
+  memset(out, 0, n);
+  CHECK_OK(hrx_readback_wait_copy(read, out, NULL, NULL));
+  CHECK(memcmp(out, data, n) == 0);
+  hrx_readback_release(read);
+  hrx_buffer_release(buffer);
+  hrx_stream_release(stream);
+  hrx_device_release(device);
+  free(data);
+  free(out);
+}
+
 int main(void) {
   test_settings();
   test_copier();
   test_copies_at_once();
   test_streams();
   test_drain_beside_queries();
+  test_wait_copy();
+  test_wait_copy_of_a_failing_read();
   printf("%d passed, %d failed\n", hrx_test_passed, hrx_test_failed);
   return hrx_test_failed ? 1 : 0;
 }
