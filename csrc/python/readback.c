@@ -181,27 +181,41 @@ static hrx_status_t hrx_py_read_wait_attempt(void* arg) {
 }
 
 /* Waits for the read: with the GIL kept when it is done (submit.h), else
- * released, interruptibly. `waiters` (may be NULL) counts
- * the time the GIL is released. 1 done (*out_bytes set), 0 interrupted (a
- * Python exception set), -1 with the core's failure in *out_status. */
+ * released, interruptibly. With `into` (hrx_readback_length bytes, for a
+ * read of Stream.read), also copies the bytes there with the GIL
+ * released: a paced read's chunks as they land when the read was not
+ * done at once (hrx_readback_wait_copy). `waiters` (may be NULL) counts
+ * the time the GIL is released. 1 done (*out_bytes set, NULL with
+ * `into`), 0 interrupted (a Python exception set), -1 with the core's
+ * failure in *out_status. */
 static int hrx_py_read_wait(hrx_readback_t* readback, int* waiters,
-                            const uint8_t** out_bytes,
+                            void* into, const uint8_t** out_bytes,
                             hrx_status_t* out_status) {
   hrx_py_read_wait_t wait = {readback, NULL};
   hrx_status_t status =
       hrx_py_attempt_keeping_gil(hrx_py_read_wait_attempt, &wait);
   bool interrupted = false;
+  if (waiters) ++*waiters;
   if (hrx_status_code(status) == HRX_STATUS_WOULD_BLOCK) {
     hrx_status_free(status);
-    if (waiters) ++*waiters;
+    wait.bytes = NULL;
     hrx_py_wait_t gil;
     hrx_py_wait_begin(&gil);
-    status = hrx_readback_wait(readback, &gil.hook, &wait.bytes, &interrupted);
+    status = into ? hrx_readback_wait_copy(readback, into, &gil.hook,
+                                           &interrupted)
+                  : hrx_readback_wait(readback, &gil.hook, &wait.bytes,
+                                      &interrupted);
     hrx_py_wait_end(&gil);
-    if (waiters) --*waiters;
   } else {
     hrx_py_hand_over_gil();
+    if (!status && into) {
+      Py_BEGIN_ALLOW_THREADS
+      hrx_readback_copy_out(readback, wait.bytes, into);
+      Py_END_ALLOW_THREADS
+      wait.bytes = NULL;
+    }
   }
+  if (waiters) --*waiters;
   *out_status = status;
   if (status) return -1;
   if (interrupted) return 0;
@@ -242,33 +256,6 @@ static PyObject* hrx_py_result_array(hrx_py_readback_t* readback,
   return array;
 }
 
-/* Waits for a large read of Stream.read and copies its bytes into `into`:
- * when the read is not done at once, with the GIL released, the copy
- * overlapping a paced read's later chunks (hrx_readback_wait_copy);
- * when it is, copied out with the GIL released. The caller counts itself
- * in `waiters`. Returns as hrx_py_read_wait. */
-static int hrx_py_read_wait_copy(hrx_readback_t* readback, void* into,
-                                 hrx_status_t* out_status) {
-  hrx_py_read_wait_t wait = {readback, NULL};
-  hrx_status_t status =
-      hrx_py_attempt_keeping_gil(hrx_py_read_wait_attempt, &wait);
-  bool interrupted = false;
-  if (hrx_status_code(status) == HRX_STATUS_WOULD_BLOCK) {
-    hrx_status_free(status);
-    hrx_py_wait_t gil;
-    hrx_py_wait_begin(&gil);
-    status = hrx_readback_wait_copy(readback, into, &gil.hook, &interrupted);
-    hrx_py_wait_end(&gil);
-  } else if (!status) {
-    Py_BEGIN_ALLOW_THREADS
-    hrx_readback_copy_out(readback, wait.bytes, into);
-    Py_END_ALLOW_THREADS
-  }
-  *out_status = status;
-  if (status) return -1;
-  return interrupted ? 0 : 1;
-}
-
 static PyObject* hrx_py_readback_wait(PyObject* self, PyObject* unused) {
   (void)unused;
   hrx_py_readback_t* readback = (hrx_py_readback_t*)self;
@@ -282,20 +269,16 @@ static PyObject* hrx_py_readback_wait(PyObject* self, PyObject* unused) {
   PyObject* array = NULL;
   PyObject* data = NULL;
   void* into = NULL;
-  int outcome;
   if (!readback->has_into &&
       (uint64_t)length > HRX_PY_READ_COPY_KEEP_GIL_BYTES) {
     /* A large read into a new array: its memory first, so that the copy
-     * can start with the first chunk that lands. Counted as a waiter: a
-     * close meanwhile keeps the bytes. */
+     * can start with the first chunk that lands. Counted as a waiter
+     * while the GIL is released: a close meanwhile keeps the bytes. */
     data = hrx_py_result_data_new(state, length, &into);
     if (!data) return NULL;
-    ++readback->waiters;
-    outcome = hrx_py_read_wait_copy(read, into, &status);
-    --readback->waiters;
-  } else {
-    outcome = hrx_py_read_wait(read, &readback->waiters, &bytes, &status);
   }
+  int outcome =
+      hrx_py_read_wait(read, &readback->waiters, into, &bytes, &status);
   if (outcome == 1 && readback->result) {
     array = Py_NewRef(readback->result); /* another wait made it */
   } else if (outcome == 1 && readback->has_into) {
@@ -369,7 +352,7 @@ int hrx_py_readback_copy_out(hrx_py_state_t* state, hrx_readback_t* readback,
                              void* out) {
   const uint8_t* bytes = NULL;
   hrx_status_t status = NULL;
-  int outcome = hrx_py_read_wait(readback, NULL, &bytes, &status);
+  int outcome = hrx_py_read_wait(readback, NULL, NULL, &bytes, &status);
   if (outcome == 1 && bytes != out) {  /* else read into `out` itself */
     uint64_t length = hrx_readback_length(readback);
     if (length > HRX_PY_READ_COPY_KEEP_GIL_BYTES) {
