@@ -58,6 +58,9 @@ def test_staged_transfers_give_identical_bytes(fresh, env):
             a = dev.allocate(n); b = dev.allocate(n + 64)
             s.upload(a, data)
             assert (s.read(a).wait() == data).all(), n
+            done = s.read(a)
+            s.synchronize()            # complete before its wait
+            assert (done.wait() == data).all(), n
             out = np.empty(n, np.uint8)
             assert s.read_into(a, out).wait() is out
             assert (out == data).all(), n

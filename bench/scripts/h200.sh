@@ -80,7 +80,9 @@
 #   conformance      the hip device test and the CUDA header checks, then
 #                    the whole Python suite on hip (batching on, small
 #                    transfer chunks: make conformance-chunking) but for the
-#                    python_only tests (plots, notebook, packaging: CI's)
+#                    python_only tests (plots, notebook, packaging: CI's);
+#                    SHARD=k/n runs only every n-th test file from the k-th,
+#                    to spread the suite over n calls
 #   conformance-off  the conformance files on hip with batching and transfer
 #                    chunking off (the
 #                    test stages run against the testing build of the
@@ -214,8 +216,15 @@ conformance() (
   cd tests || return
   # Small transfer chunks, so that the suites' larger transfers are paced.
   export $(make -s -C .. conformance-chunking)
-  echo "\$ $(make -s -C .. conformance-chunking) HRX_BACKEND=hip HRX_TEST_BACKENDS=hip python3 -m pytest -q -rfEs --durations=20 -m 'not python_only' . (batching on)"
-  hip_pytest --durations=20 -m "not python_only" .
+  # SHARD=k/n: only every n-th test file from the k-th (1-based), so that
+  # the suite can be spread over n calls when one does not hold it.
+  local files=.
+  if [ -n "${SHARD:-}" ]; then
+    files=$(find . -name 'test_*.py' | sort |
+      awk -v k="${SHARD%/*}" -v n="${SHARD#*/}" '(NR - k) % n == 0')
+  fi
+  echo "\$ $(make -s -C .. conformance-chunking) HRX_BACKEND=hip HRX_TEST_BACKENDS=hip python3 -m pytest -q -rfEs --durations=20 -m 'not python_only' ${SHARD:+(shard $SHARD: }$(echo $files)${SHARD:+)} (batching on)"
+  hip_pytest --durations=20 -m "not python_only" $files
 )
 
 conformance_off() (
