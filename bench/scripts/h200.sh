@@ -77,6 +77,11 @@
 #                    then the same from pinned memory, in
 #                    chunking-pinned.txt (bench/scripts/h200_chunking.py;
 #                    about 5 minutes)
+#   chunking-queues  the same probe with chunking off, at the defaults and
+#                    at 1 MiB and 4 MiB chunks x a window of 1, at pool sizes
+#                    1, 2, 4, 8 and 16, a fresh process each, in
+#                    chunking-queues.txt: the probe's target at every queue
+#                    count (about 2 minutes)
 #   conformance      the hip device test and the CUDA header checks, then
 #                    the whole Python suite on hip (batching on, small
 #                    transfer chunks: make conformance-chunking) but for the
@@ -136,7 +141,7 @@ export PYTHONUNBUFFERED=1
 export PYTHONSAFEPATH=1   # import the installed hrx, not ./hrx (no extension there)
 STAGES="sweep-drivers sweep sweep-raw sweep-python connections connections-hrx workload submission-cost \
 quick-batching read-latency call-latency python-threads kernel-launch-rate \
-launch-delays host-bandwidth chunking conformance conformance-off \
+launch-delays host-bandwidth chunking chunking-queues conformance conformance-off \
 selected before-after model-random load multi-gpu multi-gpu-sweep multi-gpu-concurrent"
 if [ $# -eq 0 ]; then
   echo "usage: bash bench/scripts/h200.sh STAGE [STAGE...]; stages: $STAGES" >&2
@@ -341,6 +346,11 @@ for stage in "$@"; do
       python3 -P bench/scripts/h200_chunking.py --backend hip --memory pinned \
         >"$OUT/chunking-pinned.txt"
       echo "exit status $?"; grep -v '^{' "$OUT/chunking-pinned.txt" ;;
+    chunking-queues)
+      timeout 560 python3 -P bench/scripts/h200_chunking.py --backend hip \
+        --settings off,default,1x1,4x1 --queues 1,2,4,8,16 \
+        >"$OUT/chunking-queues.txt"
+      echo "exit status $?"; grep -v '^{' "$OUT/chunking-queues.txt" ;;
     read-latency)
       python3 -P bench/scripts/read_latency.py --backend hip \
         --backlog-bytes 1073741824 --backlog-copies 64 >"$OUT/read-latency.txt"

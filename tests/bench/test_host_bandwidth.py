@@ -39,7 +39,8 @@ HRX_PAGEABLE = ["hrx, pageable, upload", "hrx, pageable, read_into",
 def test_the_host_bandwidth_script_reports_every_row(backend, tmp_path):
     if backend != "host":
         pytest.skip("the H200 stage host-bandwidth runs it on hip")
-    lines, records = run_script(tmp_path, "--single-thread-copies")
+    lines, records = run_script(tmp_path, "--single-thread-copies",
+                                "--cached-copies")
     assert lines[0].startswith("# host bandwidth: host:0 ")
     assert lines[1].startswith("# hrx built from ")
     command = next(line for line in lines if line.startswith("# command:"))
@@ -52,7 +53,9 @@ def test_the_host_bandwidth_script_reports_every_row(backend, tmp_path):
     assert "64 KiB, 256 KiB;" in next(l for l in lines if l.startswith("# sizes"))
 
     rows = [l for l in lines if re.match(r"\s*\d+ KiB\s+(up|down)\s", l)]
-    measured = HRX_PAGEABLE + [n + ", copy threads off" for n in HRX_PAGEABLE]
+    measured = HRX_PAGEABLE + [n + suffix for n in HRX_PAGEABLE
+                               for suffix in (", copy threads off",
+                                              ", cached copies")]
     for size in ("64 KiB", "256 KiB"):
         for name in measured:
             match = [r for r in rows
