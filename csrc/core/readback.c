@@ -10,7 +10,8 @@
  * its block to the transfer, which returns it to the pool when the last
  * chunk completed. A paced read into caller memory waited in blocking mode
  * copies its chunks as they land (the transfer's landed_bytes), so the
- * copy overlaps the later chunks.
+ * copy overlaps the later chunks; so does hrx_readback_wait_copy, into the
+ * memory its caller gives it (a binding's new array).
  *
  * A read into caller memory that is pinned for the device (pinned.h) is
  * direct: the download writes the caller's memory, and the readback's
