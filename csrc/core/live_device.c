@@ -164,7 +164,9 @@ static hrx_status_t hrx_device_create(const hrx_backend_t* backend_type,
     free(device);
     return status;
   }
-  hrx_hal_device_settings_t settings = {.batching = device->batch.enabled};
+  hrx_hal_device_settings_t settings = {
+      .batching = device->batch.enabled,
+      .streaming_copies = staged_copy.streaming};
   hrx_hal_opened_device_t opened = {0};
   status = hrx_hal_device_open(backend_type, index, &settings, &opened);
   if (!status) {

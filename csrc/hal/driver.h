@@ -20,6 +20,10 @@ typedef struct hrx_hal_device_settings_s {
    * (HRX_BATCHING, core/batching.h): a driver may prepare what batches
    * need ahead of the first one (hip: the copy kernel). */
   bool batching;
+  /* Whether the driver's own large host copies into staging (from a size
+   * of its choosing up) write around the CPU caches (base/streaming_copy.h;
+   * HRX_STAGED_COPY_STREAMING, core/staged_transfer.h). */
+  bool streaming_copies;
 } hrx_hal_device_settings_t;
 
 struct hrx_backend_s {

@@ -9,7 +9,8 @@
 
 #include "drivers/hip/hip_dynamic.h"
 
-const hrx_hal_device_settings_t hrx_test_settings = {.batching = true};
+const hrx_hal_device_settings_t hrx_test_settings = {
+    .batching = true, .streaming_copies = true};
 
 int failures;
 

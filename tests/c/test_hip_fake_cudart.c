@@ -108,8 +108,10 @@ static int scenario_fake_cuda(const char* library, bool driver_params) {
 
   device_fixture_t fx = {0};
   device_fixture_t* f = &fx;
-  /* Batching off: the batch kernel is not prepared (there is no compiler). */
-  const hrx_hal_device_settings_t unbatched = {.batching = false};
+  /* Batching off: the batch kernel is not prepared (there is no compiler).
+   * Staging copies around the caches, as a live device's by default. */
+  const hrx_hal_device_settings_t unbatched = {.batching = false,
+                                               .streaming_copies = true};
   CHECK_OK(hrx_hip_backend.device_open(0, &unbatched, &fx.device));
   fx.vt = fx.device->vtable;
   const hrx_backend_vtable_t* vt = fx.vt;
@@ -504,6 +506,33 @@ static int scenario_fake_cuda(const char* library, bool driver_params) {
     vt->memory.free(f->device, memory);
     CHECK(state->bad_streams == 0, "%d calls got a handle that is no stream",
           state->bad_streams);
+  }
+  /* Staged uploads of pageable memory, small (memcpy), through the ring and
+   * through a block (both written around the caches: the device's
+   * settings ask for it), from sources at odd addresses: the bytes. */
+  {
+    const uint64_t sizes[] = {1000, (256u << 10) + 3, (5u << 20) + 1};
+    for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); ++i) {
+      const uint64_t n = sizes[i];
+      uint8_t* source = malloc(n + 1);
+      uint8_t* back = malloc(n);
+      uint8_t* memory = NULL;
+      CHECK(source && back, "malloc");
+      for (uint64_t k = 0; k < n; ++k) {
+        source[k + 1] = (uint8_t)(k * 13 + i);
+      }
+      CHECK_OK(vt->memory.alloc(f->device, n, (void**)&memory));
+      CHECK_OK(vt->queue.upload(f->device, queue, memory, source + 1, n));
+      bool done = false;
+      CHECK_OK(vt->queue.wait(f->device, queue, HRX_WAIT_FOREVER, &done));
+      memcpy(back, memory, n);  /* the stand-in's device memory is host's */
+      CHECK(memcmp(back, source + 1, n) == 0,
+            "a staged upload of %llu bytes moved the wrong bytes",
+            (unsigned long long)n);
+      vt->memory.free(f->device, memory);
+      free(source);
+      free(back);
+    }
   }
   /* Pinned host memory: caller memory is registered and unregistered;
    * memory pinned already (registered before: "already registered";

@@ -353,7 +353,10 @@ static hrx_status_t hrx_hip_device_open(
   device->connections_wanted =
       HRX_CONNECTIONS_WANTED(HRX_DEFAULT_STREAM_QUEUE_COUNT);
   hrx_status_t status = hrx_hip_describe(index, &device->info);
-  if (!status) status = hrx_hip_staging_create(&device->staging);
+  if (!status) {
+    status = hrx_hip_staging_create(settings->streaming_copies,
+                                    &device->staging);
+  }
   if (!status) {
     status = hrx_hip_batch_create(index, device->info.target, &device->batch);
     if (status) hrx_hip_staging_destroy(device->staging);

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "base/nonblocking.h"
+#include "base/streaming_copy.h"
 
 typedef enum hrx_hip_use_e {
   HRX_HIP_USE_FREE = 0,
@@ -43,6 +44,7 @@ typedef struct hrx_hip_block_s {
 } hrx_hip_block_t;
 
 struct hrx_hip_staging_s {
+  bool streaming;  /* immutable: large copies into staging bypass caches */
   pthread_mutex_t mutex;
   /* Everything below is guarded by mutex. */
   uint8_t* ring;  /* owned, pinned, HRX_HIP_STAGING_RING_BYTES; lazily */
@@ -62,16 +64,29 @@ static bool hrx_hip_event_done(hrx_hip_event_t event) {
          hrx_hip_rt.platform->error_not_ready;
 }
 
-hrx_status_t hrx_hip_staging_create(hrx_hip_staging_t** out_staging) {
+hrx_status_t hrx_hip_staging_create(bool streaming,
+                                    hrx_hip_staging_t** out_staging) {
   hrx_hip_staging_t* staging = calloc(1, sizeof(*staging));
   if (!staging) {
     return hrx_make_status(HRX_STATUS_OUT_OF_MEMORY,
                            "cannot allocate upload staging");
   }
+  staging->streaming = streaming;
   pthread_mutex_init(&staging->mutex, NULL);
   staging->first_seq = 1;
   *out_staging = staging;
   return NULL;
+}
+
+/* Copies an upload's bytes into its staging (outside the mutex). */
+static void hrx_hip_staging_fill(const hrx_hip_staging_t* staging,
+                                 void* staged, const void* src,
+                                 uint64_t length) {
+  if (staging->streaming && length >= HRX_HIP_STAGING_STREAMING_MIN_BYTES) {
+    hrx_streaming_copy(staged, src, (size_t)length);
+  } else {
+    memcpy(staged, src, (size_t)length);
+  }
 }
 
 static void hrx_hip_blocks_free(hrx_hip_block_t* list) {
@@ -325,7 +340,7 @@ static hrx_status_t hrx_hip_staging_upload_ring(hrx_hip_staging_t* staging,
   uint8_t* staged = staging->ring + offset;
   pthread_mutex_unlock(&staging->mutex);
 
-  memcpy(staged, src, (size_t)length);
+  hrx_hip_staging_fill(staging, staged, src, length);
   hrx_status_t status = NULL;
   hrx_hip_use_t use =
       hrx_hip_staging_submit(stream, dst, staged, length, event, &status);
@@ -420,7 +435,7 @@ static hrx_status_t hrx_hip_staging_upload_block(hrx_hip_staging_t* staging,
     pthread_mutex_unlock(&staging->mutex);
   }
 
-  memcpy(block->memory, src, (size_t)length);
+  hrx_hip_staging_fill(staging, block->memory, src, length);
   hrx_status_t status = NULL;
   hrx_hip_use_t use = hrx_hip_staging_submit(stream, dst, block->memory,
                                              length, block->event, &status);

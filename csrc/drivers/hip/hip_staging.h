@@ -22,6 +22,7 @@
 #ifndef HRX_DRIVERS_HIP_HIP_STAGING_H_
 #define HRX_DRIVERS_HIP_HIP_STAGING_H_
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "hip_dynamic.h"
@@ -36,11 +37,16 @@ extern "C" {
 #define HRX_HIP_STAGING_ALIGNMENT 256
 #define HRX_HIP_STAGING_BLOCK_GRANULE (2ull << 20)
 #define HRX_HIP_STAGING_BLOCK_CACHE_BYTES (256ull << 20)
+#define HRX_HIP_STAGING_STREAMING_MIN_BYTES (64ull << 10)
 
 typedef struct hrx_hip_staging_s hrx_hip_staging_t;
 
-/* Makes empty staging; no native call. */
-hrx_status_t hrx_hip_staging_create(hrx_hip_staging_t** out_staging);
+/* Makes empty staging; no native call. `streaming`: uploads of at least
+ * HRX_HIP_STAGING_STREAMING_MIN_BYTES are copied into staging around the
+ * CPU caches (base/streaming_copy.h): the device reads them next, the CPU
+ * never. */
+hrx_status_t hrx_hip_staging_create(bool streaming,
+                                    hrx_hip_staging_t** out_staging);
 
 /* Frees everything. The caller has made the device current and no copy from
  * staging can still be running (every queue of the device was synchronized
