@@ -329,11 +329,9 @@ def test_threads_waiting_on_one_large_read_get_one_array(fresh):
     assert out.strip() == "ok"
 
 
-def test_a_failing_read_into_keeps_only_landed_chunks(fresh):
-    """read_into's wait copies a paced read's chunks into `out` as they
-    land; when a later chunk fails, the wait raises and `out` holds at most
-    the chunks before it, with their right bytes, and nothing after."""
-    out = fresh(LIVE + """
+# A paced read of n bytes of 4s in six chunks and a bit, set up for a
+# fault at its fourth download (HRX_FAULTS="download:4").
+PACED_READ_OF_FOURS = LIVE + """
         dev = hrx.Device.open(0, backend=backend)
         s = dev.stream()
         chunk = 65536
@@ -341,6 +339,14 @@ def test_a_failing_read_into_keeps_only_landed_chunks(fresh):
         a = dev.allocate(n)
         s.upload(a, np.full(n, 4, np.uint8))
         s.synchronize()
+"""
+
+
+def test_a_failing_read_into_keeps_only_landed_chunks(fresh):
+    """read_into's wait copies a paced read's chunks into `out` as they
+    land; when a later chunk fails, the wait raises and `out` holds at most
+    the chunks before it, with their right bytes, and nothing after."""
+    out = fresh(PACED_READ_OF_FOURS + """
         out = np.zeros(n, np.uint8)
         try:
             r = s.read_into(a, out)
@@ -363,14 +369,7 @@ def test_a_failing_read_raises_from_its_wait_and_returns_no_array(fresh):
     """read().wait() copies a paced read's chunks into the new array as
     they land; when a later chunk fails, the wait raises the failure
     (returning no partial array), and the stream reads again after it."""
-    out = fresh(LIVE + """
-        dev = hrx.Device.open(0, backend=backend)
-        s = dev.stream()
-        chunk = 65536
-        n = chunk * 6 + 5
-        a = dev.allocate(n)
-        s.upload(a, np.full(n, 4, np.uint8))
-        s.synchronize()
+    out = fresh(PACED_READ_OF_FOURS + """
         try:
             r = s.read(a)
         except hrx.DeviceError as e:   # published by the call itself
