@@ -137,7 +137,13 @@ def test_a_graph_whose_callback_refers_to_it_is_collected(fresh):
             node = h.callback(lambda: node)  # -> callback -> node -> graph
             g.launch(s).wait(); h.launch(s).wait()
         build()
-        s.close(); dev.close()
+        s.close()
+        # The stream's release (which waits for its launches) is handed to
+        # the cleanup thread, and so is the launches' hold on the graphs
+        # with it: Device.synchronize waits for the releases made so far,
+        # so the collection below sees graphs that only the cycles hold.
+        dev.synchronize()
+        dev.close()
         gc.collect()
         again = hrx.Device.open(0, backend=backend)
         again.set_stream_queue_count(3)  # a fresh live device: not busy
