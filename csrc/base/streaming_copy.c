@@ -47,3 +47,13 @@ void hrx_streaming_copy(void* dst, const void* src, size_t length) {
   memcpy(dst, src, length);
 #endif
 }
+
+void hrx_host_copy(void* dst, const void* src, size_t length,
+                   bool streaming) {
+  if (!length) return;
+  if (streaming) {
+    hrx_streaming_copy(dst, src, length);
+  } else {
+    memcpy(dst, src, length);
+  }
+}

@@ -27,4 +27,8 @@ bool hrx_streaming_copy_bypasses_caches(void);
  * the copy (a lock, an atomic) publishes the bytes. Any alignment. */
 void hrx_streaming_copy(void* dst, const void* src, size_t length);
 
+/* hrx_streaming_copy when `streaming`, else memcpy: for callers whose
+ * settings choose. A zero length touches neither pointer. */
+void hrx_host_copy(void* dst, const void* src, size_t length, bool streaming);
+
 #endif  /* HRX_BASE_STREAMING_COPY_H_ */

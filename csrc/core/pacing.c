@@ -468,11 +468,10 @@ void hrx_pacer_publish_locked(hrx_pacer_t* pacer, hrx_pace_entry_t* entry) {
       /* Reported as the whole command's failure, whatever its chunk, so
        * that it reads alike with chunking on and off. A waiter reads the
        * failure once it sees the state dropped: it is set first. */
-      const bool observes = entry->head->observes;
-      if (observes) entry->head->failure = status;
-      hrx_paced_transfer_t* failed =
-          hrx_pacer_pop_locked(pacer, entry, HRX_PACED_DROPPED);
-      if (observes) {
+      hrx_paced_transfer_t* failed = entry->head;
+      if (failed->observes) failed->failure = status;
+      hrx_pacer_pop_locked(pacer, entry, HRX_PACED_DROPPED);
+      if (failed->observes) {
         pthread_mutex_unlock(&pacer->mutex);
         /* Its earlier chunks may still write the block: its event follows
          * them, so the pool reuses it (or the pinned use ends) only after

@@ -65,15 +65,22 @@ struct hrx_readback_s {
                                      run at once) */
 };
 
+/* Copies [*drained, upto) of the staging into `out` at the same offsets
+ * and moves *drained to `upto`. */
+static void hrx_readback_copy_span(const hrx_readback_t* readback,
+                                   uint8_t* out, uint64_t* drained,
+                                   uint64_t upto) {
+  if (upto <= *drained) return;
+  hrx_staged_copy(hrx_device_staged_copier(readback->device), out + *drained,
+                  (const uint8_t*)readback->block->memory + *drained,
+                  upto - *drained, 0, NULL, NULL);
+  *drained = upto;
+}
+
 /* Copies [drained, upto) of the staging into `into` (into_mutex held). */
 static void hrx_readback_copy_into_locked(hrx_readback_t* readback,
                                           uint64_t upto) {
-  if (upto <= readback->drained) return;
-  hrx_staged_copy(hrx_device_staged_copier(readback->device),
-                  readback->into + readback->drained,
-                  (const uint8_t*)readback->block->memory + readback->drained,
-                  upto - readback->drained, 0, NULL, NULL);
-  readback->drained = upto;
+  hrx_readback_copy_span(readback, readback->into, &readback->drained, upto);
 }
 
 /* Copies a complete read's bytes into `into`, once (what a paced read's
@@ -151,13 +158,7 @@ static bool hrx_readback_copy_landed_out(hrx_readback_t* readback,
                                          void* destination, uint64_t landed,
                                          uint64_t* out_drained) {
   hrx_readback_copy_target_t* target = destination;
-  if (landed > target->drained) {
-    hrx_staged_copy(hrx_device_staged_copier(readback->device),
-                    target->out + target->drained,
-                    (const uint8_t*)readback->block->memory + target->drained,
-                    landed - target->drained, 0, NULL, NULL);
-    target->drained = landed;
-  }
+  hrx_readback_copy_span(readback, target->out, &target->drained, landed);
   *out_drained = target->drained;
   return target->drained == readback->length;
 }

@@ -3,7 +3,6 @@
 
 #include <pthread.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "base/environment.h"
 #include "base/status.h"
@@ -143,11 +142,7 @@ static void hrx_staged_copy_piece(hrx_staged_copier_t* copier,
   uint64_t offset = piece * job->piece_bytes;
   uint64_t bytes = job->length - offset;
   if (bytes > job->piece_bytes) bytes = job->piece_bytes;
-  if (job->streaming) {
-    hrx_streaming_copy(job->dst + offset, job->src + offset, bytes);
-  } else {
-    memcpy(job->dst + offset, job->src + offset, bytes);
-  }
+  hrx_host_copy(job->dst + offset, job->src + offset, bytes, job->streaming);
   pthread_mutex_lock(&copier->mutex);
   job->done[piece] = 1;
   uint64_t before = job->ready_pieces;
@@ -222,11 +217,7 @@ void hrx_staged_copy(hrx_staged_copier_t* copier, void* dst, const void* src,
   job.pieces = piece_bytes ? (length + piece_bytes - 1) / piece_bytes : 0;
   if (!hrx_staged_copier_applies(copier, length) || job.pieces < 2 ||
       !(job.done = calloc(job.pieces, 1))) {
-    if (job.streaming) {
-      hrx_streaming_copy(dst, src, length);
-    } else if (length) {
-      memcpy(dst, src, length);
-    }
+    hrx_host_copy(dst, src, length, job.streaming);
     if (ready) ready(user_data, length);
     return;
   }

@@ -1,6 +1,6 @@
 /* hrx_streaming_copy (base/streaming_copy.h): the bytes memcpy would give,
  * at every alignment of either side and every tail length, and nothing
- * written outside the destination. */
+ * written outside the destination; hrx_host_copy either way. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -66,12 +66,27 @@ static void test_large_lengths(void) {
   }
 }
 
+/* hrx_host_copy: the same bytes either way; a zero length touches
+ * nothing. */
+static void test_host_copy(void) {
+  uint8_t src[300], dst[300];
+  fill_pattern(src, sizeof(src), 3);
+  for (int streaming = 0; streaming <= 1; ++streaming) {
+    memset(dst, 0, sizeof(dst));
+    hrx_host_copy(dst + 1, src + 2, 257, streaming);
+    CHECK(memcmp(dst + 1, src + 2, 257) == 0);
+    CHECK(dst[0] == 0 && dst[258] == 0);
+    hrx_host_copy(NULL, NULL, 0, streaming);
+  }
+}
+
 int main(void) {
 #if defined(__x86_64__)
   CHECK(hrx_streaming_copy_bypasses_caches());
 #endif
   test_small_lengths_every_alignment();
   test_large_lengths();
+  test_host_copy();
   printf("%d passed, %d failed\n", hrx_test_passed, hrx_test_failed);
   return hrx_test_failed ? 1 : 0;
 }

@@ -4,7 +4,6 @@
 #include <sched.h>
 #include <stdbool.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "base/nonblocking.h"
 #include "base/streaming_copy.h"
@@ -82,11 +81,9 @@ hrx_status_t hrx_hip_staging_create(bool streaming,
 static void hrx_hip_staging_fill(const hrx_hip_staging_t* staging,
                                  void* staged, const void* src,
                                  uint64_t length) {
-  if (staging->streaming && length >= HRX_HIP_STAGING_STREAMING_MIN_BYTES) {
-    hrx_streaming_copy(staged, src, (size_t)length);
-  } else {
-    memcpy(staged, src, (size_t)length);
-  }
+  hrx_host_copy(staged, src, (size_t)length,
+                staging->streaming &&
+                    length >= HRX_HIP_STAGING_STREAMING_MIN_BYTES);
 }
 
 static void hrx_hip_blocks_free(hrx_hip_block_t* list) {
