@@ -93,10 +93,13 @@
 #include "hrx.h"
 #include "staging.h"
 
-/* Defaults: single constants, set from the H200 calibration
- * (bench/scripts/h200_chunking.py). */
+/* Defaults: single constants, chosen from the calibration by pool size
+ * (bench/scripts/h200_chunking.py --queues; bench/results/h100/README.md):
+ * one chunk of 4 MiB in flight kept the probe within its target at every
+ * queue count, where a window of two did not at 8 and 16 queues, and moved
+ * the backlog as fast. */
 #define HRX_CHUNK_DEFAULT_BYTES (4ull << 20)
-#define HRX_CHUNK_DEFAULT_WINDOW_CHUNKS 2ull
+#define HRX_CHUNK_DEFAULT_WINDOW_CHUNKS 1ull
 #define HRX_CHUNK_MIN_BYTES (64ull << 10)
 #define HRX_CHUNK_MAX_BYTES (1ull << 30)
 #define HRX_CHUNK_MAX_WINDOW_CHUNKS 64ull
