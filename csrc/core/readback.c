@@ -618,8 +618,8 @@ hrx_status_t hrx_readback_wait_copy(hrx_readback_t* readback, void* out,
       hrx_readback_wait(readback, hook, &bytes, out_interrupted));
   if (*out_interrupted) return NULL;
   /* What landed after the drain (all of an unpaced read). */
-  hrx_readback_copy_landed_out(readback, &target, readback->length,
-                               &target.drained);
+  hrx_readback_copy_span(readback, target.out, &target.drained,
+                         readback->length);
   return NULL;
 }
 

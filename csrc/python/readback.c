@@ -170,6 +170,22 @@ static void hrx_py_readback_settle(hrx_py_readback_t* self) {
   hrx_py_readback_drop_held(self, readback);
 }
 
+/* Copies a complete read's `bytes` into `out` (hrx_readback_length
+ * bytes): a large read by the device's copy threads too, with the GIL
+ * released; a small one with the GIL kept (a release would cost more than
+ * the copy). */
+static void hrx_py_read_copy_out(hrx_readback_t* readback,
+                                 const uint8_t* bytes, void* out) {
+  uint64_t length = hrx_readback_length(readback);
+  if (length > HRX_PY_READ_COPY_KEEP_GIL_BYTES) {
+    Py_BEGIN_ALLOW_THREADS
+    hrx_readback_copy_out(readback, bytes, out);
+    Py_END_ALLOW_THREADS
+  } else {
+    memcpy(out, bytes, (size_t)length);
+  }
+}
+
 typedef struct {
   hrx_readback_t* readback;
   const uint8_t* bytes;
@@ -209,9 +225,7 @@ static int hrx_py_read_wait(hrx_readback_t* readback, int* waiters,
   } else {
     hrx_py_hand_over_gil();
     if (!status && into) {
-      Py_BEGIN_ALLOW_THREADS
-      hrx_readback_copy_out(readback, wait.bytes, into);
-      Py_END_ALLOW_THREADS
+      hrx_py_read_copy_out(readback, wait.bytes, into);
       wait.bytes = NULL;
     }
   }
@@ -290,7 +304,7 @@ static PyObject* hrx_py_readback_wait(PyObject* self, PyObject* unused) {
      * releases it. A small read is copied here, with the GIL. */
     if (!data) {
       data = hrx_py_result_data_new(state, length, &into);
-      if (data) memcpy(into, bytes, (size_t)length);
+      if (data) hrx_py_read_copy_out(read, bytes, into);
     }
     array = data ? hrx_py_result_array(readback, data) : NULL;
     data = NULL;
@@ -354,14 +368,7 @@ int hrx_py_readback_copy_out(hrx_py_state_t* state, hrx_readback_t* readback,
   hrx_status_t status = NULL;
   int outcome = hrx_py_read_wait(readback, NULL, NULL, &bytes, &status);
   if (outcome == 1 && bytes != out) {  /* else read into `out` itself */
-    uint64_t length = hrx_readback_length(readback);
-    if (length > HRX_PY_READ_COPY_KEEP_GIL_BYTES) {
-      Py_BEGIN_ALLOW_THREADS
-      hrx_readback_copy_out(readback, bytes, out);
-      Py_END_ALLOW_THREADS
-    } else {
-      memcpy(out, bytes, length);
-    }
+    hrx_py_read_copy_out(readback, bytes, out);
   }
   /* Done, failed or interrupted: never waits for the read. */
   hrx_py_readback_drop(readback);
