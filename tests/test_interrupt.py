@@ -40,6 +40,10 @@ CHILD = textwrap.dedent("""
     copies = max(50, int(2.0 / per_copy))
     for _ in range(copies):
         s.copy(dst, src)
+    # Whether the backlog is done when the interrupt arrives, asked without
+    # waiting: an event recorded after it now (one recorded later could
+    # wait for a paced read's held chunks to be published).
+    backlog = s.record_event()
     waits = {
         "stream": s.synchronize,
         "device": dev.synchronize,
@@ -55,8 +59,7 @@ CHILD = textwrap.dedent("""
         waits[target]()
         print("finished before the signal", flush=True)
     except KeyboardInterrupt:
-        print("interrupted", time.monotonic(), s.record_event().query(),
-              flush=True)
+        print("interrupted", time.monotonic(), backlog.query(), flush=True)
         if mode == "uncaught":
             raise
         # Nothing was cancelled: the backlog completes, bytes are right.
