@@ -6,7 +6,11 @@ cuda.as_cuda_array. Skipped without CuPy, CUDA or the hip backend on
 NVIDIA (the Numba test also without Numba)."""
 from __future__ import annotations
 
+import threading
+
 import pytest
+
+import hrx
 
 cupy = pytest.importorskip("cupy")
 
@@ -62,20 +66,38 @@ def test_cupy_sees_typed_views_with_their_dtype_and_shape(device):
 
 
 def test_dlpack_orders_the_consumer_stream_without_blocking_the_host(device):
-    """The consumer's stream waits for hrx's queued work on the device: the
-    export returns while that work still runs, and CuPy reads the end
-    state."""
+    """The consumer's stream waits on the device for hrx's submitted work:
+    the export returns while that work is held behind a closed gate (a
+    graph's host callback on the stream), and a copy queued on the consumer
+    meanwhile sees that work's result once the gate opens. The gate makes
+    the check independent of how long the export takes on a loaded host."""
     stream = device.stream()
-    buffer = device.allocate(1 << 30)
-    for value in range(1, 33):               # ~32 x 1 GiB of fills in flight
-        stream.fill(buffer, value)
-    consumer = cupy.cuda.Stream(non_blocking=True)
-    with consumer:
-        array = cupy.from_dlpack(buffer)     # passes stream=consumer.ptr
-        still_running = not stream.query()
-        total = int(array[::4096].astype(cupy.uint64).sum())
-    assert total == 32 * ((1 << 30) // 4096)
-    assert still_running, "__dlpack__ waited for the work on the host"
+    buffer = device.allocate(NBYTES)
+    stream.fill(buffer, 1)
+    stream.synchronize()
+    snapshot = cupy.zeros(NBYTES, dtype=cupy.uint8)
+    cupy.cuda.runtime.deviceSynchronize()
+    gate = threading.Event()
+    graph = hrx.Graph(device)
+    graph.callback(gate.wait)
+    opener = threading.Timer(30, gate.set)   # a blocking export cannot hang
+    opener.start()
+    try:
+        callbacks = graph.launch(stream)
+        stream.fill(buffer, 7)               # held behind the gate
+        consumer = cupy.cuda.Stream(non_blocking=True)
+        with consumer:
+            array = cupy.from_dlpack(buffer)     # passes stream=consumer.ptr
+            returned_while_held = not gate.is_set()
+            cupy.copyto(snapshot, array)         # queued behind hrx's fill
+    finally:
+        gate.set()
+        opener.cancel()
+    callbacks.wait()
+    stream.synchronize()
+    consumer.synchronize()
+    assert returned_while_held, "__dlpack__ waited for the work on the host"
+    assert int((snapshot == 7).sum()) == NBYTES
 
 
 def test_cuda_array_interface_stream_orders_the_consumer(device):
