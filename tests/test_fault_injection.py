@@ -264,6 +264,33 @@ def test_failing_events(fresh):
     assert out.strip() == "ok"
 
 
+def test_a_read_whose_wait_failed_keeps_its_device_until_closed(fresh):
+    """A Readback whose wait raised is still open: it keeps its device and
+    its staging block alive after everything else closed, and its close
+    releases them all."""
+    out = fresh(LIVE + """
+        dev = hrx.Device.open(0, backend=backend)
+        s = dev.stream(); b = dev.allocate(512)
+        s.fill(b, 1)
+        r = s.read(b)
+        try:
+            r.wait()
+        except hrx.DeviceError as e:
+            assert "injected fault: event_synchronize call #1" in str(e), e
+        else:
+            raise AssertionError("the failed wait did not raise")
+        for obj in (s, b, dev):
+            obj.close()
+        time.sleep(0.2)     # the cleanup thread would have run by now
+        held = live()
+        assert held["devices"] == 1 and held["host_allocations"] >= 1, held
+        r.close()
+        assert settled() == NOTHING, live()
+        print("ok")
+    """, env={"HRX_FAULTS": "event_synchronize:1"})
+    assert out.strip() == "ok"
+
+
 def test_a_fault_inside_a_batch_fails_the_stream(fresh):
     """With batching, a copy that fails inside a published batch fails the
     stream: the rest of the batch is not run, the next observation point
@@ -337,10 +364,15 @@ def test_repeated_random_faults_leak_nothing(fresh):
                         elif op == 2:
                             s.upload(b, bytes(512))
                         elif op == 3:
+                            # A wait that raises leaves the read open: the
+                            # close must still come, or the read keeps the
+                            # device (and its staging blocks) alive.
                             r = s.read(b)
-                            if rng.random() < 0.5:
-                                r.wait()
-                            r.close()
+                            try:
+                                if rng.random() < 0.5:
+                                    r.wait()
+                            finally:
+                                r.close()
                         elif op == 4:
                             if ev is not None:
                                 ev.close()
