@@ -77,11 +77,12 @@
 #                    then the same from pinned memory, in
 #                    chunking-pinned.txt (bench/scripts/h200_chunking.py;
 #                    about 5 minutes)
-#   chunking-queues  the same probe with chunking off, at the defaults and
-#                    at 1 MiB and 4 MiB chunks x a window of 1, at pool sizes
-#                    1, 2, 4, 8 and 16, a fresh process each, in
-#                    chunking-queues.txt: the probe's target at every queue
-#                    count (about 2 minutes)
+#   chunking-queues  the same probe with chunking off and at the defaults,
+#                    at pool sizes 1, 2, 4, 8 and 16, a fresh process each,
+#                    in chunking-queues.txt, then the same from pinned
+#                    memory in chunking-queues-pinned.txt: the probe's
+#                    target and the backlog's rate at every queue count
+#                    (about 3 minutes)
 #   conformance      the hip device test and the CUDA header checks, then
 #                    the whole Python suite on hip (batching on, small
 #                    transfer chunks: make conformance-chunking) but for the
@@ -348,10 +349,13 @@ for stage in "$@"; do
         >"$OUT/chunking-pinned.txt"
       echo "exit status $?"; grep -v '^{' "$OUT/chunking-pinned.txt" ;;
     chunking-queues)
-      timeout 560 python3 -P bench/scripts/h200_chunking.py --backend hip \
-        --settings off,default,1x1,4x1 --queues 1,2,4,8,16 \
-        >"$OUT/chunking-queues.txt"
-      echo "exit status $?"; grep -v '^{' "$OUT/chunking-queues.txt" ;;
+      timeout 330 python3 -P bench/scripts/h200_chunking.py --backend hip \
+        --settings off,default --queues 1,2,4,8,16 >"$OUT/chunking-queues.txt"
+      echo "exit status $?"; grep -v '^{' "$OUT/chunking-queues.txt"
+      timeout 200 python3 -P bench/scripts/h200_chunking.py --backend hip \
+        --memory pinned --settings off,default --queues 1,2,4,8,16 \
+        >"$OUT/chunking-queues-pinned.txt"
+      echo "exit status $?"; grep -v '^{' "$OUT/chunking-queues-pinned.txt" ;;
     read-latency)
       python3 -P bench/scripts/read_latency.py --backend hip \
         --backlog-bytes 1073741824 --backlog-copies 64 >"$OUT/read-latency.txt"

@@ -95,11 +95,13 @@
 
 /* Defaults: single constants, chosen from the calibration by pool size
  * (bench/scripts/h200_chunking.py --queues; bench/results/h100/README.md):
- * one chunk of 4 MiB in flight kept the probe within its target at every
- * queue count, where a window of two did not at 8 and 16 queues, and moved
- * the backlog as fast. */
-#define HRX_CHUNK_DEFAULT_BYTES (4ull << 20)
-#define HRX_CHUNK_DEFAULT_WINDOW_CHUNKS 1ull
+ * chunks of 2 MiB, two in flight. A window of two chunks keeps the copy
+ * engine fed while the pacer turns from a finished chunk to the next, so
+ * backlogs of pinned memory (a 4 MiB chunk lasts about 78 us at PCIe 5
+ * rates) keep their unpaced rate; 4 MiB in flight keeps an urgent
+ * transfer's wait behind them within its target at every queue count. */
+#define HRX_CHUNK_DEFAULT_BYTES (2ull << 20)
+#define HRX_CHUNK_DEFAULT_WINDOW_CHUNKS 2ull
 #define HRX_CHUNK_MIN_BYTES (64ull << 10)
 #define HRX_CHUNK_MAX_BYTES (1ull << 30)
 #define HRX_CHUNK_MAX_WINDOW_CHUNKS 64ull
