@@ -180,6 +180,17 @@ sweep_stage() {
   reports "$name" "$baseline" "$plot"
 }
 
+# One transfer-pacing calibration table: FILE LIMIT ARGS... runs
+# h200_chunking.py on hip with ARGS into $OUT/FILE (LIMIT seconds at most;
+# 0: no limit) and shows the table, without its JSON lines, in the log.
+chunking_table() {
+  local file=$1 limit=$2
+  shift 2
+  timeout "$limit" python3 -P bench/scripts/h200_chunking.py --backend hip \
+    "$@" >"$OUT/$file"
+  echo "exit status $?"; grep -v '^{' "$OUT/$file"
+}
+
 # The probes at 8 and 16 queues for each budget: NAME BUDGET...
 connections() {
   unset CUDA_DEVICE_MAX_CONNECTIONS HRX_CONNECTION_BUDGET_SET
@@ -343,19 +354,13 @@ for stage in "$@"; do
       python3 -P bench/scripts/h200_quick_batching.py >"$OUT/quick-batching.txt"
       echo "exit status $?" ;;
     chunking)
-      python3 -P bench/scripts/h200_chunking.py --backend hip >"$OUT/chunking.txt"
-      echo "exit status $?"; grep -v '^{' "$OUT/chunking.txt"
-      python3 -P bench/scripts/h200_chunking.py --backend hip --memory pinned \
-        >"$OUT/chunking-pinned.txt"
-      echo "exit status $?"; grep -v '^{' "$OUT/chunking-pinned.txt" ;;
+      chunking_table chunking.txt 0
+      chunking_table chunking-pinned.txt 0 --memory pinned ;;
     chunking-queues)
-      timeout 330 python3 -P bench/scripts/h200_chunking.py --backend hip \
-        --settings off,default --queues 1,2,4,8,16 >"$OUT/chunking-queues.txt"
-      echo "exit status $?"; grep -v '^{' "$OUT/chunking-queues.txt"
-      timeout 200 python3 -P bench/scripts/h200_chunking.py --backend hip \
-        --memory pinned --settings off,default --queues 1,2,4,8,16 \
-        >"$OUT/chunking-queues-pinned.txt"
-      echo "exit status $?"; grep -v '^{' "$OUT/chunking-queues-pinned.txt" ;;
+      chunking_table chunking-queues.txt 330 --settings off,default \
+        --queues 1,2,4,8,16
+      chunking_table chunking-queues-pinned.txt 200 --memory pinned \
+        --settings off,default --queues 1,2,4,8,16 ;;
     read-latency)
       python3 -P bench/scripts/read_latency.py --backend hip \
         --backlog-bytes 1073741824 --backlog-copies 64 >"$OUT/read-latency.txt"
